@@ -1,0 +1,46 @@
+"""tensorlib: a torch-free, GPU-first tensor and kernel library.
+
+The public functions and Tensor methods are generated from ops.yaml at import (see
+dispatch/registration.py); Numba and Triton are imported only when a kernel first runs.
+"""
+from . import dtypes as _dtypes_mod
+from .device import Device
+from .dtypes import (bfloat16, bool_, can_cast, complex64, complex128, finfo, float16, float32,
+                     float64, iinfo, int8, int16, int32, int64, isdtype, result_type, uint8,
+                     uint16, uint32, uint64)
+from .tensor import Tensor
+from .factories import asarray, from_numpy, tensor
+from .dispatch import registration as _registration
+from . import dispatch, cpu
+
+bool = bool_  # noqa: A001  (the Array API spells the dtype `bool`)
+
+__array_api_version__ = "2024.12"
+
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+
+def _install():
+    from .ops import copy as _copy
+    from .indexing import getitem, setitem
+
+    functions, methods = _registration.load()
+    globals().update(functions)
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+    Tensor._fill_range = _copy.fill_range
+    Tensor.astype = functions["astype"]
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
+    return sorted(functions)
+
+
+_FUNCTIONS = _install()
+
+__all__ = (["Device", "Tensor", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
+            "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis"]
+           + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)

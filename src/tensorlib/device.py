@@ -1,0 +1,92 @@
+"""Device: a value naming where a tensor's memory lives ("cpu", "cuda", "cuda:1")."""
+from __future__ import annotations
+
+import re
+
+__all__ = ["Device", "to_device", "DEVICE_TYPES"]
+
+DEVICE_TYPES = ("cpu", "cuda")
+_PATTERN = re.compile(r"^([a-z]+)(?::(\d+))?$")
+
+
+class Device:
+    """Immutable (type, index) pair; ``index`` is None when not given ("cuda" means the current one)."""
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, spec, index=None):
+        if isinstance(spec, Device):
+            if index is not None:
+                raise ValueError(f"Device(): index given twice for {spec!r}")
+            return spec
+        key = (spec, index)
+        cached = _CACHE.get(key)
+        if cached is not None:
+            return cached
+        if not isinstance(spec, str):
+            raise TypeError(f"Device(): expected a device string such as 'cpu' or 'cuda:0', got {spec!r}")
+        m = _PATTERN.match(spec.strip())
+        if m is None or m.group(1) not in DEVICE_TYPES:
+            raise ValueError(f"Device(): invalid device string {spec!r}; expected one of "
+                             f"'cpu', 'cuda', 'cuda:N'")
+        dtype, idx = m.group(1), m.group(2)
+        if idx is not None:
+            if index is not None:
+                raise ValueError(f"Device(): index given twice in {spec!r} and index={index!r}")
+            index = int(idx)
+        if index is not None:
+            if type(index) is not int or index < 0:
+                raise ValueError(f"Device(): device index must be a non-negative int, got {index!r}")
+            if dtype == "cpu" and index != 0:
+                raise ValueError(f"Device(): cpu has only index 0, got {index!r}")
+            if dtype == "cpu":
+                index = None
+        self = object.__new__(cls)
+        object.__setattr__(self, "type", dtype)
+        object.__setattr__(self, "index", index)
+        _CACHE[key] = self
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Device is immutable")
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except (TypeError, ValueError):
+                return False
+        return isinstance(other, Device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (Device, (str(self),))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+
+_CACHE: dict = {}
+CPU = Device("cpu")
+
+
+def to_device(x, *, op=None, arg="device") -> Device:
+    """Coerce ``x`` (Device, str, None -> cpu) to a Device, naming op and argument on failure."""
+    if x is None:
+        return CPU
+    if type(x) is Device:
+        return x
+    try:
+        if isinstance(x, int) and not isinstance(x, bool):
+            return Device("cuda", x)
+        return Device(x)
+    except (TypeError, ValueError) as e:
+        prefix = f"{op}(): " if op else ""
+        raise type(e)(f"{prefix}argument '{arg}': {e}") from None

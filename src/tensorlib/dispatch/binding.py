@@ -1,0 +1,183 @@
+"""Python argument binding: generated public functions that check and convert arguments by schema.
+
+For each public name the generator writes a small Python function whose parameters are the
+schema's (positional / keyword-only, defaults), converts every argument by its schema type (so
+``dtype="float32"`` becomes a DType and ``axis=1`` becomes ``(1,)``) and calls the dispatcher
+entry of the chosen overload (functional, or ``.out`` when ``out=`` is given).
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..device import to_device
+from ..tensor import Tensor
+from .schema import NO_DEFAULT, Argument, FunctionSchema
+
+__all__ = ["make_function"]
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _fail(op, name, want, x):
+    raise TypeError(f"{op}(): argument '{name}' must be {want}, got {type(x).__name__} ({x!r:.60})")
+
+
+def conv_tensor(x, op, name, allow_scalar):
+    if isinstance(x, Tensor):
+        return x
+    if allow_scalar:
+        if isinstance(x, _PY_SCALARS):
+            return x
+        if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+            return x.item()
+    _fail(op, name, "a Tensor" + (" or a Python scalar" if allow_scalar else ""), x)
+
+
+def conv_tensor_list(x, op, name):
+    if not isinstance(x, (list, tuple)):
+        _fail(op, name, "a sequence of Tensors", x)
+    for t in x:
+        if not isinstance(t, Tensor):
+            _fail(op, name, "a sequence of Tensors", t)
+    return tuple(x)
+
+
+def conv_scalar(x, op, name):
+    if isinstance(x, _PY_SCALARS):
+        return x
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        return x.item()
+    if isinstance(x, Tensor) and x.numel() == 1:
+        return x.item()
+    _fail(op, name, "a number", x)
+
+
+def conv_int(x, op, name):
+    if type(x) is int:
+        return x
+    try:
+        return operator.index(x)
+    except TypeError:
+        _fail(op, name, "an int", x)
+
+
+def conv_int_list(x, op, name):
+    if isinstance(x, (list, tuple)):
+        try:
+            return tuple(operator.index(v) for v in x)
+        except TypeError:
+            _fail(op, name, "an int or a sequence of ints", x)
+    return (conv_int(x, op, name),)
+
+
+def conv_float(x, op, name):
+    if isinstance(x, numbers.Real):
+        return float(x)
+    _fail(op, name, "a real number", x)
+
+
+def conv_bool(x, op, name):
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    _fail(op, name, "a bool", x)
+
+
+def conv_str(x, op, name):
+    if isinstance(x, str):
+        return x
+    _fail(op, name, "a str", x)
+
+
+def conv_dtype(x, op, name):
+    return _dt.to_dtype(x, op=op, arg=name)
+
+
+def conv_device(x, op, name):
+    return to_device(x, op=op, arg=name)
+
+
+_CONVERTERS = {
+    "Scalar": "conv_scalar", "int": "conv_int", "SymInt": "conv_int", "float": "conv_float",
+    "bool": "conv_bool", "str": "conv_str", "ScalarType": "conv_dtype", "Device": "conv_device",
+}
+
+
+def _conversion(arg: Argument, op: str, allow_scalar: bool) -> str | None:
+    """One line of Python converting ``arg`` in place, or None when it needs no conversion."""
+    t = arg.type
+    n = arg.name
+    if t.base == "Tensor":
+        if t.is_list:
+            call = f"conv_tensor_list({n}, {op!r}, {n!r})"
+        else:
+            # Fast path: a Tensor needs no work.
+            line = (f"if not isinstance({n}, Tensor): "
+                    f"{n} = conv_tensor({n}, {op!r}, {n!r}, {allow_scalar})")
+            return f"if {n} is not None:\n        {line}" if t.optional else line
+    elif t.is_list and t.base in ("int", "SymInt"):
+        call = f"conv_int_list({n}, {op!r}, {n!r})"
+    elif t.base in _CONVERTERS:
+        call = f"{_CONVERTERS[t.base]}({n}, {op!r}, {n!r})"
+    else:
+        return None
+    if t.optional:
+        return f"if {n} is not None: {n} = {call}"
+    return f"{n} = {call}"
+
+
+def _param(arg: Argument, defaults: list) -> str:
+    if arg.default is NO_DEFAULT:
+        return arg.name
+    # Defaults travel through a list so values like inf need no literal spelling.
+    defaults.append(arg.default)
+    return f"{arg.name}=_D[{len(defaults) - 1}]"
+
+
+def make_function(public_name: str, functional, out_op=None, *, allow_scalar=False):
+    """Builds the public function for ``functional`` (an OperatorHandle); with ``out_op`` the
+    function also takes ``out=`` and routes to that overload."""
+    schema: FunctionSchema = functional.schema
+    args = schema.arguments
+    positional = [a for a in args if not a.kwarg_only]
+    kwonly = [a for a in args if a.kwarg_only]
+    params, defaults = [], []
+    for i, a in enumerate(positional):
+        params.append(_param(a, defaults))
+        if i == 0 and a.type.base == "Tensor" and not a.type.is_list:
+            params.append("/")  # the first tensor is positional-only (x / self / input)
+    if kwonly or out_op is not None:
+        params.append("*")
+        params.extend(_param(a, defaults) for a in kwonly)
+    if out_op is not None:
+        params.append("out=None")
+    body = []
+    for a in args:
+        line = _conversion(a, public_name, allow_scalar)
+        if line:
+            body.append("    " + line)
+    call_args = ", ".join(a.name for a in args)
+    if out_op is not None:
+        sep = ", " if call_args else ""
+        body.append("    if out is not None:")
+        body.append("        if not isinstance(out, Tensor):")
+        body.append(f"            _fail({public_name!r}, 'out', 'a Tensor', out)")
+        body.append(f"        return out_call({call_args}{sep}out)")
+    body.append(f"    return call({call_args})")
+    src = f"def {public_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    scope = {
+        "Tensor": Tensor, "call": functional.call, "out_call": out_op.call if out_op else None,
+        "_fail": _fail, "conv_tensor": conv_tensor, "conv_tensor_list": conv_tensor_list,
+        "conv_scalar": conv_scalar, "conv_int": conv_int, "conv_int_list": conv_int_list,
+        "conv_float": conv_float, "conv_bool": conv_bool, "conv_str": conv_str,
+        "conv_dtype": conv_dtype, "conv_device": conv_device, "_D": defaults,
+    }
+    exec(compile(src, f"<tensorlib.{public_name}>", "exec"), scope)
+    fn = scope[public_name]
+    fn.__module__ = "tensorlib"
+    fn.__qualname__ = public_name
+    fn.__doc__ = f"{schema}" + (f"\n(out= variant: {out_op.schema})" if out_op else "")
+    return fn

@@ -1,0 +1,222 @@
+"""The op registry and dispatcher: def / impl / fallback, key-set dispatch, redispatch, tables.
+
+Each operator (one schema, e.g. ``add.out``) owns a table indexed by dispatch key. A call computes
+the key set from its tensor arguments (their ``_ks`` bits) and the thread-local include/exclude
+sets, takes the highest key that has a kernel and calls it. Backend kernels are called with the
+schema's arguments; functionality kernels (boxed) get ``(op, keyset, args)`` and call
+``op.redispatch(keyset, args)`` to continue below themselves.
+"""
+from __future__ import annotations
+
+from .keys import ALIAS_KEYS, backend_key_for, FIRST_FUNCTIONALITY, NUM_KEYS, DispatchKey, keyset_names, tls
+from .schema import FunctionSchema, parse_schema
+
+__all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
+           "table", "DispatchError"]
+
+
+class DispatchError(RuntimeError):
+    pass
+
+
+class _Fallthrough:
+    def __repr__(self):
+        return "FALLTHROUGH"
+
+
+FALLTHROUGH = _Fallthrough()  # registering this at a key makes dispatch skip that key
+
+_OPS: dict[str, "OperatorHandle"] = {}
+_FALLBACKS: dict[DispatchKey, object] = {}
+
+
+class OperatorHandle:
+    __slots__ = ("schema", "name", "kernels", "_table", "mask", "call", "tensor_arg_positions")
+
+    def __init__(self, schema: FunctionSchema):
+        self.schema = schema
+        self.name = schema.full_name
+        self.kernels: dict[DispatchKey, object] = {}
+        self._table = [None] * (NUM_KEYS + 1)
+        self.mask = 0
+        self.tensor_arg_positions = tuple(i for i, a in enumerate(schema.arguments)
+                                          if a.type.base == "Tensor")
+        self.call = _make_caller(self)
+        self._rebuild()
+
+    def _rebuild(self):
+        mask = 0
+        for key in DispatchKey:
+            fn = self.kernels.get(key, _FALLBACKS.get(key))
+            if fn is None or fn is FALLTHROUGH:
+                self._table[key] = None
+                continue
+            self._table[key] = fn
+            mask |= 1 << key
+        self._table[NUM_KEYS] = self._missing  # index -1 when no key matched
+        self.mask = mask
+
+    def _missing(self, *args):
+        ks = _keys_of_args(self, args)
+        raise DispatchError(f"{self.name}(): no kernel registered for dispatch keys "
+                            f"{keyset_names(ks) or ['(none: no tensor arguments)']}; registered: "
+                            f"{sorted(k.name for k in self.kernels) or 'none'}")
+
+    def redispatch(self, ks: int, args):
+        """Calls the kernel for the highest key strictly below the current top key of ``ks``."""
+        ks &= (1 << (ks.bit_length() - 1)) - 1
+        return self._dispatch_keys(ks & self.mask, args)
+
+    def _dispatch_keys(self, ks, args):
+        i = ks.bit_length() - 1
+        if i < FIRST_FUNCTIONALITY:
+            return self._table[i](*args)
+        return self._table[i](self, ks, args)
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def _keys_of_args(op, args):
+    ks = 0
+    for i in op.tensor_arg_positions:
+        a = args[i]
+        if isinstance(a, (list, tuple)):
+            for t in a:
+                ks |= getattr(t, "_ks", 0)
+        else:
+            ks |= getattr(a, "_ks", 0)
+    return ks
+
+
+def _make_caller(op: OperatorHandle):
+    """Generates the op's entry point with the schema's exact positional parameters (fast path)."""
+    names = [f"a{i}" for i in range(len(op.schema.arguments))]
+    terms = []
+    for i in op.tensor_arg_positions:
+        if op.schema.arguments[i].type.is_list:
+            terms.append(f"_list_keys(a{i})")
+        else:
+            terms.append(f"getattr(a{i}, '_ks', 0)")
+    if not terms:
+        # Factories have no tensor to dispatch on: their device argument picks the backend
+        # (PyTorch's BackendSelect), CPU when absent.
+        dev = [i for i, a in enumerate(op.schema.arguments) if a.type.base == "Device"]
+        terms = [f"_device_keys(a{dev[0]})"] if dev else []
+    keys_expr = " | ".join(terms) if terms else "0"
+    params = ", ".join(names)
+    src = (
+        f"def call({params}):\n"
+        f"    ks = ({keys_expr} | tls.included) & ~tls.excluded & op.mask\n"
+        f"    i = ks.bit_length() - 1\n"
+        f"    if i < FIRST:\n"
+        f"        return table[i]({params})\n"
+        f"    return table[i](op, ks, ({params}{',' if names else ''}))\n"
+    )
+    scope = {"tls": tls, "op": op, "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
+             "_list_keys": _list_keys, "_device_keys": _device_keys}
+    exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
+    return scope["call"]
+
+
+def _device_keys(device):
+    return backend_key_for("cpu" if device is None else device.type)
+
+
+def _list_keys(items):
+    ks = 0
+    if items is not None:
+        for t in items:
+            ks |= getattr(t, "_ks", 0)
+    return ks
+
+
+def _resolve_keys(key) -> tuple[DispatchKey, ...]:
+    if isinstance(key, str):
+        if key in ALIAS_KEYS:
+            return ALIAS_KEYS[key]
+        try:
+            return (DispatchKey[key],)
+        except KeyError:
+            raise ValueError(f"unknown dispatch key {key!r}; known: "
+                             f"{[k.name for k in DispatchKey] + list(ALIAS_KEYS)}") from None
+    if isinstance(key, DispatchKey):
+        return (key,)
+    raise TypeError(f"dispatch key must be a DispatchKey or its name, got {key!r}")
+
+
+def define(schema) -> OperatorHandle:
+    """Registers an operator schema; defining the same full name twice is an error."""
+    if isinstance(schema, str):
+        schema = parse_schema(schema)
+    if schema.full_name in _OPS:
+        raise DispatchError(f"operator {schema.full_name!r} is already defined "
+                            f"(as {_OPS[schema.full_name].schema})")
+    op = OperatorHandle(schema)
+    _OPS[schema.full_name] = op
+    return op
+
+
+def get_op(name: str) -> OperatorHandle:
+    try:
+        return _OPS[name]
+    except KeyError:
+        raise DispatchError(f"no operator named {name!r} is defined") from None
+
+
+def has_op(name: str) -> bool:
+    return name in _OPS
+
+
+def impl(name: str, key, fn) -> None:
+    """Registers ``fn`` (or FALLTHROUGH) as ``name``'s kernel at ``key`` (or an alias key)."""
+    op = get_op(name)
+    for k in _resolve_keys(key):
+        if k in op.kernels and op.kernels[k] is not fn:
+            raise DispatchError(f"{name}: a kernel is already registered at {k.name}")
+        op.kernels[k] = fn
+    op._rebuild()
+
+
+def fallback(key, fn) -> None:
+    """Registers a boxed kernel used at ``key`` by every op without its own kernel there."""
+    for k in _resolve_keys(key):
+        if k < FIRST_FUNCTIONALITY and fn is not FALLTHROUGH and fn is not None:
+            raise DispatchError(f"fallback at backend key {k.name} is not supported")
+        if fn is None:
+            _FALLBACKS.pop(k, None)
+        else:
+            _FALLBACKS[k] = fn
+    for op in _OPS.values():
+        op._rebuild()
+
+
+def table(name: str, *, file=None) -> str:
+    """Prints (and returns) the kernels registered per key for every overload of ``name``."""
+    base = name.split(".")[0]
+    ops = [op for full, op in sorted(_OPS.items())
+           if full == name or full.split(".")[0] in (base, base + "_")]
+    if not ops:
+        raise DispatchError(f"table(): no operator named {name!r} is defined")
+    lines = []
+    for op in ops:
+        lines.append(f"{op.schema}")
+        for key in sorted(DispatchKey, reverse=True):
+            own = op.kernels.get(key)
+            fb = _FALLBACKS.get(key)
+            if own is not None:
+                what = "fallthrough" if own is FALLTHROUGH else f"kernel {_describe(own)}"
+            elif fb is not None:
+                what = "fallthrough (global)" if fb is FALLTHROUGH else f"fallback {_describe(fb)}"
+            else:
+                continue
+            lines.append(f"  {key.name:<10} {what}")
+    text = "\n".join(lines)
+    print(text, file=file)
+    return text
+
+
+def _describe(fn) -> str:
+    mod = getattr(fn, "__module__", None) or ""
+    qual = getattr(fn, "__qualname__", None) or repr(fn)
+    return f"{mod}.{qual}" if mod else qual

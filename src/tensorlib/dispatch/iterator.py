@@ -1,0 +1,331 @@
+"""TensorIterator: broadcasting, type promotion, output allocation and loop layout for kernels.
+
+A structured op's ``meta`` builds one of these from its operands; the device kernel then reads
+``layout()`` (shape with dim 0 innermost, per-operand element strides and offsets, after
+reordering dims into memory order and coalescing contiguous ones) and never re-derives it.
+Operands: outputs first, then inputs (tensors or Python scalars).
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as _dt
+from ..tensor import Tensor, contiguous_strides
+
+__all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order"]
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class Layout:
+    """What a kernel loops over: ``shape[0]`` is the innermost (fastest) dimension."""
+
+    __slots__ = ("shape", "strides", "offsets")
+
+    def __init__(self, shape, strides, offsets):
+        self.shape = shape        # tuple of ints, len >= 1
+        self.strides = strides    # one tuple per operand, in elements
+        self.offsets = offsets    # one int per operand, in elements
+
+    @property
+    def numel(self):
+        return math.prod(self.shape)
+
+    def max_offset_span(self, k):
+        """Largest |element offset| reached by operand k relative to the start of its storage."""
+        lo = hi = self.offsets[k]
+        for n, s in zip(self.shape, self.strides[k]):
+            if s > 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+        return max(abs(lo), abs(hi))
+
+    def __repr__(self):
+        return f"Layout(shape={self.shape}, strides={self.strides}, offsets={self.offsets})"
+
+
+def memory_overlap(a: Tensor, b: Tensor) -> str:
+    """'full' if a and b view the same elements the same way, 'partial' if their byte ranges
+    intersect otherwise, 'none' when disjoint."""
+    if a._storage is not b._storage or a._numel == 0 or b._numel == 0:
+        return "none"
+    if (a._shape == b._shape and a._strides == b._strides and a._offset == b._offset
+            and a._dtype is b._dtype):
+        return "full"
+    alo, ahi = _byte_extent(a)
+    blo, bhi = _byte_extent(b)
+    return "partial" if alo < bhi and blo < ahi else "none"
+
+
+def _byte_extent(t: Tensor):
+    item = t._dtype.itemsize
+    lo = hi = t._offset
+    for n, s in zip(t._shape, t._strides):
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo * item, (hi + 1) * item
+
+
+def has_internal_overlap(t: Tensor) -> bool:
+    """True when two indices of t address one element (an expanded or zero-stride output)."""
+    dims = sorted((abs(s), n) for n, s in zip(t._shape, t._strides) if n > 1)
+    extent = 1
+    for s, n in dims:
+        if s < extent:
+            return True
+        extent = s * n
+    return False
+
+
+def empty_strided_like_order(shape, dtype, device, order_from: Tensor | None) -> Tensor:
+    """Allocates a dense tensor of ``shape`` whose dims are laid out in ``order_from``'s memory
+    order (so a transposed input gives a transposed-layout output), else C order."""
+    from ..factories import empty_strided
+    if order_from is None or order_from.ndim != len(shape) or order_from.is_contiguous():
+        return empty_strided(shape, contiguous_strides(shape), dtype, device)
+    perm = sorted(range(len(shape)), key=lambda d: (-abs(order_from._strides[d]), d))
+    strides = [0] * len(shape)
+    acc = 1
+    for d in reversed(perm):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return empty_strided(shape, tuple(strides), dtype, device)
+
+
+class TensorIterator:
+    """Built by the ``binary`` / ``unary`` / ``nullary`` / ``build`` constructors below."""
+
+    __slots__ = ("op", "operands", "noutputs", "shape", "common_dtype", "compute_dtype",
+                 "device", "_layout")
+
+    # ---- construction -----------------------------------------------------------------------
+    @classmethod
+    def build(cls, op: str, outputs, inputs, *, promote_inputs=True, int_to_float=False,
+              output_dtype=None, enforce_safe_cast=True, check_same_dtype=False,
+              compute_dtype=None, promote_skip=(), common_dtype=None):
+        """outputs: list of Tensor|None (None = allocate); inputs: Tensors or Python scalars.
+
+        output_dtype: fixed dtype of allocated outputs (e.g. bool for comparisons) or a callable
+        mapping the common dtype to it; default the common dtype.
+        promote_skip: indices of inputs left out of promotion (e.g. where()'s condition).
+        common_dtype: fixes the common dtype instead of promoting (e.g. fill_: the output's).
+        """
+        it = object.__new__(cls)
+        it.op = op
+        it.noutputs = len(outputs)
+        tensors = [x for x in inputs if isinstance(x, Tensor)]
+        for x in inputs:
+            if not isinstance(x, Tensor) and not isinstance(x, _PY_SCALARS):
+                raise TypeError(f"{op}(): expected a Tensor or a Python scalar, got "
+                                f"{type(x).__name__}")
+        given_outputs = [o for o in outputs if o is not None]
+        if not tensors and not given_outputs:
+            raise TypeError(f"{op}(): at least one argument must be a Tensor")
+        it.device = _common_device(op, tensors + given_outputs)
+
+        # Broadcast shape of the inputs (Python scalars are 0-d); a fill takes the output's.
+        shape = tensors[0]._shape if tensors else given_outputs[0]._shape
+        for t in tensors[1:]:
+            if t._shape != shape:
+                shape = _broadcast(op, shape, t._shape)
+        it.shape = shape
+
+        # Common dtype with Python scalars weak (result_type handles both).
+        if common_dtype is not None:
+            common = common_dtype
+        elif check_same_dtype:
+            common = tensors[0]._dtype
+            for t in tensors[1:]:
+                if t._dtype is not common:
+                    raise TypeError(f"{op}(): expected all inputs to have dtype {common}, got "
+                                    f"{t._dtype}")
+        elif promote_inputs:
+            promoted = [x for i, x in enumerate(inputs) if i not in promote_skip]
+            common = (_dt.result_type(*promoted) if len(promoted) > 1
+                      else _single_dtype(promoted[0]))
+        else:
+            common = tensors[0]._dtype
+        if int_to_float and common.kind in "biu":
+            common = _dt.default_float()
+        it.common_dtype = common
+        it.compute_dtype = compute_dtype or _compute_dtype_for(common)
+
+        # Outputs: validate given ones, allocate missing ones in the inputs' memory order.
+        if output_dtype is None:
+            out_dtype = common
+        elif callable(output_dtype):
+            out_dtype = output_dtype(common)
+        else:
+            out_dtype = output_dtype
+        order_src = next((t for t in tensors if t._shape == shape), None)
+        ops = []
+        for out in outputs:
+            if out is None:
+                out = empty_strided_like_order(shape, out_dtype, it.device, order_src)
+            else:
+                _check_output(op, out, shape, out_dtype, enforce_safe_cast)
+            ops.append(out)
+
+        # An input that partially overlaps an output is read from a private copy, so the result
+        # is what the out-of-place op would give; exact aliasing (x.add_(y)) is safe as is.
+        for i, x in enumerate(inputs):
+            if isinstance(x, Tensor):
+                for out in ops:
+                    if memory_overlap(out, x) == "partial":
+                        x = x.clone()
+                        break
+            ops.append(x)
+        it.operands = ops
+        it._layout = None
+        return it
+
+    @classmethod
+    def binary(cls, op, a, b, out=None, **kw):
+        return cls.build(op, [out], [a, b], **kw)
+
+    @classmethod
+    def unary(cls, op, a, out=None, **kw):
+        return cls.build(op, [out], [a], **kw)
+
+    # ---- accessors --------------------------------------------------------------------------
+    def output(self, i=0) -> Tensor:
+        return self.operands[i]
+
+    @property
+    def inputs(self):
+        return self.operands[self.noutputs:]
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def tensor_operands(self):
+        """Indices of operands that are tensors (Python scalars are passed by value)."""
+        return [i for i, x in enumerate(self.operands) if isinstance(x, Tensor)]
+
+    # ---- loop layout ------------------------------------------------------------------------
+    def layout(self) -> Layout:
+        """Broadcast strides per tensor operand, dims reordered innermost-first by the first
+        output's strides and coalesced where every operand is contiguous across them."""
+        if self._layout is not None:
+            return self._layout
+        ndim = len(self.shape)
+        idx = self.tensor_operands()
+        strides = [_broadcast_strides(self.operands[k], self.shape) for k in idx]
+        # Drop size-1 dims; order the rest by output stride magnitude (innermost first), ties
+        # broken by the inputs so e.g. a transposed input still reads in its own order.
+        dims = [d for d in range(ndim) if self.shape[d] != 1]
+        dims.sort(key=lambda d: tuple(abs(s[d]) for s in strides), reverse=True)
+        shape = [self.shape[d] for d in reversed(dims)]
+        per_op = [[s[d] for d in reversed(dims)] for s in strides]
+        # Coalesce dim j+1 into j when contiguous for all operands.
+        if shape:
+            cshape = [shape[0]]
+            cstr = [[s[0]] for s in per_op]
+            for j in range(1, len(shape)):
+                n = shape[j]
+                if all(s[j] == c[-1] * cshape[-1] for s, c in zip(per_op, cstr)):
+                    cshape[-1] *= n
+                else:
+                    cshape.append(n)
+                    for s, c in zip(per_op, cstr):
+                        c.append(s[j])
+            shape, per_op = cshape, cstr
+        else:
+            shape, per_op = [1], [[0] for _ in idx]
+        self._layout = Layout(tuple(shape), tuple(tuple(s) for s in per_op),
+                              tuple(self.operands[k]._offset for k in idx))
+        return self._layout
+
+    def can_use_32bit_indexing(self) -> bool:
+        lay = self.layout()
+        limit = 2 ** 31 - 1
+        return lay.numel <= limit and all(lay.max_offset_span(k) <= limit
+                                          for k in range(len(lay.offsets)))
+
+    def split_32bit(self):
+        """Yields Layouts whose element offsets each fit in int32 (for 32-bit GPU indexing).
+
+        Offsets stay relative to each storage start, so pieces differ only in their offsets."""
+        limit = 2 ** 31 - 1
+        pending = [self.layout()]
+        while pending:
+            lay = pending.pop()
+            if lay.numel <= limit and all(lay.max_offset_span(k) <= limit
+                                          for k in range(len(lay.offsets))):
+                yield lay
+                continue
+            # Halve the dim with the largest reach, so each piece covers half the extent.
+            d = max(range(len(lay.shape)),
+                    key=lambda j: (lay.shape[j] - 1) * max(abs(s[j]) for s in lay.strides))
+            n = lay.shape[d]
+            if n == 1:
+                raise OverflowError(f"{self.op}(): a single element offset exceeds 2**31")
+            half = n // 2
+            for start, length in ((0, half), (half, n - half)):
+                shape = lay.shape[:d] + (length,) + lay.shape[d + 1:]
+                offsets = tuple(o + start * s[d] for o, s in zip(lay.offsets, lay.strides))
+                pending.append(Layout(shape, lay.strides, offsets))
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def _single_dtype(x):
+    return x._dtype if isinstance(x, Tensor) else _dt.python_scalar_dtype(x)
+
+
+def _compute_dtype_for(dtype):
+    # Half types are computed in float32, as PyTorch's opmath type does.
+    if dtype is _dt.float16 or dtype is _dt.bfloat16:
+        return _dt.float32
+    return dtype
+
+
+def _common_device(op, tensors):
+    dev = tensors[0].device
+    for t in tensors[1:]:
+        if t.device != dev:
+            raise RuntimeError(f"{op}(): expected all tensors on one device, got '{dev}' and "
+                               f"'{t.device}'")
+    return dev
+
+
+def _broadcast(op, a, b):
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"{op}(): shapes {tuple(a)} and {tuple(b)} cannot be broadcast "
+                             f"together")
+    return tuple(out)
+
+
+def _broadcast_strides(t: Tensor, shape):
+    lead = len(shape) - t.ndim
+    out = [0] * lead
+    for n, s in zip(t._shape, t._strides):
+        out.append(0 if n == 1 else s)
+    return out
+
+
+def _check_output(op, out, shape, dtype, enforce_safe_cast):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be a Tensor, got {type(out).__name__}")
+    if out._shape != shape:
+        raise ValueError(f"{op}(): output with shape {out._shape} doesn't match the broadcast "
+                         f"shape {shape}")
+    if enforce_safe_cast and out._dtype is not dtype and not _dt.can_cast(dtype, out._dtype,
+                                                                          "same_kind"):
+        raise TypeError(f"{op}(): result type {dtype} can't be cast to the output dtype "
+                        f"{out._dtype}")
+    if has_internal_overlap(out):
+        raise RuntimeError(f"{op}(): the output (shape {out._shape}, strides {out._strides}) has "
+                           f"elements that share memory; write to a contiguous copy instead")

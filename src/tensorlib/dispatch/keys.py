@@ -1,0 +1,70 @@
+"""Dispatch keys and key sets (an int bitmask; a higher bit is a higher priority).
+
+Backend keys come from the tensors' devices; functionality keys (Tracer, Profiler) sit above them
+and are switched on per thread through the thread-local include set.
+"""
+from __future__ import annotations
+
+import enum
+import threading
+from contextlib import contextmanager
+
+__all__ = ["DispatchKey", "BACKEND_KEYS", "ALIAS_KEYS", "keyset_names", "tls",
+           "include_keys", "exclude_keys", "backend_key_for"]
+
+
+class DispatchKey(enum.IntEnum):
+    CPU = 0
+    CUDA = 1
+    # Functionality keys: their kernels receive (op, keyset, args, kwargs) and redispatch below.
+    Tracer = 4
+    Profiler = 5
+
+
+NUM_KEYS = max(DispatchKey) + 1
+BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA)
+BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
+FIRST_FUNCTIONALITY = DispatchKey.Tracer
+# An alias key registers one kernel at several runtime keys (PyTorch's CompositeExplicitAutograd).
+ALIAS_KEYS = {"CompositeExplicit": BACKEND_KEYS}
+
+_BACKEND_BITS = {"cpu": 1 << DispatchKey.CPU, "cuda": 1 << DispatchKey.CUDA}
+
+
+def backend_key_for(device_type: str) -> int:
+    return _BACKEND_BITS[device_type]
+
+
+def keyset_names(ks: int) -> list[str]:
+    return [k.name for k in DispatchKey if ks >> k & 1]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.included = 0
+        self.excluded = 0
+
+
+tls = _State()
+
+
+@contextmanager
+def include_keys(*keys: DispatchKey):
+    """Adds functionality keys to this thread's dispatch (e.g. the profiler while it records)."""
+    saved = tls.included
+    tls.included = saved | sum(1 << k for k in keys)
+    try:
+        yield
+    finally:
+        tls.included = saved
+
+
+@contextmanager
+def exclude_keys(*keys: DispatchKey):
+    """Hides keys from this thread's dispatch (e.g. while a functionality kernel redispatches)."""
+    saved = tls.excluded
+    tls.excluded = saved | sum(1 << k for k in keys)
+    try:
+        yield
+    finally:
+        tls.excluded = saved

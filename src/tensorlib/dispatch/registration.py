@@ -1,0 +1,174 @@
+"""Reads ops.yaml once at import: defines the operators, registers their kernels, and builds the
+public functions and Tensor methods (see the field list at the top of ops.yaml)."""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+
+import yaml
+
+from ..ops.pointwise import DTYPE_CLASSES, PointwiseInfo, make_pointwise_kernel
+from . import dispatcher
+from .binding import make_function
+from .schema import AliasInfo, Argument, FunctionSchema, Return, parse_schema
+
+__all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
+
+_FIELDS = {"func", "structured", "pointwise", "dtypes", "promote", "output", "bool_args",
+           "kernel", "variants", "aliases", "operators", "tags"}
+_VARIANTS = {"function", "method", "inplace"}
+
+POINTWISE: dict[str, PointwiseInfo] = {}  # op base name -> info, read by the kernel packages
+
+
+class YamlError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class OpEntry:
+    schema: FunctionSchema
+    variants: frozenset
+    aliases: tuple
+    operators: tuple
+    structured: bool
+    pointwise: PointwiseInfo | None
+    kernel: dict
+    tags: tuple
+
+
+def _parse_entry(raw, where) -> OpEntry:
+    if not isinstance(raw, dict) or "func" not in raw:
+        raise YamlError(f"{where}: each entry must be a mapping with a 'func' key, got {raw!r}")
+    unknown = set(raw) - _FIELDS
+    if unknown:
+        raise YamlError(f"{where} ({raw['func'][:40]}...): unknown fields {sorted(unknown)}")
+    try:
+        schema = parse_schema(raw["func"])
+    except ValueError as e:
+        raise YamlError(f"{where}: {e}") from None
+    where = f"{where} ({schema.full_name})"
+    variants = frozenset(v.strip() for v in str(raw.get("variants", "function, method"))
+                         .split(","))
+    if variants - _VARIANTS:
+        raise YamlError(f"{where}: unknown variants {sorted(variants - _VARIANTS)}")
+    structured = bool(raw.get("structured", False))
+    if structured and not schema.is_out:
+        raise YamlError(f"{where}: 'structured' needs the .out schema (with a Tensor(a!) out)")
+    if not structured and "kernel" not in raw:
+        raise YamlError(f"{where}: needs 'kernel' (or structured + pointwise)")
+    info = None
+    if "pointwise" in raw:
+        if not structured:
+            raise YamlError(f"{where}: 'pointwise' needs 'structured: true'")
+        kinds = DTYPE_CLASSES.get(raw.get("dtypes", "all"))
+        if kinds is None:
+            raise YamlError(f"{where}: unknown dtypes class {raw.get('dtypes')!r}; known: "
+                            f"{sorted(DTYPE_CLASSES)}")
+        if raw.get("output", "same") not in ("same", "bool", "real"):
+            raise YamlError(f"{where}: unknown output {raw.get('output')!r}")
+        if raw.get("promote") not in (None, "int_to_float"):
+            raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
+        args = [a for a in schema.arguments if not a.is_out]
+        info = PointwiseInfo(
+            name=schema.name, expr=str(raw["pointwise"]),
+            tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
+            scalar_args=tuple(a.name for a in args if a.type.base == "Scalar"),
+            kinds=kinds, int_to_float=raw.get("promote") == "int_to_float",
+            output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())))
+    elif structured and "kernel" not in raw:
+        raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
+    return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
+                   tuple(raw.get("operators", ())), structured, info,
+                   dict(raw.get("kernel", {})), tuple(raw.get("tags", ())))
+
+
+def _functional_schema(out_schema: FunctionSchema) -> FunctionSchema:
+    args = tuple(a for a in out_schema.arguments if not a.is_out)
+    rets = tuple(Return(None, r.type, None) for r in out_schema.returns)
+    return FunctionSchema(out_schema.name, "", args, rets)
+
+
+def _inplace_schema(out_schema: FunctionSchema) -> FunctionSchema:
+    args = [a for a in out_schema.arguments if not a.is_out]
+    write = AliasInfo("a", True, None)
+    args[0] = Argument(args[0].name, args[0].type, args[0].default, args[0].kwarg_only, write)
+    rets = tuple(Return(None, r.type, write) for r in out_schema.returns)
+    return FunctionSchema(out_schema.name + "_", "", tuple(args), rets)
+
+
+def _resolve(path: str):
+    module, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _structured_variants(kernel, nargs):
+    """The three calling conventions of one structured kernel (out last)."""
+    params = ", ".join(f"a{i}" for i in range(nargs))
+    src = (f"def functional({params}):\n    return kernel({params}{', ' if nargs else ''}None)\n"
+           f"def inplace({params}):\n    return kernel({params}{', ' if nargs else ''}a0)\n")
+    scope = {"kernel": kernel}
+    exec(src, scope)
+    return scope["functional"], scope["inplace"]
+
+
+def load(path=None):
+    """Registers every op; returns (functions, methods) name -> callable for the namespace."""
+    path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
+    with open(path) as f:
+        raw = yaml.safe_load(f)
+    functions, methods = {}, {}
+    for i, item in enumerate(raw):
+        entry = _parse_entry(item, f"{os.path.basename(path)} entry {i}")
+        _register(entry, functions, methods)
+    return functions, methods
+
+
+def _register(entry: OpEntry, functions, methods):
+    schema = entry.schema
+    name = schema.name
+    if entry.structured:
+        out_op = dispatcher.define(schema)
+        func_op = dispatcher.define(_functional_schema(schema))
+        if entry.pointwise is not None:
+            POINTWISE[name] = entry.pointwise
+            kernel = make_pointwise_kernel(entry.pointwise, schema)
+        else:
+            kernel = _resolve(entry.kernel["CompositeExplicit"])
+        nargs = len(func_op.schema.arguments)
+        functional, inplace = _structured_variants(kernel, nargs)
+        dispatcher.impl(out_op.name, "CompositeExplicit", kernel)
+        dispatcher.impl(func_op.name, "CompositeExplicit", functional)
+        allow_scalar = entry.pointwise is not None
+        fn = make_function(name, func_op, out_op, allow_scalar=allow_scalar)
+        if "inplace" in entry.variants:
+            inplace_op = dispatcher.define(_inplace_schema(schema))
+            dispatcher.impl(inplace_op.name, "CompositeExplicit", inplace)
+            methods[name + "_"] = make_function(name + "_", inplace_op, allow_scalar=allow_scalar)
+    else:
+        op = dispatcher.define(schema)
+        for key, target in entry.kernel.items():
+            dispatcher.impl(op.name, key, _resolve(target))
+        fn = make_function(name, op, allow_scalar=False)
+    if "function" in entry.variants:
+        for public in (name,) + entry.aliases:
+            functions[public] = fn
+    if "method" in entry.variants or "inplace" in entry.variants:
+        for public in (name,) + entry.aliases:
+            methods[public] = fn
+    for dunder in entry.operators:
+        methods[dunder] = _operator(dunder, fn, methods.get(name + "_"))
+
+
+def _operator(dunder, fn, inplace_fn):
+    if dunder.startswith("__r") and dunder not in ("__rshift__",):
+        def reflected(self, other):
+            return fn(other, self)
+        reflected.__name__ = dunder
+        return reflected
+    if dunder.startswith("__i") and dunder not in ("__invert__",):
+        if inplace_fn is None:
+            raise YamlError(f"{dunder} needs the op's 'inplace' variant")
+        return inplace_fn
+    return fn

@@ -1,0 +1,240 @@
+"""Tensor creation: ``empty`` from the device allocator, then a fill kernel (as seed 003 does)."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import Device, to_device
+from .storage import Storage
+from .tensor import Tensor, contiguous_strides
+
+__all__ = ["asarray", "tensor", "from_numpy", "empty", "empty_strided", "zeros", "ones", "full",
+           "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "normalize_shape"]
+
+_MAX_BYTES = 2 ** 62  # beyond any machine; also keeps every byte offset inside int64
+
+
+def normalize_shape(shape, op: str, arg: str = "shape") -> tuple:
+    """int or sequence of ints -> tuple; TypeError/ValueError naming op, argument and value."""
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    try:
+        if isinstance(shape, (list, tuple)):
+            dims = tuple(operator.index(n) for n in shape)
+        else:
+            dims = (operator.index(shape),)
+    except TypeError:
+        raise TypeError(f"{op}(): argument '{arg}' must be an int or a sequence of ints, "
+                        f"got {shape!r}") from None
+    for n in dims:
+        if n < 0:
+            raise ValueError(f"{op}(): argument '{arg}' has a negative dimension {n}: {dims}")
+    return dims
+
+
+def _checked_nbytes(shape, strides, dtype, op) -> int:
+    if any(n == 0 for n in shape):
+        return 0
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    nbytes = span * dtype.itemsize
+    if nbytes > _MAX_BYTES or math.prod(shape) > _MAX_BYTES:
+        raise OverflowError(f"{op}(): shape {tuple(shape)} of {dtype} needs {nbytes} bytes, "
+                            f"more than can be addressed")
+    return nbytes
+
+
+def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided") -> Tensor:
+    dtype = _dt.default_float() if dtype is None else _dt.to_dtype(dtype, op=op)
+    device = _resolve_device(device, op)
+    nbytes = _checked_nbytes(shape, strides, dtype, op)
+    storage = Storage.allocate(nbytes, device)
+    return Tensor._make(storage, tuple(shape), tuple(strides), 0, dtype)
+
+
+def _resolve_device(device, op) -> Device:
+    device = to_device(device, op=op)
+    if device.type == "cuda" and device.index is None:
+        from .runtime import cuda
+        return Device("cuda", cuda.current_device())
+    return device
+
+
+def empty(shape, dtype=None, device=None) -> Tensor:
+    shape = normalize_shape(shape, "empty")
+    return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty")
+
+
+def full(shape, fill_value, dtype=None, device=None) -> Tensor:
+    shape = normalize_shape(shape, "full")
+    if dtype is None:
+        dtype = _dt.python_scalar_dtype(_scalar(fill_value, "full"))
+    t = empty_strided(shape, contiguous_strides(shape), dtype, device, "full")
+    return t.fill_(fill_value)
+
+
+def zeros(shape, dtype=None, device=None) -> Tensor:
+    return full(normalize_shape(shape, "zeros"), 0, dtype=dtype or _dt.default_float(),
+                device=device)
+
+
+def ones(shape, dtype=None, device=None) -> Tensor:
+    return full(normalize_shape(shape, "ones"), 1, dtype=dtype or _dt.default_float(),
+                device=device)
+
+
+def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
+    """Same shape; keeps x's memory order when x is dense (PyTorch's preserve_format)."""
+    from .dispatch.iterator import empty_strided_like_order
+    dtype = x.dtype if dtype is None else _dt.to_dtype(dtype, op="empty_like")
+    device = x.device if device is None else _resolve_device(device, "empty_like")
+    return empty_strided_like_order(x.shape, dtype, device, x)
+
+
+def zeros_like(x, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(0)
+
+
+def ones_like(x, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(1)
+
+
+def full_like(x, fill_value, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(fill_value)
+
+
+def _scalar(v, op, arg="fill_value"):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, (bool, int, float, complex)):
+        return v
+    if hasattr(v, "item") and hasattr(v, "dtype"):  # NumPy scalars
+        return v.item()
+    raise TypeError(f"{op}(): argument '{arg}' must be a number, got {type(v).__name__}")
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (_scalar(v, "arange", n) for v, n in
+                         ((start, "start"), (stop, "stop"), (step, "step")))
+    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+        if isinstance(v, complex):
+            raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
+    if step == 0:
+        raise ValueError("arange(): argument 'step' must be nonzero")
+    n = max(math.ceil((stop - start) / step), 0)
+    if dtype is None:
+        dtype = _dt.result_type(start, stop, step)
+    t = empty(n, dtype=dtype, device=device)
+    return t._fill_range(start, step)
+
+
+def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor:
+    start = _scalar(start, "linspace", "start")
+    stop = _scalar(stop, "linspace", "stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace(): argument 'num' must be non-negative, got {num}")
+    if dtype is None:
+        dtype = _dt.result_type(start, stop, 1.0)
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    t = empty(num, dtype=dtype, device=device)
+    t._fill_range(start, step)
+    if endpoint and num > 1:
+        t[num - 1] = stop  # exact end point, as NumPy guarantees
+    return t
+
+
+def eye(n_rows, n_cols=None, k=0, dtype=None, device=None) -> Tensor:
+    n_cols = n_rows if n_cols is None else n_cols
+    t = zeros((n_rows, n_cols), dtype=dtype, device=device)
+    if t.numel():
+        d = t.diagonal(k)
+        if d.numel():
+            d.fill_(1)
+    return t
+
+
+# ---- from existing data ------------------------------------------------------------------------
+_PY_DEFAULTS = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b": "bool"}
+
+
+def from_numpy(array) -> Tensor:
+    """A CPU tensor sharing ``array``'s memory (and keeping it alive); no copy."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected a numpy.ndarray, got {type(array).__name__}")
+    dtype = _dt.from_numpy_dtype(array.dtype)
+    if not array.dtype.isnative:
+        raise TypeError(f"from_numpy(): byte-swapped arrays ({array.dtype}) are not supported; "
+                        f"use array.astype(array.dtype.newbyteorder('='))")
+    item = array.itemsize
+    if any(s % item for s in array.strides):
+        raise ValueError(f"from_numpy(): strides {array.strides} are not a multiple of the "
+                         f"item size {item}")
+    storage, offset = Storage.from_buffer(array)
+    return Tensor._make(storage, array.shape, tuple(s // item for s in array.strides),
+                        offset // item, dtype)
+
+
+def _infer_numpy(obj, op):
+    """Python data -> NumPy array with tensorlib's defaults (float32, complex64, int64)."""
+    try:
+        arr = np.asarray(obj)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{op}(): cannot build a tensor from {type(obj).__name__}: {e}") from None
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"{op}(): data must be numeric or bool, got {arr.dtype} from "
+                        f"{type(obj).__name__} ({str(obj)[:60]})")
+    if not isinstance(obj, np.ndarray) and not isinstance(obj, np.generic):
+        default = _PY_DEFAULTS[arr.dtype.kind]
+        if arr.dtype.kind == "u":
+            default = "uint64"
+        arr = arr.astype(default, copy=False)
+    return arr
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
+    """Array API asarray: shares memory with a Tensor or NumPy array when it can (copy=None),
+    always copies with copy=True, and raises if a copy is needed under copy=False."""
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype, op="asarray")
+    target = None if device is None else _resolve_device(device, "asarray")
+    if isinstance(obj, Tensor):
+        src = obj
+    else:
+        if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__") or \
+                hasattr(obj, "__array__"):
+            arr = np.asarray(obj)
+            if arr.dtype.kind not in "biufc":
+                raise TypeError(f"asarray(): unsupported array dtype {arr.dtype}")
+            from_np = arr
+        else:
+            if copy is False:
+                raise ValueError("asarray(): copy=False is impossible for Python sequences "
+                                 "and scalars")
+            from_np = _infer_numpy(obj, "asarray")
+        if from_np.dtype.byteorder not in "=|":
+            from_np = from_np.astype(from_np.dtype.newbyteorder("="))
+        if any(s % from_np.itemsize for s in from_np.strides):
+            from_np = from_np.copy()
+        src = from_numpy(from_np)
+    need_copy = (dtype is not None and dtype is not src.dtype) or \
+        (target is not None and target != src.device)
+    if copy is False and need_copy:
+        raise ValueError(f"asarray(): copy=False is impossible: converting {src.dtype} on "
+                         f"'{src.device}' to {dtype or src.dtype} on '{target or src.device}' "
+                         f"needs a copy")
+    if need_copy or copy:
+        return src.astype(dtype or src.dtype, copy=True, device=target)
+    return src
+
+
+def tensor(data, *, dtype=None, device=None) -> Tensor:
+    """Always copies ``data`` (as torch.tensor does)."""
+    return asarray(data, dtype=dtype, device=device, copy=True)

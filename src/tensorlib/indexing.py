@@ -1,0 +1,91 @@
+"""``Tensor.__getitem__`` / ``__setitem__``: basic indexing as views (ints, slices with any step,
+None, Ellipsis)."""
+from __future__ import annotations
+
+import operator
+
+from .tensor import Tensor
+
+__all__ = ["getitem", "setitem", "basic_index"]
+
+
+def _expand_key(key, ndim):
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ellipsis = sum(1 for k in key if k is Ellipsis)
+    if n_ellipsis > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    if n_ellipsis:
+        i = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - consumed) + key[i + 1:]
+    else:
+        key = key + (slice(None),) * (ndim - consumed)
+    return key
+
+
+def basic_index(t: Tensor, key) -> Tensor:
+    """The view selected by a key of ints, slices, None and Ellipsis."""
+    key = _expand_key(key, t.ndim)
+    shape, strides = [], []
+    offset = t._offset
+    d = 0
+    for k in key:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        size, stride = t._shape[d], t._strides[d]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * stride
+            shape.append(n)
+            strides.append(stride * step)
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(f"only integers, slices, None, Ellipsis, integer tensors and "
+                                 f"boolean masks are valid indices, got {type(k).__name__} "
+                                 f"({k!r:.40})") from None
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+            offset += (i + size if i < 0 else i) * stride
+        d += 1
+    return t._view(shape, strides, offset)
+
+
+def _is_basic(key) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, slice))
+               or (hasattr(k, "__index__") and not isinstance(k, Tensor)
+                   and not hasattr(k, "__len__"))
+               for k in items)
+
+
+def getitem(self: Tensor, key):
+    if _is_basic(key):
+        return basic_index(self, key)
+    from .advanced_indexing import advanced_getitem
+    return advanced_getitem(self, key)
+
+
+def setitem(self: Tensor, key, value) -> None:
+    if _is_basic(key):
+        target = basic_index(self, key)
+        if isinstance(value, Tensor):
+            target.copy_(value)
+        else:
+            from .factories import asarray
+            if isinstance(value, (bool, int, float, complex)):
+                target.fill_(value)
+            else:
+                target.copy_(asarray(value, dtype=self.dtype, device=self.device))
+        return
+    from .advanced_indexing import advanced_setitem
+    advanced_setitem(self, key, value)

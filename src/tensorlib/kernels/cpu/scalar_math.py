@@ -1,0 +1,957 @@
+"""Scalar helpers for the generated Numba CPU kernels.
+
+Generated kernel modules do ``from tensorlib.kernels.cpu.scalar_math import *``
+and evaluate per-op expression strings such as ``"floordiv(a, b)"`` on operands
+already converted to the op's compute type.  Every helper here is a plain Python
+stub with a ``numba.extending.overload`` that picks a small implementation per
+numba scalar type, so the helpers compile into (and are cached with) the
+caller's ``@njit(cache=True, error_model='numpy')`` kernel.
+
+Semantics follow the NumPy 2 ufunc on the same dtype (the test oracle),
+including nan / +-inf / signed zeros, wrapping integer overflow and integer
+division by zero giving 0.  No helper raises from inside a kernel.
+
+Mixed operand types are promoted like NumPy (``np.result_type``); integer
+literals are "weak" (NEP 50), so ``maximum(x_f32, 0)`` stays float32.
+
+Calling a helper from plain Python works (it jit-compiles a wrapper on first
+use) but is meant for debugging only: results come back as Python scalars.
+
+Note on caching: Numba's on-disk cache of a generated kernel is keyed on the
+kernel's own source file, not on this module; whoever generates kernels should
+fold a hash of this file into the generated source/cache key so an edit here
+invalidates stale kernels.
+"""
+
+import math
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, overload, register_jitable
+from numba.np.numpy_support import as_dtype, from_dtype
+
+__all__ = [
+    # 16-bit float storage conversions
+    "f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16",
+    # arithmetic
+    "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
+    "square", "negative", "absolute", "sign",
+    # comparison-ish
+    "maximum", "minimum", "clip", "copysign", "nextafter", "signbit",
+    "isnan", "isinf", "isfinite",
+    # math
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "floor", "ceil",
+    "trunc", "round_half_even", "hypot", "logaddexp",
+    # bitwise
+    "bit_and", "bit_or", "bit_xor", "bit_not", "left_shift", "right_shift",
+    # logical
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+]
+
+# Helper bodies are compiled separately from the calling kernel, so they need
+# the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
+_JIT = {"error_model": "numpy", "fastmath": False}
+
+
+# --------------------------------------------------------------------------
+# type plumbing
+# --------------------------------------------------------------------------
+
+def _kind(t):
+    if isinstance(t, types.Boolean):
+        return "b"
+    if isinstance(t, types.Integer):
+        return "i" if t.signed else "u"
+    if isinstance(t, types.Float):
+        return "f"
+    if isinstance(t, types.Complex):
+        return "c"
+    return None
+
+
+def _common(tys):
+    """NumPy promotion of operand types; integer/bool literals are weak."""
+    strong, weak = [], []
+    for t in tys:
+        (weak if isinstance(t, types.Literal) else strong).append(types.unliteral(t))
+    if any(_kind(t) is None for t in strong + weak):
+        return None
+    if not strong:
+        strong, weak = weak, []
+    res = from_dtype(np.result_type(*[as_dtype(t) for t in strong]))
+    if weak and _kind(res) == "b" and any(_kind(w) != "b" for w in weak):
+        res = types.int64  # a Python int combined with bools is an int
+    return res
+
+
+def _wide(t):
+    # integer work type: Numba promotes small ints to 64 bit anyway
+    return types.int64 if t.signed else types.uint64
+
+
+_CASTERS = {
+    1: lambda stub, t: (lambda a: stub(t(a))),
+    2: lambda stub, t: (lambda a, b: stub(t(a), t(b))),
+    3: lambda stub, t: (lambda x, lo, hi: stub(t(x), t(lo), t(hi))),
+}
+
+_PY_WRAPPERS = {}
+_PY_ARITY = {
+    1: lambda f: (lambda a: f(a)),
+    2: lambda f: (lambda a, b: f(a, b)),
+    3: lambda f: (lambda x, lo, hi: f(x, lo, hi)),
+}
+
+
+def _pycall(stub, args):
+    fn = _PY_WRAPPERS.get(stub)
+    if fn is None:
+        fn = _PY_WRAPPERS[stub] = numba.njit(**_JIT)(_PY_ARITY[len(args)](stub))
+    return fn(*args)
+
+
+def _stub(name, arity):
+    # explicit parameter names: Numba checks them against the impls' names
+    if arity == 1:
+        def f(a):
+            return _pycall(f, (a,))
+    elif arity == 2:
+        def f(a, b):
+            return _pycall(f, (a, b))
+    else:
+        def f(x, lo, hi):
+            return _pycall(f, (x, lo, hi))
+    f.__name__ = f.__qualname__ = name
+    f.__module__ = __name__
+    return f
+
+
+def _define(name, arity, make):
+    """Create helper ``name``: operands are cast to their common type ``t``
+    and ``make(t)`` returns the implementation (or None: unsupported)."""
+    stub = _stub(name, arity)
+
+    # strict=False: the typing function takes *args, the impls named params
+    @overload(stub, prefer_literal=True, strict=False, jit_options=_JIT)
+    def _ov(*args):
+        t = _common(args)
+        if t is None:
+            return None
+        if any(a != t for a in args):
+            # one extra hop keeps a single compiled body per type
+            return _CASTERS[arity](stub, t)
+        return make(t)
+
+    return stub
+
+
+def _like(x, v):
+    """``v`` converted to the type of ``x`` (typed constants in generic code)."""
+
+
+@overload(_like, jit_options=_JIT)
+def _ov_like(x, v):
+    t = types.unliteral(x)
+    return lambda x, v: t(v)
+
+
+def _cpack(like, re, im):
+    """complex of ``like``'s type from two real parts (inf/nan exact)."""
+
+
+@overload(_cpack, jit_options=_JIT)
+def _ov_cpack(like, re, im):
+    t = types.unliteral(like)
+    # float32 -> float64 -> float32 round trip is exact, so build via complex128
+    return lambda like, re, im: t(complex(re, im))
+
+
+# bit reinterpretation (no Numba builtin for scalars)
+def _bitcast(src, dst, lty):
+    @intrinsic
+    def cast(typingctx, x):
+        if x != src:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], lty)
+
+        return dst(src), codegen
+
+    return cast
+
+
+_f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
+_bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
+_f64_bits = _bitcast(types.float64, types.uint64, ir.IntType(64))
+_bits_f64 = _bitcast(types.uint64, types.float64, ir.DoubleType())
+
+
+def _bits(x):
+    """IEEE bit pattern of a float32/float64."""
+
+
+@overload(_bits, jit_options=_JIT)
+def _ov_bits(x):
+    if x == types.float32:
+        return lambda x: _f32_bits(x)
+    if x == types.float64:
+        return lambda x: _f64_bits(x)
+    return None
+
+
+def _from_bits(like, u):
+    """float of ``like``'s type with bit pattern ``u`` (truncated)."""
+
+
+@overload(_from_bits, jit_options=_JIT)
+def _ov_from_bits(like, u):
+    if like == types.float32:
+        return lambda like, u: _bits_f32(np.uint32(u))
+    if like == types.float64:
+        return lambda like, u: _bits_f64(np.uint64(u))
+    return None
+
+
+# --------------------------------------------------------------------------
+# float16 / bfloat16 storage conversions (integer arithmetic: no dependence
+# on F16C or compiler-rt half builtins being linkable in the JIT)
+# --------------------------------------------------------------------------
+
+@register_jitable(**_JIT)
+def _f16_to_f32(a):
+    h = np.int64(a) & 0xFFFF
+    sign = (h & 0x8000) << 16
+    e = (h >> 10) & 0x1F
+    m = h & 0x3FF
+    if e == 0x1F:  # inf / nan, payload kept like NumPy
+        return _bits_f32(np.uint32(sign | 0x7F800000 | (m << 13)))
+    if e != 0:
+        return _bits_f32(np.uint32(sign | ((e + 112) << 23) | (m << 13)))
+    # zero / subnormal: m * 2**-24 is exact in float32
+    v = np.float32(m) * np.float32(5.960464477539063e-08)
+    return _bits_f32(np.uint32(sign | np.int64(_f32_bits(v))))
+
+
+@register_jitable(**_JIT)
+def _f32_to_f16(a):
+    x = np.int64(_f32_bits(np.float32(a)))
+    sign = (x >> 16) & 0x8000
+    x &= 0x7FFFFFFF
+    if x >= 0x7F800000:
+        if x == 0x7F800000:
+            return np.uint16(sign | 0x7C00)
+        # nan: keep the top payload bits, force non-zero (NumPy does the same)
+        r = 0x7C00 + ((x & 0x7FFFFF) >> 13)
+        if r == 0x7C00:
+            r += 1
+        return np.uint16(sign | r)
+    if x >= 0x477FF000:  # >= 65520 rounds to inf
+        return np.uint16(sign | 0x7C00)
+    if x >= 0x38800000:  # normal half: rebias and round to nearest even
+        return np.uint16(sign | ((x - 0x38000000 + 0xFFF + ((x >> 13) & 1)) >> 13))
+    if x <= 0x33000000:  # <= 2**-25 (a tie) rounds to zero
+        return np.uint16(sign)
+    # subnormal half: shift the full significand, round to nearest even
+    shift = 126 - (x >> 23)
+    m = (x & 0x7FFFFF) | 0x800000
+    r = m >> shift
+    rem = m & ((np.int64(1) << shift) - 1)
+    half = np.int64(1) << (shift - 1)
+    if rem > half or (rem == half and (r & 1) != 0):
+        r += 1
+    return np.uint16(sign | r)
+
+
+@register_jitable(**_JIT)
+def _bf16_to_f32(a):
+    return _bits_f32(np.uint32((np.int64(a) & 0xFFFF) << 16))
+
+
+@register_jitable(**_JIT)
+def _f32_to_bf16(a):
+    x = np.int64(_f32_bits(np.float32(a)))
+    if (x & 0x7FFFFFFF) > 0x7F800000:
+        return np.uint16(((x >> 16) & 0x8000) | 0x7FC0)
+    # round to nearest even; overflow carries into inf naturally
+    return np.uint16((x + 0x7FFF + ((x >> 16) & 1)) >> 16)
+
+
+def _mk_conv(impl, src_kinds):
+    def make(t):
+        return impl if _kind(t) in src_kinds else None
+    return make
+
+
+# storage words are any integer type (uint16 normally); sources any real float
+f16_to_f32 = _define("f16_to_f32", 1, _mk_conv(_f16_to_f32, ("i", "u")))
+bf16_to_f32 = _define("bf16_to_f32", 1, _mk_conv(_bf16_to_f32, ("i", "u")))
+f32_to_f16 = _define("f32_to_f16", 1, _mk_conv(_f32_to_f16, ("f",)))
+f32_to_bf16 = _define("f32_to_bf16", 1, _mk_conv(_f32_to_bf16, ("f",)))
+
+
+# --------------------------------------------------------------------------
+# shared float / complex pieces (ports of NumPy's npymath / loops code)
+# --------------------------------------------------------------------------
+
+@register_jitable(**_JIT)
+def _fdivmod(a, b):
+    # npy_divmod; caller handles b == 0
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0:  # also true for nan
+        if (b < 0) != (mod < 0):
+            mod += b
+            div -= _like(a, 1.0)
+    else:
+        mod = math.copysign(_like(a, 0.0), b)
+    if div != 0:
+        fl = np.floor(div)
+        if div - fl > _like(a, 0.5):
+            fl += _like(a, 1.0)
+    else:
+        fl = math.copysign(_like(a, 0.0), a / b)
+    return fl, mod
+
+
+@register_jitable(**_JIT)
+def _cmul(a, b):
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    return _cpack(a, ar * br - ai * bi, ar * bi + ai * br)
+
+
+@register_jitable(**_JIT)
+def _cdiv_simple(a, b):
+    # npymath cdiv (used by npy_cpow)
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    if abr >= abi:
+        if abr == 0 and abi == 0:
+            return _cpack(a, ar / abr, ai / abi)
+        rat = bi / br
+        scl = _like(ar, 1.0) / (br + bi * rat)
+        return _cpack(a, (ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    rat = br / bi
+    scl = _like(ar, 1.0) / (bi + br * rat)
+    return _cpack(a, (ar * rat + ai) * scl, (ai * rat - ar) * scl)
+
+
+@register_jitable(**_JIT)
+def _cdiv(a, b):
+    # NumPy's complex divide loop, including its nan special cases
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    arn, ain = math.isnan(ar), math.isnan(ai)
+    if (not math.isnan(br) and not math.isnan(bi) and (arn or ain)
+            and ((((not arn and math.isinf(ar)) or (not ain and math.isinf(ai)))
+                  and (br != 0 or bi != 0))
+                 or (math.isinf(br) and math.isinf(bi)))):
+        nan = ar if arn else ai
+        return _cpack(a, nan, nan)
+    if abr >= abi:
+        if abr == 0 and abi == 0:
+            if (arn and (ai == 0 or ain)) or (ar == 0 and ain):
+                return _cpack(a, ar if arn else ai, ai if ain else ar)
+            return _cpack(a, ar / abr, ai / abi)
+        rat = bi / br
+        scl = _like(ar, 1.0) / (br + bi * rat)
+        return _cpack(a, (ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    rat = br / bi
+    scl = _like(ar, 1.0) / (bi + br * rat)
+    return _cpack(a, (ar * rat + ai) * scl, (ai * rat - ar) * scl)
+
+
+@register_jitable(**_JIT)
+def _crecip(a):
+    ar, ai = a.real, a.imag
+    one = _like(ar, 1.0)
+    if abs(ai) <= abs(ar):
+        r = ai / ar
+        d = ar + ai * r
+        return _cpack(a, one / d, -r / d)
+    r = ar / ai
+    d = ar * r + ai
+    return _cpack(a, r / d, -one / d)
+
+
+@register_jitable(**_JIT)
+def _cpow(a, b):
+    # npy_cpow: exact small integer powers by repeated multiplication
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    if br == 0 and bi == 0:
+        return _like(a, 1.0)
+    if ar == 0 and ai == 0:
+        if br > 0:
+            return _like(a, 0.0)
+        return _cpack(a, math.nan, math.nan)
+    if bi == 0 and br > -100 and br < 100:
+        n = int(br)
+        if n == br:
+            if n == 1:
+                return a
+            if n == 2:
+                return _cmul(a, a)
+            if n == 3:
+                return _cmul(a, _cmul(a, a))
+            m = abs(n)
+            mask = 1
+            acc = _like(a, 1.0)
+            p = a
+            while True:
+                if m & mask:
+                    acc = _cmul(acc, p)
+                mask <<= 1
+                if m < mask:
+                    break
+                p = _cmul(p, p)
+            if br < 0:
+                acc = _cdiv_simple(_like(a, 1.0), acc)
+            return acc
+    # glibc's cpow is cexp(b * clog(a)) as well
+    return np.exp(b * np.log(a))
+
+
+# --------------------------------------------------------------------------
+# arithmetic
+# --------------------------------------------------------------------------
+
+def _mk_floordiv(t):
+    k = _kind(t)
+    if k == "i":
+        def impl(a, b):
+            if b == 0:
+                return t(0)
+            if b == -1:  # INT_MIN // -1 wraps; sdiv would trap
+                return t(0 - a)
+            return t(a // b)
+    elif k == "u":
+        def impl(a, b):
+            if b == 0:
+                return t(0)
+            return t(a // b)
+    elif k == "f":
+        def impl(a, b):
+            if b == 0:
+                return a / b
+            return _fdivmod(a, b)[0]
+    else:
+        return None
+    return impl
+
+
+def _mk_remainder(t):
+    k = _kind(t)
+    if k == "i":
+        def impl(a, b):
+            if b == 0 or b == -1:
+                return t(0)
+            return t(a % b)  # Numba follows Python: sign of the divisor
+    elif k == "u":
+        def impl(a, b):
+            if b == 0:
+                return t(0)
+            return t(a % b)
+    elif k == "f":
+        def impl(a, b):
+            if b == 0:
+                return np.fmod(a, b)
+            return _fdivmod(a, b)[1]
+    else:
+        return None
+    return impl
+
+
+def _mk_fmod(t):
+    k = _kind(t)
+    if k == "i":
+        def impl(a, b):
+            if b == 0 or b == -1:
+                return t(0)
+            r = a % b
+            if r != 0 and (r < 0) != (a < 0):  # C truncation: sign of a
+                r -= b
+            return t(r)
+    elif k == "u":
+        def impl(a, b):
+            if b == 0:
+                return t(0)
+            return t(a % b)
+    elif k == "f":
+        def impl(a, b):
+            return np.fmod(a, b)
+    else:
+        return None
+    return impl
+
+
+def _mk_power(t):
+    k = _kind(t)
+    if k in ("i", "u"):
+        w = _wide(t)
+        signed = k == "i"
+
+        def impl(a, b):
+            if signed and b < 0:  # NumPy raises; we follow PyTorch
+                if a == 1:
+                    return t(1)
+                if a == -1:
+                    return t(1) if (b & 1) == 0 else t(-1)
+                return t(0)
+            r = w(1)
+            base = w(a)
+            e = w(b)
+            while e != 0:
+                if e & w(1):
+                    r = r * base  # wraps
+                e = e >> w(1)
+                base = base * base
+            return t(r)
+    elif k == "f":
+        def impl(a, b):
+            return np.power(a, b)
+    elif k == "c":
+        def impl(a, b):
+            return _cpow(a, b)
+    else:
+        return None
+    return impl
+
+
+def _mk_true_div(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a, b: a / b
+    if k == "c":
+        return lambda a, b: _cdiv(a, b)
+    if k in ("b", "i", "u"):  # NumPy divides integers in float64
+        return lambda a, b: np.float64(a) / np.float64(b)
+    return None
+
+
+def _mk_reciprocal(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a: _like(a, 1.0) / a
+    if k == "c":
+        return lambda a: _crecip(a)
+    if k == "i":
+        # 1/a truncated; for a == 0 NumPy returns a UB-derived value, we give 0
+        return lambda a: a if (a == 1 or a == -1) else t(0)
+    if k == "u":
+        return lambda a: a if a == 1 else t(0)
+    return None
+
+
+def _mk_square(t):
+    k = _kind(t)
+    if k in ("i", "u"):
+        return lambda a: t(a * a)
+    if k == "f":
+        return lambda a: a * a
+    if k == "c":
+        def impl(a):
+            r, i = a.real, a.imag
+            return _cpack(a, r * r - i * i, r * i + i * r)
+        return impl
+    return None
+
+
+def _mk_negative(t):
+    k = _kind(t)
+    if k in ("i", "u"):
+        return lambda a: t(0 - a)
+    if k == "f":
+        return lambda a: -a
+    if k == "c":
+        return lambda a: _cpack(a, -a.real, -a.imag)
+    return None
+
+
+def _mk_absolute(t):
+    k = _kind(t)
+    if k in ("b", "u"):
+        return lambda a: a
+    if k == "i":
+        return lambda a: a if a >= 0 else t(0 - a)  # abs(INT_MIN) == INT_MIN
+    if k == "f":
+        return lambda a: abs(a)
+    if k == "c":
+        return lambda a: np.hypot(a.real, a.imag)
+    return None
+
+
+def _mk_sign(t):
+    k = _kind(t)
+    if k == "u":
+        return lambda a: t(1) if a > 0 else t(0)
+    if k == "i":
+        return lambda a: t(1) if a > 0 else (t(-1) if a < 0 else t(0))
+    if k == "f":
+        # nan passes through; -0.0 gives +0.0 like NumPy
+        return lambda a: t(1) if a > 0 else (t(-1) if a < 0 else (t(0) if a == 0 else a))
+    if k == "c":
+        def impl(a):
+            r, i = a.real, a.imag
+            m = np.hypot(r, i)
+            if math.isnan(m):
+                return _cpack(a, math.nan, math.nan)
+            if math.isinf(m):
+                if math.isinf(r):
+                    if math.isinf(i):
+                        return _cpack(a, math.nan, math.nan)
+                    return _cpack(a, 1.0 if r > 0 else -1.0, 0.0)
+                return _cpack(a, 0.0, 1.0 if i > 0 else -1.0)
+            if m == 0:
+                return _cpack(a, 0.0, 0.0)
+            return _cpack(a, r / m, i / m)
+        return impl
+    return None
+
+
+floordiv = _define("floordiv", 2, _mk_floordiv)
+remainder = _define("remainder", 2, _mk_remainder)
+fmod_ = _define("fmod_", 2, _mk_fmod)
+power = _define("power", 2, _mk_power)
+true_div = _define("true_div", 2, _mk_true_div)
+reciprocal = _define("reciprocal", 1, _mk_reciprocal)
+square = _define("square", 1, _mk_square)
+negative = _define("negative", 1, _mk_negative)
+absolute = _define("absolute", 1, _mk_absolute)
+sign = _define("sign", 1, _mk_sign)
+
+
+# --------------------------------------------------------------------------
+# comparison-ish
+# --------------------------------------------------------------------------
+
+def _mk_minmax(is_max):
+    def make(t):
+        k = _kind(t)
+        if k == "b":
+            return (lambda a, b: a or b) if is_max else (lambda a, b: a and b)
+        if k in ("i", "u"):
+            return (lambda a, b: a if a > b else b) if is_max else (lambda a, b: a if a < b else b)
+        if k == "f":
+            # nan in either propagates; equal values (+-0) give b, as NumPy's
+            # SIMD loops do on x86
+            if is_max:
+                return lambda a, b: a if (a > b or a != a) else b
+            return lambda a, b: a if (a < b or a != a) else b
+        if k == "c":
+            # NumPy's lexicographic CGE/CLE with nan propagation
+            if is_max:
+                def impl(a, b):
+                    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+                    if (math.isnan(ar) or math.isnan(ai)
+                            or (ar > br and not math.isnan(ai) and not math.isnan(bi))
+                            or (ar == br and ai >= bi)):
+                        return a
+                    return b
+            else:
+                def impl(a, b):
+                    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+                    if (math.isnan(ar) or math.isnan(ai)
+                            or (ar < br and not math.isnan(ai) and not math.isnan(bi))
+                            or (ar == br and ai <= bi)):
+                        return a
+                    return b
+            return impl
+        return None
+    return make
+
+
+maximum = _define("maximum", 2, _mk_minmax(True))
+minimum = _define("minimum", 2, _mk_minmax(False))
+
+
+def _mk_clip(t):
+    if _kind(t) is None:
+        return None
+    return lambda x, lo, hi: minimum(maximum(x, lo), hi)
+
+
+clip = _define("clip", 3, _mk_clip)
+
+
+def _mk_copysign(t):
+    if _kind(t) == "f":
+        return lambda a, b: math.copysign(a, b)
+    return None
+
+
+def _mk_nextafter(t):
+    if _kind(t) != "f":
+        return None
+
+    def impl(a, b):
+        if a != a or b != b:
+            return a + b
+        if a == b:
+            return b
+        if a == 0:
+            return math.copysign(_from_bits(a, 1), b)  # smallest subnormal
+        u = _bits(a)
+        if (a < b) == (a > 0):  # sign-magnitude: grow or shrink |a|
+            return _from_bits(a, u + _like(u, 1))
+        return _from_bits(a, u - _like(u, 1))
+    return impl
+
+
+def _mk_signbit(t):
+    k = _kind(t)
+    if k == "f":
+        shift = t.bitwidth - 1
+        return lambda a: (_bits(a) >> shift) != 0
+    if k == "i":
+        return lambda a: a < 0
+    if k in ("u", "b"):
+        return lambda a: False
+    return None
+
+
+def _mk_isnan(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a: math.isnan(a)
+    if k == "c":
+        return lambda a: math.isnan(a.real) or math.isnan(a.imag)
+    if k is not None:
+        return lambda a: False
+    return None
+
+
+def _mk_isinf(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a: math.isinf(a)
+    if k == "c":
+        return lambda a: math.isinf(a.real) or math.isinf(a.imag)
+    if k is not None:
+        return lambda a: False
+    return None
+
+
+def _mk_isfinite(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a: math.isfinite(a)
+    if k == "c":
+        return lambda a: math.isfinite(a.real) and math.isfinite(a.imag)
+    if k is not None:
+        return lambda a: True
+    return None
+
+
+copysign = _define("copysign", 2, _mk_copysign)
+nextafter = _define("nextafter", 2, _mk_nextafter)
+signbit = _define("signbit", 1, _mk_signbit)
+isnan = _define("isnan", 1, _mk_isnan)
+isinf = _define("isinf", 1, _mk_isinf)
+isfinite = _define("isfinite", 1, _mk_isfinite)
+
+
+# --------------------------------------------------------------------------
+# math (float32 stays float32: Numba maps np.* on float32 to the libm f-variants)
+# --------------------------------------------------------------------------
+
+def _mk_ufunc1(fn, complex_ok=True):
+    def make(t):
+        k = _kind(t)
+        if k == "f" or (k == "c" and complex_ok):
+            return lambda a: fn(a)
+        return None
+    return make
+
+
+def _mk_ufunc2(fn):
+    def make(t):
+        if _kind(t) == "f":
+            return lambda a, b: fn(a, b)
+        return None
+    return make
+
+
+def _mk_rounding(fn, complex_ok=False):
+    def make(t):
+        k = _kind(t)
+        if k in ("b", "i", "u"):
+            return lambda a: a  # integers are already integral
+        if k == "f" or (k == "c" and complex_ok):
+            return lambda a: fn(a)
+        return None
+    return make
+
+
+def _mk_rsqrt(t):
+    k = _kind(t)
+    if k == "f":
+        return lambda a: _like(a, 1.0) / np.sqrt(a)
+    if k == "c":
+        return lambda a: _crecip(np.sqrt(a))
+    return None
+
+
+def _mk_sigmoid(t):
+    if _kind(t) != "f":
+        return None
+
+    def impl(a):
+        one = _like(a, 1.0)
+        if a >= 0:
+            return one / (one + np.exp(-a))
+        e = np.exp(a)  # a < 0 (or nan): no overflow
+        return e / (one + e)
+    return impl
+
+
+def _mk_erf(t):
+    if _kind(t) == "f":
+        return lambda a: math.erf(a)
+    return None
+
+
+def _mk_logaddexp(t):
+    if _kind(t) != "f":
+        return None
+
+    def impl(a, b):
+        # npy_logaddexp
+        if a == b:  # also equal infinities, without inf - inf
+            return a + _like(a, 0.6931471805599453)
+        d = a - b
+        if d > 0:
+            return a + np.log1p(np.exp(-d))
+        if d <= 0:
+            return b + np.log1p(np.exp(d))
+        return d  # nan
+    return impl
+
+
+exp = _define("exp", 1, _mk_ufunc1(np.exp))
+exp2 = _define("exp2", 1, _mk_ufunc1(np.exp2))
+expm1 = _define("expm1", 1, _mk_ufunc1(np.expm1))
+log = _define("log", 1, _mk_ufunc1(np.log))
+log2 = _define("log2", 1, _mk_ufunc1(np.log2))
+log10 = _define("log10", 1, _mk_ufunc1(np.log10))
+log1p = _define("log1p", 1, _mk_ufunc1(np.log1p))
+sqrt = _define("sqrt", 1, _mk_ufunc1(np.sqrt))
+rsqrt = _define("rsqrt", 1, _mk_rsqrt)
+sin = _define("sin", 1, _mk_ufunc1(np.sin))
+cos = _define("cos", 1, _mk_ufunc1(np.cos))
+tan = _define("tan", 1, _mk_ufunc1(np.tan))
+asin = _define("asin", 1, _mk_ufunc1(np.arcsin))
+acos = _define("acos", 1, _mk_ufunc1(np.arccos))
+atan = _define("atan", 1, _mk_ufunc1(np.arctan))
+atan2 = _define("atan2", 2, _mk_ufunc2(np.arctan2))
+sinh = _define("sinh", 1, _mk_ufunc1(np.sinh))
+cosh = _define("cosh", 1, _mk_ufunc1(np.cosh))
+tanh = _define("tanh", 1, _mk_ufunc1(np.tanh))
+asinh = _define("asinh", 1, _mk_ufunc1(np.arcsinh))
+acosh = _define("acosh", 1, _mk_ufunc1(np.arccosh))
+atanh = _define("atanh", 1, _mk_ufunc1(np.arctanh))
+sigmoid = _define("sigmoid", 1, _mk_sigmoid)
+erf = _define("erf", 1, _mk_erf)
+floor = _define("floor", 1, _mk_rounding(np.floor))
+ceil = _define("ceil", 1, _mk_rounding(np.ceil))
+trunc = _define("trunc", 1, _mk_rounding(np.trunc))
+round_half_even = _define("round_half_even", 1, _mk_rounding(np.rint, complex_ok=True))
+hypot = _define("hypot", 2, _mk_ufunc2(np.hypot))
+logaddexp = _define("logaddexp", 2, _mk_logaddexp)
+
+
+# --------------------------------------------------------------------------
+# bitwise (ints, bool as logical)
+# --------------------------------------------------------------------------
+
+def _mk_bitop(op):
+    def make(t):
+        k = _kind(t)
+        if k == "b":
+            if op == "and":
+                return lambda a, b: a and b
+            if op == "or":
+                return lambda a, b: a or b
+            return lambda a, b: a != b
+        if k in ("i", "u"):
+            if op == "and":
+                return lambda a, b: t(a & b)
+            if op == "or":
+                return lambda a, b: t(a | b)
+            return lambda a, b: t(a ^ b)
+        return None
+    return make
+
+
+def _mk_bit_not(t):
+    k = _kind(t)
+    if k == "b":
+        return lambda a: not a
+    if k in ("i", "u"):
+        return lambda a: t(~a)
+    return None
+
+
+def _mk_shift(left):
+    def make(t):
+        k = _kind(t)
+        if k not in ("i", "u"):
+            return None
+        nbits = t.bitwidth
+        signed = k == "i"
+        # NumPy: counts outside [0, width) give 0 (or -1 for a negative a >>)
+        if left:
+            def impl(a, b):
+                if (signed and b < 0) or b >= nbits:
+                    return t(0)
+                return t(a << b)
+        else:
+            def impl(a, b):
+                if (signed and b < 0) or b >= nbits:
+                    return t(-1) if (signed and a < 0) else t(0)
+                return t(a >> b)
+        return impl
+    return make
+
+
+bit_and = _define("bit_and", 2, _mk_bitop("and"))
+bit_or = _define("bit_or", 2, _mk_bitop("or"))
+bit_xor = _define("bit_xor", 2, _mk_bitop("xor"))
+bit_not = _define("bit_not", 1, _mk_bit_not)
+left_shift = _define("left_shift", 2, _mk_shift(True))
+right_shift = _define("right_shift", 2, _mk_shift(False))
+
+
+# --------------------------------------------------------------------------
+# logical (truthiness of each operand; no promotion needed)
+# --------------------------------------------------------------------------
+
+def _truth(a):
+    """NumPy truthiness: non-zero (nan counts), complex if either part is."""
+
+
+@overload(_truth, jit_options=_JIT)
+def _ov_truth(a):
+    k = _kind(a)
+    if k == "b":
+        return lambda a: a
+    if k in ("i", "u", "f"):
+        return lambda a: a != 0
+    if k == "c":
+        return lambda a: a.real != 0 or a.imag != 0
+    return None
+
+
+def _mk_logical(fn):
+    def make(t):
+        return fn if _kind(t) is not None else None
+    return make
+
+
+logical_and = _define("logical_and", 2, _mk_logical(lambda a, b: _truth(a) and _truth(b)))
+logical_or = _define("logical_or", 2, _mk_logical(lambda a, b: _truth(a) or _truth(b)))
+logical_xor = _define("logical_xor", 2, _mk_logical(lambda a, b: _truth(a) != _truth(b)))
+logical_not = _define("logical_not", 1, _mk_logical(lambda a: not _truth(a)))

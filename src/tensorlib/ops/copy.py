@@ -1,0 +1,75 @@
+"""Copies, casts and fills: the element-moving kernels behind factories, clone and astype."""
+from __future__ import annotations
+
+from .. import dtypes as _dt
+from ..dispatch.iterator import TensorIterator, memory_overlap
+from ..dispatch.stub import get_stub
+from ..factories import empty_like
+from ..tensor import Tensor
+from .pointwise import PointwiseInfo
+
+__all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
+
+COPY = PointwiseInfo(name="copy", expr="self", tensor_args=("self",), scalar_args=())
+FILL = PointwiseInfo(name="fill", expr="self", tensor_args=("self",), scalar_args=())
+
+
+def copy_(self: Tensor, src: Tensor) -> Tensor:
+    """Writes src (broadcast to self's shape, cast to self's dtype) into self."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
+    if memory_overlap(self, src) == "full":
+        return self
+    if src.shape != self.shape:
+        src = src.broadcast_to(self.shape) if src.ndim <= self.ndim else _bad_copy(self, src)
+    it = TensorIterator.build("copy_", [self], [src], promote_inputs=False,
+                              enforce_safe_cast=False)
+    if it.numel:
+        get_stub("copy").kernel_for(it.device.type, src.dtype)(it, COPY, [])
+    return self
+
+
+def _bad_copy(dst, src):
+    raise ValueError(f"copy_(): source shape {src.shape} cannot be broadcast to the destination "
+                     f"shape {dst.shape}")
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    it = TensorIterator.build("fill_", [self], [value], promote_inputs=False,
+                              enforce_safe_cast=False, compute_dtype=_compute(self.dtype),
+                              common_dtype=self.dtype)
+    if it.numel:
+        get_stub("fill").kernel_for(it.device.type, self.dtype)(it, FILL, [])
+    return self
+
+
+def _compute(dtype):
+    return _dt.float32 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+
+
+def clone(self: Tensor) -> Tensor:
+    return copy_(empty_like(self), self)
+
+
+def contiguous(self: Tensor) -> Tensor:
+    if self.is_contiguous():
+        return self
+    from ..factories import empty
+    return copy_(empty(self.shape, dtype=self.dtype, device=self.device), self)
+
+
+def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
+    same_device = device is None or device == self.device
+    if dtype is self.dtype and same_device and not copy:
+        return self
+    if not same_device:
+        from ..runtime.transfer import to_device
+        return to_device(self, device, dtype=dtype)
+    return copy_(empty_like(self, dtype=dtype), self)
+
+
+def fill_range(self: Tensor, start, step) -> Tensor:
+    """out[i] = start + i * step over a 1-D tensor (arange / linspace)."""
+    if self._numel:
+        get_stub("fill_range").kernel_for(self.device.type, self.dtype)(self, start, step)
+    return self

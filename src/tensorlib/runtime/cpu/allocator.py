@@ -1,0 +1,399 @@
+"""Caching host (CPU) allocator for tensorlib storage.
+
+Freed blocks are kept in per-size-class free lists and handed out again, so
+allocating ops reuse already-faulted pages instead of paying NumPy's page-fault
+cost on fresh memory every time.
+
+Size classes (see ``round_size``):
+  * 0 bytes            -> 0 (blocks share one static, 64-aligned empty buffer)
+  * 1 .. 2048 bytes    -> next multiple of 64 (waste < 64 bytes)
+  * n > 2048 bytes     -> next multiple of 2**(k-3), where 2**k <= n < 2**(k+1),
+                          i.e. 1/8 of the next lower power of two
+                          (waste < n/8, i.e. < 12.5%; always a multiple of 256)
+So for every n: size >= n and size - n < max(64, n / 8).
+
+Only the standard library and NumPy are imported so the module works standalone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "Block",
+    "HostCachingAllocator",
+    "host_allocator",
+    "round_size",
+    "memory_stats",
+    "empty_cache",
+    "reset_peak_stats",
+]
+
+ALIGNMENT = 64
+SMALL_LIMIT = 2048  # up to here: multiples of 64; above: 8 classes per power of two
+_ENV_CACHE_LIMIT = "TENSORLIB_CPU_CACHE_LIMIT"
+_DEFAULT_CACHE_CAP = 8 << 30
+
+
+def round_size(nbytes: int) -> int:
+    """Rounded (reserved) size for a request of ``nbytes`` bytes."""
+    nbytes = _check_nbytes(nbytes)
+    if nbytes > SMALL_LIMIT:
+        step = 1 << (nbytes.bit_length() - 4)
+        return (nbytes + step - 1) & -step
+    return (nbytes + 63) & -64
+
+
+def _check_nbytes(nbytes) -> int:
+    # bool is an int subclass but almost certainly a bug here.
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
+        raise TypeError(
+            f"nbytes must be a non-negative int, got {nbytes!r} "
+            f"(type {type(nbytes).__name__})"
+        )
+    nbytes = int(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
+    return nbytes
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024.0
+    return f"{n} B"  # unreachable
+
+
+def _alloc_raw(size: int):
+    """Fresh 64-aligned memory: returns (raw_array, ptr, buffer).
+
+    Module-level so tests can substitute it to simulate out-of-memory.
+    """
+    raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
+    addr = raw.ctypes.data
+    off = (-addr) & (ALIGNMENT - 1)
+    return raw, addr + off, raw[off:off + size]
+
+
+# Shared backing for all zero-size blocks: ptr must be a valid, non-zero,
+# 64-aligned address even though no bytes are addressable.
+_EMPTY_RAW, _EMPTY_PTR, _EMPTY_BUF = _alloc_raw(0)
+
+
+def _default_cache_cap() -> int:
+    try:
+        phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return _DEFAULT_CACHE_CAP
+    if phys <= 0:
+        return _DEFAULT_CACHE_CAP
+    return min(phys // 4, _DEFAULT_CACHE_CAP)
+
+
+def _cache_cap_from_env():
+    val = os.environ.get(_ENV_CACHE_LIMIT)
+    if val is None or not val.strip():
+        return None
+    try:
+        cap = int(float(val)) if any(c in val for c in ".eE") else int(val, 0)
+        if cap < 0:
+            raise ValueError
+        return cap
+    except ValueError:
+        # A bad env var must not make `import tensorlib` fail.
+        warnings.warn(
+            f"ignoring invalid {_ENV_CACHE_LIMIT}={val!r} (expected bytes >= 0)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return None
+
+
+class Block:
+    """A piece of host memory handed out by ``HostCachingAllocator``.
+
+    ``buffer`` is a 1-D uint8 array viewing exactly [ptr, ptr + size).
+    ``pending`` holds event-like objects (``.query() -> bool``); while any is
+    incomplete a freed block is deferred instead of being reused.
+    """
+
+    __slots__ = ("ptr", "size", "requested", "buffer", "in_use", "pending",
+                 "_raw", "_owner")
+
+    def __init__(self, owner, raw, ptr, size, requested, buffer):
+        self.ptr = ptr
+        self.size = size
+        self.requested = requested
+        self.buffer = buffer
+        self.in_use = True
+        self.pending = []
+        self._raw = raw  # keeps the over-allocated array alive
+        self._owner = owner
+
+    def __repr__(self):
+        return (f"Block(ptr=0x{self.ptr:x}, size={self.size}, "
+                f"requested={self.requested}, in_use={self.in_use})")
+
+
+class HostCachingAllocator:
+    """Thread-safe caching allocator for CPU tensor storage."""
+
+    def __init__(self, max_cached_bytes: int | None = None):
+        if max_cached_bytes is None:
+            max_cached_bytes = _cache_cap_from_env()
+        if max_cached_bytes is None:
+            max_cached_bytes = _default_cache_cap()
+        self._max_cached = _check_nbytes(max_cached_bytes)
+        self._lock = threading.Lock()
+        self._pool: dict[int, list[Block]] = {}  # size -> LIFO free list
+        self._deferred: list[Block] = []  # freed but with pending events
+        # Stats ("allocated" includes deferred blocks: they are still in use).
+        self._allocated = 0
+        self._allocated_peak = 0
+        self._cached = 0
+        self._reserved_peak = 0
+        self._requested = 0
+        self._num_allocs = 0
+        self._num_frees = 0
+        self._alloc_peak = 0
+        self._hits = 0
+        self._misses = 0
+        self._num_empty_cache = 0
+
+    # -- configuration ---------------------------------------------------
+    @property
+    def max_cached_bytes(self) -> int:
+        return self._max_cached
+
+    @max_cached_bytes.setter
+    def max_cached_bytes(self, value: int) -> None:
+        value = _check_nbytes(value)
+        with self._lock:
+            self._max_cached = value
+            dropped = self._trim_locked(value)
+        del dropped  # memory returned outside the lock
+
+    # -- hot path ----------------------------------------------------------
+    def allocate(self, nbytes: int) -> Block:
+        if type(nbytes) is not int or nbytes < 0:
+            nbytes = _check_nbytes(nbytes)
+        # Inlined round_size(): a function call is a noticeable share of the
+        # hot path's budget.
+        if nbytes > SMALL_LIMIT:
+            step = 1 << (nbytes.bit_length() - 4)
+            size = (nbytes + step - 1) & -step
+        elif nbytes:
+            size = (nbytes + 63) & -64
+        else:
+            return self._allocate_empty()
+        if self._deferred:  # racy read is fine: just a hint to look
+            self._process_deferred()
+        with self._lock:
+            lst = self._pool.get(size)
+            if lst:
+                block = lst.pop()  # LIFO: most recently freed is cache-hot
+                block.requested = nbytes
+                block.in_use = True
+                self._cached -= size
+                self._hits += 1
+                self._requested += nbytes
+                a = self._allocated + size
+                self._allocated = a
+                if a > self._allocated_peak:
+                    self._allocated_peak = a
+                n = self._num_allocs + 1
+                self._num_allocs = n
+                n -= self._num_frees
+                if n > self._alloc_peak:
+                    self._alloc_peak = n
+                return block  # reserved is unchanged on a hit
+        return self._allocate_fresh(nbytes, size)
+
+    def free(self, block: Block) -> None:
+        pending = block.pending
+        # Event queries run outside the lock (they may be slow or re-enter).
+        deferred = False
+        if pending:
+            if all(e.query() for e in pending):
+                pending.clear()  # done: don't re-query when the block is reused
+            else:
+                deferred = True
+        with self._lock:
+            if block._owner is not self:
+                raise ValueError("block was not allocated by this allocator")
+            if not block.in_use:
+                raise RuntimeError(f"double free of {block!r}")
+            block.in_use = False
+            if deferred:
+                self._deferred.append(block)
+                return
+            if self._release_locked(block):
+                return
+        # Over the cache cap: drop the memory (outside the lock: munmap is slow).
+        block.buffer = None
+        block._raw = None
+
+    # -- slow paths --------------------------------------------------------
+    def _allocate_empty(self) -> Block:
+        block = Block(self, _EMPTY_RAW, _EMPTY_PTR, 0, 0, _EMPTY_BUF)
+        with self._lock:
+            n = self._num_allocs + 1
+            self._num_allocs = n
+            n -= self._num_frees
+            if n > self._alloc_peak:
+                self._alloc_peak = n
+        return block
+
+    def _allocate_fresh(self, nbytes: int, size: int) -> Block:
+        try:
+            raw, ptr, buf = _alloc_raw(size)
+        except MemoryError:
+            self.empty_cache()
+            try:
+                raw, ptr, buf = _alloc_raw(size)
+            except MemoryError:
+                with self._lock:
+                    allocated = self._allocated
+                    reserved = allocated + self._cached
+                raise MemoryError(
+                    f"HostCachingAllocator: out of memory trying to allocate "
+                    f"{nbytes} bytes ({_fmt_bytes(nbytes)}; rounded to "
+                    f"{_fmt_bytes(size)}); currently allocated "
+                    f"{allocated} bytes ({_fmt_bytes(allocated)}), reserved "
+                    f"{reserved} bytes ({_fmt_bytes(reserved)})"
+                ) from None
+        block = Block(self, raw, ptr, size, nbytes, buf)
+        with self._lock:
+            self._misses += 1
+            self._requested += nbytes
+            a = self._allocated + size
+            self._allocated = a
+            if a > self._allocated_peak:
+                self._allocated_peak = a
+            r = a + self._cached
+            if r > self._reserved_peak:
+                self._reserved_peak = r
+            n = self._num_allocs + 1
+            self._num_allocs = n
+            n -= self._num_frees
+            if n > self._alloc_peak:
+                self._alloc_peak = n
+        return block
+
+    def _release_locked(self, block: Block) -> bool:
+        """Account a block as freed; cache it if under the cap.
+
+        Returns False when the caller must drop the block's memory.
+        """
+        size = block.size
+        self._allocated -= size
+        self._requested -= block.requested
+        self._num_frees += 1
+        if size == 0:
+            return True  # shared static buffer: nothing to cache or drop
+        if self._cached + size <= self._max_cached:
+            self._cached += size
+            lst = self._pool.get(size)
+            if lst is None:
+                self._pool[size] = [block]
+            else:
+                lst.append(block)
+            return True
+        return False
+
+    def _process_deferred(self) -> None:
+        with self._lock:
+            waiting, self._deferred = self._deferred, []
+        if not waiting:
+            return
+        ready, still = [], []
+        for b in waiting:
+            (ready if all(e.query() for e in b.pending) else still).append(b)
+        dropped = []
+        with self._lock:
+            self._deferred.extend(still)
+            for b in ready:
+                b.pending = []
+                if not self._release_locked(b):
+                    dropped.append(b)
+        for b in dropped:
+            b.buffer = None
+            b._raw = None
+
+    def _trim_locked(self, cap: int) -> list:
+        """Evict cached blocks (largest sizes, oldest first) until cached <= cap."""
+        dropped = []
+        if self._cached <= cap:
+            return dropped
+        for size in sorted(self._pool, reverse=True):  # biggest first
+            lst = self._pool[size]
+            while lst and self._cached > cap:
+                dropped.append(lst.pop(0))
+                self._cached -= size
+            if not lst:
+                del self._pool[size]
+            if self._cached <= cap:
+                break
+        return dropped
+
+    # -- maintenance / introspection ----------------------------------------
+    def empty_cache(self) -> None:
+        """Release every cached free block (and completed deferred ones)."""
+        if self._deferred:
+            self._process_deferred()
+        with self._lock:
+            old, self._pool = self._pool, {}
+            self._cached = 0
+            self._num_empty_cache += 1
+        for lst in old.values():
+            for b in lst:
+                b.buffer = None
+                b._raw = None
+        del old
+
+    def memory_stats(self) -> dict:
+        with self._lock:
+            allocated = self._allocated
+            cached = self._cached
+            return {
+                "allocated_bytes.current": allocated,
+                "allocated_bytes.peak": self._allocated_peak,
+                "reserved_bytes.current": allocated + cached,
+                "reserved_bytes.peak": self._reserved_peak,
+                "requested_bytes.current": self._requested,
+                "allocation.current": self._num_allocs - self._num_frees,
+                "allocation.peak": self._alloc_peak,
+                "num_allocs": self._num_allocs,
+                "num_frees": self._num_frees,
+                "num_cache_hits": self._hits,
+                "num_cache_misses": self._misses,
+                "cached_bytes.current": cached,
+                "num_empty_cache": self._num_empty_cache,
+                "num_deferred_frees.current": len(self._deferred),
+            }
+
+    def reset_peak_stats(self) -> None:
+        with self._lock:
+            self._allocated_peak = self._allocated
+            self._reserved_peak = self._allocated + self._cached
+            self._alloc_peak = self._num_allocs - self._num_frees
+
+
+host_allocator = HostCachingAllocator()
+
+
+def memory_stats() -> dict:
+    return host_allocator.memory_stats()
+
+
+def empty_cache() -> None:
+    host_allocator.empty_cache()
+
+
+def reset_peak_stats() -> None:
+    host_allocator.reset_peak_stats()

@@ -1,0 +1,77 @@
+"""Storage: one allocation (or one borrowed foreign buffer) that tensors and views share."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from .device import CPU
+
+__all__ = ["Storage"]
+
+
+class Storage:
+    """Bytes on a device. Returns its block to the allocator when the last tensor or view dies.
+
+    ``buffer`` is a uint8 NumPy array over the bytes when they are host-addressable (CPU, and CUDA
+    under the interpret backend); kernels view it as typed 1-D arrays through :meth:`typed`.
+    """
+
+    __slots__ = ("nbytes", "device", "buffer", "_ptr", "_allocator", "_block", "_owner", "_typed",
+                 "__weakref__")
+
+    def __init__(self, nbytes, device, ptr, buffer, allocator=None, block=None, owner=None):
+        self.nbytes = nbytes
+        self.device = device
+        self.buffer = buffer
+        self._ptr = ptr
+        self._allocator = allocator
+        self._block = block
+        self._owner = owner  # keeps a borrowed buffer (e.g. a NumPy array) alive
+        self._typed = {}
+
+    @classmethod
+    def allocate(cls, nbytes, device=CPU):
+        """New storage of ``nbytes`` from the device's caching allocator."""
+        if device.type == "cpu":
+            from .runtime.cpu.allocator import host_allocator as allocator
+        else:
+            from .runtime.cuda import device_allocator_for
+            allocator = device_allocator_for(device)
+        block = allocator.allocate(nbytes)
+        return cls(nbytes, device, block.ptr, block.buffer, allocator, block)
+
+    @classmethod
+    def from_buffer(cls, array: np.ndarray):
+        """Borrow the memory extent of a NumPy array; returns (storage, byte offset of array[0...])."""
+        if array.size == 0:
+            return cls(0, CPU, array.ctypes.data, np.empty(0, np.uint8), owner=array), 0
+        low, high = np.lib.array_utils.byte_bounds(array)
+        nbytes = high - low
+        raw = (ctypes.c_uint8 * nbytes).from_address(low)
+        buffer = np.frombuffer(raw, dtype=np.uint8)
+        return cls(nbytes, CPU, low, buffer, owner=array), array.ctypes.data - low
+
+    def data_ptr(self) -> int:
+        return self._ptr
+
+    def typed(self, np_dtype) -> np.ndarray:
+        """The whole storage as a 1-D array of ``np_dtype`` (what kernels index with element offsets)."""
+        arr = self._typed.get(np_dtype)
+        if arr is None:
+            itemsize = np.dtype(np_dtype).itemsize
+            usable = self.nbytes - self.nbytes % itemsize
+            arr = self.buffer[:usable].view(np_dtype)
+            self._typed[np_dtype] = arr
+        return arr
+
+    def __del__(self):
+        allocator = self._allocator
+        if allocator is not None and self._block is not None:
+            self._typed = None
+            self.buffer = None
+            allocator.free(self._block)
+            self._block = None
+
+    def __repr__(self):
+        return f"Storage(nbytes={self.nbytes}, device='{self.device}', ptr=0x{self._ptr:x})"

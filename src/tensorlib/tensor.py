@@ -1,0 +1,258 @@
+"""Tensor: Storage + shape / strides (in elements) / offset / dtype. Ops are attached from the YAML."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as _dt
+from .dispatch.keys import backend_key_for
+
+__all__ = ["Tensor", "contiguous_strides"]
+
+
+def contiguous_strides(shape) -> tuple:
+    strides = []
+    acc = 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class _HostView:
+    """What NumPy wraps for a zero-copy view; holding the Storage keeps its block from reuse."""
+
+    __slots__ = ("__array_interface__", "storage")
+
+    def __init__(self, storage, interface):
+        self.storage = storage
+        self.__array_interface__ = interface
+
+
+class Tensor:
+    __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_ks", "_numel",
+                 "__weakref__")
+    # NumPy defers binary operators to us instead of treating a Tensor as an object scalar.
+    __array_ufunc__ = None
+    __hash__ = object.__hash__
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Tensor cannot be constructed directly; use tensorlib.asarray, "
+                        "tensorlib.tensor, tensorlib.empty or another factory")
+
+    @staticmethod
+    def _make(storage, shape: tuple, strides: tuple, offset: int, dtype) -> "Tensor":
+        t = object.__new__(Tensor)
+        t._storage = storage
+        t._shape = shape
+        t._strides = strides
+        t._offset = offset
+        t._dtype = dtype
+        t._ks = backend_key_for(storage.device.type)
+        t._numel = math.prod(shape)
+        return t
+
+    def _view(self, shape, strides, offset) -> "Tensor":
+        """A tensor sharing this one's storage (the caller checked the bounds)."""
+        return Tensor._make(self._storage, tuple(shape), tuple(strides), offset, self._dtype)
+
+    # ---- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        """Number of elements (Array API); ``numel()`` is the PyTorch spelling."""
+        return self._numel
+
+    def numel(self) -> int:
+        return self._numel
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._storage.device
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._numel * self._dtype.itemsize
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._strides
+        from .ops.views import normalize_axis
+        return self._strides[normalize_axis(dim, self.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def untyped_storage(self):
+        return self._storage
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self._dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        expected = 1
+        for n, s in zip(reversed(self._shape), reversed(self._strides)):
+            if n == 1:
+                continue
+            if s != expected:
+                return n == 0 or self._numel == 0
+            expected *= n
+        return True
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._storage.device.type == "cuda"
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> "Tensor":
+        if self.ndim < 2:
+            raise ValueError(f"mT: tensor must have at least 2 dimensions, got shape {self._shape}")
+        return self.transpose(-2, -1)
+
+    # ---- host access ----------------------------------------------------------------------
+    def _host_interface(self) -> dict:
+        if self._dtype is _dt.bfloat16:
+            raise TypeError("numpy(): NumPy has no bfloat16; convert first, e.g. x.astype(tl.float32)")
+        if self._storage.buffer is None:
+            raise TypeError(f"numpy(): tensor on device '{self.device}' is not host-accessible; "
+                            f"call .cpu() first")
+        item = self._dtype.itemsize
+        return {
+            "version": 3,
+            "shape": self._shape,
+            "typestr": self._dtype.np_dtype.str,
+            "data": (self.data_ptr(), False),
+            "strides": tuple(s * item for s in self._strides),
+        }
+
+    def numpy(self) -> np.ndarray:
+        """A zero-copy NumPy view (CPU tensors); writes go both ways."""
+        if self._storage.device.type != "cpu":
+            raise TypeError(f"numpy(): can't convert a tensor on '{self.device}' to NumPy; "
+                            f"use .cpu() first")
+        return np.asarray(_HostView(self._storage, self._host_interface()))
+
+    @property
+    def __array_interface__(self):
+        if self._storage.device.type != "cpu":
+            raise AttributeError("__array_interface__ is only defined for CPU tensors")
+        return self._host_interface()
+
+    def __array__(self, dtype=None, copy=None):
+        if self._dtype is _dt.bfloat16:
+            arr = self._to_host_numpy()
+            copied = True
+        else:
+            copied = self._storage.device.type != "cpu"
+            arr = self.numpy() if not copied else self._to_host_numpy()
+        if copy is False and (copied or (dtype is not None and np.dtype(dtype) != arr.dtype)):
+            raise ValueError("__array__(): copy=False is impossible: the data is not a host "
+                             "array of that dtype")
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        if copy and not copied:
+            arr = arr.copy()
+        return arr
+
+    def _to_host_numpy(self) -> np.ndarray:
+        """Values as a NumPy array (bfloat16 widened to float32), copying only when needed."""
+        t = self if self._storage.device.type == "cpu" else self.cpu()
+        if t._dtype is _dt.bfloat16:
+            raw = np.asarray(_HostView(t._storage, {**_bf16_raw_interface(t)}))
+            return (raw.astype(np.uint32) << 16).view(np.float32)
+        return t.numpy()
+
+    def item(self):
+        if self._numel != 1:
+            raise ValueError(f"item(): a tensor with {self._numel} elements cannot be converted "
+                             f"to a Python scalar")
+        return self._to_host_numpy().reshape(()).item()
+
+    def tolist(self):
+        return self._to_host_numpy().tolist()
+
+    def __bool__(self):
+        if self._numel != 1:
+            raise ValueError(f"bool(): the truth value of a tensor with {self._numel} elements "
+                             f"is ambiguous; use any() or all()")
+        return bool(self.item())
+
+    def __int__(self):
+        self._check_scalar("int")
+        return int(self.item().real if self._dtype.is_complex else self.item())
+
+    def __float__(self):
+        self._check_scalar("float")
+        if self._dtype.is_complex:
+            raise TypeError("float(): can't convert a complex tensor to float")
+        return float(self.item())
+
+    def __complex__(self):
+        self._check_scalar("complex")
+        return complex(self.item())
+
+    def __index__(self):
+        if self._dtype.kind not in "iu" or self._numel != 1:
+            raise TypeError(f"__index__(): only integer tensors of a single element can be used "
+                            f"as an index, got dtype {self._dtype} with {self._numel} elements")
+        return int(self.item())
+
+    def _check_scalar(self, what):
+        if self._numel != 1:
+            raise TypeError(f"{what}(): only tensors with one element can be converted to Python "
+                            f"scalars, got {self._numel} elements")
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self.select(0, i) for i in range(self._shape[0]))
+
+    def __repr__(self):
+        from .formatting import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __array_namespace__(self, *, api_version=None):
+        if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
+            raise ValueError(f"__array_namespace__(): unsupported api_version {api_version!r}")
+        import tensorlib
+        return tensorlib
+
+
+def _bf16_raw_interface(t: Tensor) -> dict:
+    return {
+        "version": 3, "shape": t._shape, "typestr": "<u2", "data": (t.data_ptr(), False),
+        "strides": tuple(s * 2 for s in t._strides),
+    }
