@@ -1,0 +1,108 @@
+"""Shared test helpers: NumPy is the oracle (check_op) and hypothesis strategies for arrays with
+every kind of layout (contiguous, transposed, negative and zero strides, 0-d, empty)."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import tensorlib as tl
+
+NUMPY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128"]
+ALL_DTYPES = NUMPY_DTYPES + ["bfloat16"]
+FLOAT_DTYPES = ["float16", "float32", "float64"]
+INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+# Tolerances for comparing against NumPy (half types compute in float32 and round once).
+_TOL = {"float16": (2e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (2e-6, 1e-6),
+        "complex64": (2e-6, 1e-6), "float64": (1e-12, 1e-13), "complex128": (1e-12, 1e-13)}
+
+
+def to_numpy(t) -> np.ndarray:
+    """Tensor -> NumPy values (bfloat16 widened to float32), copied."""
+    return np.array(t._to_host_numpy(), copy=True)
+
+
+def as_tensor(x):
+    """NumPy array -> tensor sharing its memory and strides (so layouts are tested as built)."""
+    if isinstance(x, np.ndarray):
+        return tl.from_numpy(x)
+    return x
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype_name: str, rtol=None,
+                 atol=None):
+    assert actual.shape == expected.shape, f"shape {actual.shape} != {expected.shape}"
+    r, a = _TOL.get(dtype_name, (0, 0))
+    rtol = r if rtol is None else rtol
+    atol = a if atol is None else atol
+    if actual.dtype.kind in "fc" or expected.dtype.kind in "fc":
+        np.testing.assert_allclose(actual.astype(expected.dtype) if expected.dtype.kind in "fc"
+                                   else actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+def check_op(tl_fn, np_fn, *args, expected_dtype=None, rtol=None, atol=None, **kwargs):
+    """Runs tl_fn on tensors made from the NumPy args (zero-copy, same strides) and np_fn on the
+    arrays; compares shape, values and the result dtype (NumPy's unless expected_dtype given).
+    Also checks the inputs were not modified."""
+    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    expected = np_fn(*args, **kwargs)
+    got = tl_fn(*[as_tensor(a) for a in args], **kwargs)
+    results = got if isinstance(got, tuple) else (got,)
+    expects = expected if isinstance(expected, tuple) else (expected,)
+    for g, e in zip(results, expects):
+        e = np.asarray(e)
+        want = expected_dtype or e.dtype.name
+        want = want.name if isinstance(want, tl.dtypes.DType) else want
+        assert g.dtype.name == want, f"dtype {g.dtype.name} != {want}"
+        assert g.shape == e.shape, f"shape {g.shape} != {e.shape}"
+        assert_close(to_numpy(g), e.astype(np.float32) if want == "bfloat16" else e, want,
+                     rtol, atol)
+    for a, b in zip(args, before):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    return got
+
+
+@st.composite
+def layouts(draw, arr_strategy):
+    """The drawn array's values, placed in a random layout of the same shape: transposed
+    storage, reversed (negative stride), every other element (step 2), or broadcast (stride 0)."""
+    buf = draw(arr_strategy)
+    shape, dtype = buf.shape, buf.dtype
+    if buf.ndim >= 2 and draw(st.booleans()):
+        b = np.empty(shape[::-1], dtype).T
+        b[...] = buf
+        buf = b
+    if buf.ndim >= 1 and draw(st.booleans()):
+        b = np.empty_like(buf)[::-1]
+        b[...] = buf
+        buf = b
+    if buf.ndim >= 1 and draw(st.booleans()):
+        b = np.empty(shape[:-1] + (shape[-1] * 2,), dtype)[..., ::2]
+        b[...] = buf
+        buf = b
+    if buf.ndim >= 1 and shape[0] > 1 and draw(st.integers(0, 3)) == 0:
+        buf = np.broadcast_to(buf[:1], shape)
+    return buf
+
+
+def arrays(dtype, shape=None, *, min_dims=0, max_dims=4, max_side=5, elements=None):
+    """Hypothesis arrays of a NumPy dtype name in a random layout (incl. 0-d and empty)."""
+    shape = shape if shape is not None else hnp.array_shapes(min_dims=min_dims,
+                                                             max_dims=max_dims, min_side=0,
+                                                             max_side=max_side)
+    base = hnp.arrays(np.dtype(dtype), shape, elements=elements)
+    return layouts(base)
+
+
+def broadcast_pair(dtype1, dtype2, max_dims=3, elements1=None, elements2=None):
+    """Two arrays whose shapes broadcast together (one side may have size-1 / missing dims)."""
+    return hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=max_dims, max_side=4).flatmap(
+        lambda s: st.tuples(layouts(hnp.arrays(np.dtype(dtype1), s.input_shapes[0],
+                                               elements=elements1)),
+                            layouts(hnp.arrays(np.dtype(dtype2), s.input_shapes[1],
+                                               elements=elements2))))
