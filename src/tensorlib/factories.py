@@ -47,8 +47,10 @@ def _checked_nbytes(shape, strides, dtype, op) -> int:
 
 
 def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided") -> Tensor:
-    dtype = _dt.default_float() if dtype is None else _dt.to_dtype(dtype, op=op)
-    device = _resolve_device(device, op)
+    if type(dtype) is not _dt.DType:
+        dtype = _dt.default_float() if dtype is None else _dt.to_dtype(dtype, op=op)
+    if type(device) is not Device or device.index is None and device.type == "cuda":
+        device = _resolve_device(device, op)
     nbytes = _checked_nbytes(shape, strides, dtype, op)
     storage = Storage.allocate(nbytes, device)
     return Tensor._make(storage, tuple(shape), tuple(strides), 0, dtype)

@@ -6,6 +6,7 @@ import ctypes
 import numpy as np
 
 from .device import CPU
+from .runtime.cpu.allocator import host_allocator
 
 __all__ = ["Storage"]
 
@@ -34,7 +35,7 @@ class Storage:
     def allocate(cls, nbytes, device=CPU):
         """New storage of ``nbytes`` from the device's caching allocator."""
         if device.type == "cpu":
-            from .runtime.cpu.allocator import host_allocator as allocator
+            allocator = host_allocator
         else:
             from .runtime.cuda import device_allocator_for
             allocator = device_allocator_for(device)

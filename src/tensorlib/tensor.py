@@ -32,7 +32,7 @@ class _HostView:
 
 class Tensor:
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_ks", "_numel",
-                 "__weakref__")
+                 "_contiguous", "__weakref__")
     # NumPy defers binary operators to us instead of treating a Tensor as an object scalar.
     __array_ufunc__ = None
     __hash__ = object.__hash__
@@ -51,6 +51,7 @@ class Tensor:
         t._dtype = dtype
         t._ks = backend_key_for(storage.device.type)
         t._numel = math.prod(shape)
+        t._contiguous = None  # computed on first is_contiguous()
         return t
 
     def _view(self, shape, strides, offset) -> "Tensor":
@@ -112,6 +113,12 @@ class Tensor:
         return self._storage.data_ptr() + self._offset * self._dtype.itemsize
 
     def is_contiguous(self) -> bool:
+        c = self._contiguous
+        if c is None:
+            c = self._contiguous = self._compute_contiguous()
+        return c
+
+    def _compute_contiguous(self) -> bool:
         expected = 1
         for n, s in zip(reversed(self._shape), reversed(self._strides)):
             if n == 1:

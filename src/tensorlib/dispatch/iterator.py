@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
+from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 
 __all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order"]
@@ -113,6 +114,11 @@ class TensorIterator:
         promote_skip: indices of inputs left out of promotion (e.g. where()'s condition).
         common_dtype: fixes the common dtype instead of promoting (e.g. fill_: the output's).
         """
+        if (outputs[0] is None and len(outputs) == 1 and common_dtype is None
+                and compute_dtype is None and not promote_skip and not check_same_dtype):
+            it = cls._build_dense(op, inputs, int_to_float, output_dtype)
+            if it is not None:
+                return it
         it = object.__new__(cls)
         it.op = op
         it.noutputs = len(outputs)
@@ -180,6 +186,43 @@ class TensorIterator:
             ops.append(x)
         it.operands = ops
         it._layout = None
+        return it
+
+    @classmethod
+    def _build_dense(cls, op, inputs, int_to_float, output_dtype):
+        """Fast set-up (PyTorch's fast_set_up) when every input is a contiguous tensor of one
+        shape, dtype and device: the output is contiguous and the loop is one flat dimension.
+        Returns None when the general path is needed."""
+        t0 = inputs[0]
+        if type(t0) is not Tensor:
+            return None
+        shape, dtype, device = t0._shape, t0._dtype, t0._storage.device
+        for x in inputs:
+            if (type(x) is not Tensor or x._shape != shape or x._dtype is not dtype
+                    or x._storage.device is not device or not x.is_contiguous()):
+                return None
+        common = dtype
+        if int_to_float and common.kind in "biu":
+            common = _dt.default_float()
+        if output_dtype is None:
+            out_dtype = common
+        elif callable(output_dtype):
+            out_dtype = output_dtype(common)
+        else:
+            out_dtype = output_dtype
+        # Same element count as an existing input, so no size checks are needed.
+        storage = Storage.allocate(t0._numel * out_dtype.itemsize, device)
+        out = Tensor._make(storage, shape, t0._strides, 0, out_dtype)
+        it = object.__new__(cls)
+        it.op = op
+        it.noutputs = 1
+        it.device = device
+        it.shape = shape
+        it.common_dtype = common
+        it.compute_dtype = _compute_dtype_for(common)
+        it.operands = [out, *inputs]
+        it._layout = Layout((out._numel,), ((1,),) * (len(inputs) + 1),
+                            (0,) + tuple(x._offset for x in inputs))
         return it
 
     @classmethod

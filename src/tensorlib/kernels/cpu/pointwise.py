@@ -104,13 +104,23 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
         f"        stop = min(n0, start + {TILE})",
     ]
     unit = " and ".join(f"s{k} == 1" for k in range(nops))
-    for branch, index in ((f"if {unit}:", "p{k} + i"), ("else:", "p{k} + i * s{k}")):
-        lines.append(f"        {branch}")
-        lines.append("            for i in range(start, stop):")
-        for k, (var, arr, code) in loads.items():
-            lines.append(f"                {var} = {code.format(f'{arr}[{index.format(k=k)}]')}")
-        lines.append(f"                {operand_names[0]}[{index.format(k=0)}] = "
-                     f"{store.format(f'({info.expr})')}")
+    # Contiguous branch: slice each operand to the tile so the index runs from 0 and LLVM can
+    # drop Numba's negative-index check and vectorize. Strided branch: unsigned indices skip
+    # that check too (offsets are never negative).
+    lines.append(f"        if {unit}:")
+    for k in range(nops):
+        arr = operand_names[0] if k == 0 else loads[k][1]
+        lines.append(f"            v{k} = {arr}[p{k} + start:p{k} + stop]")
+    lines.append("            for i in range(stop - start):")
+    for k, (var, arr, code) in loads.items():
+        lines.append(f"                {var} = {code.format(f'v{k}[i]')}")
+    lines.append(f"                v0[i] = {store.format(f'({info.expr})')}")
+    lines.append("        else:")
+    lines.append("            for i in range(start, stop):")
+    for k, (var, arr, code) in loads.items():
+        lines.append(f"                {var} = {code.format(f'{arr}[np.uint64(p{k} + i * s{k})]')}")
+    lines.append(f"                {operand_names[0]}[np.uint64(p0 + i * s0)] = "
+                 f"{store.format(f'({info.expr})')}")
     return "\n".join(lines) + "\n"
 
 
