@@ -38,29 +38,35 @@ CRTOL = {np.dtype(np.complex64): 2e-6, np.dtype(np.complex128): 4e-15}
 # --------------------------------------------------------------------------
 
 _JITKW = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+# Numba's cache only watches this file; the closure cell below puts the helper
+# module's digest into the cache key so edits there recompile the harness.
+_SALT = sm.SOURCE_HASH
 
 
-def _make1(f):
+def _make1(f, salt=_SALT):
     @njit(**_JITKW)
     def run(x, out):
+        salt
         for i in range(x.shape[0]):
             out[i] = f(x[i])
         return f(x[0])
     return run
 
 
-def _make2(f):
+def _make2(f, salt=_SALT):
     @njit(**_JITKW)
     def run(x, y, out):
+        salt
         for i in range(x.shape[0]):
             out[i] = f(x[i], y[i])
         return f(x[0], y[0])
     return run
 
 
-def _make3(f):
+def _make3(f, salt=_SALT):
     @njit(**_JITKW)
     def run(x, y, z, out):
+        salt
         for i in range(x.shape[0]):
             out[i] = f(x[i], y[i], z[i])
         return f(x[0], y[0], z[0])
@@ -621,7 +627,7 @@ def test_clip_other(dt):
 # typing: promotion, weak literals, unsupported types, Python-level calls
 # --------------------------------------------------------------------------
 
-@njit(**_JITKW)
+@njit(nogil=True, error_model="numpy")
 def _mixed(xf, xi, xb):
     return (sm.maximum(xf, 0), sm.power(xi, 2), sm.clip(xf, 0, 6),
             sm.floordiv(xi, np.int64(3)), sm.logical_and(xb, xf),

@@ -18,12 +18,14 @@ Calling a helper from plain Python works (it jit-compiles a wrapper on first
 use) but is meant for debugging only: results come back as Python scalars.
 
 Note on caching: Numba's on-disk cache of a generated kernel is keyed on the
-kernel's own source file, not on this module; whoever generates kernels should
-fold a hash of this file into the generated source/cache key so an edit here
-invalidates stale kernels.
+kernel's own source file, not on this module.  ``SOURCE_HASH`` (a digest of
+this file) should be written into generated sources so that an edit here
+invalidates stale cached kernels.
 """
 
+import hashlib
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -51,6 +53,8 @@ __all__ = [
     # logical
     "logical_and", "logical_or", "logical_xor", "logical_not",
 ]
+
+SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -413,6 +417,221 @@ def _cpow(a, b):
             return acc
     # glibc's cpow is cexp(b * clog(a)) as well
     return np.exp(b * np.log(a))
+
+
+# Complex exp/sinh/cosh/tanh: ports of glibc's (which NumPy calls on Linux).
+# Numba's own versions give nan for overflowing parts (exp(1e30+0j) -> inf+nanj)
+# and complex64 tanh(50+0j) -> nan.
+
+def _limits(x):
+    """(exp cutoff, tanh cutoff, max, tiny, eps) in the float type of ``x``."""
+
+
+@overload(_limits, jit_options=_JIT)
+def _ov_limits(x):
+    if not isinstance(x, types.Float):
+        return None
+    fi = np.finfo(as_dtype(x))
+    t_exp = float(int((fi.maxexp - 1) * math.log(2)))  # 88 / 709
+    t_tanh = float(int((fi.maxexp - 1) * math.log(2) / 2))  # 44 / 354
+    mx, tiny, eps = float(fi.max), float(fi.tiny), float(fi.eps)
+    t = x
+    return lambda x: (t(t_exp), t(t_tanh), t(mx), t(tiny), t(eps))
+
+
+@register_jitable(**_JIT)
+def _sincos(y, tiny):
+    if abs(y) > tiny:
+        return np.sin(y), np.cos(y)
+    return y, _like(y, 1.0)  # keeps the sign of a zero / tiny y
+
+
+@register_jitable(**_JIT)
+def _cexp(z):
+    x, y = z.real, z.imag
+    t, _, mx, tiny, _ = _limits(x)
+    if math.isfinite(x):
+        if not math.isfinite(y):
+            return _cpack(z, math.nan, math.nan)
+        s, c = _sincos(y, tiny)
+        if x > t:  # scale so exp(x) * cis(y) overflows only where it must
+            et = np.exp(t)
+            x -= t
+            s *= et
+            c *= et
+            if x > t:
+                x -= t
+                s *= et
+                c *= et
+        if x > t:
+            return _cpack(z, mx * c, mx * s)
+        ev = np.exp(x)
+        return _cpack(z, ev * c, ev * s)
+    if math.isinf(x):
+        if math.isfinite(y):
+            v = _like(x, 0.0) if x < 0 else _like(x, math.inf)
+            if y == 0:
+                return _cpack(z, v, y)
+            s, c = _sincos(y, tiny)
+            return _cpack(z, math.copysign(v, c), math.copysign(v, s))
+        if x > 0:
+            return _cpack(z, math.inf, y - y)
+        return _cpack(z, 0.0, math.copysign(_like(x, 0.0), y))
+    if y == 0:
+        return _cpack(z, math.nan, y)
+    return _cpack(z, math.nan, math.nan)
+
+
+@register_jitable(**_JIT)
+def _csinh_ccosh(z, want_cosh):
+    x, y = z.real, z.imag
+    t, _, mx, tiny, _ = _limits(x)
+    neg = math.copysign(_like(x, 1.0), x) < 0
+    ax = abs(x)
+    if math.isfinite(x):
+        if math.isfinite(y):
+            s, c = _sincos(y, tiny)
+            if want_cosh:
+                if neg:
+                    s = -s
+            elif neg:
+                c = -c
+            if ax > t:
+                et = np.exp(t)
+                rx = ax - t
+                s *= et / 2
+                c *= et / 2
+                if rx > t:
+                    rx -= t
+                    s *= et
+                    c *= et
+                if rx > t:
+                    return _cpack(z, mx * c, mx * s)
+                ev = np.exp(rx)
+                return _cpack(z, ev * c, ev * s)
+            if want_cosh:
+                return _cpack(z, np.cosh(ax) * c, np.sinh(ax) * s)
+            return _cpack(z, np.sinh(ax) * c, np.cosh(ax) * s)
+        if want_cosh:
+            return _cpack(z, y - y, 0.0 if x == 0 else math.nan)
+        if x == 0:
+            return _cpack(z, -0.0 if neg else 0.0, y - y)
+        return _cpack(z, math.nan, math.nan)
+    if math.isinf(x):
+        if math.isfinite(y) and y != 0:
+            s, c = _sincos(y, tiny)
+            re = math.copysign(_like(x, math.inf), c)
+            im = math.copysign(_like(x, math.inf), s)
+            if want_cosh:
+                return _cpack(z, re, im * math.copysign(_like(x, 1.0), x))
+            return _cpack(z, -re if neg else re, im)
+        if y == 0:
+            if want_cosh:
+                return _cpack(z, math.inf, y * math.copysign(_like(x, 1.0), x))
+            return _cpack(z, -math.inf if neg else math.inf, y)
+        return _cpack(z, math.inf, y - y)
+    return _cpack(z, math.nan, y if y == 0 else math.nan)
+
+
+@register_jitable(**_JIT)
+def _ctanh(z):
+    x, y = z.real, z.imag
+    _, t, _, tiny, eps = _limits(x)
+    one = _like(x, 1.0)
+    if not (math.isfinite(x) and math.isfinite(y)):
+        if math.isinf(x):
+            if math.isfinite(y) and abs(y) > 1:
+                s, c = _sincos(y, tiny)
+                return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), s * c))
+            return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), y))
+        if y == 0:
+            return z
+        return _cpack(z, math.nan, math.nan)
+    s, c = _sincos(y, tiny)
+    if abs(x) > t:
+        # real part is +-1; imaginary part 4 sin cos exp(-2|x|) without overflow
+        e2t = np.exp(2 * t)
+        im = 4 * s * c
+        rx = abs(x) - t
+        im /= e2t
+        if rx > t:
+            im /= e2t
+        else:
+            im /= np.exp(2 * rx)
+        return _cpack(z, math.copysign(one, x), im)
+    if abs(x) > tiny:
+        sh, ch = np.sinh(x), np.cosh(x)
+    else:
+        sh, ch = x, one
+    if abs(sh) > abs(c) * eps:
+        den = sh * sh + c * c
+    else:
+        den = c * c
+    return _cpack(z, sh * ch / den, s * c / den)
+
+
+@register_jitable(**_JIT)
+def _times_i(z):
+    return _cpack(z, -z.imag, z.real)
+
+
+@register_jitable(**_JIT)
+def _times_minus_i(z):
+    return _cpack(z, z.imag, -z.real)
+
+
+def _mk_cfunc(real_fn, complex_fn):
+    # float -> NumPy/libm ufunc; complex -> the given port
+    def make(t):
+        k = _kind(t)
+        if k == "f":
+            return lambda a: real_fn(a)
+        if k == "c":
+            return complex_fn
+        return None
+    return make
+
+
+def _c_exp(a):
+    return _cexp(a)
+
+
+def _c_exp2(a):
+    ln2 = _like(a.real, 0.6931471805599453)
+    return _cexp(_cpack(a, a.real * ln2, a.imag * ln2))
+
+
+def _c_sinh(a):
+    return _csinh_ccosh(a, False)
+
+
+def _c_cosh(a):
+    return _csinh_ccosh(a, True)
+
+
+def _c_tanh(a):
+    return _ctanh(a)
+
+
+def _c_sin(a):  # sin z = -i sinh(i z)
+    return _times_minus_i(_csinh_ccosh(_times_i(a), False))
+
+
+def _c_cos(a):  # cos z = cosh(i z)
+    return _csinh_ccosh(_times_i(a), True)
+
+
+def _c_tan(a):  # tan z = -i tanh(i z)
+    return _times_minus_i(_ctanh(_times_i(a)))
+
+
+def _c_acosh(a):
+    # acosh z = +-i acos z, the sign following the imaginary part of z (glibc);
+    # Numba's own acosh picks the wrong branch for negative reals
+    w = np.arccos(a)
+    if math.copysign(_like(a.real, 1.0), a.imag) < 0:
+        return _cpack(a, w.imag, -w.real)
+    return _cpack(a, -w.imag, w.real)
 
 
 # --------------------------------------------------------------------------
@@ -831,8 +1050,8 @@ def _mk_logaddexp(t):
     return impl
 
 
-exp = _define("exp", 1, _mk_ufunc1(np.exp))
-exp2 = _define("exp2", 1, _mk_ufunc1(np.exp2))
+exp = _define("exp", 1, _mk_cfunc(np.exp, _c_exp))
+exp2 = _define("exp2", 1, _mk_cfunc(np.exp2, _c_exp2))
 expm1 = _define("expm1", 1, _mk_ufunc1(np.expm1))
 log = _define("log", 1, _mk_ufunc1(np.log))
 log2 = _define("log2", 1, _mk_ufunc1(np.log2))
@@ -840,18 +1059,18 @@ log10 = _define("log10", 1, _mk_ufunc1(np.log10))
 log1p = _define("log1p", 1, _mk_ufunc1(np.log1p))
 sqrt = _define("sqrt", 1, _mk_ufunc1(np.sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
-sin = _define("sin", 1, _mk_ufunc1(np.sin))
-cos = _define("cos", 1, _mk_ufunc1(np.cos))
-tan = _define("tan", 1, _mk_ufunc1(np.tan))
+sin = _define("sin", 1, _mk_cfunc(np.sin, _c_sin))
+cos = _define("cos", 1, _mk_cfunc(np.cos, _c_cos))
+tan = _define("tan", 1, _mk_cfunc(np.tan, _c_tan))
 asin = _define("asin", 1, _mk_ufunc1(np.arcsin))
 acos = _define("acos", 1, _mk_ufunc1(np.arccos))
 atan = _define("atan", 1, _mk_ufunc1(np.arctan))
 atan2 = _define("atan2", 2, _mk_ufunc2(np.arctan2))
-sinh = _define("sinh", 1, _mk_ufunc1(np.sinh))
-cosh = _define("cosh", 1, _mk_ufunc1(np.cosh))
-tanh = _define("tanh", 1, _mk_ufunc1(np.tanh))
+sinh = _define("sinh", 1, _mk_cfunc(np.sinh, _c_sinh))
+cosh = _define("cosh", 1, _mk_cfunc(np.cosh, _c_cosh))
+tanh = _define("tanh", 1, _mk_cfunc(np.tanh, _c_tanh))
 asinh = _define("asinh", 1, _mk_ufunc1(np.arcsinh))
-acosh = _define("acosh", 1, _mk_ufunc1(np.arccosh))
+acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
 atanh = _define("atanh", 1, _mk_ufunc1(np.arctanh))
 sigmoid = _define("sigmoid", 1, _mk_sigmoid)
 erf = _define("erf", 1, _mk_erf)
