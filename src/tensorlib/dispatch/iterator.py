@@ -33,14 +33,15 @@ class Layout:
         return math.prod(self.shape)
 
     def max_offset_span(self, k):
-        """Largest |element offset| reached by operand k relative to the start of its storage."""
-        lo = hi = self.offsets[k]
+        """Largest |element offset| operand k reaches from its own start offset: what an index
+        must hold when the kernel's base pointer is already advanced to ``offsets[k]``."""
+        lo = hi = 0
         for n, s in zip(self.shape, self.strides[k]):
             if s > 0:
                 hi += (n - 1) * s
             else:
                 lo += (n - 1) * s
-        return max(abs(lo), abs(hi))
+        return max(-lo, hi)
 
     def __repr__(self):
         return f"Layout(shape={self.shape}, strides={self.strides}, offsets={self.offsets})"
@@ -290,9 +291,8 @@ class TensorIterator:
                                           for k in range(len(lay.offsets)))
 
     def split_32bit(self):
-        """Yields Layouts whose element offsets each fit in int32 (for 32-bit GPU indexing).
-
-        Offsets stay relative to each storage start, so pieces differ only in their offsets."""
+        """Yields Layouts whose in-piece element offsets each fit in int32 (for 32-bit GPU
+        indexing). A piece's ``offsets`` (64-bit) move the base pointers, as PyTorch does."""
         limit = 2 ** 31 - 1
         pending = [self.layout()]
         while pending:

@@ -9,3 +9,5 @@ for _name in POINTWISE:
 register("copy", "cpu", run_pointwise)
 register("fill", "cpu", run_pointwise)
 register("fill_range", "cpu", creation.fill_range)
+from .matmul import matmul_kernel  # noqa: E402
+register("matmul", "cpu", matmul_kernel)
