@@ -27,10 +27,14 @@ COMPLEXES = [np.complex64, np.complex128]
 BOOL = [np.bool_]
 ALL = BOOL + INTS + FLOATS + COMPLEXES
 
-# ulp tolerances vs NumPy (NumPy's own SIMD/SVML float loops are not always
-# correctly rounded, and Numba calls glibc's libm)
-ULP32 = 2
+# ulp tolerances vs NumPy: NumPy's SIMD float32 loops are up to 3 ulp off the
+# correctly rounded result (tan), its float64 SVML loops up to 4; the helpers
+# call the system libm.  Measured max distance to NumPy here: 3 ulp (float32),
+# 3 ulp (float64).  Float32 is also checked against the float64 result
+# rounded to float32 (F32_VS_F64).
+ULP32 = 4
 ULP64 = 4
+F32_VS_F64 = 2
 CRTOL = {np.dtype(np.complex64): 2e-6, np.dtype(np.complex128): 4e-15}
 
 # --------------------------------------------------------------------------
@@ -260,7 +264,8 @@ def _f32_patterns():
     rnd = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
     # dense coverage of the half range, including every rounding boundary
     halves = ALL_U16.view(np.float16).astype(np.float32).view(np.uint32)
-    near = np.concatenate([halves + d for d in (-1, 0, 1)] + [halves + np.uint32(1 << 12)])
+    near = np.concatenate([halves - np.uint32(1), halves, halves + np.uint32(1),
+                           halves + np.uint32(1 << 12)])
     edges = np.array([0x7F800000, 0xFF800000, 0x7F800001, 0x7FC00000, 0x7FFFFFFF,
                       0x7F801FFF, 0x7F802000, 0x477FF000, 0x477FEFFF, 0x477FE000,
                       0x38800000, 0x387FFFFF, 0x33000000, 0x33000001, 0x32FFFFFF,
@@ -382,15 +387,15 @@ def test_true_div_int(dt):
 
 
 def _int_power_oracle(a, b):
-    neg = (b < 0) if np.dtype(b.dtype).kind == "i" else np.zeros(b.shape, bool)
+    if a.dtype.kind == "u":
+        return oracle(np.power, a, b)
+    # NumPy raises for negative exponents; the helper follows PyTorch
+    neg = b < 0
     r = oracle(np.power, a, np.where(neg, 0, b).astype(b.dtype))
-    odd = (b & 1) == 1
-    one = a == 1
-    mone = (a == -1) if np.dtype(a.dtype).kind == "i" else np.zeros(a.shape, bool)
-    r = np.where(neg, 0, r)
-    r = np.where(neg & one, 1, r)
-    r = np.where(neg & mone, np.where(odd, -1, 1), r)
-    return r.astype(a.dtype)
+    r[neg] = 0
+    r[neg & (a == 1)] = 1
+    r[neg & (a == -1)] = np.where((b[neg & (a == -1)] & 1) == 1, -1, 1)
+    return r
 
 
 @pytest.mark.parametrize("dt", INTS, ids=[np.dtype(d).name for d in INTS])
@@ -428,7 +433,7 @@ def test_power_complex(dt):
     # libm cpow and exp(b*log(a)) differ at overflow edges: compare finite ones
     both = (np.isfinite(exp.real) & np.isfinite(exp.imag)
             & np.isfinite(got.real) & np.isfinite(got.imag))
-    assert both.mean() > 0.5
+    assert both.sum() > 500
     rtol = 1e-5 if dt == np.complex64 else 1e-13
     assert_complex_close(got[both], exp[both], [xs[both], ys[both]], rtol=rtol)
     # integer exponents: repeated multiplication, like NumPy (nan/inf included)
@@ -452,9 +457,10 @@ def _int_reciprocal(a):
 UNARY_EXACT = _expand([
     ("reciprocal", np.reciprocal, FLOATS + COMPLEXES, {}),
     ("reciprocal", _int_reciprocal, INTS, {}),
-    ("square", np.square, INTS + FLOATS + COMPLEXES, {}),
+    ("square", np.square, INTS + FLOATS, {}),
     ("negative", np.negative, INTS + FLOATS + COMPLEXES, {}),
-    ("absolute", np.absolute, ALL, {}),
+    ("absolute", np.absolute, BOOL + INTS + FLOATS, {}),
+    ("absolute", lambda a: np.hypot(a.real, a.imag), COMPLEXES, {}),
     ("sign", np.sign, INTS + FLOATS + COMPLEXES, {}),
     ("signbit", np.signbit, FLOATS, {}),
     ("signbit", lambda a: np.signbit(a.astype(np.float64)), BOOL + INTS, {}),
@@ -511,6 +517,9 @@ def test_math_float(name, fn, dt):
     got, ret = run_helper(name, dt, x)
     check_type(name, ret, dt)
     assert_ulp(got, exp, [x])
+    if dt == np.float32:
+        ref = oracle(lambda v: fn(v.astype(np.float64)).astype(np.float32), x)
+        assert_ulp(got, ref, [x], ulps=F32_VS_F64)
 
 
 MATH1_COMPLEX = [(n, f, dt) for n, f in MATH1 for dt in COMPLEXES]
@@ -523,29 +532,53 @@ def test_math_complex(name, fn, dt):
     x = np.empty(600, dt)
     x.real = rng.uniform(-3, 3, 600)
     x.imag = rng.uniform(-3, 3, 600)
-    x = np.concatenate([x, edge_values(dt)])
+    fdt = np.finfo(dt).dtype
+    parts = np.array([0.0, -0.0, 1.0, -1.5, 2.5, 50.0, -50.0, 1e30, -1e30, np.inf,
+                      -np.inf, np.nan], fdt)
+    re, im = np.meshgrid(parts, parts)
+    grid = np.empty(re.size, dt)
+    grid.real, grid.imag = re.ravel(), im.ravel()  # signed zeros / nans exact
+    x = np.concatenate([x, grid])
     exp = oracle(fn, x)
     got, ret = run_helper(name, dt, x)
     check_type(name, ret, dt)
-    # Numba's complex functions are CPython cmath ports, NumPy calls glibc:
-    # finite values agree to rounding; for inf/nan inputs only finiteness is
-    # required to match (documented deviation in the exact nan/inf pattern)
-    fin_in = np.isfinite(x.real) & np.isfinite(x.imag)
-    big = np.abs(x) > 100  # overflow edges of exp/sinh/cosh at 1e30
-    sel = fin_in & ~big
+    # values to rounding, and the C99 inf/nan pattern of glibc (NumPy's libm)
     rtol = 8e-6 if dt == np.complex64 else 1e-14
-    assert_complex_close(got[sel], exp[sel], [x[sel]], rtol=rtol)
+    assert_complex_close(got, exp, [x], rtol=rtol)
+    for g, e in ((got.real, exp.real), (got.imag, exp.imag)):
+        bad = (np.isinf(g) != np.isinf(e)) | (np.isnan(g) != np.isnan(e))
+        if bad.any():
+            _fail("inf/nan pattern", bad, [x], got, exp)
 
 
-def test_complex_special_values_common():
-    # the special values that the two libraries agree on are checked exactly
-    z = np.array([0j, complex(-0.0, 0.0), complex(np.inf, 0), complex(-np.inf, 0),
-                  complex(np.nan, 0)], np.complex128)
-    for name, fn in [("exp", np.exp), ("sqrt", np.sqrt), ("tanh", np.tanh)]:
-        got, _ = run_helper(name, np.complex128, z)
-        exp = oracle(fn, z)
-        assert_exact(got[:2], exp[:2], [z[:2]])
-        assert (np.isnan(got.real) == np.isnan(exp.real)).all(), (name, got, exp)
+def test_complex_regressions():
+    # Numba's own complex functions get these wrong; the ports must not
+    c64 = np.array([50 + 0j, 1e30 + 0j], np.complex64)
+    got, _ = run_helper("tanh", np.complex64, c64)
+    assert got.tolist() == [1 + 0j, 1 + 0j]
+    got, _ = run_helper("exp", np.complex64, c64[1:])
+    assert got[0].real == np.inf and got[0].imag == 0
+    z = np.array([complex(-1.5, -0.0)])
+    got, _ = run_helper("acosh", np.complex128, z)
+    assert got[0].real > 0 and got[0].imag < 0
+
+
+@pytest.mark.parametrize("dt", COMPLEXES, ids=["complex64", "complex128"])
+def test_square_absolute_complex_vs_simd(dt):
+    # NumPy's SIMD loops use FMA (square) and their own hypot (absolute); the
+    # helpers compute the plain formula / libm hypot: equal to rounding
+    x = unary_inputs(dt)
+    fin = np.isfinite(x.real) & np.isfinite(x.imag) & (np.abs(x) < 1e15)
+    x = x[fin]
+    got, ret = run_helper("square", dt, x)
+    check_type("square", ret, dt)
+    assert_complex_close(got, oracle(np.square, x), [x], rtol=4 * np.finfo(dt).eps)
+    plain = np.empty_like(x)
+    plain.real = x.real * x.real - x.imag * x.imag
+    plain.imag = x.real * x.imag + x.imag * x.real
+    assert_exact(got, plain, [x])
+    got, ret = run_helper("absolute", np.finfo(dt).dtype, x)
+    assert_ulp(got, oracle(np.absolute, x), [x], ulps=2)
 
 
 @pytest.mark.parametrize("dt", COMPLEXES, ids=["complex64", "complex128"])
@@ -608,7 +641,7 @@ def test_clip_float(dt):
     got, ret = run_helper("clip", dt, x, lo, hi)
     check_type("clip", ret, dt)
     assert_exact(got, exp, [x, lo, hi], zero_sign=False)
-    ok = lo <= hi  # np.clip's own loop agrees where the bounds are ordered
+    ok = ~(lo > hi)  # np.clip's own loop agrees unless the bounds are crossed
     assert_exact(got[ok], oracle(np.clip, x, lo, hi)[ok], [x[ok]], zero_sign=False)
 
 

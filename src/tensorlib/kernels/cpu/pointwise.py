@@ -37,8 +37,23 @@ def kernel_cache_dir() -> str:
     return path
 
 
+def _helpers_digest() -> str:
+    # Numba's cache only watches a kernel's own file: fold the helper modules' sources into the
+    # generated text so editing them yields new module names instead of stale cached kernels.
+    from . import casting, scalar_math
+    h = hashlib.sha1()
+    for mod in (casting, scalar_math):
+        with open(mod.__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+_HELPERS_DIGEST = _helpers_digest()
+
+
 def load_generated_module(prefix: str, source: str):
     """Writes ``source`` (once, atomically) under the cache dir and imports it as a module."""
+    source = f"# helpers {_HELPERS_DIGEST}\n" + source
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     name = f"tl_{prefix}_{digest}"
     mod = sys.modules.get(name)

@@ -119,7 +119,7 @@ def _pycall(stub, args):
 
 
 def _stub(name, arity):
-    # explicit parameter names: Numba checks them against the impls' names
+    # explicit parameter names so keyword calls fold onto the impls
     if arity == 1:
         def f(a):
             return _pycall(f, (a,))
@@ -544,8 +544,8 @@ def _ctanh(z):
                 s, c = _sincos(y, tiny)
                 return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), s * c))
             return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), y))
-        if y == 0:
-            return z
+        if y == 0 or x == 0:  # tanh(+-0 + i inf/nan) = +-0 + i nan (C23)
+            return _cpack(z, x, y if y == 0 else math.nan)
         return _cpack(z, math.nan, math.nan)
     s, c = _sincos(y, tiny)
     if abs(x) > t:
@@ -592,43 +592,90 @@ def _mk_cfunc(real_fn, complex_fn):
     return make
 
 
+@register_jitable(**_JIT)
 def _c_exp(a):
     return _cexp(a)
 
 
+@register_jitable(**_JIT)
 def _c_exp2(a):
     ln2 = _like(a.real, 0.6931471805599453)
     return _cexp(_cpack(a, a.real * ln2, a.imag * ln2))
 
 
+@register_jitable(**_JIT)
 def _c_sinh(a):
     return _csinh_ccosh(a, False)
 
 
+@register_jitable(**_JIT)
 def _c_cosh(a):
     return _csinh_ccosh(a, True)
 
 
+@register_jitable(**_JIT)
 def _c_tanh(a):
     return _ctanh(a)
 
 
+@register_jitable(**_JIT)
 def _c_sin(a):  # sin z = -i sinh(i z)
     return _times_minus_i(_csinh_ccosh(_times_i(a), False))
 
 
+@register_jitable(**_JIT)
 def _c_cos(a):  # cos z = cosh(i z)
     return _csinh_ccosh(_times_i(a), True)
 
 
+@register_jitable(**_JIT)
 def _c_tan(a):  # tan z = -i tanh(i z)
     return _times_minus_i(_ctanh(_times_i(a)))
 
 
+# Numba's inverse functions are right for finite input; patch the C99
+# special values on which they disagree with glibc.
+
+@register_jitable(**_JIT)
+def _c_asin(a):
+    if a.real == 0 and math.isnan(a.imag):
+        return a
+    return np.arcsin(a)
+
+
+@register_jitable(**_JIT)
+def _c_acos(a):
+    if a.real == 0 and math.isnan(a.imag):
+        return _cpack(a, math.pi / 2, math.nan)
+    return np.arccos(a)
+
+
+@register_jitable(**_JIT)
+def _c_asinh(a):
+    if math.isnan(a.real) and a.imag == 0:
+        return a
+    return np.arcsinh(a)
+
+
+@register_jitable(**_JIT)
+def _c_atanh(a):
+    if math.isnan(a.real) and math.isfinite(a.imag):
+        return _cpack(a, math.nan, math.nan)
+    if a.real == 0 and math.isnan(a.imag):
+        return _cpack(a, a.real, math.nan)
+    return np.arctanh(a)
+
+
+@register_jitable(**_JIT)
+def _c_atan(a):  # atan z = -i atanh(i z)
+    return _times_minus_i(_c_atanh(_times_i(a)))
+
+
+@register_jitable(**_JIT)
 def _c_acosh(a):
     # acosh z = +-i acos z, the sign following the imaginary part of z (glibc);
     # Numba's own acosh picks the wrong branch for negative reals
-    w = np.arccos(a)
+    w = _c_acos(a)
     if math.copysign(_like(a.real, 1.0), a.imag) < 0:
         return _cpack(a, w.imag, -w.real)
     return _cpack(a, -w.imag, w.real)
@@ -782,7 +829,7 @@ def _mk_square(t):
 def _mk_negative(t):
     k = _kind(t)
     if k in ("i", "u"):
-        return lambda a: t(0 - a)
+        return lambda a: t(t(0) - a)  # wraps; typed 0 keeps uint64 integral
     if k == "f":
         return lambda a: -a
     if k == "c":
@@ -928,7 +975,7 @@ def _mk_signbit(t):
     if k == "i":
         return lambda a: a < 0
     if k in ("u", "b"):
-        return lambda a: False
+        return lambda a: a != a  # False, but typed bool rather than a literal
     return None
 
 
@@ -939,7 +986,7 @@ def _mk_isnan(t):
     if k == "c":
         return lambda a: math.isnan(a.real) or math.isnan(a.imag)
     if k is not None:
-        return lambda a: False
+        return lambda a: a != a  # False as a non-literal bool
     return None
 
 
@@ -950,7 +997,7 @@ def _mk_isinf(t):
     if k == "c":
         return lambda a: math.isinf(a.real) or math.isinf(a.imag)
     if k is not None:
-        return lambda a: False
+        return lambda a: a != a
     return None
 
 
@@ -961,7 +1008,7 @@ def _mk_isfinite(t):
     if k == "c":
         return lambda a: math.isfinite(a.real) and math.isfinite(a.imag)
     if k is not None:
-        return lambda a: True
+        return lambda a: a == a
     return None
 
 
@@ -1062,16 +1109,16 @@ rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_cfunc(np.sin, _c_sin))
 cos = _define("cos", 1, _mk_cfunc(np.cos, _c_cos))
 tan = _define("tan", 1, _mk_cfunc(np.tan, _c_tan))
-asin = _define("asin", 1, _mk_ufunc1(np.arcsin))
-acos = _define("acos", 1, _mk_ufunc1(np.arccos))
-atan = _define("atan", 1, _mk_ufunc1(np.arctan))
+asin = _define("asin", 1, _mk_cfunc(np.arcsin, _c_asin))
+acos = _define("acos", 1, _mk_cfunc(np.arccos, _c_acos))
+atan = _define("atan", 1, _mk_cfunc(np.arctan, _c_atan))
 atan2 = _define("atan2", 2, _mk_ufunc2(np.arctan2))
 sinh = _define("sinh", 1, _mk_cfunc(np.sinh, _c_sinh))
 cosh = _define("cosh", 1, _mk_cfunc(np.cosh, _c_cosh))
 tanh = _define("tanh", 1, _mk_cfunc(np.tanh, _c_tanh))
-asinh = _define("asinh", 1, _mk_ufunc1(np.arcsinh))
+asinh = _define("asinh", 1, _mk_cfunc(np.arcsinh, _c_asinh))
 acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
-atanh = _define("atanh", 1, _mk_ufunc1(np.arctanh))
+atanh = _define("atanh", 1, _mk_cfunc(np.arctanh, _c_atanh))
 sigmoid = _define("sigmoid", 1, _mk_sigmoid)
 erf = _define("erf", 1, _mk_erf)
 floor = _define("floor", 1, _mk_rounding(np.floor))
