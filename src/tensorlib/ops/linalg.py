@@ -14,7 +14,7 @@ from ..dispatch.iterator import has_internal_overlap, memory_overlap
 from ..dispatch.stub import get_stub
 from ..factories import empty
 from ..tensor import Tensor, contiguous_strides
-from .views import broadcast_shapes, normalize_axes, normalize_axis, permute, reshape, transpose
+from .views import broadcast_shapes, expand, normalize_axes, permute, reshape, transpose, view
 
 __all__ = ["matmul", "mm", "bmm", "vecdot", "tensordot", "matrix_transpose"]
 
@@ -62,7 +62,7 @@ def _fold_batch(a, b, w):
         return a, b, w
     rows = math.prod(w.shape[:-1])
     try:
-        a2 = a.view((rows, a.shape[-1]))
+        a2 = view(a, (rows, a._shape[-1]))
     except RuntimeError:  # a's batch and row dims don't collapse into one: keep the batches
         return a, b, w
     w2 = w._view((rows, w.shape[-1]), (w._strides[-2], w._strides[-1]), w._offset)
@@ -74,22 +74,29 @@ def _run(op, x1, x2, a, b, batch, result_shape, out, conj_a=False):
     """out (result_shape) = a (..., M, K) @ b (..., K, N) over the broadcast ``batch`` dims;
     x1 and x2 are the caller's original tensors (for overlap checks)."""
     device = _common_device(op, x1, x2)
-    dtype = _dt.result_type(x1.dtype, x2.dtype)
+    dtype = _dt.result_type(x1._dtype, x2._dtype)
     res, work, copy_back = _output(op, out, result_shape, dtype, device, (x1, x2))
-    m, n = a.shape[-2], b.shape[-1]
-    full = batch + (m, n)
-    if work.numel():
-        # work is dense, so its elements in C order also make the (batch, M, N) view.
-        w = work._view(full, contiguous_strides(full), work._offset)
-        if a.shape[-1] == 0:
-            w.fill_(0)  # empty sum
-        else:
-            a = a.astype(dtype, copy=False).expand(batch + a.shape[-2:])
-            b = b.astype(dtype, copy=False).expand(batch + b.shape[-2:])
+    if not work._numel:
+        return res
+    full = batch + (a._shape[-2], b._shape[-1])
+    # work is dense, so its elements in C order also make the (batch, M, N) view.
+    w = work._view(full, contiguous_strides(full), work._offset)
+    if a._shape[-1] == 0:
+        w.fill_(0)  # empty sums
+    else:
+        if a._dtype is not dtype:
+            a = a.astype(dtype)
+        if b._dtype is not dtype:
+            b = b.astype(dtype)
+        if a._shape[:-2] != batch:
+            a = expand(a, batch + a._shape[-2:])
+        if b._shape[:-2] != batch:
+            b = expand(b, batch + b._shape[-2:])
+        if batch:
             a, b, w = _fold_batch(a, b, w)
-            _stub.kernel_for(device.type, dtype)(a, b, w, conj_a)
-        if copy_back:
-            res.copy_(work)
+        _stub.kernel_for(device.type, dtype)(a, b, w, conj_a)
+    if copy_back:
+        res.copy_(work)
     return res
 
 
