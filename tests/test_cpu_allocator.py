@@ -134,8 +134,8 @@ def test_zero_size(a):
     for blk in (b, c):
         assert blk.size == 0 and blk.requested == 0
         assert blk.ptr != 0 and blk.ptr % 64 == 0
+        # No byte is addressable, so where NumPy puts an empty buffer's pointer is moot.
         assert blk.buffer.size == 0 and blk.buffer.dtype == np.uint8
-        assert blk.buffer.ctypes.data == blk.ptr
     assert a.memory_stats()["allocation.current"] == 2
     a.free(b)
     with pytest.raises(RuntimeError):

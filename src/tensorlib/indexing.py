@@ -62,8 +62,9 @@ def basic_index(t: Tensor, key) -> Tensor:
 
 def _is_basic(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, (int, slice))
-               or (hasattr(k, "__index__") and not isinstance(k, Tensor)
+    # bool is an int subclass, but True/False index like 0-d masks (NumPy): advanced.
+    return all(k is None or k is Ellipsis or isinstance(k, slice)
+               or (hasattr(k, "__index__") and not isinstance(k, (Tensor, bool))
                    and not hasattr(k, "__len__"))
                for k in items)
 
@@ -77,15 +78,9 @@ def getitem(self: Tensor, key):
 
 def setitem(self: Tensor, key, value) -> None:
     if _is_basic(key):
-        target = basic_index(self, key)
-        if isinstance(value, Tensor):
-            target.copy_(value)
-        else:
-            from .factories import asarray
-            if isinstance(value, (bool, int, float, complex)):
-                target.fill_(value)
-            else:
-                target.copy_(asarray(value, dtype=self.dtype, device=self.device))
+        # Same value rules (casts, range checks, broadcasting) as the advanced path.
+        from .advanced_indexing import assign
+        assign(basic_index(self, key), value)
         return
     from .advanced_indexing import advanced_setitem
     advanced_setitem(self, key, value)

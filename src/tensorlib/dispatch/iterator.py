@@ -72,14 +72,11 @@ def _byte_extent(t: Tensor):
 
 
 def has_internal_overlap(t: Tensor) -> bool:
-    """True when two indices of t address one element (an expanded or zero-stride output)."""
-    dims = sorted((abs(s), n) for n, s in zip(t._shape, t._strides) if n > 1)
-    extent = 1
-    for s, n in dims:
-        if s < extent:
-            return True
-        extent = s * n
-    return False
+    """True when two indices of t surely address one element (a zero stride on a dim of size > 1,
+    as expand() makes). Layouts too intricate to decide are allowed, as PyTorch does."""
+    if t._numel == 0:
+        return False
+    return any(s == 0 and n > 1 for n, s in zip(t._shape, t._strides))
 
 
 def empty_strided_like_order(shape, dtype, device, order_from: Tensor | None) -> Tensor:
@@ -372,3 +369,141 @@ def _check_output(op, out, shape, dtype, enforce_safe_cast):
     if has_internal_overlap(out):
         raise RuntimeError(f"{op}(): the output (shape {out._shape}, strides {out._strides}) has "
                            f"elements that share memory; write to a contiguous copy instead")
+
+
+# ---- reduction mode -----------------------------------------------------------------------------
+class ReductionIterator(TensorIterator):
+    """A TensorIterator whose first operand is the output viewed with the *input's* shape and
+    stride 0 along the reduced dims; ``aux`` operands (e.g. var's mean) are viewed the same way.
+    Operands: [output, *aux, input]. ``layout()`` orders dims by the input's memory order, so dim
+    0 is the input's fastest dim: a zero output stride there means an inner (contiguous)
+    reduction, otherwise an outer one (rows accumulated into the output vector)."""
+
+    __slots__ = ("result", "axes", "keepdims", "reduced_numel", "naux")
+
+    @property
+    def input(self) -> Tensor:
+        return self.operands[-1]
+
+
+def _reduce(cls, op: str, input, axes, keepdims: bool = False, out=None, out_dtype=None, *,
+            compute_dtype=None, aux=(), enforce_safe_cast=True) -> ReductionIterator:
+    """Reduction over ``axes`` (None = all, an int, or a sequence of ints; negative allowed).
+
+    out_dtype: dtype of an allocated output (default: the input's); a given ``out`` must have
+    the result shape and a dtype out_dtype casts to (same_kind). compute_dtype: what the kernel
+    accumulates in (default: float32 for half types, else out_dtype). aux: tensors of the result
+    shape (keepdims or not) read alongside the output.
+    """
+    from ..ops.views import normalize_axis
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'x' must be a Tensor, got {type(input).__name__}")
+    ndim = input.ndim
+    if axes is None:
+        red = tuple(range(ndim))
+    else:
+        seq = (axes,) if isinstance(axes, int) else tuple(axes)
+        red = tuple(normalize_axis(a, ndim, op) for a in seq)
+        if len(set(red)) != len(red):
+            raise ValueError(f"{op}(): argument 'axis' has duplicate axes: {tuple(seq)}")
+        if ndim == 0:
+            red = ()  # a 0-d tensor accepts axis 0 / -1 and reduces nothing
+    red_set = frozenset(red)
+    shape = input._shape
+    keep_shape = tuple(1 if d in red_set else n for d, n in enumerate(shape))
+    result_shape = keep_shape if keepdims else tuple(n for d, n in enumerate(shape)
+                                                     if d not in red_set)
+    out_dtype = input._dtype if out_dtype is None else out_dtype
+    device = input.device
+
+    if out is None:
+        # Lay the result out in the input's memory order (reduced dims keep their input stride
+        # as a tie-breaker when kept as size 1).
+        order = input._view(result_shape,
+                            tuple(s for d, s in enumerate(input._strides)
+                                  if keepdims or d not in red_set), input._offset)
+        out = empty_strided_like_order(result_shape, out_dtype, device, order)
+    else:
+        _check_reduce_output(op, out, result_shape, out_dtype, enforce_safe_cast)
+        if out.device != device:
+            raise RuntimeError(f"{op}(): expected the output on '{device}', got '{out.device}'")
+        if memory_overlap(out, input) != "none":
+            input = input.clone()  # the kernel writes outputs while still reading the input
+
+    it = object.__new__(ReductionIterator)
+    it.op = op
+    it.noutputs = 1
+    it.shape = shape
+    it.device = device
+    it.common_dtype = input._dtype
+    it.compute_dtype = compute_dtype or _compute_dtype_for(out_dtype)
+    it.result = out
+    it.axes = tuple(sorted(red_set))
+    it.keepdims = keepdims
+    it.reduced_numel = math.prod(shape[d] for d in red_set)
+    it.naux = len(aux)
+    # aux tensors may come in either result form; ndim tells which.
+    views = [_restride_reduced(out, shape, red_set, keepdims)]
+    views += [_restride_reduced(t, shape, red_set, t.ndim == ndim) for t in aux]
+    it.operands = views + [input]
+    it._layout = _reduce_layout(it.operands)
+    return it
+
+
+def _check_reduce_output(op, out, shape, dtype, enforce_safe_cast):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be a Tensor, got {type(out).__name__}")
+    if out._shape != shape:
+        raise ValueError(f"{op}(): output with shape {out._shape} doesn't match the result shape "
+                         f"{shape}")
+    if enforce_safe_cast and out._dtype is not dtype and not _dt.can_cast(dtype, out._dtype,
+                                                                          "same_kind"):
+        raise TypeError(f"{op}(): result type {dtype} can't be cast to the output dtype "
+                        f"{out._dtype}")
+    if has_internal_overlap(out):
+        raise RuntimeError(f"{op}(): the output (shape {out._shape}, strides {out._strides}) has "
+                           f"elements that share memory; write to a contiguous copy instead")
+
+
+def _restride_reduced(t: Tensor, shape, red_set, keepdims) -> Tensor:
+    """t (result-shaped) seen with the input's shape: stride 0 along the reduced dims."""
+    strides = []
+    src = iter(zip(t._shape, t._strides))
+    for d in range(len(shape)):
+        if d in red_set:
+            if keepdims:
+                next(src)
+            strides.append(0)
+        else:
+            n, s = next(src)
+            strides.append(0 if n == 1 else s)
+    return t._view(shape, tuple(strides), t._offset)
+
+
+def _reduce_layout(operands) -> Layout:
+    """Dims ordered innermost-first by the input's stride (then the output's), size-1 dims
+    dropped, neighbours coalesced where every operand is contiguous across them; reduced dims
+    only ever merge with reduced dims (their output stride is 0)."""
+    inp = operands[-1]
+    shape = inp._shape
+    strides = [_broadcast_strides(t, shape) for t in operands]
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    dims.sort(key=lambda d: (abs(strides[-1][d]), abs(strides[0][d])), reverse=True)
+    dims.reverse()
+    if not dims:
+        return Layout((1,), tuple((0,) for _ in operands), tuple(t._offset for t in operands))
+    cshape = [shape[dims[0]]]
+    cstr = [[s[dims[0]]] for s in strides]
+    for d in dims[1:]:
+        n = shape[d]
+        if all(s[d] == c[-1] * cshape[-1] for s, c in zip(strides, cstr)):
+            cshape[-1] *= n
+        else:
+            cshape.append(n)
+            for s, c in zip(strides, cstr):
+                c.append(s[d])
+    return Layout(tuple(cshape), tuple(tuple(c) for c in cstr),
+                  tuple(t._offset for t in operands))
+
+
+TensorIterator.reduce = classmethod(_reduce)

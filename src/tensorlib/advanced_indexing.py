@@ -1,0 +1,346 @@
+"""Advanced (NumPy "fancy") indexing, device-generic part: key parsing, masks -> indices,
+broadcasting of index tensors, the result's shape and the assigned value's conversion.
+
+A key mixes basic items (ints, slices, None, Ellipsis) with integer index arrays and boolean
+masks (Tensors, NumPy arrays, lists). It is reduced to an :class:`IndexPlan`: a base element
+offset (slices and ints folded in), the basic dims before and after the broadcast index block,
+and one index tensor per indexed dim. The device kernels behind the ``index`` / ``index_put`` /
+``nonzero`` DispatchStubs do the element work.
+
+NumPy's placement rule: ints count as advanced indices once any array is present; if all
+advanced items sit next to each other in the key, the broadcast index dims replace them in place,
+otherwise they come first. None and Ellipsis (even one that expands to no dims) separate them.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import dtypes as _dt
+from .dispatch.iterator import has_internal_overlap
+from .dispatch.stub import get_stub
+from .tensor import Tensor
+
+__all__ = ["advanced_getitem", "advanced_setitem", "assign", "nonzero", "IndexPlan"]
+
+_PY_SCALARS = (bool, int, float, complex)
+_VALID = ("only integers, slices, None, Ellipsis, integer tensors/arrays and boolean masks are "
+          "valid indices")
+
+
+class _Index:
+    """One index tensor (already broadcast to the index shape) and the source dim it indexes."""
+
+    __slots__ = ("tensor", "dim", "size", "stride")
+
+    def __init__(self, tensor, dim, size, stride):
+        self.tensor, self.dim, self.size, self.stride = tensor, dim, size, stride
+
+
+class IndexPlan:
+    """Every element offset of the indexed result: ``pre[p] + adv[b] + post[q]`` where ``pre`` /
+    ``post`` enumerate the basic dims (shape/strides) around the index block and
+    ``adv[b] = base_offset + sum_k wrap(indices[k][b]) * indices[k].stride``, or, when the
+    only advanced item is a mask, ``adv = offsets`` (a 1-D int64 tensor computed up front)."""
+
+    __slots__ = ("op", "src", "base_offset", "index_shape", "indices", "offsets", "pre_shape",
+                 "pre_strides", "post_shape", "post_strides", "out_shape")
+
+    def raise_out_of_bounds(self, k: int, pos: int):
+        """Called by a kernel that found indices[k] out of range at flat position pos."""
+        ix = self.indices[k]
+        where = np.unravel_index(pos, self.index_shape) if self.index_shape else ()
+        value = ix.tensor[tuple(int(i) for i in where)].item()
+        raise IndexError(f"{self.op}(): index {value} is out of bounds for dimension {ix.dim} "
+                         f"with size {ix.size}")
+
+
+# ---- key parsing --------------------------------------------------------------------------------
+def _to_device(idx: Tensor, device):
+    return idx if idx.device == device else idx.astype(idx.dtype, device=device)
+
+
+def _from_array(arr: np.ndarray, t: Tensor, op: str, what):
+    """A NumPy index array -> ('mask'|'array'|'int', value)."""
+    from .factories import asarray
+    kind = arr.dtype.kind
+    if kind == "b":
+        return ("bool", bool(arr)) if arr.ndim == 0 else ("mask", asarray(arr, device=t.device))
+    if kind in "iu":
+        return ("int", int(arr)) if arr.ndim == 0 else ("array", asarray(arr, device=t.device))
+    raise IndexError(f"{op}(): {_VALID}; got {what} of dtype {arr.dtype}")
+
+
+def _classify(k, t: Tensor, op: str):
+    """One key item -> (kind, value); kinds: none, ellipsis, slice, int, array, mask, bool."""
+    if k is None:
+        return ("none", None)
+    if k is Ellipsis:
+        return ("ellipsis", None)
+    if isinstance(k, slice):
+        return ("slice", k)
+    if isinstance(k, (bool, np.bool_)):
+        return ("bool", bool(k))  # a 0-d mask: adds a dim of length 1 (True) or 0 (False)
+    if isinstance(k, Tensor):
+        kind = k.dtype.kind
+        if kind == "b":
+            return ("bool", bool(k.item())) if k.ndim == 0 else ("mask", _to_device(k, t.device))
+        if kind in "iu":
+            # 0-d integer arrays act as plain ints (NumPy), so x[t0] stays a view.
+            return ("int", int(k.item())) if k.ndim == 0 else ("array", _to_device(k, t.device))
+        raise IndexError(f"{op}(): {_VALID}; got a tensor of dtype {k.dtype}")
+    if isinstance(k, np.ndarray):
+        return _from_array(k, t, op, "an array")
+    if isinstance(k, (list, tuple)):
+        try:
+            arr = np.asarray(k)
+        except (ValueError, TypeError):
+            raise IndexError(f"{op}(): {_VALID}; got a ragged or mixed sequence "
+                             f"({str(k)[:60]})") from None
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)  # [] is an empty integer index, as in NumPy
+        return _from_array(arr, t, op, "a list")
+    try:
+        return ("int", operator.index(k))
+    except TypeError:
+        raise IndexError(f"{op}(): {_VALID}; got {type(k).__name__} ({k!r:.40})") from None
+
+
+def _parse(t: Tensor, key, op: str):
+    """Key -> list of (key position, kind, value) covering every dim of t (Ellipsis expanded)."""
+    items = key if isinstance(key, tuple) else (key,)
+    parsed = [(pos,) + _classify(k, t, op) for pos, k in enumerate(items)]
+    n_ell = sum(1 for _, kind, _ in parsed if kind == "ellipsis")
+    if n_ell > 1:
+        raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
+    consumed = sum(v.ndim if kind == "mask" else 1 for _, kind, v in parsed
+                   if kind in ("slice", "int", "array", "mask"))
+    if consumed > t.ndim:
+        raise IndexError(f"{op}(): too many indices for tensor: tensor is {t.ndim}-dimensional, "
+                         f"but {consumed} were indexed")
+    fill = t.ndim - consumed
+    out = []
+    for pos, kind, v in parsed:
+        if kind == "ellipsis":
+            # The expanded slices keep the Ellipsis' position: it separates advanced items
+            # even when it stands for no dims (as in NumPy).
+            out.extend((pos, "slice", slice(None)) for _ in range(fill))
+        else:
+            out.append((pos, kind, v))
+    if not n_ell:
+        out.extend((len(items), "slice", slice(None)) for _ in range(fill))
+    return out
+
+
+def _plan(t: Tensor, key, op: str):
+    """IndexPlan for key, or a plain key of ints/slices/None when nothing advanced is left."""
+    from .factories import zeros
+    from .ops.views import broadcast_shapes, expand
+    parsed = _parse(t, key, op)
+    if not any(kind in ("array", "mask", "bool") for _, kind, _ in parsed):
+        return tuple(v for _, kind, v in parsed)
+    offset = t._offset
+    basic = []       # (key position, size, stride) of each basic result dim
+    adv_pos = []     # key positions of the advanced items (ints included)
+    indices = []
+    offsets = None
+    # A lone mask (ints aside) becomes element offsets directly: no index tensors to read back.
+    lone_mask = sum(1 for _, kind, _ in parsed if kind in ("array", "mask", "bool")) == 1
+    d = 0
+    for pos, kind, v in parsed:
+        if kind == "none":
+            basic.append((pos, 1, 0))
+            continue
+        if kind == "bool":
+            # A new length-1 dim indexed by [0] (True) or [] (False).
+            idx = zeros((1 if v else 0,), dtype=_dt.int64, device=t.device)
+            indices.append(_Index(idx, d, 1, 0))
+            adv_pos.append(pos)
+            continue
+        if kind == "mask":
+            k = v.ndim
+            if v.shape != t.shape[d:d + k]:
+                raise IndexError(f"{op}(): boolean mask of shape {v.shape} does not match the "
+                                 f"indexed shape {t.shape[d:d + k]} (dims {d}..{d + k - 1} of a "
+                                 f"tensor of shape {t.shape})")
+            adv_pos.append(pos)
+            stub = get_stub("nonzero").kernel_for(t.device.type, v.dtype)
+            if lone_mask:
+                lone_mask = (stub, v, t._strides[d:d + k])  # run once the base is known
+                d += k
+                continue
+            nz = stub(v)
+            n = nz.shape[1]
+            for j in range(k):
+                row = nz._view((n,), (1,), nz._offset + j * nz._strides[0])
+                indices.append(_Index(row, d + j, t._shape[d + j], t._strides[d + j]))
+            d += k
+            continue
+        size, stride = t._shape[d], t._strides[d]
+        if kind == "slice":
+            start, stop, step = v.indices(size)
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * stride
+            basic.append((pos, n, stride * step))
+        elif kind == "int":
+            if not -size <= v < size:
+                raise IndexError(f"{op}(): index {v} is out of bounds for dimension {d} with "
+                                 f"size {size}")
+            offset += (v + size if v < 0 else v) * stride
+            adv_pos.append(pos)
+        else:  # integer index tensor
+            indices.append(_Index(v, d, size, stride))
+            adv_pos.append(pos)
+        d += 1
+
+    if isinstance(lone_mask, tuple):
+        stub, mask, strides = lone_mask
+        offsets = stub(mask, strides, offset)
+    shapes = [ix.tensor.shape for ix in indices] + ([offsets.shape] if offsets is not None
+                                                     else [])
+    try:
+        index_shape = broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError(f"{op}(): shape mismatch: indexing arrays could not be broadcast "
+                         f"together with shapes {' '.join(str(s) for s in shapes)}") from None
+    for ix in indices:
+        ix.tensor = expand(ix.tensor, index_shape)
+    adjacent = adv_pos[-1] - adv_pos[0] + 1 == len(adv_pos)
+    split = sum(1 for pos, _, _ in basic if pos < adv_pos[0]) if adjacent else 0
+    plan = IndexPlan()
+    plan.op, plan.src, plan.base_offset = op, t, offset
+    plan.index_shape, plan.indices, plan.offsets = index_shape, indices, offsets
+    plan.pre_shape = tuple(n for _, n, _ in basic[:split])
+    plan.pre_strides = tuple(s for _, _, s in basic[:split])
+    plan.post_shape = tuple(n for _, n, _ in basic[split:])
+    plan.post_strides = tuple(s for _, _, s in basic[split:])
+    plan.out_shape = plan.pre_shape + index_shape + plan.post_shape
+    return plan
+
+
+# ---- getitem / setitem --------------------------------------------------------------------------
+def advanced_getitem(t: Tensor, key) -> Tensor:
+    """t[key] for keys with index arrays or masks: a new tensor (a copy) of t's dtype."""
+    from .factories import empty
+    from .indexing import basic_index
+    plan = _plan(t, key, "__getitem__")
+    if not isinstance(plan, IndexPlan):
+        return basic_index(t, plan)
+    out = empty(plan.out_shape, dtype=t.dtype, device=t.device)
+    get_stub("index").kernel_for(t.device.type, t.dtype)(plan, out)
+    return out
+
+
+def advanced_setitem(t: Tensor, key, value) -> None:
+    """t[key] = value; repeated indices: the last write wins."""
+    from .factories import empty
+    from .indexing import basic_index
+    op = "__setitem__"
+    plan = _plan(t, key, op)
+    if not isinstance(plan, IndexPlan):
+        assign(basic_index(t, plan), value, op)
+        return
+    # Only definite self-overlap (a broadcast dim) is refused.
+    if has_internal_overlap(t):
+        raise RuntimeError(f"{op}(): the tensor (shape {t.shape}, strides {t.stride()}) has "
+                           f"elements that share memory; write to a contiguous copy instead")
+    src = _value_tensor(value, t.dtype, t.device, plan.out_shape, op)
+    # The kernel reads a private contiguous copy (cast to t's dtype): the value may alias t.
+    shape = () if src._numel == 1 else plan.out_shape
+    vals = empty(shape, dtype=t.dtype, device=t.device)
+    vals.copy_(src.reshape(()) if src._numel == 1 else src)
+    get_stub("index_put").kernel_for(t.device.type, t.dtype)(plan, vals)
+
+
+def assign(target: Tensor, value, op: str = "__setitem__") -> None:
+    """target[...] = value for a basic-indexing view, with setitem's conversion rules."""
+    if isinstance(value, _PY_SCALARS):
+        target.fill_(_coerce_scalar(value, target.dtype, op))
+        return
+    target.copy_(_value_tensor(value, target.dtype, target.device, target.shape, op))
+
+
+def _coerce_scalar(value, dtype, op):
+    """A Python scalar as NumPy would store it in a ``dtype`` array: floats truncate into ints,
+    anything into bool is value != 0, out-of-range ints raise, complex into real raises."""
+    if isinstance(value, complex):
+        if dtype.kind != "c":
+            raise TypeError(f"{op}(): can't assign the complex value {value!r} to a {dtype} "
+                            f"tensor (the imaginary part would be lost)")
+        return value
+    if dtype.kind == "b":
+        return bool(value)
+    if dtype.kind in "iu":
+        if isinstance(value, float):
+            if value != value:
+                raise ValueError(f"{op}(): cannot convert the float value nan to {dtype}")
+            if math.isinf(value):
+                raise OverflowError(f"{op}(): cannot convert the float value {value} to {dtype}")
+        value = int(value)
+        info = _dt.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {dtype}")
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value) if dtype.kind == "f" else complex(value)
+        except OverflowError:
+            raise OverflowError(f"{op}(): Python integer {value} is too large for {dtype}") \
+                from None
+    return value
+
+
+def _value_tensor(value, dtype, device, shape, op) -> Tensor:
+    """The assigned value as a tensor that broadcasts to ``shape`` and may be cast to dtype."""
+    from .factories import asarray, full
+    if isinstance(value, Tensor):
+        src = value
+    elif isinstance(value, _PY_SCALARS):
+        return full((), _coerce_scalar(value, dtype, op), dtype=dtype, device=device)
+    else:
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{op}(): can't convert the value ({type(value).__name__}) to a "
+                             f"tensor: {e}") from None
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"{op}(): the value must be numeric or bool, got dtype {arr.dtype} "
+                            f"from {type(value).__name__}")
+        if not isinstance(value, (np.ndarray, np.generic)) and arr.dtype.kind in "iu" and \
+                dtype.kind in "iu" and arr.size:
+            # Python ints in a list are range-checked like Python scalars (NumPy 2).
+            info = _dt.iinfo(dtype)
+            lo, hi = int(arr.min()), int(arr.max())
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise OverflowError(f"{op}(): Python integer {bad} is out of bounds for {dtype}")
+        src = asarray(arr, device=device)
+    if src.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"{op}(): can't assign a {src.dtype} value to a {dtype} tensor (the "
+                        f"imaginary part would be lost)")
+    # Extra leading dims of size 1 are dropped (NumPy allows x[idx] = v[None]).
+    lead = src.ndim - len(shape)
+    if lead > 0 and all(n == 1 for n in src.shape[:lead]):
+        src = src.reshape(src.shape[lead:])
+    ok = src.ndim <= len(shape) and all(
+        a == b or a == 1 for a, b in zip(src.shape[::-1], shape[::-1]))
+    if not ok:
+        raise ValueError(f"{op}(): shape mismatch: value of shape {src.shape} could not be "
+                         f"broadcast to the indexed shape {tuple(shape)}")
+    return src
+
+
+# ---- nonzero ------------------------------------------------------------------------------------
+def nonzero(x: Tensor) -> tuple:
+    """Indices of x's nonzero elements, one int64 tensor per dim, in C (row-major) order."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"nonzero(): argument 'x' must be a Tensor, got {type(x).__name__}")
+    if x.ndim == 0:
+        raise ValueError("nonzero(): argument 'x' must have at least one dimension, got a 0-d "
+                         "tensor")
+    nz = get_stub("nonzero").kernel_for(x.device.type, x.dtype)(x)
+    n = nz.shape[1]
+    return tuple(nz._view((n,), (1,), nz._offset + j * nz._strides[0]) for j in range(x.ndim))

@@ -1,0 +1,693 @@
+"""__getitem__ / __setitem__: basic indexing (views) and NumPy advanced indexing (copies), with
+NumPy as the oracle; plus nonzero and every error case."""
+import numpy as np
+import pytest
+from hypothesis import assume, given, strategies as st
+from hypothesis.extra import numpy as hnp
+
+import tensorlib as tl
+from helpers import ALL_DTYPES, arrays, to_numpy
+from tensorlib.advanced_indexing import nonzero
+from tensorlib.dispatch.iterator import has_internal_overlap
+
+GATHER_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint64", "float16", "bfloat16",
+                 "float32", "float64", "complex64", "complex128"]
+SET_DTYPES = ["bool", "int8", "int64", "uint8", "float16", "bfloat16", "float32", "float64",
+              "complex128"]
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def np_values(dtype, shape, seed=0):
+    """Deterministic values of a tensorlib dtype name (bfloat16: float32 values it holds)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-50, 50, size=shape)
+    if dtype == "bool":
+        return x > 0
+    if dtype == "bfloat16":
+        return (x / 4).astype(np.float32)
+    if dtype.startswith("complex"):
+        return (x / 4 + 1j * rng.integers(-9, 9, size=shape) / 2).astype(dtype)
+    if dtype.startswith("float"):
+        return (x / 4).astype(dtype)
+    if dtype.startswith("uint"):
+        return np.abs(x).astype(dtype)
+    return x.astype(dtype)
+
+
+def make(arr, dtype):
+    """A tensor of dtype holding arr's values; shares arr's memory (and layout) if it can."""
+    if dtype == "bfloat16":
+        return tl.asarray(arr).astype(tl.bfloat16)
+    return tl.from_numpy(arr)
+
+
+def same(got, expected):
+    assert isinstance(got, tl.Tensor)
+    assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}"
+    np.testing.assert_array_equal(to_numpy(got), expected)
+
+
+def tl_key(key, how):
+    """The NumPy key with its arrays as tensors / lists / NumPy arrays (how: 0, 1, 2)."""
+    def conv(k):
+        if isinstance(k, np.ndarray) and k.ndim:
+            # (tolist() loses the shape of empty arrays)
+            return [tl.asarray(k), k.tolist() if k.size else k, k][how]
+        return k
+    return tuple(conv(k) for k in key) if isinstance(key, tuple) else conv(key)
+
+
+# ---- key strategies -----------------------------------------------------------------------------
+@st.composite
+def slices(draw, size):
+    bound = st.none() | st.integers(-size - 2, size + 2)
+    step = draw(st.none() | st.sampled_from([1, 2, 3, -1, -2, -3]))
+    return slice(draw(bound), draw(bound), step)
+
+
+@st.composite
+def basic_keys(draw, shape):
+    """Random basic key: ints, slices (any step), None, at most one Ellipsis."""
+    ndim = len(shape)
+    n_pre = draw(st.integers(0, ndim))
+    ell = draw(st.booleans())
+    n_suf = draw(st.integers(0, ndim - n_pre)) if ell else 0
+    dims = list(range(n_pre)) + (["..."] if ell else []) + list(range(ndim - n_suf, ndim))
+    key = []
+    for d in dims:
+        if draw(st.integers(0, 4)) == 0:
+            key.append(None)
+        if d == "...":
+            key.append(Ellipsis)
+        elif shape[d] and draw(st.booleans()):
+            key.append(draw(st.integers(-shape[d], shape[d] - 1)))
+        else:
+            key.append(draw(slices(shape[d])))
+    return tuple(key) if len(key) != 1 or draw(st.booleans()) else key[0]
+
+
+@st.composite
+def advanced_keys(draw, shape):
+    """Random key mixing slices, ints, int arrays, masks, None, Ellipsis and 0-d bools.
+
+    Int arrays take shapes that broadcast to one drawn block shape; with a mask present, the
+    arrays are kept to shape (1,) so keys are mostly valid (NumPy decides either way)."""
+    ndim = len(shape)
+    n_pre = max(draw(st.integers(0, ndim)), draw(st.integers(0, ndim)))
+    ell = draw(st.booleans())
+    n_suf = draw(st.integers(0, ndim - n_pre)) if ell else 0
+    slots = []  # (key position, dim) of the slices, one of which may become an array
+    block = draw(st.sampled_from([(), (2,), (3,), (2, 1), (1, 3), (2, 3)]))
+    use_mask = draw(st.booleans())
+    key = []
+
+    def array_for(size):
+        shp = list(block)
+        if use_mask:
+            shp = [1]
+        else:
+            shp = [1 if draw(st.booleans()) else n for n in shp]
+            shp = shp[draw(st.integers(0, len(shp))):]
+        if size == 0:
+            shp = shp + [0] if not shp or use_mask else [0] + shp[1:]
+            return np.zeros(shp, np.int64)
+        return draw(hnp.arrays(np.int64, tuple(shp), elements=st.integers(-size, size - 1)))
+
+    def segment(lo, hi):
+        d = lo
+        while d < hi:
+            if draw(st.integers(0, 5)) == 0:
+                key.append(draw(st.sampled_from([None, True, False, np.True_])))
+            kind = draw(st.sampled_from(["slice", "int", "array", "array", "mask", "mask"]))
+            if kind == "mask" and use_mask:
+                k = draw(st.integers(1, min(2, hi - d)))
+                key.append(draw(hnp.arrays(np.bool_, shape[d:d + k])))
+                d += k
+                continue
+            if kind == "int" and shape[d]:
+                key.append(draw(st.integers(-shape[d], shape[d] - 1)))
+            elif kind in ("array", "mask"):
+                key.append(array_for(shape[d]))
+            else:
+                slots.append((len(key), d))
+                key.append(draw(slices(shape[d])))
+            d += 1
+
+    segment(0, n_pre)
+    if ell:
+        key.append(Ellipsis)
+        segment(ndim - n_suf, ndim)
+    advanced = any(isinstance(k, (np.ndarray, bool, np.bool_)) for k in key)
+    if not advanced and slots:  # keep most keys advanced
+        pos, d = slots[draw(st.integers(0, len(slots) - 1))]
+        key[pos] = array_for(shape[d])
+    if draw(st.integers(0, 5)) == 0:
+        key.append(None)
+    return tuple(key) if len(key) != 1 or draw(st.booleans()) else key[0]
+
+
+@st.composite
+def indexed_arrays(draw, dtypes, key_strategy, max_dims=4, min_dims=0):
+    dtype = draw(st.sampled_from(dtypes))
+    np_dtype = "float32" if dtype == "bfloat16" else dtype
+    elements = st.integers(-40, 40).map(lambda v: v / 4) if np_dtype.startswith(("f", "c")) \
+        else None
+    a = draw(arrays(np_dtype, min_dims=min_dims, max_dims=max_dims, max_side=4,
+                    elements=elements))
+    key = draw(key_strategy(a.shape))
+    return dtype, a, key, draw(st.integers(0, 2))
+
+
+def np_getitem(a, key):
+    try:
+        return a[key], None
+    except IndexError as e:
+        return None, e
+
+
+# ---- basic indexing -----------------------------------------------------------------------------
+@given(indexed_arrays(ALL_DTYPES, basic_keys))
+def test_basic_getitem_matches_numpy_and_is_a_view(case):
+    dtype, a, key, _ = case
+    t = make(a, dtype)
+    expected = a[key]
+    got = t[key]
+    same(got, np.asarray(expected))
+    assert got.dtype.name == dtype
+    if dtype != "bfloat16" and got.size:
+        assert got.untyped_storage() is t.untyped_storage()
+
+
+@given(indexed_arrays(["int32", "float64"], basic_keys))
+def test_basic_setitem_writes_through_views(case):
+    dtype, a, key, _ = case
+    a = np.array(a, copy=True)  # writable, own memory
+    t = tl.from_numpy(np.array(a, copy=True))
+    view = t[key]
+    # Broadcast (zero-stride) targets are refused by design; everything else must be writable.
+    assume(not has_internal_overlap(view))
+    n = view.size
+    value = np.arange(n, dtype=dtype).reshape(view.shape)
+    a[key] = value
+    view[...] = tl.asarray(value)  # through the view
+    same(t, a)
+    a[key] = 7
+    t[key] = 7
+    same(t, a)
+
+
+def test_basic_examples():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = tl.asarray(a)
+    for key in [0, -1, (1, 2), (slice(None, None, -1),), (..., slice(None, None, -2)),
+                (None, 1, None, slice(3, None, -1)), (1, ..., 2), (), ..., (slice(5, 0, -2), 0),
+                (slice(0, 0),), (-2, -3, -4)]:
+        same(t[key], a[key])
+    z = tl.asarray(np.float32(3))
+    for key in [(), ..., None, (None, ...)]:
+        same(z[key], np.float32(3)[key] if key != () else np.asarray(np.float32(3)))
+
+
+def test_interleaved_view_setitem():
+    a = np.zeros((4, 2), np.int32, order="F")
+    t = tl.from_numpy(a)
+    t[::3] = 5  # strides (3, 4): four distinct elements
+    a2 = np.zeros((4, 2), np.int32)
+    a2[::3] = 5
+    same(t, a2)
+
+
+def test_advanced_setitem_on_interleaved_view():
+    a = np.zeros((4, 2), np.int32, order="F")
+    t = tl.from_numpy(a)
+    t[::3][[0, 1], [1, 0]] = 7  # the index_put path checks only for definite overlap
+    a2 = np.zeros((4, 2), np.int32)
+    a2[::3][[0, 1], [1, 0]] = 7
+    same(t, a2)
+
+
+def test_basic_view_writes_reach_base():
+    t = tl.asarray(np.zeros((3, 4), np.int64))
+    v = t[1:, ::-2]
+    v[...] = 5
+    t[0][1] = 3
+    t[0, ::-1][0] = 9
+    expected = np.zeros((3, 4), np.int64)
+    expected[1:, ::-2] = 5
+    expected[0, 1] = 3
+    expected[0, -1] = 9
+    same(t, expected)
+
+
+@pytest.mark.parametrize("key, exc, words", [
+    ((0, 0, 0, 0), IndexError, ["too many indices", "3-dimensional", "4"]),
+    ((..., 0, ...), IndexError, ["single ellipsis"]),
+    (3, IndexError, ["index 3", "dimension 0", "size 2"]),
+    ((0, -4), IndexError, ["index -4", "dimension 1", "size 3"]),
+    ((0, 1.5), IndexError, ["float"]),
+    ("a", IndexError, ["str"]),
+    (slice(None, None, 0), ValueError, ["zero"]),
+])
+def test_basic_errors(key, exc, words):
+    t = tl.asarray(np.zeros((2, 3, 4), np.float32))
+    with pytest.raises(exc) as info:
+        t[key]
+    for w in words:
+        assert w in str(info.value)
+    with pytest.raises(exc):
+        t[key] = 1.0
+    with pytest.raises(exc):
+        np.zeros((2, 3, 4))[key]
+
+
+def test_zero_dim_errors():
+    z = tl.asarray(np.float32(1))
+    with pytest.raises(IndexError, match="too many indices"):
+        z[0]
+    with pytest.raises(IndexError, match="too many indices"):
+        z[[0]]
+
+
+# ---- advanced getitem ---------------------------------------------------------------------------
+@given(indexed_arrays(GATHER_DTYPES, advanced_keys, min_dims=1))
+def test_advanced_getitem_matches_numpy(case):
+    dtype, a, key, how = case
+    t = make(a, dtype)
+    expected, err = np_getitem(a, key)
+    if err is not None:
+        with pytest.raises(IndexError):
+            t[tl_key(key, how)]
+        return
+    got = t[tl_key(key, how)]
+    assert got.dtype.name == dtype
+    same(got, np.asarray(expected))
+
+
+def test_advanced_getitem_is_a_copy():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    t = tl.asarray(a.copy())
+    r = t[[0, 2]]
+    r[...] = -1
+    same(t, a)
+    m = t[t.numpy() > 5]
+    m[...] = -1
+    same(t, a)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex64", "bool", "uint8"])
+def test_advanced_getitem_keeps_dtype(dtype):
+    a = np_values(dtype, (4, 5))
+    t = make(a, dtype)
+    for key in [([3, 0, -1],), (slice(None), [[1], [4]]), (a.real > 0 if dtype != "bool" else a,)]:
+        got = t[key]
+        assert got.dtype.name == dtype
+        same(got, a[key])
+
+
+def test_placement_rule():
+    a = np.arange(3 * 4 * 5 * 6).reshape(3, 4, 5, 6)
+    t = tl.asarray(a)
+    keys = [
+        (slice(None), [0, 1], [2, 3]),              # adjacent: in place
+        ([0, 1], slice(None), [2, 3]),              # separated by a slice: first
+        (slice(None), 1, slice(None), [0, 2]),      # int counts as advanced: first
+        (slice(None), [0, 1], None, [1, 2]),        # None separates: first
+        (slice(None), [0, 1], ..., [1, 2]),         # empty Ellipsis still separates
+        (Ellipsis, [0, 1], [1, 2]),
+        (0, [0, 1]),                                # int + array adjacent
+        (None, 0, None, [1, 2]),
+        (np.array(1), slice(None), [1, 2]),         # 0-d integer array acts as an int
+        (1, slice(None), np.ones((5, 6), bool)),
+        ([[0], [2]], slice(None, None, -1), [[0, 1, 2]]),
+    ]
+    for key in keys:
+        for how in range(3):
+            same(t[tl_key(key, how)], a[key])
+
+
+def test_bool_scalars_and_masks():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    t = tl.asarray(a)
+    keys = [True, False, (True,), (False, 0), (0, True), ([0, 1], True), (True, [1, 2]),
+            np.True_, (np.False_, ...), (..., True), (a > 4,), (a[:, 0] > 3,),
+            (slice(None), a[0] > 1), (a[:, 1] > 1, ...), (None, a > 100), ([True, False, True],),
+            (slice(None), [True, False, True, True]), (0, True, [1, 2])]
+    for key in keys:
+        same(t[key], a[key])
+    same(t[tl.asarray(a > 4)], a[a > 4])
+    same(t[tl.asarray(np.True_)], a[np.True_])
+    z0 = np.asarray(2.5)
+    z = tl.asarray(z0)
+    for key, np_key in [(True, True), (False, False), ((None, True), (None, True)),
+                        (tl.asarray(True), True), ((tl.asarray(False), None), (False, None))]:
+        same(z[key], z0[np_key])
+
+
+def test_strided_index_tensors_and_masks():
+    a = np.arange(60.0).reshape(6, 10)
+    t = tl.asarray(a)
+    idx = np.array([[5, 0, -1], [2, 2, 3]])
+    ti = tl.asarray(idx)
+    same(t[ti.T], a[idx.T])                             # transposed index tensor
+    same(t[ti[:, ::-1]], a[idx[:, ::-1]])               # negative strides
+    same(t[:, ti[0, ::-1]], a[:, idx[0, ::-1]])
+    same(t[ti[:, :1], ti[:, 1:] + 4], a[idx[:, :1], idx[:, 1:] + 4])
+    m = a % 3 == 0
+    tm = tl.asarray(np.ascontiguousarray(m.T)).T        # column-major mask
+    same(t[tm], a[m])
+    same(t[:, ::2][tm[::-1, ::2]], a[:, ::2][m[::-1, ::2]])  # reversed, strided mask
+    same(t[2:, tm[0]], a[2:, m[0]])
+    same(t[tm[:, 0], 1::2], a[m[:, 0], 1::2])
+
+
+@pytest.mark.parametrize("idx_dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32",
+                                       "uint64"])
+def test_index_dtypes(idx_dtype):
+    a = np.arange(20, dtype=np.float32)
+    t = tl.asarray(a)
+    idx = np.array([3, 0, 19, 7], dtype=idx_dtype)
+    same(t[idx], a[idx])
+    same(t[tl.asarray(idx)], a[idx])
+    if np.dtype(idx_dtype).kind == "i":
+        neg = np.array([-1, -20], dtype=idx_dtype)
+        same(t[tl.asarray(neg)], a[neg])
+
+
+def test_empty_and_zero_size():
+    a = np.arange(12).reshape(3, 4)
+    t = tl.asarray(a)
+    for key in [[], ([], []), (slice(None), []), (slice(0, 0), [1, 2]), np.zeros(3, bool),
+                (np.zeros((3, 4), bool),), (slice(None), np.array([], np.int64))]:
+        same(t[key], a[key])
+    e = tl.asarray(np.zeros((0, 3)))
+    same(e[:, [2, 0]], np.zeros((0, 3))[:, [2, 0]])
+    with pytest.raises(IndexError, match="index 5"):
+        e[:, [5]]  # checked even though the result is empty (as NumPy)
+    with pytest.raises(IndexError, match="size 0"):
+        e[[0]]
+
+
+def test_large_parallel_paths():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((300, 400)).astype(np.float32)
+    t = tl.asarray(a)
+    i = rng.integers(-300, 300, 50_000)
+    j = rng.integers(0, 400, 50_000)
+    same(t[i], a[i])                       # direct gather, post block
+    same(t[i, j], a[i, j])                 # two index arrays: offsets + gather
+    same(t[:, j[:200]], a[:, j[:200]])     # pre block
+    same(t[a > 0], a[a > 0])               # lone mask: nonzero offsets
+    same(t[a[:, 0] > 0, 5:], a[a[:, 0] > 0, 5:])
+    flat = rng.standard_normal(200_000).astype(np.float64)
+    k = rng.integers(0, 200_000, 100_000)
+    same(tl.asarray(flat)[k], flat[k])
+    same(tl.asarray(flat)[tl.asarray(k.astype(np.int32))], flat[k])
+
+
+# ---- advanced setitem ---------------------------------------------------------------------------
+@st.composite
+def set_cases(draw):
+    dtype, a, key, how = draw(indexed_arrays(SET_DTYPES, advanced_keys, max_dims=3,
+                                              min_dims=1))
+    if not a.flags.writeable:
+        a = a.copy()
+    expected, err = np_getitem(a, key)
+    shape = np.shape(expected) if err is None else ()
+    kind = draw(st.sampled_from(["scalar", "full", "broadcast"]))
+    if kind == "scalar":
+        value = draw(st.sampled_from([0, 1, 3, True]))
+    else:
+        shp = list(shape)
+        if kind == "broadcast":
+            shp = [1 if draw(st.booleans()) else n for n in shp][draw(st.integers(0, len(shp))):]
+        value = np_values(dtype, tuple(shp), seed=draw(st.integers(0, 9)))
+    return dtype, a, key, how, value, err
+
+
+@given(set_cases())
+def test_advanced_setitem_matches_numpy(case):
+    dtype, a, key, how, value, err = case
+    t = make(np.array(a, copy=True), dtype)
+    v = value if not isinstance(value, np.ndarray) else [tl.asarray(value), value,
+                                                         value.tolist() if value.size
+                                                         else value][how]
+    if isinstance(v, tl.Tensor) and dtype == "bfloat16":
+        v = v.astype(tl.bfloat16)
+    if err is not None:
+        with pytest.raises(IndexError):
+            t[tl_key(key, how)] = v
+        return
+    expected = np.array(a, copy=True)
+    expected[key] = value
+    t[tl_key(key, how)] = v
+    same(t, expected)
+
+
+def test_setitem_repeated_indices_last_wins():
+    a = np.zeros(5)
+    t = tl.asarray(a.copy())
+    idx = [1, 3, 1, 1, 3]
+    vals = np.arange(5.0) + 10
+    a[idx] = vals
+    t[idx] = vals
+    same(t, a)
+    b = np.zeros((3, 4))
+    u = tl.asarray(b.copy())
+    key = (slice(None), [[0, 0], [2, 0]])
+    vals = np.arange(12.0).reshape(3, 2, 2)
+    b[key] = vals
+    u[key] = vals
+    same(u, b)
+    big = np.zeros((64, 1024), np.float32)
+    ub = tl.asarray(big.copy())
+    rows = [5, 9, 5, 5]
+    vals = np.arange(4 * 1024, dtype=np.float32).reshape(4, 1024)
+    big[rows] = vals
+    ub[rows] = vals                       # scatter in parallel over the post block
+    same(ub, big)
+    big2 = np.zeros((1024, 64), np.float32)
+    ub2 = tl.asarray(big2.copy())
+    vals2 = np.arange(1024 * 4, dtype=np.float32).reshape(1024, 4)
+    big2[:, [7, 3, 7, 7]] = vals2
+    ub2[:, [7, 3, 7, 7]] = vals2          # ... and over the pre block
+    same(ub2, big2)
+
+
+def test_setitem_value_aliases_target():
+    a = np.arange(10.0)
+    t = tl.asarray(a.copy())
+    idx = np.arange(10)
+    t[idx] = t[::-1]
+    same(t, a[::-1])
+    b = np.arange(12).reshape(3, 4)
+    u = tl.asarray(b.copy())
+    u[[2, 0]] = u[0]                      # value is a view of a row that gets written
+    b[[2, 0]] = b[0].copy()
+    same(u, b)
+    c = np.arange(8.0)
+    w = tl.asarray(c.copy())
+    w[c > 3] = w[:4]
+    c[c > 3] = c[:4].copy()
+    same(w, c)
+    d = np.arange(6)
+    x = tl.asarray(d.copy())
+    x[x.numpy() % 2 == 0] = x[x.numpy() % 2 == 1]  # value and mask both read x first
+    d[d % 2 == 0] = d[d % 2 == 1].copy()
+    same(x, d)
+
+
+def test_setitem_index_tensor_aliases_target():
+    a = np.array([2, 0, 1, 3])
+    t = tl.asarray(a.copy())
+    t[t] = tl.asarray(np.array([7, 8, 9, 6]))
+    a[a.copy()] = [7, 8, 9, 6]
+    same(t, a)
+
+
+@pytest.mark.parametrize("dtype", SET_DTYPES)
+def test_setitem_large_mask_and_offsets(dtype):
+    rng = np.random.default_rng(2)
+    a = np_values(dtype, (200, 300), seed=3)
+    t = make(a.copy(), dtype)
+    m = rng.random((200, 300)) > 0.5
+    v = np_values(dtype, (int(m.sum()),), seed=4)
+    a[m] = v
+    t[m] = make(v, dtype)
+    same(t, a)
+    i = rng.integers(0, 200, 40_000)
+    j = rng.integers(0, 300, 40_000)
+    a[i, j] = a[0, 0]
+    t[i, j] = t[0, 0]
+    same(t, a)
+
+
+def test_setitem_casting():
+    a = np.zeros(4, np.int64)
+    t = tl.asarray(a.copy())
+    for key, value in [([0], 1.7), ([1, 2], np.array([2.9, -3.9])), (slice(3, 4), -1.5),
+                       ([3], np.array([5], np.uint8)), (2, True)]:
+        a[key] = value
+        t[key] = value
+        same(t, a)
+    b = np.zeros(3, bool)
+    u = tl.asarray(b.copy())
+    for key, value in [([0], 5), ([1], 0.5), (2, 3)]:
+        b[key] = value
+        u[key] = value
+        same(u, b)
+    h = tl.asarray(np.zeros(3, np.float16))
+    h[[0, 2]] = tl.asarray(np.array([1.5, 2.25]))  # float64 -> float16
+    same(h, np.array([1.5, 0, 2.25], np.float16))
+    bf = tl.asarray(np.zeros(3, np.float32)).astype(tl.bfloat16)
+    bf[[1]] = 0.1
+    bf[[2]] = tl.asarray(np.array([3], np.int32))
+    same(bf, np.array([0, np.float32(0.10009765625), 3], np.float32))
+    f64 = tl.asarray(np.zeros(2))
+    f64[[0]] = 0.1                        # Python floats keep float64 precision
+    f64[[1]] = [0.2]
+    same(f64, np.array([0.1, 0.2]))
+    c = tl.asarray(np.zeros(2, np.complex64))
+    c[[0]] = 1 + 2j
+    c[1] = 3
+    same(c, np.array([1 + 2j, 3], np.complex64))
+    i8 = np.zeros(2, np.int8)
+    ti8 = tl.asarray(i8.copy())
+    i8[[0]] = np.int64(300)               # NumPy arrays / scalars cast unsafely (wrap)
+    ti8[[0]] = np.array(300)
+    same(ti8, i8)
+
+
+@pytest.mark.parametrize("value, exc, words", [
+    (1j, TypeError, ["complex", "float32"]),
+    (np.array([1j, 2]), TypeError, ["complex128", "float32"]),
+    ([1 + 1j, 0], TypeError, ["complex128", "float32"]),
+    (np.ones(3), ValueError, ["(3,)", "(2,)"]),
+    (np.ones((2, 2)), ValueError, ["(2, 2)", "(2,)"]),
+    ("ab", TypeError, ["str"]),
+])
+def test_setitem_value_errors(value, exc, words):
+    for key in ([0, 1], slice(0, 2)):
+        t = tl.asarray(np.zeros(4, np.float32))
+        with pytest.raises(exc) as info:
+            t[key] = value
+        for w in words:
+            assert w in str(info.value)
+        same(t, np.zeros(4, np.float32))
+    t = tl.asarray(np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="complex64.*float32"):
+        t[[0]] = tl.asarray(np.ones(1, np.complex64))
+
+
+def test_setitem_scalar_range_errors():
+    t = tl.asarray(np.zeros(3, np.int8))
+    with pytest.raises(OverflowError, match="300.*int8"):
+        t[[0]] = 300
+    with pytest.raises(OverflowError, match="300.*int8"):
+        t[0] = 300
+    with pytest.raises(OverflowError, match="-1.*uint8"):
+        tl.asarray(np.zeros(2, np.uint8))[[1]] = -1
+    with pytest.raises(OverflowError, match="300.*int8"):
+        t[[0, 1]] = [1, 300]
+    with pytest.raises(ValueError, match="nan"):
+        t[[0]] = float("nan")
+    with pytest.raises(OverflowError, match="inf"):
+        t[[0]] = float("inf")
+    same(t, np.zeros(3, np.int8))
+
+
+def test_setitem_out_of_range_leaves_target_unchanged():
+    t = tl.asarray(np.zeros(4))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        t[[0, 1, 4]] = 1.0
+    same(t, np.zeros(4))
+
+
+def test_setitem_into_expanded_tensor_raises():
+    t = tl.asarray(np.zeros(3)).broadcast_to((2, 3))
+    with pytest.raises(RuntimeError, match="share memory"):
+        t[[0, 1]] = 1.0
+
+
+# ---- advanced errors ----------------------------------------------------------------------------
+@pytest.mark.parametrize("key, words", [
+    ([3], ["index 3", "dimension 0", "size 3"]),
+    ([-4], ["index -4", "dimension 0", "size 3"]),
+    ((slice(None), [0, 4]), ["index 4", "dimension 1", "size 4"]),
+    (([0], 5), ["index 5", "dimension 1", "size 4"]),
+    (([0, 1], [0, 1, 2]), ["shape mismatch", "(2,)", "(3,)"]),
+    (([0, 1], False), ["shape mismatch", "(2,)", "(0,)"]),
+    (np.ones((3, 5), bool), ["(3, 5)", "(3, 4)"]),
+    ((slice(None), np.ones(3, bool)), ["(3,)", "(4,)"]),
+    ([True, False], ["(2,)", "(3,)"]),
+    (np.ones((3, 4, 1), bool), ["too many indices", "3"]),
+    (([0], 0, 0), ["too many indices"]),
+    (np.array([1.0]), ["float64"]),
+    ([1.0, 2.0], ["float64"]),
+    (np.array([1j]), ["complex"]),
+    ([[0, 1], [2]], ["ragged"]),
+    (([0], ..., ...), ["single ellipsis"]),
+    (np.array([2 ** 64 - 1], np.uint64), ["18446744073709551615", "dimension 0"]),
+    (([0], "a"), ["str"]),
+    (([0], 1.5), ["float"]),
+])
+def test_advanced_errors(key, words):
+    t = tl.asarray(np.zeros((3, 4), np.float32))
+    with pytest.raises(IndexError) as info:
+        t[key]
+    for w in words:
+        assert w in str(info.value), str(info.value)
+    with pytest.raises(IndexError):
+        t[key] = 1.0
+    # NumPy agrees, except that it wraps huge uint64 indices and calls ragged lists ValueError.
+    with pytest.raises(ValueError if "ragged" in words else IndexError):
+        if not isinstance(key, np.ndarray) or key.dtype != np.uint64:
+            np.zeros((3, 4))[key]
+        else:
+            raise IndexError
+
+
+def test_index_tensor_dtype_errors():
+    t = tl.asarray(np.zeros(5))
+    for bad in (tl.asarray(np.array([1.0, 2.0])), tl.asarray(np.array([1j]))):
+        with pytest.raises(IndexError, match="dtype"):
+            t[bad]
+    with pytest.raises(IndexError, match="index 9 is out of bounds"):
+        t[tl.asarray(np.array([[0, 9]], np.int32))]
+
+
+# ---- nonzero ------------------------------------------------------------------------------------
+@given(st.sampled_from(ALL_DTYPES).flatmap(
+    lambda d: st.tuples(st.just(d), arrays("float32" if d == "bfloat16" else d, min_dims=1,
+                                           max_dims=4, max_side=5,
+                                           elements=st.sampled_from([0, 1, 2])
+                                           if d not in ("bool",) else None))))
+def test_nonzero_matches_numpy(case):
+    dtype, a = case
+    t = make(a, dtype)
+    got = nonzero(t)
+    expected = np.nonzero(a)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.dtype is tl.int64
+        same(g, e)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "complex64"])
+def test_nonzero_negative_zero_and_nan(dtype):
+    a = np.array([0.0, -0.0, np.nan, 1.0, -2.0, 0.0], np.float32 if dtype == "bfloat16"
+                 else dtype)
+    t = make(a, dtype)
+    same(nonzero(t)[0], np.array([2, 3, 4]))
+
+
+def test_nonzero_large_and_errors():
+    rng = np.random.default_rng(3)
+    a = rng.random((130, 70, 9)) > 0.7
+    for x in (a, a.transpose(2, 0, 1), a[::-1, ::2]):
+        got = nonzero(tl.from_numpy(x))
+        for g, e in zip(got, np.nonzero(x)):
+            same(g, e)
+    with pytest.raises(ValueError, match="0-d"):
+        nonzero(tl.asarray(np.float32(1)))
+    with pytest.raises(TypeError, match="Tensor"):
+        nonzero(np.ones(3))
