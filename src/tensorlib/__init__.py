@@ -11,7 +11,8 @@ from .dtypes import (bfloat16, bool_, can_cast, complex64, complex128, finfo, fl
 from .tensor import Tensor
 from .factories import asarray, from_numpy, tensor
 from .dispatch import registration as _registration
-from . import dispatch, cpu
+from . import dispatch, cpu, cuda
+from .streams import Event, Stream, stream
 
 bool = bool_  # noqa: A001  (the Array API spells the dtype `bool`)
 
@@ -36,11 +37,19 @@ def _install():
     Tensor.astype = functions["astype"]
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
+    from .runtime import transfer
+    from .streams import record_stream
+    Tensor.to = transfer.tensor_to
+    Tensor.cuda = transfer.cuda
+    Tensor.cpu = transfer.cpu
+    Tensor.pin_memory = transfer.pin_memory
+    Tensor.is_pinned = transfer.is_pinned
+    Tensor.record_stream = record_stream
     return sorted(functions)
 
 
 _FUNCTIONS = _install()
 
-__all__ = (["Device", "Tensor", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
+__all__ = (["Device", "Tensor", "cuda", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
             "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)

@@ -26,14 +26,23 @@ def _fail(op, name, want, x):
     raise TypeError(f"{op}(): argument '{name}' must be {want}, got {type(x).__name__} ({x!r:.60})")
 
 
+def _no_tensor(op, values, names):
+    got = ", ".join(type(v).__name__ for v in values)
+    which = (f"argument '{names[0]}'" if len(names) == 1 else
+             f"at least one of {', '.join(repr(n) for n in names)}")
+    raise TypeError(f"{op}(): {which} must be a Tensor, got {got}")
+
+
 def conv_tensor(x, op, name, allow_scalar):
     if isinstance(x, Tensor):
         return x
     if allow_scalar:
-        if isinstance(x, _PY_SCALARS):
-            return x
+        # NumPy scalars first: np.float64 / np.complex128 subclass float / complex and would
+        # otherwise pass through and promote as strong dtypes, unlike np.float32 and the rest.
         if isinstance(x, np.generic) and x.dtype.kind in "biufc":
             return x.item()
+        if isinstance(x, _PY_SCALARS):
+            return x
     _fail(op, name, "a Tensor" + (" or a Python scalar" if allow_scalar else ""), x)
 
 
@@ -47,10 +56,10 @@ def conv_tensor_list(x, op, name):
 
 
 def conv_scalar(x, op, name):
+    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        return x.item()  # as a Python scalar, whatever its NumPy type (see conv_tensor)
     if isinstance(x, _PY_SCALARS):
         return x
-    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
-        return x.item()
     if isinstance(x, Tensor) and x.numel() == 1:
         return x.item()
     _fail(op, name, "a number", x)
@@ -165,12 +174,21 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         body.append("    if out is not None:")
         body.append("        if not isinstance(out, Tensor):")
         body.append(f"            _fail({public_name!r}, 'out', 'a Tensor', out)")
-        body.append(f"        return out_call({call_args}{sep}out)")
-    body.append(f"    return call({call_args})")
+        body.append(f"        return out_op.call({call_args}{sep}out)")
+    tensors = [a.name for a in args if a.type.base == "Tensor" and not a.type.is_list]
+    if allow_scalar and tensors:
+        # All-scalar calls have nothing to dispatch on (or to take a device from): say so
+        # here rather than as a missing kernel. Short-circuits on the usual Tensor first arg.
+        test = " or ".join(f"isinstance({n}, Tensor)" for n in tensors)
+        body.append(f"    if not ({test}):")
+        body.append(f"        _no_tensor({public_name!r}, ({', '.join(tensors)},), "
+                    f"{tuple(tensors)!r})")
+    body.append(f"    return op.call({call_args})")
     src = f"def {public_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     scope = {
-        "Tensor": Tensor, "call": functional.call, "out_call": out_op.call if out_op else None,
-        "_fail": _fail, "conv_tensor": conv_tensor, "conv_tensor_list": conv_tensor_list,
+        "Tensor": Tensor, "op": functional, "out_op": out_op,
+        "_fail": _fail, "_no_tensor": _no_tensor, "conv_tensor": conv_tensor,
+        "conv_tensor_list": conv_tensor_list,
         "conv_scalar": conv_scalar, "conv_int": conv_int, "conv_int_list": conv_int_list,
         "conv_float": conv_float, "conv_bool": conv_bool, "conv_str": conv_str,
         "conv_dtype": conv_dtype, "conv_device": conv_device, "_D": defaults,

@@ -41,7 +41,7 @@ class OperatorHandle:
         self.mask = 0
         self.tensor_arg_positions = tuple(i for i, a in enumerate(schema.arguments)
                                           if a.type.base == "Tensor")
-        self.call = _make_caller(self)
+        self.call = self._first_call  # the fast entry point is generated on first use
         self._rebuild()
 
     def _rebuild(self):
@@ -55,6 +55,11 @@ class OperatorHandle:
             mask |= 1 << key
         self._table[NUM_KEYS] = self._missing  # index -1 when no key matched
         self.mask = mask
+
+    def _first_call(self, *args):
+        # Generating every op's caller at import would dominate `import tensorlib`.
+        self.call = _make_caller(self)
+        return self.call(*args)
 
     def _missing(self, *args):
         ks = _keys_of_args(self, args)

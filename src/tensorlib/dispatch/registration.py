@@ -103,21 +103,27 @@ def _resolve(path: str):
     return getattr(importlib.import_module(module), attr)
 
 
-def _structured_variants(kernel, nargs):
-    """The three calling conventions of one structured kernel (out last)."""
-    params = ", ".join(f"a{i}" for i in range(nargs))
-    src = (f"def functional({params}):\n    return kernel({params}{', ' if nargs else ''}None)\n"
-           f"def inplace({params}):\n    return kernel({params}{', ' if nargs else ''}a0)\n")
-    scope = {"kernel": kernel}
-    exec(src, scope)
-    return scope["functional"], scope["inplace"]
+def _structured_variants(kernel):
+    """The functional and in-place calling conventions of one structured kernel (out last)."""
+    def functional(*args):
+        return kernel(*args, None)
+
+    def inplace(*args):
+        return kernel(*args, args[0])
+
+    name = getattr(kernel, "__name__", "kernel")
+    functional.__qualname__ = functional.__name__ = f"{name}[out=None]"
+    inplace.__qualname__ = inplace.__name__ = f"{name}[out=self]"
+    return functional, inplace
 
 
 def load(path=None):
     """Registers every op; returns (functions, methods) name -> callable for the namespace."""
     path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
+    # libyaml's loader is ~10x faster than the pure-Python one; this runs at every import.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path) as f:
-        raw = yaml.safe_load(f)
+        raw = yaml.load(f, Loader=loader)
     functions, methods = {}, {}
     for i, item in enumerate(raw):
         entry = _parse_entry(item, f"{os.path.basename(path)} entry {i}")
@@ -136,8 +142,7 @@ def _register(entry: OpEntry, functions, methods):
             kernel = make_pointwise_kernel(entry.pointwise, schema)
         else:
             kernel = _resolve(entry.kernel["CompositeExplicit"])
-        nargs = len(func_op.schema.arguments)
-        functional, inplace = _structured_variants(kernel, nargs)
+        functional, inplace = _structured_variants(kernel)
         dispatcher.impl(out_op.name, "CompositeExplicit", kernel)
         dispatcher.impl(func_op.name, "CompositeExplicit", functional)
         allow_scalar = entry.pointwise is not None

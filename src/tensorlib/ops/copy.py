@@ -11,13 +11,17 @@ from .pointwise import PointwiseInfo
 __all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
 
 COPY = PointwiseInfo(name="copy", expr="self", tensor_args=("self",), scalar_args=())
-FILL = PointwiseInfo(name="fill", expr="self", tensor_args=("self",), scalar_args=())
+# the fill value reaches the kernel as a Python scalar; errors name it 'value'
+FILL = PointwiseInfo(name="fill", expr="value", tensor_args=("value",), scalar_args=())
 
 
 def copy_(self: Tensor, src: Tensor) -> Tensor:
     """Writes src (broadcast to self's shape, cast to self's dtype) into self."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
+    if src.device != self.device:
+        from ..runtime.transfer import copy_between
+        return copy_between(self, src)
     if memory_overlap(self, src) == "full":
         return self
     if src.shape != self.shape:
@@ -44,7 +48,9 @@ def fill_(self: Tensor, value) -> Tensor:
 
 
 def _compute(dtype):
-    return _dt.float32 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+    # A half-type fill converts the Python float once, from float64: going through float32 would
+    # round twice (1 + 2**-11 + 2**-40 would become float16 1.0 instead of 1.0009765625).
+    return _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
 
 
 def clone(self: Tensor) -> Tensor:
