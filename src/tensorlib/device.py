@@ -35,10 +35,12 @@ class Device:
                 raise ValueError(f"Device(): index given twice in {spec!r} and index={index!r}")
             index = int(idx)
         if index is not None:
+            # name the whole request: the user may have written either 'cpu:1' or ('cpu', 1)
+            what = repr(spec) if idx is not None else f"{spec!r} with index={index!r}"
             if type(index) is not int or index < 0:
-                raise ValueError(f"Device(): device index must be a non-negative int, got {index!r}")
+                raise ValueError(f"Device(): device index must be a non-negative int, got {what}")
             if dtype == "cpu" and index != 0:
-                raise ValueError(f"Device(): cpu has only index 0, got {index!r}")
+                raise ValueError(f"Device(): cpu has only index 0, got {what}")
             if dtype == "cpu":
                 index = None
         self = object.__new__(cls)

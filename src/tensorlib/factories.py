@@ -69,22 +69,21 @@ def empty(shape, dtype=None, device=None) -> Tensor:
     return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty")
 
 
-def full(shape, fill_value, dtype=None, device=None) -> Tensor:
-    shape = normalize_shape(shape, "full")
+def full(shape, fill_value, dtype=None, device=None, op="full") -> Tensor:
+    shape = normalize_shape(shape, op)
     if dtype is None:
-        dtype = _dt.python_scalar_dtype(_scalar(fill_value, "full"))
-    t = empty_strided(shape, contiguous_strides(shape), dtype, device, "full")
+        dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
+    t = empty_strided(shape, contiguous_strides(shape), dtype, device, op)
     return t.fill_(fill_value)
 
 
 def zeros(shape, dtype=None, device=None) -> Tensor:
-    return full(normalize_shape(shape, "zeros"), 0, dtype=dtype or _dt.default_float(),
-                device=device)
+    # op= so size/device errors name the function the user called
+    return full(shape, 0, dtype=dtype or _dt.default_float(), device=device, op="zeros")
 
 
 def ones(shape, dtype=None, device=None) -> Tensor:
-    return full(normalize_shape(shape, "ones"), 1, dtype=dtype or _dt.default_float(),
-                device=device)
+    return full(shape, 1, dtype=dtype or _dt.default_float(), device=device, op="ones")
 
 
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
@@ -92,7 +91,21 @@ def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
     from .dispatch.iterator import empty_strided_like_order
     dtype = x.dtype if dtype is None else _dt.to_dtype(dtype, op="empty_like")
     device = x.device if device is None else _resolve_device(device, "empty_like")
-    return empty_strided_like_order(x.shape, dtype, device, x)
+    # Only a dense x lends its order: an expanded or sliced one gives C order, as in PyTorch
+    # (ordering by stride would put a broadcast dim innermost).
+    return empty_strided_like_order(x.shape, dtype, device, x if _is_dense(x) else None)
+
+
+def _is_dense(x: Tensor) -> bool:
+    """The elements fill one gap-free block (any dim order, any stride signs)."""
+    expected = 1
+    for s, n in sorted((abs(s), n) for n, s in zip(x.shape, x.stride()) if n != 1):
+        if n == 0:
+            return True
+        if s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def zeros_like(x, dtype=None, device=None):
@@ -129,7 +142,11 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
             raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
     if step == 0:
         raise ValueError("arange(): argument 'step' must be nonzero")
-    n = max(math.ceil((stop - start) / step), 0)
+    try:
+        n = max(math.ceil((stop - start) / step), 0)
+    except OverflowError:  # (stop - start) / step is inf
+        raise OverflowError(f"arange(): {start}..{stop} in steps of {step} has too many "
+                            f"elements") from None
     if dtype is None:
         dtype = _dt.result_type(start, stop, step)
     t = empty(n, dtype=dtype, device=device)
@@ -155,7 +172,10 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
 
 def eye(n_rows, n_cols=None, k=0, dtype=None, device=None) -> Tensor:
     n_cols = n_rows if n_cols is None else n_cols
-    t = zeros((n_rows, n_cols), dtype=dtype, device=device)
+    for v, arg in ((n_rows, "n_rows"), (n_cols, "n_cols")):
+        if v < 0:
+            raise ValueError(f"eye(): argument '{arg}' must be non-negative, got {v}")
+    t = full((n_rows, n_cols), 0, dtype=dtype or _dt.default_float(), device=device, op="eye")
     if t.numel():
         d = t.diagonal(k)
         if d.numel():
@@ -184,16 +204,32 @@ def from_numpy(array) -> Tensor:
                         offset // item, dtype)
 
 
+def _only_ints(obj) -> bool:
+    """Nested lists/tuples of Python (or NumPy) ints and bools only; stops at the first other."""
+    if isinstance(obj, (list, tuple)):
+        return all(_only_ints(x) for x in obj)
+    return isinstance(obj, (int, np.integer, np.bool_))
+
+
 def _infer_numpy(obj, op):
     """Python data -> NumPy array with tensorlib's defaults (float32, complex64, int64)."""
     try:
         arr = np.asarray(obj)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{op}(): cannot build a tensor from {type(obj).__name__}: {e}") from None
+    python_data = not isinstance(obj, (np.ndarray, np.generic))
+    if python_data and arr.size and arr.dtype.kind in "fO" and _only_ints(obj):
+        # NumPy turns ints beyond int64 into float64 (lists) or object (scalars): use uint64
+        # when they fit, never a lossy float.
+        try:
+            arr = np.asarray(obj, dtype=np.uint64)
+        except (OverflowError, ValueError):
+            raise OverflowError(f"{op}(): Python int out of the range of int64 and uint64 in "
+                                f"{str(obj)[:60]}") from None
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"{op}(): data must be numeric or bool, got {arr.dtype} from "
                         f"{type(obj).__name__} ({str(obj)[:60]})")
-    if not isinstance(obj, np.ndarray) and not isinstance(obj, np.generic):
+    if python_data:
         default = _PY_DEFAULTS[arr.dtype.kind]
         if arr.dtype.kind == "u":
             default = "uint64"

@@ -167,8 +167,11 @@ class Tensor:
 
     @property
     def __array_interface__(self):
+        # AttributeError (not TypeError) so NumPy falls back to __array__, which converts.
         if self._storage.device.type != "cpu":
             raise AttributeError("__array_interface__ is only defined for CPU tensors")
+        if self._dtype is _dt.bfloat16:
+            raise AttributeError("__array_interface__: NumPy has no bfloat16")
         return self._host_interface()
 
     def __array__(self, dtype=None, copy=None):

@@ -177,7 +177,7 @@ class TensorIterator:
         # is what the out-of-place op would give; exact aliasing (x.add_(y)) is safe as is.
         for i, x in enumerate(inputs):
             if isinstance(x, Tensor):
-                for out in ops:
+                for out in ops[:it.noutputs]:
                     if memory_overlap(out, x) == "partial":
                         x = x.clone()
                         break
@@ -381,6 +381,10 @@ class ReductionIterator(TensorIterator):
 
     __slots__ = ("result", "axes", "keepdims", "reduced_numel", "naux")
 
+    def output(self, i=0) -> Tensor:
+        """The result tensor (operand 0 is its input-shaped, zero-strided view)."""
+        return self.result
+
     @property
     def input(self) -> Tensor:
         return self.operands[-1]
@@ -454,15 +458,15 @@ def _check_reduce_output(op, out, shape, dtype, enforce_safe_cast):
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     if out._shape != shape:
-        raise ValueError(f"{op}(): output with shape {out._shape} doesn't match the result shape "
-                         f"{shape}")
+        raise ValueError(f"{op}(): argument 'out' has shape {out._shape}, but the result shape "
+                         f"is {shape}")
     if enforce_safe_cast and out._dtype is not dtype and not _dt.can_cast(dtype, out._dtype,
                                                                           "same_kind"):
-        raise TypeError(f"{op}(): result type {dtype} can't be cast to the output dtype "
-                        f"{out._dtype}")
+        raise TypeError(f"{op}(): result type {dtype} can't be cast to the dtype {out._dtype} of "
+                        f"argument 'out'")
     if has_internal_overlap(out):
-        raise RuntimeError(f"{op}(): the output (shape {out._shape}, strides {out._strides}) has "
-                           f"elements that share memory; write to a contiguous copy instead")
+        raise RuntimeError(f"{op}(): argument 'out' (shape {out._shape}, strides {out._strides}) "
+                           f"has elements that share memory; write to a contiguous copy instead")
 
 
 def _restride_reduced(t: Tensor, shape, red_set, keepdims) -> Tensor:

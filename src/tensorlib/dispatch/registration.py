@@ -150,7 +150,9 @@ def _register(entry: OpEntry, functions, methods):
         if "inplace" in entry.variants:
             inplace_op = dispatcher.define(_inplace_schema(schema))
             dispatcher.impl(inplace_op.name, "CompositeExplicit", inplace)
-            methods[name + "_"] = make_function(name + "_", inplace_op, allow_scalar=allow_scalar)
+            inplace_fn = make_function(name + "_", inplace_op, allow_scalar=allow_scalar)
+            for public in (name,) + entry.aliases:
+                methods[public + "_"] = inplace_fn
     else:
         op = dispatcher.define(schema)
         for key, target in entry.kernel.items():
