@@ -19,6 +19,8 @@ def normalize_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
     if not -max(ndim, 1) <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
         raise IndexError(f"{op}(): argument '{arg}' = {axis} is out of range for a tensor of "
                          f"{ndim} dimension{'s' if ndim != 1 else ''}")
+    if ndim == 0:
+        return 0  # a 0-d tensor accepts axis 0 / -1 as "the whole scalar"
     return axis + ndim if axis < 0 else axis
 
 

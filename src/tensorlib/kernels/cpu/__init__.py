@@ -11,3 +11,11 @@ register("fill", "cpu", run_pointwise)
 register("fill_range", "cpu", creation.fill_range)
 from .matmul import matmul_kernel  # noqa: E402
 register("matmul", "cpu", matmul_kernel)
+from . import indexing as _indexing  # noqa: E402  (advanced indexing: gather/scatter/nonzero)
+register("index", "cpu", _indexing.index)
+register("index_put", "cpu", _indexing.index_put)
+register("nonzero", "cpu", _indexing.nonzero)
+from . import reduction as _reduction  # noqa: E402  (reductions and scans)
+for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
+              "argmin", "cumsum", "cumprod"):
+    register(_name, "cpu", getattr(_reduction, f"{_name}_kernel"))

@@ -1,0 +1,327 @@
+"""Reductions and scans: device-generic meta (axes, dtypes, output) and impl (DispatchStubs).
+
+Each public op is a structured kernel ``fn(*schema_args, out)`` registered from ops.yaml. The
+meta part builds ``TensorIterator.reduce`` (or, for scans, an iterator over the dims other
+than the scan axis); the device kernel behind ``get_stub(name)`` does the loops.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from .. import dtypes as _dt
+from ..dispatch.iterator import (TensorIterator, empty_strided_like_order, has_internal_overlap,
+                                 memory_overlap)
+from ..dispatch.stub import get_stub
+from ..tensor import Tensor
+from .views import normalize_axis, narrow, reshape, select
+
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "var", "std", "any", "all",
+           "cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]
+
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _stub(name, it):
+    return get_stub(name).kernel_for(it.device.type, it.common_dtype)
+
+
+def _check_tensor(op, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'x' must be a Tensor, got {type(x).__name__}")
+
+
+def _default_sum_dtype(dtype):
+    """NumPy / Array API: bool and signed ints sum in int64, unsigned in uint64."""
+    if dtype.kind in "bi":
+        return _dt.int64
+    if dtype.kind == "u":
+        return _dt.uint64
+    return dtype
+
+
+def _accumulator(dtype):
+    # Half types accumulate in float32; a bool result (dtype=bool) counts in int64, as adding
+    # and multiplying bools is logical or / and.
+    if dtype in _HALF:
+        return _dt.float32
+    if dtype is _dt.bool_:
+        return _dt.int64
+    return dtype
+
+
+def _check_dtype_arg(op, x, dtype):
+    if dtype is not None and x.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"{op}(): argument 'dtype' = {dtype} would discard the imaginary part "
+                        f"of the {x.dtype} input")
+
+
+def _fill_or_run(it, name, empty_value, *args):
+    """Runs the stub unless there is nothing to compute; an empty reduction gives
+    ``empty_value`` (the op's identity) everywhere."""
+    res = it.result
+    if res._numel == 0:
+        return res
+    if it.reduced_numel == 0:
+        return res.fill_(empty_value)
+    _stub(name, it)(it, *args)
+    return res
+
+
+def _no_empty(op, it):
+    if it.reduced_numel == 0:
+        raise ValueError(f"{op}(): the reduction over axis {_axis_text(it)} of a tensor of shape "
+                         f"{it.shape} is empty and {op} has no identity")
+
+
+def _axis_text(it):
+    return it.axes[0] if len(it.axes) == 1 else it.axes
+
+
+def _real_only(op, x):
+    if x.dtype.kind == "c":
+        raise TypeError(f"{op}(): argument 'x' has dtype {x.dtype}, but complex numbers are "
+                        f"not ordered")
+
+
+# ---------------------------------------------------------------- sum, prod
+def _sum_prod(op, x, axis, keepdims, dtype, out, identity):
+    _check_tensor(op, x)
+    _check_dtype_arg(op, x, dtype)
+    res = dtype if dtype is not None else _default_sum_dtype(x.dtype)
+    it = TensorIterator.reduce(op, x, axis, keepdims, out, out_dtype=res,
+                               compute_dtype=_accumulator(res))
+    return _fill_or_run(it, op, identity)
+
+
+def sum(x, axis=None, keepdims=False, dtype=None, out=None):  # noqa: A001
+    return _sum_prod("sum", x, axis, keepdims, dtype, out, 0)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None, out=None):
+    return _sum_prod("prod", x, axis, keepdims, dtype, out, 1)
+
+
+# ---------------------------------------------------------------- mean
+def _mean_dtypes(x):
+    """(result dtype, compute dtype): integers and bool give the default float, computed in
+    float64 so large integers keep their precision until the final rounding (as NumPy's)."""
+    if x.dtype.kind in "biu":
+        return _dt.default_float(), _dt.float64
+    return x.dtype, _accumulator(x.dtype)
+
+
+def _nan_of(dtype):
+    return complex(math.nan, math.nan) if dtype.kind == "c" else math.nan
+
+
+def mean(x, axis=None, keepdims=False, out=None):
+    _check_tensor("mean", x)
+    res, acc = _mean_dtypes(x)
+    it = TensorIterator.reduce("mean", x, axis, keepdims, out, out_dtype=res, compute_dtype=acc)
+    return _fill_or_run(it, "mean", _nan_of(res))
+
+
+# ---------------------------------------------------------------- max, min
+def _minmax(op, x, axis, keepdims, out):
+    _check_tensor(op, x)
+    _real_only(op, x)
+    acc = _dt.uint8 if x.dtype is _dt.bool_ else _accumulator(x.dtype)
+    it = TensorIterator.reduce(op, x, axis, keepdims, out, out_dtype=x.dtype, compute_dtype=acc)
+    _no_empty(op, it)
+    return _fill_or_run(it, op, None)
+
+
+def max(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    return _minmax("max", x, axis, keepdims, out)
+
+
+def min(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    return _minmax("min", x, axis, keepdims, out)
+
+
+# ---------------------------------------------------------------- argmax, argmin
+def _arg(op, x, axis, keepdims, out):
+    _check_tensor(op, x)
+    _real_only(op, x)
+    acc = _dt.uint8 if x.dtype is _dt.bool_ else _accumulator(x.dtype)
+    if axis is None:
+        # The answer is a flat (C-order) index, so reduce the flattened tensor.
+        shape = (1,) * x.ndim if keepdims else ()
+        if out is not None and isinstance(out, Tensor) and out.shape != shape:
+            raise ValueError(f"{op}(): argument 'out' has shape {out.shape}, but the result "
+                             f"shape is {shape}")
+        flat_out = reshape(out, ()) if out is not None else None
+        it = TensorIterator.reduce(op, reshape(x, (-1,)), 0, False, flat_out,
+                                   out_dtype=_dt.default_index(), compute_dtype=acc)
+        _no_empty(op, it)
+        _fill_or_run(it, op, None)
+        return out if out is not None else reshape(it.result, shape)
+    it = TensorIterator.reduce(op, x, axis, keepdims, out, out_dtype=_dt.default_index(),
+                               compute_dtype=acc)
+    _no_empty(op, it)
+    return _fill_or_run(it, op, None)
+
+
+def argmax(x, axis=None, keepdims=False, out=None):
+    return _arg("argmax", x, axis, keepdims, out)
+
+
+def argmin(x, axis=None, keepdims=False, out=None):
+    return _arg("argmin", x, axis, keepdims, out)
+
+
+# ---------------------------------------------------------------- var, std
+def _correction(op, correction):
+    if isinstance(correction, bool) or not isinstance(correction, numbers.Real):
+        raise ValueError(f"{op}(): argument 'correction' must be a non-negative real number, "
+                         f"got {correction!r}")
+    if not correction >= 0:  # also rejects nan
+        raise ValueError(f"{op}(): argument 'correction' must be a non-negative real number, "
+                         f"got {correction!r}")
+    return float(correction)
+
+
+def _var_std(op, x, axis, keepdims, correction, out):
+    _check_tensor(op, x)
+    corr = _correction(op, correction)
+    mean_res, acc = _mean_dtypes(x)
+    res = _dt.real_for(mean_res)
+    # Pass 1: the mean, kept in the compute dtype with the reduced dims as size 1.
+    m_it = TensorIterator.reduce(op, x, axis, True, None, out_dtype=acc, compute_dtype=acc)
+    # Pass 2: sum of squared deviations from it (two passes: stable for large offsets).
+    it = TensorIterator.reduce(op, x, axis, keepdims, out, out_dtype=res,
+                               compute_dtype=_dt.real_for(acc), aux=(m_it.result,))
+    if it.result._numel == 0:
+        return it.result
+    n = it.reduced_numel
+    if n == 0:
+        return it.result.fill_(math.nan)
+    _stub("mean", m_it)(m_it)
+    # NumPy's ddof rule: divide by max(n - correction, 0), so correction >= n gives inf / nan.
+    _stub(op, it)(it, float(n) - corr if n > corr else 0.0)
+    return it.result
+
+
+def var(x, axis=None, keepdims=False, correction=0.0, out=None):
+    return _var_std("var", x, axis, keepdims, correction, out)
+
+
+def std(x, axis=None, keepdims=False, correction=0.0, out=None):
+    return _var_std("std", x, axis, keepdims, correction, out)
+
+
+# ---------------------------------------------------------------- any, all
+def any(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    _check_tensor("any", x)
+    it = TensorIterator.reduce("any", x, axis, keepdims, out, out_dtype=_dt.bool_,
+                               compute_dtype=_dt.bool_)
+    return _fill_or_run(it, "any", False)
+
+
+def all(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    _check_tensor("all", x)
+    it = TensorIterator.reduce("all", x, axis, keepdims, out, out_dtype=_dt.bool_,
+                               compute_dtype=_dt.bool_)
+    return _fill_or_run(it, "all", True)
+
+
+# ---------------------------------------------------------------- scans
+def _scan(op, stub, x, axis, dtype, out, include_initial, identity):
+    """Scan of x along ``axis`` (already normalized) into out (allocated when None)."""
+    _check_dtype_arg(op, x, dtype)
+    res = dtype if dtype is not None else _default_sum_dtype(x.dtype)
+    shape = list(x.shape)
+    n = shape[axis]
+    shape[axis] += int(include_initial)
+    shape = tuple(shape)
+    if out is None:
+        out = empty_strided_like_order(shape, res, x.device, x)
+    else:
+        _check_scan_output(op, out, shape, res)
+        if out.device != x.device:
+            raise RuntimeError(f"{op}(): expected the output on '{x.device}', got "
+                               f"'{out.device}'")
+        if memory_overlap(out, x) != "none":
+            x = x.clone()  # out is written while x is still being read
+    target = out
+    if include_initial:
+        narrow(out, axis, 0, 1).fill_(identity)
+        target = narrow(out, axis, 1, n)
+    if target._numel == 0:
+        return out
+    it = TensorIterator.build(op, [select(target, axis, 0)], [select(x, axis, 0)],
+                              promote_inputs=False, enforce_safe_cast=False,
+                              common_dtype=res, compute_dtype=_accumulator(res))
+    get_stub(stub).kernel_for(it.device.type, res)(it, n, target._strides[axis],
+                                                   x._strides[axis])
+    return out
+
+
+def _check_scan_output(op, out, shape, dtype):
+    if out.shape != shape:
+        raise ValueError(f"{op}(): argument 'out' has shape {out.shape}, but the result shape "
+                         f"is {shape}")
+    if out.dtype is not dtype and not _dt.can_cast(dtype, out.dtype, "same_kind"):
+        raise TypeError(f"{op}(): result type {dtype} can't be cast to the dtype {out.dtype} of "
+                        f"argument 'out'")
+    if has_internal_overlap(out):
+        raise RuntimeError(f"{op}(): argument 'out' (shape {out.shape}, strides "
+                           f"{out.stride()}) has elements that share memory; write to a "
+                           f"contiguous copy instead")
+
+
+def _torch_scan(op, x, axis, dtype, out, identity):
+    _check_tensor(op, x)
+    if axis is None:
+        # Flattened, as NumPy's cumsum(axis=None).
+        if out is not None and out.ndim != 1:
+            raise ValueError(f"{op}(): argument 'out' has shape {out.shape}, but the result "
+                             f"shape is {(x.size,)}")
+        return _scan(op, op, reshape(x, (-1,)), 0, dtype, out, False, identity)
+    ax = normalize_axis(axis, x.ndim, op)
+    if x.ndim == 0:
+        res = _scan(op, op, reshape(x, (1,)), 0, dtype,
+                    None if out is None else _as_1d(op, out), False, identity)
+        return out if out is not None else reshape(res, ())
+    return _scan(op, op, x, ax, dtype, out, False, identity)
+
+
+def _as_1d(op, out):
+    if out.shape != ():
+        raise ValueError(f"{op}(): argument 'out' has shape {out.shape}, but the result shape "
+                         f"is ()")
+    return reshape(out, (1,))
+
+
+def cumsum(x, axis=None, dtype=None, out=None):
+    return _torch_scan("cumsum", x, axis, dtype, out, 0)
+
+
+def cumprod(x, axis=None, dtype=None, out=None):
+    return _torch_scan("cumprod", x, axis, dtype, out, 1)
+
+
+def _cumulative(op, stub, x, axis, dtype, include_initial, out, identity):
+    """Array API cumulative_sum / cumulative_prod (NumPy treats a 0-d input as 1-d)."""
+    _check_tensor(op, x)
+    if x.ndim == 0:
+        if axis is not None:
+            normalize_axis(axis, 0, op)
+        x = reshape(x, (1,))
+        axis = 0
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{op}(): argument 'axis' is required for a tensor of "
+                             f"{x.ndim} dimensions")
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, op)
+    return _scan(op, stub, x, ax, dtype, out, include_initial, identity)
+
+
+def cumulative_sum(x, axis=None, dtype=None, include_initial=False, out=None):
+    return _cumulative("cumulative_sum", "cumsum", x, axis, dtype, include_initial, out, 0)
+
+
+def cumulative_prod(x, axis=None, dtype=None, include_initial=False, out=None):
+    return _cumulative("cumulative_prod", "cumprod", x, axis, dtype, include_initial, out, 1)

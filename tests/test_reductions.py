@@ -1,0 +1,599 @@
+"""Reductions and scans against NumPy: every dtype for sum, fewer for the rest (each dtype x op
+is a kernel compile), every layout from helpers.arrays, axis combinations, keepdims, nan/inf,
+empty reductions, out=, the parallel paths, and every error case."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tensorlib as tl
+from helpers import ALL_DTYPES, arrays, to_numpy
+
+_HALF = ("float16", "bfloat16")
+_EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
+        "float64": 2.0 ** -52, "complex64": 2.0 ** -23, "complex128": 2.0 ** -52}
+
+
+# ---------------------------------------------------------------- strategies and oracles
+def _elements(dtype, bound=100.0, nan=False):
+    """Bounded values for float/complex dtypes (so sums cannot overflow); None = all values."""
+    if dtype in ("float16", "bfloat16", "float32", "float64"):
+        width = {"float16": 16, "float64": 64}.get(dtype, 32)
+        if nan:
+            return st.floats(width=width, allow_nan=True, allow_infinity=True)
+        return st.floats(-bound, bound, width=width)
+    if dtype in ("complex64", "complex128"):
+        return st.complex_numbers(max_magnitude=bound, width=64 if dtype == "complex64" else 128)
+    return None
+
+
+def _array(dtype, **kw):
+    # bfloat16 is drawn as float32 values and converted (NumPy has no bfloat16).
+    return arrays("float32" if dtype == "bfloat16" else dtype, **kw)
+
+
+def _tensor(a, dtype):
+    t = tl.from_numpy(a)
+    return t.astype(tl.bfloat16) if dtype == "bfloat16" else t
+
+
+def _values(t, a):
+    """The exact input values as NumPy (bfloat16 rounded once, widened to float32)."""
+    return to_numpy(t) if t.dtype is tl.bfloat16 else a
+
+
+@st.composite
+def _axis(draw, ndim, allow_tuple=True):
+    """None, an int (negative allowed) or a tuple of distinct ints in any order."""
+    kinds = ["none", "int"] + (["tuple"] if allow_tuple else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "none":
+        return None
+    if ndim == 0:
+        return draw(st.sampled_from([0, -1])) if kind == "int" else ()
+    if kind == "int":
+        return draw(st.integers(-ndim, ndim - 1))
+    dims = draw(st.permutations(range(ndim)))
+    k = draw(st.integers(0, ndim))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in dims[:k])
+
+
+def _np_axis(axis, ndim):
+    # NumPy's mean/var reject an axis on 0-d arrays; reducing a 0-d tensor over 0 is a no-op.
+    return None if ndim == 0 else axis
+
+
+def _count(shape, axis):
+    if axis is None:
+        return math.prod(shape)
+    axes = (axis,) if isinstance(axis, int) else axis
+    return math.prod(shape[a] for a in axes) if shape else 1
+
+
+def _np_result(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(fn(*args, **kw))
+
+
+def _check_dtype_shape(got, expected_shape, dtype):
+    assert got.dtype.name == dtype, f"dtype {got.dtype.name} != {dtype}"
+    assert got.shape == tuple(expected_shape), f"shape {got.shape} != {expected_shape}"
+
+
+def _assert_sum_close(got, expected, abs_sum, n, out_dtype, acc_dtype):
+    """|got - expected| within what two summation orders may differ by: 2 n eps sum|x|, plus
+    one rounding of the result to its dtype."""
+    g = to_numpy(got).astype(np.complex128)
+    e = np.asarray(expected).astype(np.complex128)
+    tol = (2 * max(n, 1) * _EPS[acc_dtype] * abs_sum
+           + 2 * _EPS.get(out_dtype, 0.0) * np.abs(e) + 1e-300)
+    bad = ~(np.abs(g - e) <= tol) & ~(np.isnan(g) & np.isnan(e)) & ~(g == e)
+    tol = np.broadcast_to(tol, bad.shape)
+    assert not bad.any(), f"got {g[bad]}, expected {e[bad]} (tolerance {tol[bad]})"
+
+
+# ---------------------------------------------------------------- sum (every dtype)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@given(data=st.data())
+def test_sum_all_dtypes(dtype, data):
+    a = data.draw(_array(dtype, elements=_elements(dtype)))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    t = _tensor(a, dtype)
+    v = _values(t, a)
+    got = tl.sum(t, axis=axis, keepdims=keepdims)
+    if dtype in _HALF:
+        expected = _np_result(np.sum, v.astype(np.float32), axis=axis, keepdims=keepdims)
+        want, acc = dtype, "float32"
+    else:
+        expected = _np_result(np.sum, v, axis=axis, keepdims=keepdims)
+        want, acc = expected.dtype.name, dtype
+    _check_dtype_shape(got, expected.shape, want)
+    if expected.dtype.kind in "biu":
+        np.testing.assert_array_equal(to_numpy(got), expected)
+    else:
+        abs_sum = _np_result(np.sum, np.abs(v.astype(np.complex128)), axis=axis,
+                             keepdims=keepdims)
+        _assert_sum_close(got, expected, abs_sum, _count(a.shape, axis), want, acc)
+
+
+@pytest.mark.parametrize("dtype,arg,expected", [
+    ("int8", "float32", "float32"), ("float32", "int64", "int64"), ("bool", "bool", "bool")])
+def test_sum_dtype_argument(dtype, arg, expected):
+    a = (np.arange(24) % 7 - 2).reshape(2, 3, 4).astype(dtype) * (1.5 if dtype[0] == "f" else 1)
+    got = tl.sum(tl.from_numpy(a), axis=1, dtype=arg)
+    want = np.sum(a, axis=1, dtype=arg)
+    _check_dtype_shape(got, want.shape, expected)
+    np.testing.assert_allclose(to_numpy(got).astype(np.float64), want.astype(np.float64))
+
+
+def test_sum_precision_long_rows():
+    # Blocked partial sums: a million float32 values stay close to the float64 sum.
+    rng = np.random.default_rng(0)
+    a = (rng.random(1_000_003, dtype=np.float32) + 1).astype(np.float32)
+    exact = a.astype(np.float64).sum()
+    assert abs(float(tl.sum(tl.from_numpy(a))) - exact) / exact < 1e-6
+    b = a[:1_000_000].reshape(100, 10_000)
+    got = to_numpy(tl.sum(tl.from_numpy(b), axis=1)).astype(np.float64)
+    np.testing.assert_allclose(got, b.astype(np.float64).sum(axis=1), rtol=1e-6)
+
+
+def test_sum_nan_inf():
+    a = np.array([[1.0, np.inf, 2.0], [np.inf, -np.inf, 0.0], [np.nan, 1.0, 1.0]], np.float32)
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(to_numpy(tl.sum(tl.from_numpy(a), axis=axis)),
+                                      np.sum(a, axis=axis))
+
+
+# ---------------------------------------------------------------- prod
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "complex64"])
+@given(data=st.data())
+def test_prod(dtype, data):
+    elements = None
+    if dtype == "float32":
+        elements = st.floats(0.5, 1.5, width=32) | st.floats(-1.5, -0.5, width=32)
+    elif dtype == "complex64":
+        elements = st.sampled_from([1 + 0j, -1j, 0.5 + 0.5j, 1.25 - 0.25j, -1 + 0.5j])
+    a = data.draw(arrays(dtype, max_side=4, elements=elements))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    got = tl.prod(tl.from_numpy(a), axis=axis, keepdims=keepdims)
+    expected = _np_result(np.prod, a, axis=axis, keepdims=keepdims)
+    _check_dtype_shape(got, expected.shape, expected.dtype.name)
+    if expected.dtype.kind in "iu":
+        np.testing.assert_array_equal(to_numpy(got), expected)
+    else:
+        n = max(_count(a.shape, axis), 1)
+        np.testing.assert_allclose(to_numpy(got), expected, rtol=4 * n * _EPS[dtype], atol=0)
+
+
+# ---------------------------------------------------------------- mean
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "float16", "complex64"])
+@given(data=st.data())
+def test_mean(dtype, data):
+    a = data.draw(arrays(dtype, elements=_elements(dtype)))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    got = tl.mean(tl.from_numpy(a), axis=axis, keepdims=keepdims)
+    npax = _np_axis(axis, a.ndim)
+    src = a.astype(np.float64) if dtype == "int16" else a
+    expected = _np_result(np.mean, src, axis=npax, keepdims=keepdims)
+    want = {"int16": "float32"}.get(dtype, dtype)
+    _check_dtype_shape(got, expected.shape, want)
+    n = _count(a.shape, npax)
+    abs_sum = _np_result(np.sum, np.abs(a.astype(np.complex128)), axis=npax, keepdims=keepdims)
+    acc = "float32" if want in _HALF else want
+    _assert_sum_close(got, expected, abs_sum / max(n, 1), n, want, acc)
+
+
+def test_mean_of_large_integers():
+    # Integers are averaged in float64 and only the result is rounded to float32.
+    a = np.array([2 ** 40 + 1, -(2 ** 40), 5], np.int64)
+    got = tl.mean(tl.from_numpy(a))
+    assert got.dtype is tl.float32 and got.item() == 2.0
+
+
+# ---------------------------------------------------------------- max / min
+@pytest.mark.parametrize("op,dtype", [
+    ("max", "bool"), ("max", "int8"), ("max", "uint64"), ("max", "float16"),
+    ("max", "bfloat16"), ("max", "float32"), ("min", "int32"), ("min", "float64"),
+    ("min", "bool")])
+@given(data=st.data())
+def test_max_min(op, dtype, data):
+    a = data.draw(_array(dtype, elements=_elements(dtype, nan=True)))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    t = _tensor(a, dtype)
+    v = _values(t, a)
+    fn = getattr(tl, op)
+    try:
+        expected = _np_result(getattr(np, op), v, axis=axis, keepdims=keepdims)
+    except ValueError:
+        with pytest.raises(ValueError, match=op):
+            fn(t, axis=axis, keepdims=keepdims)
+        return
+    got = fn(t, axis=axis, keepdims=keepdims)
+    _check_dtype_shape(got, expected.shape, dtype)
+    np.testing.assert_array_equal(to_numpy(got), expected)  # exact, nan in the same places
+
+
+def test_max_min_nan_and_aliases():
+    a = np.array([[1.0, np.nan, 3.0], [-np.inf, 2.0, 0.5]], np.float32)
+    t = tl.from_numpy(a)
+    np.testing.assert_array_equal(to_numpy(tl.max(t, axis=1)), [np.nan, 2.0])
+    np.testing.assert_array_equal(to_numpy(tl.amin(t.astype(tl.float64), axis=0)),
+                                  [-np.inf, np.nan, 0.5])
+    np.testing.assert_array_equal(to_numpy(t.amax(axis=0)), np.max(a, axis=0))
+    assert math.isnan(t.max().item())
+
+
+# ---------------------------------------------------------------- argmax / argmin
+@pytest.mark.parametrize("op,dtype", [
+    ("argmax", "float32"), ("argmax", "int16"), ("argmax", "bool"), ("argmin", "float64"),
+    ("argmin", "uint8")])
+@given(data=st.data())
+def test_argmax_argmin(op, dtype, data):
+    elements = (st.sampled_from([0.0, 1.0, -1.0, 2.0, np.nan, np.inf, -np.inf])
+                if dtype.startswith("float") else None)
+    a = data.draw(arrays(dtype, elements=elements))
+    axis = data.draw(_axis(a.ndim, allow_tuple=False))
+    keepdims = data.draw(st.booleans())
+    t = tl.from_numpy(a)
+    fn = getattr(tl, op)
+    try:
+        expected = _np_result(getattr(np, op), a, axis=_np_axis(axis, a.ndim),
+                              keepdims=keepdims)
+    except ValueError:
+        with pytest.raises(ValueError, match=op):
+            fn(t, axis=axis, keepdims=keepdims)
+        return
+    got = fn(t, axis=axis, keepdims=keepdims)
+    _check_dtype_shape(got, expected.shape, "int64")
+    np.testing.assert_array_equal(to_numpy(got), expected)
+
+
+def test_argmax_first_occurrence_and_nan():
+    a = np.array([[3, 1, 3, 0], [2, 2, 2, 2]], np.float32)
+    t = tl.from_numpy(a)
+    np.testing.assert_array_equal(to_numpy(tl.argmax(t, axis=1)), [0, 0])
+    np.testing.assert_array_equal(to_numpy(t.argmin(axis=1)), [3, 0])
+    assert tl.argmax(t).item() == 0 and tl.argmin(t).item() == 3
+    b = np.array([1.0, np.nan, 5.0, np.nan], np.float32)
+    assert tl.argmax(tl.from_numpy(b)).item() == 1
+    assert tl.argmin(tl.from_numpy(b)).item() == 1
+    # Flat index in C order whatever the memory layout.
+    c = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert tl.argmax(tl.from_numpy(c)).item() == 11
+    assert tl.argmax(tl.from_numpy(c), keepdims=True).shape == (1, 1)
+
+
+# ---------------------------------------------------------------- var / std
+@pytest.mark.parametrize("op,dtype", [("var", "float32"), ("var", "float64"),
+                                      ("std", "float32")])
+@given(data=st.data())
+def test_var_std(op, dtype, data):
+    a = data.draw(arrays(dtype, elements=_elements(dtype)))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    correction = data.draw(st.sampled_from([0, 1, 2.5, 0.0]))
+    got = getattr(tl, op)(tl.from_numpy(a), axis=axis, keepdims=keepdims,
+                          correction=correction)
+    npax = _np_axis(axis, a.ndim)
+    expected = _np_result(getattr(np, op), a, axis=npax, keepdims=keepdims, ddof=correction)
+    _check_dtype_shape(got, expected.shape, dtype)
+    n = max(_count(a.shape, npax), 1)
+    eps = _EPS[dtype]
+    big = _np_result(np.max, np.abs(a), axis=npax, keepdims=keepdims, initial=0.0)
+    # Relative rounding of n squared terms, plus the mean's own rounding (eps * max|x|)^2 and,
+    # for std, its square root.
+    slack = eps * big ** 2 if op == "var" else np.sqrt(eps) * big
+    _within(to_numpy(got), expected, 8 * n * eps, slack)
+
+
+def _within(got, expected, rtol, atol):
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+    ok = (np.abs(got - expected) <= rtol * np.abs(expected) + atol) | (
+        np.isnan(got) & np.isnan(expected)) | (got == expected)
+    assert ok.all(), f"got {got[~ok]}, expected {expected[~ok]}"
+
+
+@pytest.mark.parametrize("dtype,want", [("int16", "float32"), ("complex64", "float32"),
+                                        ("float16", "float16"), ("float64", "float64")])
+def test_var_dtypes(dtype, want):
+    a = ((np.arange(30) % 7) * 1.5 - 4).reshape(5, 6)
+    a = (a + 1j * a[::-1]).astype(dtype) if dtype.startswith("complex") else a.astype(dtype)
+    for axis in (0, (0, 1)):
+        got = tl.var(tl.from_numpy(a), axis=axis, correction=1)
+        expected = np.var(a.astype(np.complex128 if dtype.startswith("c") else np.float64),
+                          axis=axis, ddof=1)
+        _check_dtype_shape(got, expected.shape, want)
+        np.testing.assert_allclose(to_numpy(got), expected, rtol=2e-3 if want == "float16"
+                                   else 1e-6)
+    r = a.real.astype(np.float32)
+    got = tl.std(tl.from_numpy(r), axis=1)
+    np.testing.assert_allclose(to_numpy(got), np.std(r.astype(np.float64), axis=1), rtol=1e-6)
+
+
+def test_var_is_stable_for_large_offsets():
+    # Two passes: a large common offset must not swamp the variance (the naive
+    # E[x^2] - E[x]^2 formula loses every digit here).
+    rng = np.random.default_rng(1)
+    a = (1e4 + rng.standard_normal(10_000)).astype(np.float32)
+    exact = a.astype(np.float64).var()
+    assert abs(tl.var(tl.from_numpy(a)).item() - exact) / exact < 1e-3
+    assert abs(tl.std(tl.from_numpy(a), correction=1).item() - a.astype(np.float64).std(ddof=1)
+               ) < 1e-3
+
+
+def test_var_correction_at_least_n():
+    a = tl.from_numpy(np.array([[1.0, 2.0], [3.0, 3.0]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for corr in (2, 3, 2.0):
+            np.testing.assert_array_equal(to_numpy(tl.var(a, axis=1, correction=corr)),
+                                          np.var(a.numpy(), axis=1, ddof=corr))
+    np.testing.assert_array_equal(to_numpy(tl.std(a, axis=1, correction=5)), [np.inf, np.nan])
+
+
+# ---------------------------------------------------------------- any / all
+@pytest.mark.parametrize("op,dtype", [("any", "bool"), ("all", "bool"), ("all", "int8"),
+                                      ("any", "float32"), ("any", "complex64")])
+@given(data=st.data())
+def test_any_all(op, dtype, data):
+    elements = {"float32": st.sampled_from([0.0, -0.0, 1.0, np.nan, np.inf]),
+                "int8": st.sampled_from([0, 0, 0, 1, -128]),
+                "complex64": st.sampled_from([0j, 1j, 0j, 2 + 0j])}.get(dtype)
+    a = data.draw(arrays(dtype, elements=elements))
+    axis = data.draw(_axis(a.ndim))
+    keepdims = data.draw(st.booleans())
+    got = getattr(tl, op)(tl.from_numpy(a), axis=axis, keepdims=keepdims)
+    expected = _np_result(getattr(np, op), a, axis=axis, keepdims=keepdims)
+    _check_dtype_shape(got, expected.shape, "bool")
+    np.testing.assert_array_equal(to_numpy(got), expected)
+
+
+# ---------------------------------------------------------------- cumsum / cumprod
+@pytest.mark.parametrize("op,dtype", [("cumsum", "bool"), ("cumsum", "int8"),
+                                      ("cumsum", "uint32"), ("cumsum", "float32"),
+                                      ("cumsum", "float16"), ("cumprod", "int8"),
+                                      ("cumprod", "float32")])
+@given(data=st.data())
+def test_cumsum_cumprod(op, dtype, data):
+    elements = (st.floats(-2, 2, width=32) if op == "cumprod" and dtype == "float32"
+                else _elements(dtype))
+    a = data.draw(arrays(dtype, max_dims=3, elements=elements))
+    axis = data.draw(st.none() | st.integers(-max(a.ndim, 1), max(a.ndim, 1) - 1))
+    t = tl.from_numpy(a)
+    got = getattr(tl, op)(t, axis=axis)
+    src = a.astype(np.float32) if dtype == "float16" else a
+    if a.ndim == 0 and axis is not None:
+        expected = src.astype(np.int64 if dtype in ("bool", "int8") else src.dtype)
+        expected = expected.astype(np.uint64) if dtype == "uint32" else expected
+    else:
+        expected = _np_result(getattr(np, op), src, axis=axis)
+    if dtype == "float16":
+        expected = expected.astype(np.float16)
+    _check_dtype_shape(got, expected.shape, expected.dtype.name)
+    rtol = {"float16": 1e-3, "float32": 1e-6 if op == "cumprod" else 0}.get(dtype, 0)
+    np.testing.assert_allclose(to_numpy(got), expected, rtol=rtol)
+
+
+@pytest.mark.parametrize("include_initial", [False, True])
+def test_cumulative_sum_prod(include_initial):
+    a = (np.arange(24) % 5 + 1).reshape(2, 3, 4).astype(np.int8)
+    t = tl.from_numpy(a)
+    for axis in (0, 1, -1):
+        for op in ("cumulative_sum", "cumulative_prod"):
+            got = getattr(tl, op)(t, axis=axis, include_initial=include_initial)
+            expected = getattr(np, op)(a, axis=axis, include_initial=include_initial)
+            _check_dtype_shape(got, expected.shape, expected.dtype.name)
+            np.testing.assert_array_equal(to_numpy(got), expected)
+    v = tl.from_numpy(a[0, 0].astype(np.float32))
+    got = tl.cumulative_sum(v, include_initial=include_initial, dtype=tl.float64)
+    np.testing.assert_array_equal(
+        to_numpy(got), np.cumulative_sum(a[0, 0], include_initial=include_initial,
+                                         dtype=np.float64))
+    assert got.dtype is tl.float64
+    got = tl.cumulative_sum(tl.from_numpy(np.array(3.0, np.float32)),
+                            include_initial=include_initial)
+    assert got.shape == ((2,) if include_initial else (1,))
+    empty = tl.cumulative_sum(tl.from_numpy(np.zeros((0,), np.float32)),
+                              include_initial=include_initial)
+    assert empty.shape == ((1,) if include_initial else (0,))
+
+
+def test_cumsum_layouts_and_methods():
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    for view in (a, a.transpose(2, 0, 1), a[::-1, :, ::2]):
+        t = tl.from_numpy(view)
+        for axis in (0, 1, 2, None):
+            np.testing.assert_array_equal(to_numpy(t.cumsum(axis=axis)),
+                                          np.cumsum(view, axis=axis))
+    assert tl.cumsum(tl.from_numpy(np.array(2.0, np.float32)), axis=0).shape == ()
+    assert tl.cumsum(tl.from_numpy(np.array(2.0, np.float32))).shape == (1,)
+
+
+# ---------------------------------------------------------------- 0-d, empty, methods
+def test_zero_dim_inputs():
+    t = tl.from_numpy(np.array(2.5, np.float32))
+    for axis in (None, 0, -1, ()):
+        assert tl.sum(t, axis=axis).item() == 2.5
+        assert tl.max(t, axis=axis).shape == ()
+        assert tl.mean(t, axis=axis, keepdims=True).shape == ()
+    assert tl.argmax(t).item() == 0
+    assert tl.argmax(t, axis=0).shape == ()
+    assert tl.var(t).item() == 0.0
+    with pytest.raises(IndexError, match="sum"):
+        tl.sum(t, axis=1)
+
+
+def test_empty_reductions():
+    z = tl.from_numpy(np.zeros((0, 3), np.int16))
+    f = tl.from_numpy(np.zeros((2, 0), np.float32))
+    assert tl.sum(z).item() == 0 and tl.sum(z).dtype is tl.int64
+    np.testing.assert_array_equal(to_numpy(tl.sum(z, axis=0)), [0, 0, 0])
+    assert tl.sum(z, axis=1).shape == (0,)
+    np.testing.assert_array_equal(to_numpy(tl.prod(f, axis=1)), [1.0, 1.0])
+    assert math.isnan(tl.mean(f).item())
+    np.testing.assert_array_equal(to_numpy(tl.var(f, axis=1)), [np.nan, np.nan])
+    assert tl.any(f).item() is False and tl.all(f).item() is True
+    assert tl.max(f, axis=0).shape == (0,)  # nothing to reduce per output, and no outputs
+    for fn in (tl.max, tl.min, tl.argmax, tl.argmin):
+        with pytest.raises(ValueError, match=fn.__name__):
+            fn(f)
+        with pytest.raises(ValueError, match=fn.__name__):
+            fn(f, axis=1)
+
+
+def test_methods_and_positional_axis():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = tl.from_numpy(a)
+    assert t.sum().item() == 66.0
+    np.testing.assert_array_equal(to_numpy(t.sum(0)), a.sum(0))
+    np.testing.assert_array_equal(to_numpy(tl.sum(t, 1, True)), a.sum(1, keepdims=True))
+    np.testing.assert_array_equal(to_numpy(t.prod(axis=[0])), a.prod(0))
+    np.testing.assert_allclose(to_numpy(t.mean(axis=(-1, 0))), a.mean())
+    np.testing.assert_allclose(to_numpy(t.std(axis=0, correction=1)), a.std(0, ddof=1),
+                               rtol=1e-6)
+    assert t.any().item() is True
+    assert tl.from_numpy(a > 0).all().item() is False
+    assert t.argmax().item() == 11 and t.max().item() == 11.0 and t.min().item() == 0.0
+    np.testing.assert_array_equal(to_numpy(t.cumprod(axis=1)), np.cumprod(a, axis=1))
+    np.testing.assert_array_equal(to_numpy(t.cumulative_sum(axis=0)), np.cumsum(a, axis=0))
+
+
+# ---------------------------------------------------------------- out=
+def test_out_argument():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = tl.from_numpy(a)
+    out = tl.empty((4,), dtype=tl.float64)
+    assert tl.sum(t, axis=0, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), a.sum(0))
+    out = tl.empty((3, 1), dtype=tl.float32)
+    tl.max(t, axis=1, keepdims=True, out=out)
+    np.testing.assert_array_equal(out.numpy(), a.max(1, keepdims=True))
+    strided = tl.zeros((3, 2), dtype=tl.float32)[:, 1]
+    tl.mean(t, axis=1, out=strided)
+    np.testing.assert_allclose(strided.numpy(), a.mean(1))
+    idx = tl.empty((4,), dtype=tl.int32)
+    tl.argmin(t, axis=0, out=idx)
+    np.testing.assert_array_equal(idx.numpy(), a.argmin(0))
+    flat = tl.empty((1, 1), dtype=tl.int64)
+    assert tl.argmax(t, keepdims=True, out=flat) is flat and flat.item() == 11
+    cs = tl.empty((3, 4), dtype=tl.float32)
+    tl.cumsum(t, axis=1, out=cs)
+    np.testing.assert_array_equal(cs.numpy(), np.cumsum(a, axis=1))
+    b = tl.empty((), dtype=tl.bool)
+    tl.any(t, out=b)
+    assert b.item() is True
+
+
+def test_out_overlapping_input():
+    # The output is the input's first row: the result must be the out-of-place one.
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = tl.from_numpy(a.copy())
+    tl.sum(t, axis=0, out=t[0])
+    np.testing.assert_array_equal(t.numpy()[0], a.sum(0))
+    t = tl.from_numpy(a.copy())
+    tl.cumsum(t, axis=0, out=t)
+    np.testing.assert_array_equal(t.numpy(), np.cumsum(a, axis=0))
+    t = tl.from_numpy(a.copy())
+    tl.var(t, axis=0, out=t[1])
+    np.testing.assert_allclose(t.numpy()[1], a.var(0), rtol=1e-6)
+
+
+# ---------------------------------------------------------------- errors
+def test_errors():
+    t = tl.from_numpy(np.ones((2, 3), np.float32))
+    with pytest.raises(IndexError, match=r"sum\(\).*axis.*2"):
+        tl.sum(t, axis=2)
+    with pytest.raises(IndexError, match=r"mean\(\).*-3"):
+        tl.mean(t, axis=(0, -3))
+    with pytest.raises(ValueError, match=r"prod\(\).*duplicate"):
+        tl.prod(t, axis=(1, -1))
+    with pytest.raises(TypeError, match=r"argmax\(\).*axis"):
+        tl.argmax(t, axis=(0, 1))
+    with pytest.raises(TypeError, match=r"sum\(\).*axis"):
+        tl.sum(t, axis=1.0)
+    with pytest.raises(TypeError, match=r"any\(\).*keepdims"):
+        tl.any(t, keepdims=1)
+    with pytest.raises(TypeError, match=r"sum\(\).*'x'"):
+        tl.sum(np.ones(3))
+    c = tl.from_numpy(np.ones(3, np.complex64))
+    for name in ("max", "min", "argmax", "argmin"):
+        with pytest.raises(TypeError, match=rf"{name}\(\).*'x'.*complex64"):
+            getattr(tl, name)(c)
+    with pytest.raises(TypeError, match=r"sum\(\).*dtype"):
+        tl.sum(c, dtype=tl.float32)
+    for bad in (-1, -0.5, float("nan"), 1j):
+        with pytest.raises(ValueError, match=r"var\(\).*correction"):
+            tl.var(t, correction=bad)
+        with pytest.raises(ValueError, match=r"std\(\).*correction"):
+            tl.std(t, correction=bad)
+    with pytest.raises(ValueError, match=r"sum\(\).*'out'.*\(2,\).*\(3,\)"):
+        tl.sum(t, axis=0, out=tl.empty((2,)))
+    with pytest.raises(ValueError, match=r"sum\(\).*shape"):
+        tl.sum(t, axis=0, keepdims=True, out=tl.empty((3,)))
+    with pytest.raises(TypeError, match=r"mean\(\).*float32.*int64.*'out'"):
+        tl.mean(t, out=tl.empty((), dtype=tl.int64))
+    with pytest.raises(TypeError, match=r"sum\(\).*'out'"):
+        tl.sum(t, out=np.zeros(()))
+    with pytest.raises(RuntimeError, match=r"max\(\).*'out'.*share memory"):
+        tl.max(t, axis=0, out=tl.empty((1,)).expand((3,)))
+    with pytest.raises(ValueError, match=r"argmax\(\).*shape"):
+        tl.argmax(t, out=tl.empty((1,), dtype=tl.int64))
+    with pytest.raises(ValueError, match=r"cumulative_sum\(\).*axis"):
+        tl.cumulative_sum(t)
+    with pytest.raises(IndexError, match=r"cumsum\(\).*axis"):
+        tl.cumsum(t, axis=2)
+    with pytest.raises(ValueError, match=r"cumsum\(\).*shape"):
+        tl.cumsum(t, axis=1, out=tl.empty((3, 2)))
+    with pytest.raises(TypeError, match=r"cumprod\(\).*int64"):
+        tl.cumprod(tl.from_numpy(np.ones(3, np.int8)), out=tl.empty((3,), dtype=tl.bool))
+
+
+# ---------------------------------------------------------------- parallel paths
+@pytest.fixture
+def four_threads(monkeypatch):
+    """Plan work for 4 threads (column tiles, row splits) whatever the machine has; the results
+    must not depend on the split."""
+    from tensorlib.kernels.cpu import reduction
+    monkeypatch.setattr(reduction, "_threads", lambda: 4)
+
+
+def test_parallel_sum(four_threads):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((300, 700)).astype(np.float32)
+    cases = [(a, 0), (a, 1), (a, None), (a, (0, 1)), (a.T, 0), (a.T, 1), (a[::-1, ::3], 0),
+             (a.reshape(-1, 3)[:, :], 0), (a.reshape(3, -1), 1), (a.reshape(2, 3, -1), (0, 2))]
+    for x, axis in cases:
+        got = to_numpy(tl.sum(tl.from_numpy(x), axis=axis)).astype(np.float64)
+        expected = x.astype(np.float64).sum(axis=axis)
+        scale = np.abs(x.astype(np.float64)).sum(axis=axis)
+        assert np.all(np.abs(got - expected) <= 1e-6 * scale + 1e-6), (x.shape, axis)
+
+
+def test_parallel_argmax_cumsum(four_threads):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((260, 300)).astype(np.float32)
+    a[5, 7] = np.nan
+    for x in (a, a.T):
+        for axis in (0, 1, None):
+            np.testing.assert_array_equal(to_numpy(tl.argmax(tl.from_numpy(x), axis=axis)),
+                                          np.argmax(x, axis=axis))
+            np.testing.assert_array_equal(to_numpy(tl.cumsum(tl.from_numpy(x), axis=axis)),
+                                          np.cumsum(x, axis=axis))
+
+
+def test_parallel_var(four_threads):
+    rng = np.random.default_rng(4)
+    a = 5 + rng.standard_normal((70_000, 3))
+    for axis in (0, 1, None):
+        np.testing.assert_allclose(to_numpy(tl.var(tl.from_numpy(a), axis=axis)),
+                                   a.var(axis=axis), rtol=1e-10)
