@@ -66,8 +66,11 @@ def main(argv=None) -> int:
     case("broadcast (4000,2500)+(2500,)", lambda: m + v, lambda: m_np + v_np, 0.7,
          check=lambda: np.testing.assert_allclose((m + v).numpy(), m_np + v_np))
     n_np = rng.random((2500, 4000), dtype=np.float32)
-    n = tl.asarray(n_np)
-    case("transposed views (4000,2500)", lambda: m + n.T, lambda: m_np + n_np.T, 1.0,
+    k_np = rng.random((2500, 4000), dtype=np.float32)
+    n, k = tl.asarray(n_np), tl.asarray(k_np)
+    case("two transposed views (4000,2500)", lambda: n.T + k.T, lambda: n_np.T + k_np.T, 1.0,
+         check=lambda: np.testing.assert_allclose((n.T + k.T).numpy(), n_np.T + k_np.T))
+    case("contiguous + transposed (4000,2500)", lambda: m + n.T, lambda: m_np + n_np.T, 1.0,
          check=lambda: np.testing.assert_allclose((m + n.T).numpy(), m_np + n_np.T))
 
     if hasattr(tl, "sum"):
