@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Creates .venv (if missing), installs tensorlib, runs the CPU benchmark against NumPy.
+# Creates .venv (if missing), installs tensorlib with its bench extra, runs the benchmark CLI
+# (CPU, all suites against NumPy; table, bench-out/results.json and PNG plots).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e .
+.venv/bin/python -m pip install -q -e ".[bench]"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$HOME/.cache/tensorlib/numba}"
-exec .venv/bin/python benchmarks/core_cpu.py "$@"
+exec .venv/bin/python -m tensorlib.bench "$@"
