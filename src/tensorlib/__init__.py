@@ -49,7 +49,8 @@ def _install():
 
 
 _FUNCTIONS = _install()
+from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
 
-__all__ = (["Device", "Tensor", "cuda", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
+__all__ = (["Device", "Tensor", "backends", "cuda", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
             "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)

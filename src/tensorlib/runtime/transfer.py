@@ -152,8 +152,12 @@ def _device_copy(dst, src) -> None:
     kernel = _cuda_copy_kernel(src._dtype)
     if kernel is not None:
         from ..ops.copy import copy_
-        copy_(dst, src)
-        return
+        from ..dispatch.stub import UnsupportedKernelError
+        try:
+            copy_(dst, src)
+            return
+        except UnsupportedKernelError:
+            pass  # the CUDA kernels cannot run here (no GPU Triton can launch on)
     driver = _driver()
     stream = _stream_for(dst.device.index)
     if driver.host_visible:

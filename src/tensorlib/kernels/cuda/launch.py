@@ -1,0 +1,357 @@
+"""Torch-free launch layer between tensorlib and Triton.
+
+* Modes. On the interpret backend kernels run in Triton's interpreter, on a real GPU (and for
+  ahead-of-time compiles) they are compiled. Triton normally picks one mode per process from
+  ``TRITON_INTERPRET`` when ``@triton.jit`` runs; tensorlib instead builds every kernel with
+  :func:`jit_for` (an explicit ``JITFunction`` or ``InterpretedFunction``) inside modules loaded
+  once per mode (:func:`helpers`, :func:`generated_module`), so both backends work in one
+  process (the test suite switches between them) and ``TRITON_INTERPRET`` is not needed.
+  Kernels call only builtins of ``triton.language`` and this package's helpers, never the
+  ``@triton.jit`` functions of Triton's standard library (``tl.zeros``, ``tl.cdiv``,
+  ``tl.sum``...), whose mode was fixed when Triton was imported.
+* Arguments. Triton takes any object with ``data_ptr()`` and a ``dtype`` string as a typed
+  pointer; :class:`DeviceArg` is that object, plus the few storage hooks the interpreter calls to
+  stage arguments to the host (device memory *is* host memory there, so they are identities).
+  It holds a raw pointer only, never a Storage: stream work must not own tensor memory.
+* Streams. Compiled launches go to tensorlib's current stream of the tensor's device
+  (``triton.runtime.driver.active.get_current_stream`` is pointed at it). Interpreted launches
+  are enqueued as work on the current interpret stream, so they are ordered with copies,
+  events and waits exactly like GPU work; the interpreter patches ``triton.language`` globally
+  while a kernel runs, so interpreted kernels are serialised by one process-wide lock. At
+  exit, queued interpreted kernels are waited for (a daemon stream thread killed inside the
+  interpreter's C++ code aborts the process).
+* Caching. Generated kernel sources are written once under the tensorlib kernel cache dir and
+  imported (Triton needs real source files); the modules are memoised per (source, mode).
+  Compiled binaries are cached by Triton itself (its cache dir), keyed on the signature,
+  constexprs and options of each launch.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+from functools import partial
+
+import numpy as np
+
+from ... import dtypes as _dt
+
+__all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers", "DeviceArg",
+           "arg_for", "pack_scalar", "launch", "generated_module", "kernel_cache_dir",
+           "next_pow2", "cdiv", "INTERPRETER_LOCK"]
+
+INTERPRETER_LOCK = threading.Lock()   # the interpreter's grid state and patches are global
+_forced = None                        # "compiled" when set by force_compiled (AOT, no device)
+_hooks_installed = False
+
+
+# ---- modes -------------------------------------------------------------------------------------
+def current_mode() -> str:
+    """'interpret' on the interpret backend, else 'compiled' (a real GPU, or AOT compiles)."""
+    if _forced is not None:
+        return _forced
+    from ...runtime.cuda import context
+    return "interpret" if context.backend_name() == "interpret" else "compiled"
+
+
+def force_compiled() -> None:
+    """Compiled mode without asking for a device (ahead-of-time compilation)."""
+    global _forced
+    _forced = "compiled"
+
+
+def interpreting() -> bool:
+    return current_mode() == "interpret"
+
+
+def jit_for(mode: str):
+    """``@triton.jit`` for one mode, whatever TRITON_INTERPRET says."""
+    def decorator(fn=None, **kwargs):
+        def wrap(f):
+            if mode == "interpret":
+                from triton.runtime.interpreter import InterpretedFunction
+                return InterpretedFunction(f, **kwargs)
+            from triton.runtime.jit import JITFunction
+            return JITFunction(f, **kwargs)
+        return wrap(fn) if fn is not None else wrap
+    return decorator
+
+
+_HELPERS = {"compiled": "tensorlib.kernels.cuda.scalar_math",
+            "interpret": "tensorlib.kernels.cuda._scalar_math_interpret"}
+_load_lock = threading.RLock()
+
+
+def helpers(mode: str):
+    """scalar_math built for ``mode``: the package module for 'compiled', a second copy of the
+    same file (its helpers interpreted, libdevice a NumPy shim) for 'interpret'."""
+    name = _HELPERS[mode]
+    mod = sys.modules.get(name)
+    if mod is not None:
+        return mod
+    if mode == "compiled":
+        return importlib.import_module(name)
+    with _load_lock:
+        mod = sys.modules.get(name)
+        if mod is None:
+            path = os.path.join(os.path.dirname(__file__), "scalar_math.py")
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            mod.__dict__["__tl_mode__"] = mode
+            sys.modules[name] = mod
+            try:
+                spec.loader.exec_module(mod)
+            except BaseException:
+                del sys.modules[name]
+                raise
+    return mod
+
+
+# ---- arguments ---------------------------------------------------------------------------------
+class _HostBytes:
+    """The interpreter's view of an argument's storage: already host memory, so ``cpu()`` is
+    itself and the copy back after the kernel is a no-op."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def data_ptr(self):
+        return self.ptr
+
+    def cpu(self):
+        return self
+
+    def copy_(self, other):
+        return self
+
+
+class DeviceArg:
+    """A typed pointer as Triton wants it: ``data_ptr()`` and ``dtype`` (a Triton type name such
+    as 'float32', 'uint16'), plus the interpreter's storage hooks."""
+
+    __slots__ = ("ptr", "dtype", "itemsize")
+
+    def __init__(self, ptr: int, dtype: str, itemsize: int):
+        self.ptr = ptr
+        self.dtype = dtype
+        self.itemsize = itemsize
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    # -- what GridExecutor._init_args_hst / _restore_args_dev call ---------------------------
+    def untyped_storage(self):
+        return _HostBytes(self.ptr)
+
+    def storage_offset(self) -> int:
+        return 0
+
+    def size(self):
+        return (0,)
+
+    def stride(self):
+        return (1,)
+
+    def new_empty(self, *args, **kwargs):
+        return DeviceArg(0, self.dtype, self.itemsize)
+
+    def set_(self, storage, offset, size, stride):
+        self.ptr = storage.data_ptr() + offset * self.itemsize
+        return self
+
+    def __repr__(self):
+        return f"DeviceArg(0x{self.ptr:x}, {self.dtype})"
+
+
+# Storage types kernels see: bool as bytes, bfloat16 as its raw 16 bits (the kernels convert
+# explicitly so the interpreter and the GPU round the same way), complex as its component.
+_ARG_DTYPE = {_dt.bool_: "uint8", _dt.bfloat16: "uint16", _dt.complex64: "float32",
+              _dt.complex128: "float64"}
+
+
+_ITEMSIZE = {"uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+             "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
+
+
+def arg_for(storage_ptr: int, dtype, element_offset: int = 0, as_dtype: str | None = None):
+    """A DeviceArg at element ``element_offset`` of a buffer of ``dtype`` elements, typed as
+    ``as_dtype`` (a Triton type name; default: how kernels see ``dtype``)."""
+    name = as_dtype or _ARG_DTYPE.get(dtype, dtype.name)
+    return DeviceArg(storage_ptr + element_offset * dtype.itemsize, name, _ITEMSIZE[name])
+
+
+def pack_scalar(value, dtype):
+    """(lo, hi): the bits of NumPy scalar ``value`` of ``dtype`` as two signed int32 Python ints.
+    Kernels rebuild the value from them (scalar_math.join64 & co.): Triton would otherwise type
+    a Python float as fp32 and an int by its magnitude."""
+    if dtype.itemsize == 8:
+        bits = int(np.asarray(value, dtype.np_dtype).view(np.int64))
+    elif dtype.kind == "f":
+        bits = int(np.asarray(value, dtype.np_dtype).view(np.int32))
+    else:
+        bits = int(value)  # bool, and integers of <= 32 bits (their value, sign-extended)
+    lo = ((bits & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+    hi = (bits >> 32) if dtype.itemsize == 8 else 0
+    return lo, hi
+
+
+# ---- launching ---------------------------------------------------------------------------------
+def _install_stream_hooks():
+    """Point Triton's CUDA driver at tensorlib's current device and stream; raises
+    UnsupportedKernelError when Triton finds no GPU it can launch on (e.g. a CUDA driver
+    that only pretends to be one), so callers with another path can take it."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    import triton
+    from ...dispatch.stub import UnsupportedKernelError
+    try:
+        triton.runtime.driver.active
+    except RuntimeError as e:
+        raise UnsupportedKernelError(f"CUDA kernels: Triton cannot launch on this machine "
+                                     f"({e})") from None
+    from ...runtime.cuda import context
+    from ...runtime.cuda.streams import current_handle
+    drv = triton.runtime.driver.active
+    drv.get_current_device = context.current_device
+    drv.set_current_device = context.set_device
+    drv.get_current_stream = lambda device=None: current_handle(
+        context.current_device() if device is None else device).id
+    _hooks_installed = True
+
+
+_inflight = 0                      # interpreted launches queued or running
+_inflight_cv = threading.Condition()
+_drain_registered = False
+
+
+def _run_interpreted(kernel, grid, args, kwargs):
+    global _inflight
+    try:
+        with INTERPRETER_LOCK, np.errstate(all="ignore"):
+            kernel[grid](*args, **kwargs)
+    finally:
+        with _inflight_cv:
+            _inflight -= 1
+            _inflight_cv.notify_all()
+
+
+def _drain_at_exit():
+    # Interpreted kernels run C++ code on daemon stream threads; Python finalization kills
+    # daemon threads, which aborts the process if one is inside such code. Let them finish.
+    with _inflight_cv:
+        _inflight_cv.wait_for(lambda: _inflight == 0, timeout=600)
+
+
+def _enqueue_interpreted(driver, stream, kernel, grid, args, kwargs):
+    global _inflight, _drain_registered
+    with _inflight_cv:
+        _inflight += 1
+        if not _drain_registered:
+            atexit.register(_drain_at_exit)
+            _drain_registered = True
+    try:
+        driver.launch_host_func(stream, partial(_run_interpreted, kernel, grid, args, kwargs))
+    except BaseException:
+        with _inflight_cv:
+            _inflight -= 1
+            _inflight_cv.notify_all()
+        raise
+
+
+def launch(kernel, grid, args, device: int, **kwargs):
+    """Runs ``kernel[grid](*args, **kwargs)`` on the current stream of CUDA device ``device``.
+
+    kwargs: constexprs and launch options (num_warps, num_stages, enable_fp_fusion); the
+    interpreter ignores the options. Interpreted launches are asynchronous stream work; an
+    error inside one surfaces at the stream's next synchronize, as a CUDA error would.
+    """
+    from ...runtime.cuda import context
+    if current_mode() == "interpret":
+        from ...runtime.cuda.streams import current_handle
+        _enqueue_interpreted(context.state.driver, current_handle(device), kernel, grid, args,
+                             kwargs)
+        return
+    _install_stream_hooks()
+    prev = context.current_device()
+    if prev != device:
+        context.set_device(device)
+    try:
+        kernel[grid](*args, **kwargs)
+    finally:
+        if prev != device:
+            context.set_device(prev)
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+# ---- generated kernel modules ------------------------------------------------------------------
+def kernel_cache_dir() -> str:
+    base = os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "tensorlib")
+    path = os.path.join(base, "kernels", "cuda")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+_modules: dict = {}
+
+
+def _helpers_digest() -> str:
+    h = hashlib.sha1()
+    for name in ("scalar_math.py", "_interp_libdevice.py", "launch.py"):
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:12]
+
+
+def module_header(mode: str) -> str:
+    """Imports every generated kernel module starts with: triton.language, the helpers and
+    the ``jit`` decorator of ``mode``."""
+    return (f"import triton\n"
+            f"import triton.language as tl\n"
+            f"from {_HELPERS[mode]} import *\n"
+            f"from tensorlib.kernels.cuda.launch import jit_for\n"
+            f"jit = jit_for({mode!r})\n")
+
+
+def generated_module(prefix: str, source: str, mode: str):
+    """Writes ``module_header(mode) + source`` (once, atomically) under the cache dir and
+    imports it; memoised. Triton reads kernel source from files, so generated kernels must
+    live in one."""
+    helpers(mode)
+    source = (f"# tensorlib.kernels.cuda {mode} kernels, helpers {_helpers_digest()}\n"
+              + module_header(mode) + source)
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    name = f"tlcuda_{prefix}_{mode[0]}_{digest}"
+    mod = _modules.get(name)
+    if mod is not None:
+        return mod
+    with _load_lock:
+        mod = _modules.get(name)
+        if mod is not None:
+            return mod
+        path = os.path.join(kernel_cache_dir(), name + ".py")
+        if not os.path.exists(path):
+            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(source)
+            os.replace(tmp, path)  # atomic: parallel test workers may race here
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        _modules[name] = mod
+        return mod
