@@ -12,7 +12,13 @@ from .tensor import Tensor
 from .factories import asarray, from_numpy, tensor
 from .dispatch import registration as _registration
 from . import dispatch, cpu, cuda
-from .streams import Event, Stream, stream
+from .streams import Event, Stream, stream, synchronize
+from . import profiler
+from .array_api_info import __array_namespace_info__
+from . import random
+from .random import (Generator, default_generator, manual_seed, seed, initial_seed,
+                     get_rng_state, set_rng_state)
+from .dlpack import from_dlpack
 
 bool = bool_  # noqa: A001  (the Array API spells the dtype `bool`)
 
@@ -30,6 +36,12 @@ def _install():
     from .indexing import getitem, setitem
 
     functions, methods = _registration.load()
+    from . import dlpack as _dlpack
+    Tensor.__dlpack__ = _dlpack.tensor_dlpack
+    Tensor.__dlpack_device__ = _dlpack.tensor_dlpack_device
+    from .ops import manipulation as _manipulation
+    functions["meshgrid"] = _manipulation.meshgrid_varargs  # Array API f(*arrays)
+    functions["broadcast_arrays"] = _manipulation.broadcast_arrays_varargs
     globals().update(functions)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
@@ -51,6 +63,8 @@ def _install():
 _FUNCTIONS = _install()
 from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
 
-__all__ = (["Device", "Tensor", "backends", "cuda", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
+__all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "Generator",
+            "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+            "default_generator", "from_dlpack", "__array_namespace_info__", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
             "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)

@@ -6,6 +6,7 @@ import ctypes
 import numpy as np
 
 from .device import CPU
+from .runtime.cpu import streams as _cpu_streams
 from .runtime.cpu.allocator import host_allocator
 
 __all__ = ["Storage"]
@@ -16,10 +17,14 @@ class Storage:
 
     ``buffer`` is a uint8 NumPy array over the bytes when they are host-addressable (CPU, and CUDA
     under the interpret backend); kernels view it as typed 1-D arrays through :meth:`typed`.
+
+    ``_uses`` maps CPU stream queues to the last queued item that uses these bytes (None: no
+    queued use). Handing the bytes to the host (``data_ptr()``: NumPy views, printing, copies to
+    a device; ``typed()`` for a kernel that runs on the host) waits for those items first.
     """
 
     __slots__ = ("nbytes", "device", "buffer", "_ptr", "_allocator", "_block", "_owner", "_typed",
-                 "__weakref__")
+                 "_uses", "__weakref__")
 
     def __init__(self, nbytes, device, ptr, buffer, allocator=None, block=None, owner=None):
         self.nbytes = nbytes
@@ -30,6 +35,7 @@ class Storage:
         self._block = block
         self._owner = owner  # keeps a borrowed buffer (e.g. a NumPy array) alive
         self._typed = {}
+        self._uses = None
 
     @classmethod
     def allocate(cls, nbytes, device=CPU):
@@ -54,10 +60,18 @@ class Storage:
         return cls(nbytes, CPU, low, buffer, owner=array), array.ctypes.data - low
 
     def data_ptr(self) -> int:
+        """The address of the bytes; waits for queued CPU-stream work that uses them (whoever
+        takes a raw pointer is not stream-ordered)."""
+        if self._uses is not None:
+            _cpu_streams.host_access(self)
         return self._ptr
 
     def typed(self, np_dtype) -> np.ndarray:
-        """The whole storage as a 1-D array of ``np_dtype`` (what kernels index with element offsets)."""
+        """The whole storage as a 1-D array of ``np_dtype`` (what kernels index with element
+        offsets). Unless a user CPU stream is current (the kernel is then launched on it, in
+        stream order), waits for queued CPU-stream work that uses the bytes."""
+        if self._uses is not None:
+            _cpu_streams.host_access(self, kernel=True)
         arr = self._typed.get(np_dtype)
         if arr is None:
             itemsize = np.dtype(np_dtype).itemsize
@@ -76,3 +90,34 @@ class Storage:
 
     def __repr__(self):
         return f"Storage(nbytes={self.nbytes}, device='{self.device}', ptr=0x{self._ptr:x})"
+
+
+_plain_allocate = Storage.__dict__["allocate"]
+_plain_del = Storage.__del__
+
+
+def set_memory_hook(hook) -> None:
+    """Profiler hook for allocations (``None``: off). ``hook(storage, +1)`` after each
+    ``Storage.allocate``, ``hook(storage, -1)`` when an allocated Storage is released. Swaps the
+    two methods, so there is no cost while off."""
+    if hook is None:
+        Storage.allocate = _plain_allocate
+        Storage.__del__ = _plain_del
+        return
+    plain = _plain_allocate.__func__
+
+    def allocate(cls, nbytes, device=CPU):
+        st = plain(cls, nbytes, device)
+        hook(st, 1)
+        return st
+
+    def release(self):
+        if self._block is not None and self._allocator is not None:
+            try:
+                hook(self, -1)
+            except Exception:  # noqa: BLE001 - a finalizer must free the memory regardless
+                pass
+            _plain_del(self)
+
+    Storage.allocate = classmethod(allocate)
+    Storage.__del__ = release

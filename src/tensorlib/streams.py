@@ -4,18 +4,19 @@
 ``tl.Event(device=...)`` likewise. ``device=None`` means the current accelerator: CUDA when it is
 available, else the CPU.
 
-CPU streams are a synchronous stub for now: CPU work runs inline on the calling thread, so a
-``CpuStream`` is always idle (``query()`` is True, ``synchronize()`` and waits return at once) and
-a ``CpuEvent`` completes when recorded (``elapsed_time`` measures host time between records).
-Worker-thread CPU streams come in a later change without changing this interface.
+CPU streams run their work on worker threads (``runtime/cpu/streams.py``); the default CPU stream
+is the calling thread (inline, no overhead). Events, ``wait_event`` / ``wait_stream`` and
+``elapsed_time`` behave as on CUDA. Host reads of a tensor (``numpy()``, ``item()``, printing, a
+host-to-device copy) wait for queued CPU-stream work that uses its storage.
 
-This module imports only the standard library at import time (the CUDA runtime is imported on
-first use), so the CUDA runtime may subclass these types.
+This module imports only the standard library and the (stdlib-only) CPU stream runtime at import
+time (the CUDA runtime is imported on first use), so the CUDA runtime may subclass these types.
 """
 from __future__ import annotations
 
-import threading
-import time
+from functools import partial
+
+from .runtime.cpu import streams as _cs
 
 __all__ = ["Stream", "Event", "CpuStream", "CpuEvent", "stream", "current_stream",
            "default_stream", "synchronize", "record_stream"]
@@ -83,17 +84,30 @@ class Event:
         pass
 
 
-# ---- CPU stub ---------------------------------------------------------------------------------
+# ---- CPU streams --------------------------------------------------------------------------------
 class CpuStream(Stream):
-    """CPU stream stub: work runs inline, so the stream is always idle."""
+    """A CPU stream. The default one (``tl.default_stream("cpu")``, id 0) is the calling thread:
+    its work runs inline. Every other one queues its kernels for a worker thread (see
+    ``runtime/cpu/streams.py``); streams come from a pool of 32 queues, round robin."""
 
-    __slots__ = ("priority", "__weakref__")
+    __slots__ = ("_handle", "_priority", "__weakref__")
 
-    def __new__(cls, device=None, priority=0):
+    def __new__(cls, device=None, priority=0, **kwargs):
+        handle = kwargs.pop("_handle", None)
+        if kwargs:
+            raise TypeError(f"Stream(): unexpected keyword argument {next(iter(kwargs))!r}")
         if device is not None and str(device) != "cpu":
             raise ValueError(f"CpuStream(): argument 'device' must be 'cpu', got {device!r}")
+        if handle is None:
+            try:
+                priority = int(priority)
+            except (TypeError, ValueError):
+                raise TypeError(f"Stream(): argument 'priority' must be an int, got "
+                                f"{priority!r}") from None
+            handle = _cs.pool_queue()
         self = object.__new__(cls)
-        self.priority = int(priority)
+        self._handle = handle
+        self._priority = priority  # recorded only: CPU workers have no priorities
         return self
 
     @property
@@ -101,36 +115,71 @@ class CpuStream(Stream):
         from .device import CPU
         return CPU
 
+    @property
+    def priority(self) -> int:
+        return self._priority
+
+    @property
+    def stream_id(self) -> int:
+        """0 for the default stream, 1.. for pooled streams (the trace's ``stream N``)."""
+        return self._handle.id
+
     def query(self) -> bool:
-        return True
+        """True when all work queued so far has finished."""
+        return self._handle.query()
 
     def synchronize(self) -> None:
-        pass
+        self._handle.synchronize()
 
     def wait_event(self, event) -> None:
+        """Work queued on this stream later waits for ``event``'s last record (the default
+        stream is the host: it waits now)."""
         _check_event(event, "wait_event")
+        if not isinstance(event, CpuEvent):
+            # A CUDA event: this stream's later work waits for its record as of when the wait
+            # runs (the CUDA event API has no host-side capture).
+            _stream_wait(self, event.synchronize, ())
+            return
+        event.wait(self)
 
     def wait_stream(self, stream) -> None:
+        """Work queued on this stream later waits for the work queued on ``stream`` so far."""
         if not isinstance(stream, Stream):
             raise TypeError(f"wait_stream(): argument 'stream' must be a Stream, got "
                             f"{type(stream).__name__}")
+        if stream is self or getattr(stream, "_handle", None) is self._handle:
+            return
+        self.wait_event(stream.record_event())
 
     def record_event(self, event=None):
         event = CpuEvent() if event is None else event
+        _check_event(event, "record_event")
         event.record(self)
         return event
 
+    def __eq__(self, other):
+        return isinstance(other, CpuStream) and other._handle is self._handle
+
+    def __hash__(self):
+        return hash(("cpu", self._handle.id))
+
     def __repr__(self):
-        return f"<tensorlib.CpuStream device=cpu priority={self.priority} at 0x{id(self):x}>"
+        return (f"<tensorlib.CpuStream device=cpu stream_id={self._handle.id} "
+                f"priority={self._priority}>")
 
 
-_DEFAULT_CPU_STREAM = CpuStream()
+def _default_cpu_stream():
+    return CpuStream(_handle=_cs.DEFAULT)
+
+
+_DEFAULT_CPU_STREAM = _default_cpu_stream()
 
 
 class CpuEvent(Event):
-    """Completes when recorded (CPU work is inline)."""
+    """A marker in a CPU stream: completes when the stream's worker reaches it (at once on the
+    default stream or an idle one)."""
 
-    __slots__ = ("enable_timing", "blocking", "_t")
+    __slots__ = ("enable_timing", "blocking", "_mark")
 
     def __new__(cls, device=None, enable_timing=False, blocking=False, interprocess=False):
         if interprocess:
@@ -138,7 +187,7 @@ class CpuEvent(Event):
         self = object.__new__(cls)
         self.enable_timing = bool(enable_timing)
         self.blocking = bool(blocking)
-        self._t = None
+        self._mark = None
         return self
 
     @property
@@ -147,20 +196,38 @@ class CpuEvent(Event):
         return CPU
 
     def record(self, stream=None):
-        if stream is not None and not isinstance(stream, CpuStream):
+        """Capture the work queued on ``stream`` (default: the current CPU stream) so far."""
+        if stream is None:
+            stream = current_stream("cpu")
+        elif not isinstance(stream, CpuStream):
             raise ValueError(f"record(): a CPU event cannot be recorded on {stream!r}")
-        self._t = time.perf_counter()
+        self._mark = stream._handle.mark()
 
     def query(self) -> bool:
-        return True
+        """True when the captured work has finished (or the event was never recorded)."""
+        m = self._mark
+        return m is None or m.done()
 
     def synchronize(self) -> None:
-        pass
+        m = self._mark
+        if m is not None:
+            m.wait()
 
     def wait(self, stream=None) -> None:
-        pass
+        """Make ``stream`` (default: the current CPU stream) wait for this event; no-op if never
+        recorded."""
+        if stream is None:
+            stream = current_stream("cpu")
+        elif not isinstance(stream, Stream):
+            raise TypeError(f"wait(): argument 'stream' must be a Stream, got "
+                            f"{type(stream).__name__}")
+        m = self._mark
+        if m is None or m.done():
+            return
+        _stream_wait(stream, m.queue.wait, (m.seq, False))
 
     def elapsed_time(self, end_event) -> float:
+        """Milliseconds between this event's record and ``end_event``'s (both completed)."""
         if not isinstance(end_event, CpuEvent):
             raise TypeError(f"elapsed_time(): argument 'end_event' must be a CPU Event, got "
                             f"{type(end_event).__name__}")
@@ -168,25 +235,43 @@ class CpuEvent(Event):
             if not ev.enable_timing:
                 raise RuntimeError(f"elapsed_time(): the {name} event was created without "
                                    f"enable_timing=True")
-            if ev._t is None:
+            if ev._mark is None:
                 raise RuntimeError(f"elapsed_time(): the {name} event was never recorded")
-        return (end_event._t - self._t) * 1000.0
+            if not ev._mark.done():
+                raise RuntimeError(f"elapsed_time(): the {name} event has not completed yet; "
+                                   f"synchronize it first")
+        return (end_event._mark.t - self._mark.t) / 1e6
 
     def __repr__(self):
-        return f"<tensorlib.CpuEvent recorded={self._t is not None}>"
+        m = self._mark
+        state = "unrecorded" if m is None else f"stream {m.queue.id}"
+        return f"<tensorlib.CpuEvent {state} enable_timing={self.enable_timing}>"
+
+
+def _stream_wait(stream, fn, args):
+    """Make ``stream`` run ``fn(*args)`` (a blocking wait) before its later work."""
+    if isinstance(stream, CpuStream):
+        q = stream._handle
+        if q is _cs.DEFAULT:
+            fn(*args)  # the default stream is the host: wait now
+        else:
+            q.submit((fn, args, (), None))
+        return
+    # A CUDA stream waiting for CPU work: the wait runs as host work in its order (interpret
+    # backend), else the host waits now.
+    from .runtime.cuda import context
+    driver = context.require("wait_event")
+    if driver.host_visible:
+        wait = partial(fn, *args)
+        wait._tl_wait = True  # the profiler does not count a wait as stream work
+        driver.launch_host_func(stream._handle, wait)
+    else:
+        fn(*args)
 
 
 def _check_event(event, op):
     if not isinstance(event, Event):
         raise TypeError(f"{op}(): argument 'event' must be an Event, got {type(event).__name__}")
-
-
-class _CpuTLS(threading.local):
-    def __init__(self):
-        self.stream = _DEFAULT_CPU_STREAM
-
-
-_cpu_tls = _CpuTLS()
 
 
 class _CpuStreamContext:
@@ -197,12 +282,12 @@ class _CpuStreamContext:
         self._prev = None
 
     def __enter__(self):
-        self._prev = _cpu_tls.stream
-        _cpu_tls.stream = self.stream
-        return self.stream
+        s = self.stream
+        self._prev = _cs.set_current(s._handle, s)
+        return s
 
     def __exit__(self, *exc):
-        _cpu_tls.stream = self._prev
+        _cs.set_current(*self._prev)
         return False
 
 
@@ -234,7 +319,8 @@ def current_stream(device=None):
     if dev.type == "cuda":
         from .runtime.cuda.streams import current_stream as cuda_current
         return cuda_current(dev)
-    return _cpu_tls.stream
+    s = _cs.tls.stream
+    return _DEFAULT_CPU_STREAM if s is None else s
 
 
 def default_stream(device=None):
@@ -246,11 +332,28 @@ def default_stream(device=None):
 
 
 def synchronize(device=None) -> None:
-    """Wait for all work on ``device`` (CPU: nothing to wait for)."""
+    """Wait for all work on ``device``: every stream of a CUDA device, or every CPU stream.
+    ``None``: the CPU streams and, when CUDA is in use, the current CUDA device. A failure in
+    queued work is raised here (after everything has drained)."""
+    if device is None:
+        from .runtime.cuda import context
+        first = None
+        try:
+            _cs.synchronize_all()
+        except RuntimeError as e:
+            first = e
+        if context.state.initialized and context.state.driver is not None:
+            from .runtime.cuda.streams import synchronize as cuda_sync
+            cuda_sync(None)
+        if first is not None:
+            raise first
+        return
     dev = _device(device, "synchronize")
     if dev.type == "cuda":
         from .runtime.cuda.streams import synchronize as cuda_sync
         cuda_sync(dev)
+    else:
+        _cs.synchronize_all()
 
 
 def record_stream(tensor, stream) -> None:
@@ -268,6 +371,29 @@ def record_stream(tensor, stream) -> None:
         raise RuntimeError(f"record_stream(): tensor on '{tensor.device}' and stream on "
                            f"'{stream.device}' are on different devices")
     if tensor.device.type == "cpu":
-        return  # CPU work is inline: nothing can still be using the memory
+        _record_cpu_stream(tensor.untyped_storage(), stream)
+        return
     from .runtime.cuda.streams import record_storage_stream
     record_storage_stream(tensor.untyped_storage(), stream)
+
+
+def _record_cpu_stream(storage, stream) -> None:
+    """Keep ``storage``'s block from reuse until ``stream``'s work so far has run: one entry per
+    stream in the CPU allocator's ``block.pending`` (moved forward on each call, so a tensor
+    recorded in a loop does not grow the list). Work launched through the launch helper keeps
+    its Storages alive anyway; this covers memory handed to a stream any other way."""
+    block = storage._block
+    q = stream._handle
+    pending = getattr(block, "pending", None)
+    if pending is None or q.inline:
+        return  # borrowed memory, or the default stream (inline: nothing outstanding)
+    seq = q._submitted
+    if q._completed >= seq:
+        return
+    for m in pending:
+        if getattr(m, "queue", None) is q:
+            if m.seq < seq:
+                m.seq = seq
+            return
+    pending.append(_cs.Mark(q, seq))
+    _cs.record_use(storage, q, seq)

@@ -19,3 +19,12 @@ from . import reduction as _reduction  # noqa: E402  (reductions and scans)
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
               "argmin", "cumsum", "cumprod"):
     register(_name, "cpu", getattr(_reduction, f"{_name}_kernel"))
+from . import random as _random  # noqa: E402  (Philox random streams)
+register("random_uniform", "cpu", _random.uniform_kernel)
+register("random_normal", "cpu", _random.normal_kernel)
+register("random_integers", "cpu", _random.integers_kernel)
+register("random_bernoulli", "cpu", _random.bernoulli_kernel)
+register("random_multinomial", "cpu", _random.multinomial_kernel)
+from . import sorting as _sorting  # noqa: E402  (radix sort rows, binary search)
+register("sort", "cpu", _sorting.sort_kernel)
+register("searchsorted", "cpu", _sorting.searchsorted_kernel)

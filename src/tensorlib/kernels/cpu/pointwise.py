@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
+from ...runtime.cpu.streams import launch as _launch
 from ...tensor import Tensor
 from .casting import cast_code, kernel_array
 
@@ -216,4 +217,4 @@ def run_pointwise(it, info, scalar_values):
     lay = it.layout()
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     fn = mod.parallel if it.numel >= GRAIN else mod.serial
-    fn(meta, *arrays, *values)
+    _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream

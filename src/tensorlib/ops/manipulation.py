@@ -1,0 +1,360 @@
+"""Array API manipulation functions, device-generic, composed from views, copy_, pointwise
+ops, advanced indexing and searchsorted (no kernels of their own):
+concat, stack, flip, roll, repeat, tile, tril, triu, meshgrid, broadcast_arrays, take,
+take_along_axis, diff.
+
+flip, meshgrid and broadcast_arrays return views (as NumPy's flip and PyTorch's meshgrid do);
+the others return new tensors. ``meshgrid`` / ``broadcast_arrays`` take a list in ops.yaml (the
+schema has no varargs); :func:`meshgrid_varargs` / :func:`broadcast_arrays_varargs` are the
+Array API spellings ``f(*arrays)``.
+"""
+from __future__ import annotations
+
+import operator
+
+from .. import dtypes as _dt
+from ..factories import empty
+from ..tensor import Tensor
+from .views import broadcast_shapes, broadcast_to, narrow, normalize_axes, normalize_axis, \
+    reshape, select, unsqueeze
+
+__all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
+           "broadcast_arrays", "take", "take_along_axis", "diff", "meshgrid_varargs",
+           "broadcast_arrays_varargs"]
+
+
+def _tensor(op, x, arg="x"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a Tensor, got {type(x).__name__}")
+
+
+def _same_device(op, arrays):
+    dev = arrays[0].device
+    for a in arrays[1:]:
+        if a.device != dev:
+            raise RuntimeError(f"{op}(): expected all tensors on '{dev}', got one on "
+                               f"'{a.device}'")
+    return dev
+
+
+def _index_tensor(op, ix, arg):
+    """An int64 index tensor that owns exactly its elements (the CPU gather kernel reads the
+    index tensor's whole storage)."""
+    _tensor(op, ix, arg)
+    if ix.dtype.kind not in "iu":
+        raise TypeError(f"{op}(): argument '{arg}' must have an integer dtype, got {ix.dtype}")
+    if ix.dtype is not _dt.int64 or not ix.is_contiguous() or ix._offset or \
+            ix._storage.nbytes != ix.nbytes:
+        ix = ix.astype(_dt.int64, copy=True).contiguous()
+    return ix
+
+
+# ---------------------------------------------------------------- concat, stack
+def concat(arrays, axis=0):
+    op = "concat"
+    if not arrays:
+        raise ValueError(f"{op}(): argument 'arrays' must hold at least one tensor")
+    dev = _same_device(op, arrays)
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    first = arrays[0]
+    if first.ndim == 0:
+        raise ValueError(f"{op}(): 0-d tensors can't be concatenated (use stack or axis=None)")
+    ax = normalize_axis(axis, first.ndim, op)
+    for i, a in enumerate(arrays[1:], 1):
+        if a.ndim != first.ndim or any(m != n for d, (m, n) in
+                                       enumerate(zip(a.shape, first.shape)) if d != ax):
+            raise ValueError(f"{op}(): tensor {i} has shape {a.shape}, which does not match "
+                             f"the shape {first.shape} of tensor 0 outside axis {ax}")
+    dtype = _dt.result_type(*arrays)
+    shape = list(first.shape)
+    shape[ax] = sum(a.shape[ax] for a in arrays)
+    out = empty(tuple(shape), dtype=dtype, device=dev)
+    start = 0
+    for a in arrays:
+        n = a.shape[ax]
+        if n:
+            narrow(out, ax, start, n).copy_(a)
+        start += n
+    return out
+
+
+def stack(arrays, axis=0):
+    op = "stack"
+    if not arrays:
+        raise ValueError(f"{op}(): argument 'arrays' must hold at least one tensor")
+    dev = _same_device(op, arrays)
+    shape = arrays[0].shape
+    for i, a in enumerate(arrays[1:], 1):
+        if a.shape != shape:
+            raise ValueError(f"{op}(): tensor {i} has shape {a.shape}, but tensor 0 has "
+                             f"{shape}")
+    ax = normalize_axis(axis, len(shape) + 1, op)
+    out_shape = shape[:ax] + (len(arrays),) + shape[ax:]
+    out = empty(out_shape, dtype=_dt.result_type(*arrays), device=dev)
+    for i, a in enumerate(arrays):
+        select(out, ax, i).copy_(a)
+    return out
+
+
+# ---------------------------------------------------------------- flip, roll
+def _axes(op, axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return normalize_axes(axes, ndim, op)
+
+
+def flip(x, axis=None):
+    """A view with the given axes reversed (negative strides)."""
+    _tensor("flip", x)
+    strides = list(x._strides)
+    offset = x._offset
+    for d in _axes("flip", axis, x.ndim):
+        n = x._shape[d]
+        if n > 1:
+            offset += (n - 1) * strides[d]
+            strides[d] = -strides[d]
+    return x._view(x._shape, strides, offset)
+
+
+def _roll_axis(x, shift, ax):
+    n = x.shape[ax]
+    s = shift % n if n else 0
+    if s == 0:
+        return x.clone()
+    out = empty(x.shape, dtype=x.dtype, device=x.device)
+    narrow(out, ax, s, n - s).copy_(narrow(x, ax, 0, n - s))
+    narrow(out, ax, 0, s).copy_(narrow(x, ax, n - s, s))
+    return out
+
+
+def roll(x, shift, axis=None):
+    op = "roll"
+    _tensor(op, x)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
+    if axis is None:
+        if len(shifts) != 1:
+            raise ValueError(f"{op}(): a tuple 'shift' needs a matching 'axis'")
+        return reshape(_roll_axis(reshape(x, (-1,)), shifts[0], 0), x.shape)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"{op}(): 'shift' {shifts} and 'axis' {axes} differ in length")
+    out = x
+    # NumPy sums the shifts of a repeated axis
+    total = {}
+    for s, a in zip(shifts, axes):
+        d = normalize_axis(a, x.ndim, op)
+        total[d] = total.get(d, 0) + s
+    for d, s in total.items():
+        out = _roll_axis(out, s, d)
+    return out if out is not x else x.clone()
+
+
+# ---------------------------------------------------------------- repeat, tile
+def repeat(x, repeats, axis=None):
+    """Each element repeated ``repeats`` times along ``axis`` (flattened when None);
+    ``repeats`` is an int, or one count per element (a sequence or a 1-D integer tensor)."""
+    op = "repeat"
+    _tensor(op, x)
+    if axis is None:
+        x = reshape(x, (-1,))
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, op)
+    n = x.shape[ax] if x.ndim else 1
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    if isinstance(repeats, (tuple, list)):
+        # the binding's int[]: one int repeats everything (as NumPy's length-1 list does)
+        if len(repeats) == 1:
+            repeats = repeats[0]
+        else:
+            from ..factories import tensor
+            repeats = tensor(list(repeats), dtype=_dt.int64, device=x.device) if repeats \
+                else empty((0,), dtype=_dt.int64, device=x.device)
+    if isinstance(repeats, Tensor) and repeats.ndim == 0:
+        repeats = int(repeats.item())
+    if not isinstance(repeats, Tensor):
+        r = operator.index(repeats)
+        if r < 0:
+            raise ValueError(f"{op}(): argument 'repeats' must be non-negative, got {r}")
+        shape = x.shape
+        expanded = unsqueeze(x, ax + 1).expand(shape[:ax + 1] + (r,) + shape[ax + 1:])
+        return reshape(expanded.contiguous(), shape[:ax] + (n * r,) + shape[ax + 1:])
+    if repeats.ndim != 1 or repeats.shape[0] != n:
+        raise ValueError(f"{op}(): argument 'repeats' must be an int or a 1-D tensor of "
+                         f"{n} counts, got shape {repeats.shape}")
+    from .. import cumulative_sum, min as _min
+    from .sorting import searchsorted
+    if n and int(_min(repeats).item()) < 0:
+        raise ValueError(f"{op}(): argument 'repeats' must be non-negative")
+    ends = cumulative_sum(repeats.astype(_dt.int64, copy=False))
+    total = int(ends[-1].item()) if n else 0
+    from ..factories import arange
+    positions = arange(total, dtype=_dt.int64, device=x.device)
+    # output position p comes from the first element whose running count exceeds p
+    src = searchsorted(ends, positions, side="right")
+    return take(x, src, axis=ax)
+
+
+def tile(x, repetitions):
+    op = "tile"
+    _tensor(op, x)
+    reps = tuple(operator.index(r) for r in repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"{op}(): argument 'repetitions' must be non-negative, got {reps}")
+    nd = max(len(reps), x.ndim)
+    reps = (1,) * (nd - len(reps)) + reps
+    shape = (1,) * (nd - x.ndim) + x.shape
+    inter = []
+    for r, n in zip(reps, shape):
+        inter += [1, n]
+    target = []
+    for r, n in zip(reps, shape):
+        target += [r, n]
+    y = reshape(x, tuple(inter)).expand(tuple(target)).contiguous()
+    return reshape(y, tuple(r * n for r, n in zip(reps, shape)))
+
+
+# ---------------------------------------------------------------- tril, triu
+def _triangle(op, x, k, lower):
+    _tensor(op, x)
+    if x.ndim < 2:
+        raise ValueError(f"{op}(): argument 'x' must have at least 2 dimensions, got shape "
+                         f"{x.shape}")
+    from .. import greater_equal, less_equal, subtract, where
+    from ..factories import arange
+    m, n = x.shape[-2:]
+    rows = reshape(arange(m, dtype=_dt.int64, device=x.device), (m, 1))
+    cols = arange(n, dtype=_dt.int64, device=x.device)
+    offset = subtract(cols, rows)  # (m, n): j - i
+    keep = less_equal(offset, k) if lower else greater_equal(offset, k)
+    zero = empty((), dtype=x.dtype, device=x.device).fill_(0)
+    return where(keep, x, zero)
+
+
+def tril(x, k=0):
+    return _triangle("tril", x, k, True)
+
+
+def triu(x, k=0):
+    return _triangle("triu", x, k, False)
+
+
+# ---------------------------------------------------------------- meshgrid, broadcast_arrays
+def meshgrid(arrays, indexing="xy"):
+    op = "meshgrid"
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"{op}(): argument 'indexing' must be 'xy' or 'ij', got {indexing!r}")
+    for i, a in enumerate(arrays):
+        if a.ndim != 1:
+            raise ValueError(f"{op}(): tensor {i} must be 1-D, got shape {a.shape}")
+    if arrays:
+        _same_device(op, arrays)
+        dt = _dt.result_type(*arrays)
+        arrays = [a.astype(dt, copy=False) for a in arrays]
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        d = i
+        if indexing == "xy" and len(arrays) >= 2 and i < 2:
+            d = 1 - i
+        shape = [1] * len(arrays)
+        shape[d] = a.shape[0]
+        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
+    return out
+
+
+def broadcast_arrays(arrays):
+    shape = broadcast_shapes(*(a.shape for a in arrays), op="broadcast_arrays")
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def _dispatch_list(name, arrays, *rest):
+    # Through the dispatcher (not the namespace attribute, which these functions replace).
+    from ..dispatch.dispatcher import get_op
+    if not arrays:
+        return []  # no tensor to dispatch on, and nothing to return
+    for i, a in enumerate(arrays):
+        _tensor(name, a, f"arrays[{i}]")
+    return get_op(name).call(tuple(arrays), *rest)
+
+
+def meshgrid_varargs(*arrays, indexing="xy"):
+    """Array API ``meshgrid(*arrays, indexing='xy')``."""
+    if not isinstance(indexing, str):
+        raise TypeError(f"meshgrid(): argument 'indexing' must be a str, got "
+                        f"{type(indexing).__name__}")
+    return _dispatch_list("meshgrid", arrays, indexing)
+
+
+def broadcast_arrays_varargs(*arrays):
+    """Array API ``broadcast_arrays(*arrays)``."""
+    return _dispatch_list("broadcast_arrays", arrays)
+
+
+# ---------------------------------------------------------------- take, take_along_axis
+def take(x, indices, axis=None):
+    op = "take"
+    _tensor(op, x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"{op}(): argument 'axis' is required for a tensor of {x.ndim} "
+                             f"dimensions")
+        axis = 0
+    ax = normalize_axis(axis, x.ndim, op)
+    ix = _index_tensor(op, indices, "indices")
+    if ix.ndim != 1:
+        raise ValueError(f"{op}(): argument 'indices' must be 1-D, got shape {ix.shape}")
+    if x.ndim == 0:
+        raise ValueError(f"{op}(): argument 'x' must have at least one dimension")
+    return x[(slice(None),) * ax + (ix,)]
+
+
+def take_along_axis(x, indices, axis=-1):
+    op = "take_along_axis"
+    _tensor(op, x)
+    ix = _index_tensor(op, indices, "indices")
+    if ix.ndim != x.ndim:
+        raise ValueError(f"{op}(): 'indices' has {ix.ndim} dimensions but 'x' has {x.ndim}")
+    ax = normalize_axis(axis, x.ndim, op)
+    from ..factories import arange
+    # x[i0, ..., indices, ..., ik] with aranges on the other dims; advanced indexing broadcasts
+    # them against indices (either side may have size 1 there)
+    key = []
+    for d in range(x.ndim):
+        if d == ax:
+            key.append(ix)
+            continue
+        grid = [1] * x.ndim
+        grid[d] = x.shape[d]
+        key.append(reshape(arange(x.shape[d], dtype=_dt.int64, device=x.device), tuple(grid)))
+    return x[tuple(key)]
+
+
+# ---------------------------------------------------------------- diff
+def diff(x, axis=-1, n=1, prepend=None, append=None):
+    op = "diff"
+    _tensor(op, x)
+    if x.ndim == 0:
+        raise ValueError(f"{op}(): argument 'x' must have at least one dimension")
+    if n < 0:
+        raise ValueError(f"{op}(): argument 'n' must be non-negative, got {n}")
+    ax = normalize_axis(axis, x.ndim, op)
+    if n == 0:
+        return x.clone()  # as NumPy: prepend / append are not applied either
+    parts = [p for p in (prepend, x, append) if p is not None]
+    y = concat(parts, axis=ax) if len(parts) > 1 else x
+    from .. import not_equal, subtract
+    for _ in range(n):
+        m = y.shape[ax]
+        if m == 0:
+            break
+        hi, lo = narrow(y, ax, 1, m - 1), narrow(y, ax, 0, m - 1)
+        y = not_equal(hi, lo) if y.dtype is _dt.bool_ else subtract(hi, lo)
+    return y

@@ -1,0 +1,669 @@
+"""Recording: the Profiler dispatch-key kernel, CPU-stream kernel hooks, the CUDA driver tap,
+allocation hooks and user ranges. Everything here appends tuples to lists while profiling; the
+lists become a ``Trace`` (``_trace.py``) when the profiler stops.
+
+Costs while off: none on the op path (the Profiler key is only in the include set of a thread
+that entered ``profile``), none in the allocator (``Storage`` methods are swapped in and out),
+none in the driver (methods are shadowed on the driver instance while profiling).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+import time
+from functools import partial
+
+from ..dispatch.keys import DispatchKey
+from ..dispatch.keys import tls as _keys_tls
+from ..runtime.cpu import streams as _cs
+from ..tensor import Tensor as _Tensor
+
+__all__ = ["ProfilerError", "profile", "record_function", "kernel_scope"]
+
+_ns = time.perf_counter_ns
+_tid = threading.get_native_id
+_ids = itertools.count(1)  # op, range and flow ids (next() is atomic under the GIL)
+_PROFILER_BIT = 1 << DispatchKey.Profiler
+_CUDA_BIT = 1 << DispatchKey.CUDA
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+_active = None            # the running profile
+_state_lock = threading.Lock()
+_fallback_registered = False
+
+
+class ProfilerError(RuntimeError):
+    """Misuse of the profiler: nested profilers, results asked for before profiling ended."""
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.cur = 0         # id of the innermost op / range open on this thread (0: none)
+        self.tid = _tid()
+        self.suppress = 0    # >0 inside a CUDA host function: its CPU kernels belong to it
+
+
+_tls = _TLS()
+
+
+# ---- ops: the Profiler dispatch key ------------------------------------------------------------
+def _op_kernel(op, ks, args):
+    p = _active
+    if p is None:
+        return op.redispatch(ks, args)
+    if p._extra:
+        return _op_kernel_full(p, op, ks, args)
+    t = _tls
+    parent = t.cur
+    t.cur = oid = next(_ids)
+    place = _cuda_place(args) if ks & _CUDA_BIT else _cs.tls.queue.id
+    t0 = _ns()
+    try:
+        return op.redispatch(ks, args)
+    finally:
+        t1 = _ns()
+        t.cur = parent
+        p._ops.append(("op", oid, parent, op.name, t.tid, t0, t1, place, None))
+
+
+def _op_kernel_full(p, op, ks, args):
+    """With record_shapes / with_stack / NVTX."""
+    t = _tls
+    parent = t.cur
+    t.cur = oid = next(_ids)
+    place = _cuda_place(args) if ks & _CUDA_BIT else _cs.tls.queue.id
+    extra = (_shapes(args) if p.record_shapes else None,
+             _user_stack() if p.with_stack else None)
+    nv = p._nvtx
+    if nv is not None:
+        nv.push_range(op.name)
+    t0 = _ns()
+    try:
+        return op.redispatch(ks, args)
+    finally:
+        t1 = _ns()
+        t.cur = parent
+        if nv is not None:
+            nv.pop_range()
+        p._ops.append(("op", oid, parent, op.name, t.tid, t0, t1, place, extra))
+
+
+def _cuda_place(args):
+    idx = None
+    for a in args:
+        st = getattr(a, "_storage", None)
+        if st is not None and st.device.type == "cuda":
+            idx = st.device.index
+            break
+        if getattr(a, "type", None) == "cuda" and hasattr(a, "index"):
+            idx = a.index
+            break
+    try:
+        from ..runtime.cuda import context
+        from ..runtime.cuda.streams import current_handle
+        if idx is None:
+            idx = context.current_device()
+        return f"cuda:{idx}", current_handle(idx).id
+    except Exception:  # noqa: BLE001 - the op itself reports CUDA errors
+        return "cuda", 0
+
+
+def _shapes(args):
+    shapes, dtypes = [], []
+    for a in args:
+        if type(a) is _Tensor:
+            shapes.append(a._shape)
+            dtypes.append(a._dtype.name)
+        elif isinstance(a, (list, tuple)) and a and all(type(t) is _Tensor for t in a):
+            shapes.append(tuple(t._shape for t in a))
+            dtypes.append("TensorList")
+        else:
+            shapes.append(())
+            dtypes.append("None" if a is None else "Scalar" if isinstance(
+                a, (bool, int, float, complex)) else type(a).__name__)
+    return tuple(shapes), tuple(dtypes)
+
+
+def _user_stack(depth=3, limit=8):
+    """'file:line(function)' of the caller's frames outside tensorlib, innermost first."""
+    f = sys._getframe(depth)
+    out = []
+    while f is not None and len(out) < limit:
+        fn = f.f_code.co_filename
+        if not (fn.startswith(_PKG_DIR) or fn.startswith("<dispatch ")
+                or fn.startswith("<tensorlib.")):
+            out.append(f"{fn}:{f.f_lineno}({f.f_code.co_name})")
+        f = f.f_back
+    return tuple(out)
+
+
+# ---- kernels on CPU streams (the launch helper calls these) -------------------------------------
+class _KernelSink:
+    """What ``runtime/cpu/streams.launch`` reports to while profiling (see its
+    ``set_profiler``)."""
+
+    __slots__ = ("tls", "inline", "p")
+
+    def __init__(self, p):
+        self.p = p
+        self.tls = _tls
+        self.inline = p._inline.append
+
+    def launch(self, q, fn, name, nbytes):
+        t = _tls
+        t0 = _ns()
+        return (self.p._worker_done, name, nbytes, t.cur, t.tid, t0, _ns())
+
+
+_KERNEL_NAMES = {"sleep": "sleep"}
+
+
+def _kernel_info(name):
+    """(kernel name, category) for a CPU kernel launched by op ``name``."""
+    return (_KERNEL_NAMES.get(name) or f"{name}_kernel",
+            "memcpy" if name == "copy" else "kernel")
+
+
+# ---- CUDA: shadow the driver's work-enqueueing methods while profiling --------------------------
+_MEMCPY_NAMES = {"h2d": "Memcpy HtoD", "d2h": "Memcpy DtoH", "d2d": "Memcpy DtoD",
+                 "h2h": "Memcpy HtoH", "p2p": "Memcpy PtoP"}
+
+
+class _DriverTap:
+    """Times every copy / memset / host function / sleep enqueued on a CUDA stream. Host-visible
+    drivers (interpret): marker host functions just before and after the work, timestamped by
+    the stream's worker. A real GPU: timing events around it, read when profiling stops."""
+
+    METHODS = ("memcpy_async", "memcpy_peer_async", "memset_async", "launch_host_func", "sleep")
+
+    def __init__(self, p, driver):
+        self.p = p
+        self.driver = driver
+        self.orig = {m: getattr(driver, m) for m in self.METHODS}
+        self.markers = bool(getattr(driver, "host_visible", False))
+        self.refs = {}  # device -> (ref event, host ns) for a real GPU
+        self.pending = []  # real GPU: (record, start event, end event)
+        self.streams = set()  # driver streams that got timed work
+
+    def install(self):
+        d = self.driver
+        d.memcpy_async = self._memcpy
+        d.memcpy_peer_async = self._memcpy_peer
+        d.memset_async = self._memset
+        d.launch_host_func = self._host_func
+        d.sleep = self._sleep
+
+    def uninstall(self):
+        for m in self.METHODS:
+            self.driver.__dict__.pop(m, None)
+
+    # -- wrappers ---------------------------------------------------------------------------
+    def _memcpy(self, dst, src, nbytes, stream, kind):
+        if not nbytes:
+            return self.orig["memcpy_async"](dst, src, nbytes, stream, kind)
+        self._timed(stream, _MEMCPY_NAMES.get(kind, "Memcpy"), "memcpy", nbytes, kind,
+                    "cudaMemcpyAsync", self.orig["memcpy_async"],
+                    (dst, src, nbytes, stream, kind))
+
+    def _memcpy_peer(self, dst, dst_device, src, src_device, nbytes, stream):
+        if not nbytes:
+            return self.orig["memcpy_peer_async"](dst, dst_device, src, src_device, nbytes,
+                                                  stream)
+        self._timed(stream, "Memcpy PtoP", "memcpy", nbytes, "p2p", "cudaMemcpyPeerAsync",
+                    self.orig["memcpy_peer_async"],
+                    (dst, dst_device, src, src_device, nbytes, stream))
+
+    def _memset(self, ptr, value, nbytes, stream):
+        if not nbytes:
+            return self.orig["memset_async"](ptr, value, nbytes, stream)
+        self._timed(stream, "Memset", "memset", nbytes, "", "cudaMemsetAsync",
+                    self.orig["memset_async"], (ptr, value, nbytes, stream))
+
+    def _sleep(self, stream, seconds):
+        self._timed(stream, "sleep", "kernel", 0, "", "cudaLaunchKernel", self.orig["sleep"],
+                    (stream, seconds))
+
+    def _host_func(self, stream, fn):
+        # A host function is a host-memory kernel (interpret): time it where it runs, and keep
+        # the CPU kernels inside it from being counted a second time on the CPU's stream 0.
+        if getattr(fn, "_tl_wait", False):  # a stream waiting for a CPU event: not work
+            return self.orig["launch_host_func"](stream, fn)
+        t = _tls
+        rec = [None, _host_func_name(fn), "kernel", 0, "", t.cur, t.tid, "cudaLaunchHostFunc",
+               0, 0]
+        dev = f"cuda:{getattr(stream, 'device', 0)}"
+        sid = getattr(stream, "id", 0)
+        self.streams.add(stream)
+
+        def timed():
+            _tls.suppress += 1
+            t0 = _ns()
+            try:
+                fn()
+            finally:
+                self.p._dev_kernels.append((dev, sid, t0, _ns(), rec))
+                _tls.suppress -= 1
+
+        rec[8] = _ns()
+        self.orig["launch_host_func"](stream, timed)
+        rec[9] = _ns()
+
+    def _timed(self, stream, name, cat, nbytes, kind, api, fn, args):
+        t = _tls
+        dev = f"cuda:{getattr(stream, 'device', 0)}"
+        sid = getattr(stream, "id", 0)
+        rec = [None, name, cat, nbytes, kind, t.cur, t.tid, api, _ns(), 0]
+        self.streams.add(stream)
+        if self.markers:
+            times = [0, 0]
+            launch = self.orig["launch_host_func"]
+            launch(stream, partial(_stamp, times, 0))
+            fn(*args)
+            launch(stream, partial(self._marker_done, times, dev, sid, rec))
+        else:
+            d = self.driver
+            ev0 = d.event_create(stream.device, True, False)
+            ev1 = d.event_create(stream.device, True, False)
+            self._ref(stream)
+            d.event_record(ev0, stream)
+            fn(*args)
+            d.event_record(ev1, stream)
+            self.pending.append((dev, sid, rec, ev0, ev1))
+        rec[9] = _ns()
+
+    def _marker_done(self, times, dev, sid, rec):
+        self.p._dev_kernels.append((dev, sid, times[0], _ns(), rec))
+
+    def _ref(self, stream):
+        dev = stream.device
+        if dev not in self.refs:
+            d = self.driver
+            ref = d.event_create(dev, True, False)
+            d.event_record(ref, stream)
+            d.event_synchronize(ref)  # once per device: pins GPU time to host time
+            self.refs[dev] = (ref, _ns())
+
+    def collect(self):
+        """Real GPU: wait for the timing events and convert them to host time."""
+        d = self.driver
+        for dev, sid, rec, ev0, ev1 in self.pending:
+            d.event_synchronize(ev1)
+            ref, host = self.refs[int(dev.split(":")[1])]
+            t0 = host + int(d.event_elapsed_ms(ref, ev0) * 1e6)
+            t1 = host + int(d.event_elapsed_ms(ref, ev1) * 1e6)
+            self.p._dev_kernels.append((dev, sid, t0, t1, rec))
+        self.pending = []
+
+    def drain(self):
+        """Wait until the timed work on every stream used has run (host-visible drivers),
+        without consuming the streams' errors."""
+        if not self.markers:
+            return
+        for s in list(self.streams):
+            ev = threading.Event()
+            self.orig["launch_host_func"](s, ev.set)
+            ev.wait()
+
+
+def _stamp(times, i):
+    times[i] = _ns()
+
+
+def _host_func_name(fn) -> str:
+    f = getattr(fn, "func", fn)
+    name = getattr(f, "__name__", "host_func")
+    args = getattr(fn, "args", ())
+    if name == "_run_interpreted" and args:  # kernels/cuda/launch.py: an interpreted kernel
+        k = args[0]
+        name = getattr(k, "__name__", None) or getattr(getattr(k, "fn", None), "__name__",
+                                                       None) or "triton_kernel"
+    return name.lstrip("_") or "host_func"
+
+
+class _Scope:
+    __slots__ = ("tap", "name", "stream")
+
+    def __init__(self, tap, name, stream):
+        self.tap, self.name, self.stream = tap, name, stream
+
+    def run(self, fn, *args, **kwargs):
+        self.tap._timed(self.stream, self.name, "kernel", 0, "", "cudaLaunchKernel",
+                        partial(fn, *args, **kwargs), ())
+
+
+class _NullScope:
+    __slots__ = ()
+
+    def run(self, fn, *args, **kwargs):
+        return fn(*args, **kwargs)
+
+
+_NULL_SCOPE = _NullScope()
+
+
+def kernel_scope(name, stream):
+    """Hook for CUDA kernel launchers that bypass the driver (compiled Triton launches):
+    ``kernel_scope(name, stream_handle).run(fn, *args, **kw)`` runs ``fn(*args, **kw)`` and, while a
+    profiler runs, times the work it enqueues on ``stream_handle`` as kernel ``name``. Costs one
+    global read when no profiler runs."""
+    p = _active
+    tap = None if p is None else p._tap
+    if tap is None:
+        return _NULL_SCOPE
+    return _Scope(tap, name, stream)
+
+
+# ---- memory -------------------------------------------------------------------------------------
+def _memory_hook(p):
+    append = p._memory.append
+    seen = set()  # allocators that went through Storage.allocate (pinned memory does not)
+
+    def hook(storage, sign):
+        # Atomic values only (the GC then stops tracking the record); names are made later.
+        if sign > 0:
+            seen.add(id(storage._allocator))
+        elif id(storage._allocator) not in seen and not _counted(storage._allocator):
+            return
+        dev = storage.device
+        t = _tls
+        append((_ns(), dev.type, dev.index, sign * storage._block.size, t.cur, t.tid))
+    return hook
+
+
+def _counted(allocator) -> bool:
+    """Whether frees from ``allocator`` count in the memory timeline (caching allocators
+    that Storage.allocate uses; memory allocated before profiling started is freed here)."""
+    from ..runtime.cpu.allocator import HostCachingAllocator
+    if isinstance(allocator, HostCachingAllocator):
+        return True
+    return type(allocator).__name__ == "CUDACachingAllocator"
+
+
+def _memory_baseline():
+    base = {}
+    try:
+        from ..runtime.cpu.allocator import host_allocator
+        base["cpu"] = host_allocator.memory_stats()["allocated_bytes.current"]
+    except Exception:  # noqa: BLE001
+        base["cpu"] = 0
+    try:
+        from ..runtime.cuda import context
+        for idx, a in list(context.state.allocators.items()):
+            base[f"cuda:{idx}"] = a.allocated_bytes()
+    except Exception:  # noqa: BLE001
+        pass
+    return base
+
+
+# ---- the profile context ------------------------------------------------------------------------
+def _register_fallback():
+    global _fallback_registered
+    if not _fallback_registered:
+        from ..dispatch.dispatcher import fallback
+        fallback(DispatchKey.Profiler, _op_kernel)
+        _fallback_registered = True
+
+
+class profile:
+    """``with tl.profiler.profile(record_shapes=False, profile_memory=False, with_stack=False)
+    as prof:`` records every op dispatched on this thread, every kernel / copy on every stream
+    (CPU streams, CUDA streams), allocations (``profile_memory``) and ``record_function``
+    ranges. Results once the block has ended: ``prof.key_averages()``, ``prof.overlap()``,
+    ``prof.export_chrome_trace(path)``, ``prof.plot_timeline(path)``.
+
+    ``activities``: None (CPU, and CUDA when it is available) or a subset of ``{"cpu",
+    "cuda"}``. ``use_nvtx``: None (NVTX ranges on a real GPU when the ``nvtx`` package is
+    installed), True or False. Only one profiler may run at a time.
+    """
+
+    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
+                 activities=None, use_nvtx=None):
+        self.record_shapes = bool(record_shapes)
+        self.profile_memory = bool(profile_memory)
+        self.with_stack = bool(with_stack)
+        if activities is not None:
+            activities = {str(a).lower().split(".")[-1] for a in activities}
+            bad = activities - {"cpu", "cuda"}
+            if bad:
+                raise ValueError(f"profile(): unknown activities {sorted(bad)}; expected "
+                                 f"'cpu' and/or 'cuda'")
+        self.activities = activities
+        self.use_nvtx = use_nvtx
+        self._trace = None
+        self._running = False
+        self._nvtx = None
+        self._extra = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def start(self):
+        global _active
+        with _state_lock:
+            if _active is not None:
+                what = "this profiler is" if _active is self else "another profiler is"
+                raise ProfilerError(f"profile(): {what} already running; profilers cannot be "
+                                    f"nested")
+            _active = self
+        try:
+            self._begin()
+        except BaseException:
+            with _state_lock:
+                _active = None
+            raise
+
+    def _begin(self):
+        _register_fallback()
+        self._ops, self._inline, self._cpu_async, self._dev_kernels = [], [], [], []
+        self._memory = []
+        self._trace = None
+        self._tap = None
+        self._nvtx = None
+        driver = None
+        if self.activities is None or "cuda" in self.activities:
+            from ..runtime.cuda import context
+            if self.activities is not None or context.is_available():
+                driver = context.get_driver()
+        if driver is not None:
+            self._tap = _DriverTap(self, driver)
+            if self.use_nvtx is not False and driver.name == "real":
+                try:
+                    import nvtx
+                    self._nvtx = nvtx
+                except ImportError:
+                    if self.use_nvtx:
+                        raise ProfilerError("profile(use_nvtx=True): the 'nvtx' package is "
+                                            "not installed") from None
+        self._extra = self.record_shapes or self.with_stack or self._nvtx is not None
+        self._mem_base = _memory_baseline() if self.profile_memory else {}
+        self._thread_names = {_tid(): threading.current_thread().name}
+        self._start_ns = _ns()
+        if self._tap is not None:
+            self._tap.install()
+        if self.profile_memory:
+            from ..storage import set_memory_hook
+            set_memory_hook(_memory_hook(self))
+        _cs.set_profiler(_KernelSink(self))
+        self._saved_include = _keys_tls.included & _PROFILER_BIT
+        _keys_tls.included |= _PROFILER_BIT
+        self._running = True
+
+    def stop(self):
+        global _active
+        if not self._running:
+            raise ProfilerError("profile.stop(): the profiler is not running")
+        _keys_tls.included = (_keys_tls.included & ~_PROFILER_BIT) | self._saved_include
+        self._running = False
+        try:
+            # Queued work launched while profiling must finish before its records are read
+            # (errors stay with the streams' owners).
+            _cs.synchronize_all(raise_error=False)
+            if self._tap is not None:
+                self._tap.drain()
+                self._tap.collect()
+        finally:
+            end = _ns()
+            _cs.set_profiler(None)
+            if self.profile_memory:
+                from ..storage import set_memory_hook
+                set_memory_hook(None)
+            if self._tap is not None:
+                self._tap.uninstall()
+            with _state_lock:
+                _active = None
+        self._end_ns = end
+        self._build()
+
+    def _worker_done(self, sid, t0, t1, rec):
+        # Only atomic values in what is kept: the GC then stops tracking the tuples, so
+        # long profiles do not slow every collection down.
+        self._cpu_async.append((sid, t0, t1) + rec[1:])
+
+    def _build(self):
+        """Raw tuples -> Trace; flow ids are numbered here (nothing is numbered while
+        recording)."""
+        from ._trace import Trace
+        ops = []
+        for kind, oid, parent, name, tid, t0, t1, place, extra in self._ops:
+            if type(place) is tuple:
+                dev, sid = place
+            else:
+                dev, sid = "cpu", place
+            shapes, where = extra if extra is not None else (None, None)
+            ops.append((kind, oid, parent, name, tid, t0, t1, dev, sid, shapes, where))
+        kernels, launches, flows = [], [], []
+        flow = 0
+        for name, nbytes, t0, t1, op, tid, suppress in self._inline:
+            if suppress:
+                continue  # ran inside a timed CUDA host function
+            flow += 1
+            kname, cat = _kernel_info(name)
+            kernels.append(("cpu", 0, kname, cat, t0, t1, nbytes, "h2h" if nbytes else "",
+                            flow, op))
+            flows.append((tid, t0, flow))
+        for sid, t0, t1, name, nbytes, op, tid, l0, l1 in self._cpu_async:
+            flow += 1
+            kname, cat = _kernel_info(name)
+            kernels.append(("cpu", sid, kname, cat, t0, t1, nbytes, "h2h" if nbytes else "",
+                            flow, op))
+            launches.append((tid, "enqueue " + kname, l0, l1, flow))
+        for dev, sid, t0, t1, rec in self._dev_kernels:
+            _, name, cat, nbytes, kind, op, tid, api, l0, l1 = rec
+            l1 = max(l0, l1)  # a marker may fire before the host noted the launch's end
+            flow += 1
+            kernels.append((dev, sid, name, cat, t0, t1, nbytes, kind, flow, op))
+            launches.append((tid, api, l0, l1, flow))
+        names = dict(self._thread_names)
+        for th in threading.enumerate():
+            if th.native_id is not None:
+                names.setdefault(th.native_id, th.name)
+        self._trace = Trace.from_records(
+            start_ns=self._start_ns, end_ns=self._end_ns, ops=ops, kernels=kernels,
+            launches=launches, flows=flows, memory=[
+                (t, dt if di is None else f"{dt}:{di}", delta, op, tid)
+                for t, dt, di, delta, op, tid in self._memory],
+            memory_base=self._mem_base,
+            thread_names=names,
+            options={"record_shapes": self.record_shapes,
+                     "profile_memory": self.profile_memory, "with_stack": self.with_stack})
+        self._ops = self._inline = self._cpu_async = self._dev_kernels = self._memory = None
+
+    # -- results --------------------------------------------------------------------------------
+    def _finished(self, what):
+        if self._running:
+            raise ProfilerError(f"{what}(): the profiler is still running; call it after the "
+                                f"`with profile()` block has ended")
+        if self._trace is None:
+            raise ProfilerError(f"{what}(): nothing was profiled yet; use it after a "
+                                f"`with tl.profiler.profile() as prof:` block")
+        return self._trace
+
+    @property
+    def trace(self):
+        """The recorded ``Trace`` (ops, kernels, copies, memory)."""
+        return self._finished("trace")
+
+    def events(self):
+        """The recorded ops and ranges, in start order."""
+        return self._finished("events").ops
+
+    def key_averages(self, group_by_input_shape=False):
+        return self._finished("key_averages").key_averages(group_by_input_shape)
+
+    def overlap(self):
+        return self._finished("overlap").overlap()
+
+    def export_chrome_trace(self, path):
+        self._finished("export_chrome_trace").export_chrome_trace(path)
+
+    def plot_timeline(self, path):
+        self._finished("plot_timeline").plot_timeline(path)
+
+    def __repr__(self):
+        state = "running" if self._running else "finished" if self._trace else "not started"
+        return f"<tensorlib.profiler.profile {state}>"
+
+
+# ---- user ranges --------------------------------------------------------------------------------
+class record_function:
+    """``with tl.profiler.record_function("name"):`` (or as a decorator) marks a range shown on
+    the host thread's track, with the ops inside it as children. Free when no profiler runs."""
+
+    __slots__ = ("name", "_p", "_id", "_parent", "_t0")
+
+    def __init__(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"record_function(): argument 'name' must be a str, got "
+                            f"{type(name).__name__}")
+        self.name = name
+        self._p = None
+
+    def __enter__(self):
+        p = _active
+        if p is None or not p._running:
+            self._p = None
+            return self
+        self._p = p
+        t = _tls
+        self._parent = t.cur
+        t.cur = self._id = next(_ids)
+        if p._nvtx is not None:
+            p._nvtx.push_range(self.name)
+        self._t0 = _ns()
+        return self
+
+    def __exit__(self, *exc):
+        p = self._p
+        if p is None:
+            return False
+        t1 = _ns()
+        t = _tls
+        if t.cur == self._id:
+            t.cur = self._parent
+        if p._nvtx is not None:
+            p._nvtx.pop_range()
+        ops = p._ops
+        if ops is not None:
+            extra = (None, _user_stack(2)) if p.with_stack else None
+            ops.append(("range", self._id, self._parent, self.name, t.tid, self._t0, t1,
+                        _cs.tls.queue.id, extra))
+        self._p = None
+        return False
+
+    def __call__(self, fn):
+        import functools
+        name = self.name
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with record_function(name):
+                return fn(*args, **kwargs)
+        return wrapper

@@ -1,0 +1,152 @@
+"""Manipulation functions against NumPy: concat, stack, flip, roll, repeat, tile, tril, triu,
+meshgrid, broadcast_arrays, take, take_along_axis, diff (shapes, dtypes, layouts, errors)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import tensorlib as tl
+from tensorlib.ops import manipulation
+from helpers import arrays, to_numpy
+
+
+def t(a):
+    return tl.from_numpy(np.asarray(a))
+
+
+def same(got, want):
+    got = got if isinstance(got, np.ndarray) else to_numpy(got)
+    assert got.dtype == want.dtype, f"{got.dtype} != {want.dtype}"
+    np.testing.assert_array_equal(got, want)
+
+
+A = np.arange(24, dtype=np.int64).reshape(2, 3, 4)
+F = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_concat(axis):
+    b = A[:, :, ::-1] + 100
+    same(tl.concat([t(A), t(b), t(A[:, :, :0] if axis in (-1, None) else A)], axis=axis),
+         np.concat([A, b, A[:, :, :0] if axis in (-1, None) else A], axis=axis))
+
+
+def test_concat_promotes_and_checks():
+    i32 = A[0, :, :1].astype(np.int32)
+    want_dt = tl.result_type(tl.float32, tl.int32).name  # tensorlib's mixed-kind rule
+    same(tl.concat([t(F[:, :2]), t(i32)], axis=1),
+         np.concat([F[:, :2], i32], axis=1).astype(want_dt))
+    with pytest.raises(ValueError, match="shape"):
+        tl.concat([t(F), t(A[0, :2])], axis=1)
+    with pytest.raises((ValueError, RuntimeError)):  # no tensor: nothing to dispatch on
+        tl.concat([])
+
+
+@pytest.mark.parametrize("axis", [0, 2, -1])
+def test_stack(axis):
+    same(tl.stack([t(A[0]), t(A[1]), t(A[0].T.copy().T)], axis=axis),
+         np.stack([A[0], A[1], A[0]], axis=axis))
+    with pytest.raises(ValueError, match="shape"):
+        tl.stack([t(A[0]), t(A[0, :2])])
+
+
+@given(x=arrays("float32", min_dims=1, max_dims=3), data=st.data())
+def test_flip_roll_match_numpy(x, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1),
+                               st.just(tuple(range(x.ndim)))))
+    same(tl.flip(t(x), axis=axis), np.flip(x, axis=axis))
+    shift = data.draw(st.integers(-7, 7))
+    if isinstance(axis, tuple):
+        shift = (shift,) * len(axis)
+    same(tl.roll(t(x), shift, axis=axis), np.roll(x, shift, axis=axis))
+
+
+def test_flip_is_a_view():
+    x = tl.zeros(4)
+    tl.flip(x)[0] = 1
+    assert x.tolist() == [0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("repeats,axis", [(2, None), (3, 1), ([1, 0, 2, 1], 1),
+                                          ([2, 1, 0], 0), (0, -1)])
+def test_repeat(repeats, axis):
+    same(tl.repeat(t(A[0]), repeats, axis=axis), np.repeat(A[0], repeats, axis=axis))
+
+
+def test_repeat_tensor_counts_and_errors():
+    got = manipulation.repeat(t(A[0]), t(np.array([2, 0, 1, 3])), axis=1)
+    same(got, np.repeat(A[0], [2, 0, 1, 3], axis=1))
+    with pytest.raises(ValueError, match="repeats"):
+        tl.repeat(t(A[0]), [1, 2], axis=1)
+    with pytest.raises(ValueError, match="non-negative"):
+        tl.repeat(t(A[0]), -1)
+
+
+@pytest.mark.parametrize("reps", [(2,), (1, 2), (2, 1, 3), (0, 2)])
+def test_tile(reps):
+    same(tl.tile(t(A[0]), reps), np.tile(A[0], reps))
+
+
+@pytest.mark.parametrize("k", [-1, 0, 2])
+def test_tril_triu(k):
+    same(tl.tril(t(A), k=k), np.tril(A, k))
+    same(tl.triu(t(F), k=k), np.triu(F, k))
+    with pytest.raises(ValueError, match="2 dimensions"):
+        tl.tril(t(A[0, 0]))
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+def test_meshgrid_and_broadcast_arrays(indexing):
+    xs = [np.arange(3), np.arange(2) * 10, np.arange(4) * 100]
+    got = tl.meshgrid([t(v) for v in xs], indexing=indexing)
+    for g, w in zip(got, np.meshgrid(*xs, indexing=indexing)):
+        same(g, w)
+    got = manipulation.meshgrid_varargs(t(xs[0]), t(xs[1]), indexing=indexing)
+    for g, w in zip(got, np.meshgrid(xs[0], xs[1], indexing=indexing)):
+        same(g, w)
+    for g, w in zip(tl.broadcast_arrays([t(A), t(A[0, 0]), t(np.int64(5))]),
+                    np.broadcast_arrays(A, A[0, 0], np.int64(5))):
+        same(g, w)
+
+
+def test_take():
+    idx = np.array([2, 0, -1, 2])
+    same(tl.take(t(A), t(idx), axis=1), np.take(A, idx, axis=1))
+    same(tl.take(t(F[0]), t(idx)), np.take(F[0], idx))
+    # an index view into a bigger buffer
+    big = np.array([9, 1, 0, 3, 9])
+    same(tl.take(t(A), t(big)[1:4], axis=2), np.take(A, big[1:4], axis=2))
+    with pytest.raises(ValueError, match="axis"):
+        tl.take(t(A), t(idx))
+    with pytest.raises(IndexError):
+        tl.take(t(A), t(np.array([5])), axis=1)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_take_along_axis(axis):
+    idx = np.argsort(-F, axis=axis, kind="stable")
+    same(tl.take_along_axis(t(F), t(idx), axis=axis), np.take_along_axis(F, idx, axis=axis))
+    first = np.zeros([1 if d == axis % 2 else n for d, n in enumerate(F.shape)], np.int64)
+    same(tl.take_along_axis(t(F), t(first), axis=axis), np.take_along_axis(F, first, axis))
+
+
+@pytest.mark.parametrize("n,axis", [(1, -1), (2, 0), (0, 1), (3, -1)])
+def test_diff(n, axis):
+    same(tl.diff(t(A), axis=axis, n=n), np.diff(A, n=n, axis=axis))
+    pre = A[:, :, :1] if axis == -1 else (A[:1] if axis == 0 else A[:, :1])
+    same(tl.diff(t(A), axis=axis, n=n, prepend=t(pre), append=t(pre)),
+         np.diff(A, n=n, axis=axis, prepend=pre, append=pre))
+
+
+def test_diff_bool():
+    b = np.array([True, True, False, True])
+    same(tl.diff(t(b)), np.diff(b))
+
+
+def test_varargs_spellings():
+    assert manipulation.meshgrid_varargs() == []
+    a, b = manipulation.broadcast_arrays_varargs(t(A[0]), t(A[0, :1]))
+    same(b, np.broadcast_to(A[0, :1], A[0].shape))
+    with pytest.raises(TypeError, match="arrays"):
+        manipulation.meshgrid_varargs(t(A[0, 0]), [1, 2])

@@ -1,0 +1,174 @@
+"""Sorting and searching against NumPy: sort / argsort (stable, descending, nan and signed-zero
+order, every layout, long rows sorted by all threads), searchsorted, count_nonzero and the
+unique_* family (nan distinct); plus the Array API inspection namespace."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import tensorlib as tl
+from tensorlib.array_api_info import __array_namespace_info__
+from helpers import arrays, to_numpy
+
+# one key layout per dtype compiles a module: keep the set small
+SORT_DTYPES = ["float32", "int64", "uint8", "float16"]
+
+SPECIAL = np.array([3.0, np.nan, -0.0, 0.0, -1.0, 2.0, np.inf, -np.inf, 2.0, -np.nan, 0.0])
+
+
+def np_argsort_desc(x, axis):
+    """Stable descending argsort (equal elements in input order, nan first)."""
+    n = x.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+
+
+def small_values(dtype):
+    if dtype.startswith("float"):
+        return st.sampled_from([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 7.0])
+    return None
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+@given(data=st.data())
+def test_sort_argsort_match_numpy(dtype, data):
+    x = data.draw(arrays(dtype, min_dims=1, max_dims=3, max_side=6,
+                         elements=small_values(dtype)))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    t = tl.from_numpy(x)
+    got = to_numpy(tl.sort(t, axis=axis))
+    want = np.sort(x, axis=axis, kind="stable")
+    np.testing.assert_array_equal(got, want)
+    assert tl.sort(t, axis=axis).dtype == t.dtype
+    np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=axis)),
+                                  np.argsort(x, axis=axis, kind="stable"))
+    np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=axis, descending=True)),
+                                  np_argsort_desc(x, axis))
+    desc = to_numpy(tl.sort(t, axis=axis, descending=True))
+    np.testing.assert_array_equal(desc, np.take_along_axis(x, np_argsort_desc(x, axis), axis))
+
+
+def test_nan_and_signed_zero_order():
+    x = tl.asarray(SPECIAL.astype(np.float32))
+    s = to_numpy(tl.sort(x))
+    assert np.isnan(s[-2:]).all() and s[0] == -np.inf and s[-3] == np.inf
+    # -0.0 and 0.0 are equal: a stable sort keeps input order (indices 2, 3, 10)
+    assert to_numpy(tl.argsort(x)).tolist()[2:5] == [2, 3, 10]
+    d = to_numpy(tl.argsort(x, descending=True)).tolist()
+    assert d[:2] == [1, 9] and d[-1] == 7  # nan first, -inf last
+    assert d == [1, 9, 6, 0, 5, 8, 2, 3, 10, 4, 7]
+
+
+def test_sort_long_rows_use_all_threads_and_stay_stable():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 50, 300_000).astype(np.float32)  # many ties
+    x[::1000] = np.nan
+    t = tl.asarray(x)
+    np.testing.assert_array_equal(to_numpy(tl.argsort(t)), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(to_numpy(tl.sort(t)), np.sort(x))
+    m = rng.random((64, 2000), dtype=np.float32)  # many rows in parallel
+    np.testing.assert_array_equal(to_numpy(tl.sort(tl.asarray(m), axis=0)), np.sort(m, axis=0))
+
+
+def test_sort_edge_cases_and_errors():
+    assert to_numpy(tl.sort(tl.asarray(np.float32(3)))).tolist() == 3.0
+    assert tl.argsort(tl.asarray(np.float32(3))).dtype is tl.int64
+    assert tl.sort(tl.zeros((0, 3))).shape == (0, 3)
+    b = np.array([True, False, True, False])
+    np.testing.assert_array_equal(to_numpy(tl.sort(tl.asarray(b))), np.sort(b))
+    with pytest.raises(TypeError, match="complex"):
+        tl.sort(tl.zeros(3, dtype=tl.complex64))
+    with pytest.raises(IndexError, match="axis"):
+        tl.argsort(tl.zeros((2, 2)), axis=2)
+
+
+# ---------------------------------------------------------------- searchsorted
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_matches_numpy(side):
+    x1 = np.sort(np.array([1.0, 2.0, 2.0, 3.0, np.nan, -np.inf, 0.0], np.float32))
+    x2 = np.array([[2.0, np.nan, -0.0], [-5.0, np.inf, 3.0]], np.float32)
+    got = tl.searchsorted(tl.asarray(x1), tl.asarray(x2), side=side)
+    assert got.dtype is tl.int64 and got.shape == (2, 3)
+    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(x1, x2, side=side))
+    # promotion: int64 x1, int32 x2 search in int64
+    i1 = np.array([1, 3, 5, 7])
+    i2 = np.array([-2, 3, 7, 9], np.int32)
+    np.testing.assert_array_equal(
+        to_numpy(tl.searchsorted(tl.asarray(i1), tl.asarray(i2), side=side)),
+        np.searchsorted(i1, i2, side=side))
+
+
+def test_searchsorted_with_sorter_and_errors():
+    x1 = np.array([5.0, 1.0, 3.0, 2.0], np.float32)
+    sorter = np.argsort(x1)
+    x2 = np.array([0.0, 2.0, 4.0, 9.0], np.float32)
+    got = tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(sorter))
+    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(x1, x2, sorter=sorter))
+    with pytest.raises(ValueError, match="sorter"):
+        tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(sorter.reshape(2, 2)))
+    with pytest.raises(IndexError, match="sorter"):
+        tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(np.array([0, 1, 2, 4])))
+    with pytest.raises(ValueError, match="1-D"):
+        tl.searchsorted(tl.zeros((2, 2)), tl.zeros(2))
+    with pytest.raises(ValueError, match="side"):
+        tl.searchsorted(tl.zeros(2), tl.zeros(2), side="middle")
+    assert to_numpy(tl.searchsorted(tl.zeros(0), tl.ones(3))).tolist() == [0, 0, 0]
+
+
+# ---------------------------------------------------------------- count_nonzero
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (1, True), ((0, 2), False)])
+def test_count_nonzero(axis, keepdims):
+    x = np.array([[[0, 1.5], [np.nan, 0]], [[-0.0, 2], [3, 0]]], np.float32)
+    got = tl.count_nonzero(tl.asarray(x), axis=axis, keepdims=keepdims)
+    want = np.count_nonzero(x, axis=axis, keepdims=keepdims)
+    assert got.dtype is tl.int64
+    np.testing.assert_array_equal(to_numpy(got), want)
+
+
+# ---------------------------------------------------------------- unique
+@pytest.mark.parametrize("x", [SPECIAL.astype(np.float32), np.array([[3, 1, 3], [2, 1, 1]], np.int64),
+                               np.array([True, False, True]), np.zeros((0, 2), np.float32)],
+                         ids=["float-special", "int-2d", "bool", "empty"])
+def test_unique_family_matches_numpy(x):
+    t = tl.asarray(x)
+    want = np.unique_all(x)
+    got = tl.unique_all(t)
+    assert type(got).__name__ == "UniqueAllResult"
+    np.testing.assert_array_equal(to_numpy(got.values), want.values)
+    np.testing.assert_array_equal(to_numpy(got.indices), want.indices)
+    np.testing.assert_array_equal(to_numpy(got.inverse_indices), want.inverse_indices)
+    np.testing.assert_array_equal(to_numpy(got.counts), want.counts)
+    assert got.inverse_indices.shape == x.shape
+    # (NumPy >= 2.3's unique_values may come back unsorted; ours are sorted)
+    np.testing.assert_array_equal(to_numpy(tl.unique_values(t)), np.unique(x, equal_nan=False))
+    v, c = tl.unique_counts(t)
+    np.testing.assert_array_equal(to_numpy(c), np.unique_counts(x).counts)
+    v, inv = tl.unique_inverse(t)
+    np.testing.assert_array_equal(to_numpy(inv), np.unique_inverse(x).inverse_indices)
+    # round trip: values[inverse] == x (nan compares unequal, so compare bit patterns)
+    if x.size:
+        np.testing.assert_array_equal(to_numpy(v)[to_numpy(inv)], x)
+
+
+# ---------------------------------------------------------------- inspection namespace
+def test_array_namespace_info():
+    info = __array_namespace_info__()
+    caps = info.capabilities()
+    assert caps["boolean indexing"] and caps["data-dependent shapes"]
+    assert "max dimensions" in caps
+    assert info.default_device() == tl.Device("cpu")
+    assert info.default_dtypes() == {"real floating": tl.float32, "complex floating":
+                                     tl.complex64, "integral": tl.int64, "indexing": tl.int64}
+    assert info.default_dtypes(device="cpu")["indexing"] is tl.int64
+    all_dt = info.dtypes()
+    assert len(all_dt) == 13 and all_dt["bool"] is tl.bool and "float16" not in all_dt
+    assert list(info.dtypes(kind="real floating")) == ["float32", "float64"]
+    assert set(info.dtypes(kind=("bool", "unsigned integer"))) == \
+        {"bool", "uint8", "uint16", "uint32", "uint64"}
+    assert list(info.dtypes(kind="integral")) == ["int8", "int16", "int32", "int64", "uint8",
+                                                   "uint16", "uint32", "uint64"]
+    assert info.dtypes(kind=tl.int8) == {"int8": tl.int8}
+    with pytest.raises(ValueError, match="kind"):
+        info.dtypes(kind="floating")
+    devs = info.devices()
+    assert devs[0] == tl.Device("cpu")
