@@ -99,13 +99,13 @@ def test_tril_triu(k):
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 def test_meshgrid_and_broadcast_arrays(indexing):
     xs = [np.arange(3), np.arange(2) * 10, np.arange(4) * 100]
-    got = tl.meshgrid([t(v) for v in xs], indexing=indexing)
+    got = tl.meshgrid(*[t(v) for v in xs], indexing=indexing)
     for g, w in zip(got, np.meshgrid(*xs, indexing=indexing)):
         same(g, w)
     got = manipulation.meshgrid_varargs(t(xs[0]), t(xs[1]), indexing=indexing)
     for g, w in zip(got, np.meshgrid(xs[0], xs[1], indexing=indexing)):
         same(g, w)
-    for g, w in zip(tl.broadcast_arrays([t(A), t(A[0, 0]), t(np.int64(5))]),
+    for g, w in zip(tl.broadcast_arrays(t(A), t(A[0, 0]), t(np.int64(5))),
                     np.broadcast_arrays(A, A[0, 0], np.int64(5))):
         same(g, w)
 
