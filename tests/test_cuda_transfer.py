@@ -208,6 +208,16 @@ def test_pin_memory():
     assert tc.host_memory_stats()["allocation.current"] >= 2
 
 
+def test_factories_pin_memory():
+    z = tl.zeros((2, 3), pin_memory=True)
+    assert z.is_pinned() and z.tolist() == [[0.0] * 3] * 2
+    assert tl.full((2,), 7, pin_memory=True).is_pinned()
+    assert tl.empty(5, pin_memory=True).is_pinned() and tl.ones(3, pin_memory=True).is_pinned()
+    assert not tl.zeros(2).is_pinned()
+    with pytest.raises(ValueError, match=r"zeros\(\): pin_memory=True needs a CPU tensor"):
+        tl.zeros(2, device="cuda", pin_memory=True)
+
+
 def test_non_blocking_h2d_from_pinned_is_async_and_safe():
     s = tc.current_stream()
     arr = np.arange(4096, dtype=np.float32)

@@ -46,11 +46,17 @@ def _checked_nbytes(shape, strides, dtype, op) -> int:
     return nbytes
 
 
-def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided") -> Tensor:
+def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided",
+                  pin_memory=False) -> Tensor:
     if type(dtype) is not _dt.DType:
         dtype = _dt.default_float() if dtype is None else _dt.to_dtype(dtype, op=op)
     if type(device) is not Device or device.index is None and device.type == "cuda":
         device = _resolve_device(device, op)
+    if pin_memory:
+        if device.type != "cpu":
+            raise ValueError(f"{op}(): pin_memory=True needs a CPU tensor, got device '{device}'")
+        from .runtime.transfer import empty_pinned
+        return empty_pinned(tuple(shape), tuple(strides), dtype)
     nbytes = _checked_nbytes(shape, strides, dtype, op)
     storage = Storage.allocate(nbytes, device)
     return Tensor._make(storage, tuple(shape), tuple(strides), 0, dtype)
@@ -64,26 +70,28 @@ def _resolve_device(device, op) -> Device:
     return device
 
 
-def empty(shape, dtype=None, device=None) -> Tensor:
+def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
     shape = normalize_shape(shape, "empty")
-    return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty")
+    return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty", pin_memory)
 
 
-def full(shape, fill_value, dtype=None, device=None, op="full") -> Tensor:
+def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
     shape = normalize_shape(shape, op)
     if dtype is None:
         dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
-    t = empty_strided(shape, contiguous_strides(shape), dtype, device, op)
+    t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)
 
 
-def zeros(shape, dtype=None, device=None) -> Tensor:
+def zeros(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
     # op= so size/device errors name the function the user called
-    return full(shape, 0, dtype=dtype or _dt.default_float(), device=device, op="zeros")
+    return full(shape, 0, dtype=dtype or _dt.default_float(), device=device,
+                pin_memory=pin_memory, op="zeros")
 
 
-def ones(shape, dtype=None, device=None) -> Tensor:
-    return full(shape, 1, dtype=dtype or _dt.default_float(), device=device, op="ones")
+def ones(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
+    return full(shape, 1, dtype=dtype or _dt.default_float(), device=device,
+                pin_memory=pin_memory, op="ones")
 
 
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
