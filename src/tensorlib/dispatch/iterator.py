@@ -357,18 +357,19 @@ def _broadcast_strides(t: Tensor, shape):
 
 
 def _check_output(op, out, shape, dtype, enforce_safe_cast):
+    """Validates an out= tensor (pointwise and reduction modes alike)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     if out._shape != shape:
-        raise ValueError(f"{op}(): output with shape {out._shape} doesn't match the broadcast "
-                         f"shape {shape}")
+        raise ValueError(f"{op}(): argument 'out': output with shape {out._shape} doesn't match "
+                         f"the result shape {shape}")
     if enforce_safe_cast and out._dtype is not dtype and not _dt.can_cast(dtype, out._dtype,
                                                                           "same_kind"):
-        raise TypeError(f"{op}(): result type {dtype} can't be cast to the output dtype "
-                        f"{out._dtype}")
+        raise TypeError(f"{op}(): result type {dtype} can't be cast to the dtype {out._dtype} of "
+                        f"argument 'out'")
     if has_internal_overlap(out):
-        raise RuntimeError(f"{op}(): the output (shape {out._shape}, strides {out._strides}) has "
-                           f"elements that share memory; write to a contiguous copy instead")
+        raise RuntimeError(f"{op}(): argument 'out' (shape {out._shape}, strides {out._strides}) "
+                           f"has elements that share memory; write to a contiguous copy instead")
 
 
 # ---- reduction mode -----------------------------------------------------------------------------
@@ -428,7 +429,7 @@ def _reduce(cls, op: str, input, axes, keepdims: bool = False, out=None, out_dty
                                   if keepdims or d not in red_set), input._offset)
         out = empty_strided_like_order(result_shape, out_dtype, device, order)
     else:
-        _check_reduce_output(op, out, result_shape, out_dtype, enforce_safe_cast)
+        _check_output(op, out, result_shape, out_dtype, enforce_safe_cast)
         if out.device != device:
             raise RuntimeError(f"{op}(): expected the output on '{device}', got '{out.device}'")
         if memory_overlap(out, input) != "none":
@@ -452,21 +453,6 @@ def _reduce(cls, op: str, input, axes, keepdims: bool = False, out=None, out_dty
     it.operands = views + [input]
     it._layout = _reduce_layout(it.operands)
     return it
-
-
-def _check_reduce_output(op, out, shape, dtype, enforce_safe_cast):
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): argument 'out' must be a Tensor, got {type(out).__name__}")
-    if out._shape != shape:
-        raise ValueError(f"{op}(): argument 'out' has shape {out._shape}, but the result shape "
-                         f"is {shape}")
-    if enforce_safe_cast and out._dtype is not dtype and not _dt.can_cast(dtype, out._dtype,
-                                                                          "same_kind"):
-        raise TypeError(f"{op}(): result type {dtype} can't be cast to the dtype {out._dtype} of "
-                        f"argument 'out'")
-    if has_internal_overlap(out):
-        raise RuntimeError(f"{op}(): argument 'out' (shape {out._shape}, strides {out._strides}) "
-                           f"has elements that share memory; write to a contiguous copy instead")
 
 
 def _restride_reduced(t: Tensor, shape, red_set, keepdims) -> Tensor:

@@ -20,8 +20,9 @@ from ... import dtypes as _dt
 from ...runtime.cpu.streams import launch as _launch
 from ...tensor import Tensor
 from .casting import cast_code, kernel_array
+from ...ops.pointwise import scalar_to_compute
 
-__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "scalar_to_compute"]
+__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
 
 GRAIN = 1 << 15          # below this many elements, threads cost more than they save
 TILE = 1 << 14           # innermost-dim tile handed to one thread
@@ -165,28 +166,6 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
     return load_generated_module(info.name, src)
-
-
-def scalar_to_compute(value, compute, op, arg):
-    """A Python scalar as a NumPy scalar of the compute dtype; out-of-range ints are an error
-    (as in NumPy 2) rather than a silent wrap."""
-    if compute.kind in "iu":
-        if isinstance(value, float):
-            if value != int(value) if value == value and abs(value) != float("inf") else True:
-                raise TypeError(f"{op}(): argument '{arg}' = {value!r} is not an integer, but "
-                                f"the op computes in {compute}")
-            value = int(value)
-        info = _dt.iinfo(compute)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
-    if compute is _dt.bool_ and not isinstance(value, bool):
-        if isinstance(value, (float, complex)) or value not in (0, 1):
-            raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
-                            f"tensors")
-    if compute.kind != "c" and isinstance(value, complex):
-        raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
-                        f"in {compute}")
-    return compute.np_dtype.type(value)
 
 
 def run_pointwise(it, info, scalar_values):

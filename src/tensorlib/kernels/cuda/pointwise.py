@@ -33,8 +33,9 @@ from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from ...tensor import Tensor
 from . import launch as _launch
+from ...ops.pointwise import scalar_to_compute
 
-__all__ = ["run_pointwise", "fill_range", "scalar_to_compute", "kernel_source", "ElementwiseSpec",
+__all__ = ["run_pointwise", "fill_range", "kernel_source", "ElementwiseSpec",
            "VALUE_TL", "cast_code", "GPU_CONFIG"]
 
 # (BLOCK, num_warps): 4 elements per thread contiguous (16-byte vectors of float32), 2 strided;
@@ -322,29 +323,6 @@ def _launch_elementwise(name, expr, out: _Operand, inputs, scalar_args, compute,
     idx64 = not _fits_32bit(shape, tensors)
     _launch.launch(kernel, (_launch.cdiv(numel, block),), args, device, BLOCK=block,
                    IDX64=idx64, num_warps=warps, enable_fp_fusion=False)
-
-
-def scalar_to_compute(value, compute, op, arg):
-    """A Python scalar as a NumPy scalar of the compute dtype, with the CPU kernels' checks
-    (out-of-range ints are an error, as in NumPy 2, rather than a silent wrap)."""
-    if compute.kind in "iu":
-        if isinstance(value, float):
-            if value != int(value) if value == value and abs(value) != float("inf") else True:
-                raise TypeError(f"{op}(): argument '{arg}' = {value!r} is not an integer, but "
-                                f"the op computes in {compute}")
-            value = int(value)
-        info = _dt.iinfo(compute)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
-    if compute is _dt.bool_ and not isinstance(value, bool):
-        if isinstance(value, (float, complex)) or value not in (0, 1):
-            raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
-                            f"tensors")
-    if compute.kind != "c" and isinstance(value, complex):
-        raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
-                        f"in {compute}")
-    with np.errstate(all="ignore"):
-        return compute.np_dtype.type(value)
 
 
 def _device_index(it):
