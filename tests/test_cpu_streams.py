@@ -125,6 +125,60 @@ def test_parallel_kernels_on_two_streams_and_host():
     np.testing.assert_array_equal(z.numpy(), a.numpy() - 1)
 
 
+_STREAM_OPS = {
+    # name: (what runs on the stream, given the producer's result x (4, 6) float32, and its
+    # NumPy oracle); each reads x, which a gated stream has not written yet when it is issued.
+    "sum": (lambda x: x.sum(axis=1), lambda x: x.sum(axis=1)),
+    "var": (lambda x: tl.var(x, axis=0), lambda x: x.var(axis=0)),
+    "argmax": (lambda x: tl.argmax(x, axis=1), lambda x: x.argmax(axis=1)),
+    "cumsum": (lambda x: tl.cumsum(x, axis=1), lambda x: x.cumsum(axis=1)),
+    "matmul_blas": (lambda x: x @ x.mT, lambda x: x @ x.T),
+    "matmul_numba": (lambda x: x.astype(tl.int32) @ x.astype(tl.int32).mT,
+                     lambda x: x.astype(np.int32) @ x.astype(np.int32).T),
+    "sort": (lambda x: tl.sort(x, axis=1), lambda x: np.sort(x, axis=1)),
+    "gather": (lambda x: x[tl.asarray([3, 0, 0])], lambda x: x[[3, 0, 0]]),
+    "mask": (lambda x: x[x > 10], lambda x: x[x > 10]),
+    "arange_plus": (lambda x: x + tl.arange(6, dtype=tl.float32),
+                    lambda x: x + np.arange(6, dtype=np.float32)),
+}
+
+
+# These need their result (a count, a bounds check) on the host: they wait for the stream.
+_HOST_SYNCED = {"sort", "gather", "mask"}
+
+
+@pytest.mark.parametrize("name", sorted(_STREAM_OPS))
+def test_every_kernel_family_is_stream_ordered(name):
+    """Reductions, scans, matmul (BLAS and Numba), sort, indexing and creation kernels issued on
+    a user stream see the result of the stream's earlier (still gated) work."""
+    run, oracle = _STREAM_OPS[name]
+    # Values differ per case: a reused allocator block must not already hold the answer.
+    base = f32(np.arange(24).reshape(4, 6) % 7 + sorted(_STREAM_OPS).index(name))
+    run(base)  # compile first: the gate below must outlast only the issuing of the op
+    s = tl.Stream(device="cpu")
+    gate = gated(s)
+    with tl.stream(s):
+        x = base * 3  # queued behind the gate
+        release_later(gate, 0.3)
+        y = run(x)
+        if name not in _HOST_SYNCED:
+            assert not gate.is_set()  # issued without waiting for the stream
+    s.synchronize()
+    expect = oracle(base.numpy() * 3)
+    np.testing.assert_allclose(y.numpy(), expect, rtol=1e-5)
+
+
+def test_random_kernels_queue_on_the_stream():
+    s = tl.Stream(device="cpu")
+    gate = gated(s)
+    with tl.stream(s):
+        r = tl.rand(1000, generator=tl.Generator().manual_seed(5))
+        assert not s.query()  # queued behind the gate, not run inline
+    gate.set()
+    expect = tl.rand(1000, generator=tl.Generator().manual_seed(5))
+    np.testing.assert_array_equal(r.numpy(), expect.numpy())
+
+
 # ---- host reads wait ----------------------------------------------------------------------------
 @pytest.mark.parametrize("read", ["numpy", "item", "repr", "tolist", "array", "default_op"])
 def test_host_reads_wait_for_pending_writes(read):

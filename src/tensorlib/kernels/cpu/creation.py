@@ -6,6 +6,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu.streams import launch
 
 _SOURCE = """\
 import numpy as np
@@ -34,4 +35,5 @@ def fill_range(t, start, step):
         mod = _mods[(acc, t.dtype)] = load_generated_module("range", src)
     arr = kernel_array(t)
     conv = acc.np_dtype.type
-    mod.fill_range(arr, t._offset, t._strides[0], t._numel, conv(start), conv(step))
+    launch(mod.fill_range, "fill_range", t, (), arr, t._offset, t._strides[0], t._numel,
+           conv(start), conv(step))

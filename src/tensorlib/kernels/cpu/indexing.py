@@ -17,6 +17,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import kernel_array
 from .pointwise import GRAIN, load_generated_module
+from ...runtime.cpu.streams import host_sync
 
 __all__ = ["index", "index_put", "nonzero"]
 
@@ -389,6 +390,7 @@ def _direct_module(parallel):
 
 def index(plan, out):
     """CPU 'index' stub: out (contiguous, plan.out_shape) <- plan.src at the planned offsets."""
+    host_sync()  # bounds are checked on the host: run in stream order, inline
     parallel = out._numel >= GRAIN
     dst, src = _raw(out)[out._offset:out._offset + out._numel], _raw(plan.src)
     ix = plan.indices[0] if len(plan.indices) == 1 and plan.offsets is None else None
@@ -421,6 +423,7 @@ def index(plan, out):
 def index_put(plan, values):
     """CPU 'index_put' stub: plan.src at the planned offsets <- values (contiguous, the source's
     dtype, either plan.out_shape or one element broadcast to it)."""
+    host_sync()  # bounds are checked on the host: run in stream order, inline
     pre, adv, post = _layout(plan)
     numel = pre.size * adv.size * post.size
     if numel == 0:
@@ -440,6 +443,7 @@ def nonzero(x, offset_strides=None, base=0):
     per dim of x): the 1-D int64 tensor base + sum_d i_d * offset_strides[d] instead (element
     offsets of a masked tensor, so x[mask] needs no index tensors)."""
     from ...factories import empty
+    host_sync()  # the count sizes the output: run in stream order, inline
     nd = x.ndim
     n = x._numel
     nchunks = (n + CHUNK - 1) // CHUNK

@@ -25,6 +25,7 @@ from ... import dtypes as _dt
 from ...ops.views import expand
 from .casting import cast_code
 from .pointwise import load_generated_module
+from ...runtime.cpu.streams import launch
 
 __all__ = ["matmul_kernel", "BLAS_DTYPES"]
 
@@ -200,7 +201,7 @@ def _numba_matmul(a, b, out):
     arrays = (a._storage.typed(np_t), b._storage.typed(np_t), out._storage.typed(np_t))
     work = out._numel * a.shape[-1]
     fn = mod.parallel if work >= PARALLEL_WORK else mod.serial
-    fn(_meta(a, b, out), *arrays)
+    launch(fn, "matmul", out, (a, b), _meta(a, b, out), *arrays)
 
 
 def _blas_ready(t):
@@ -234,10 +235,21 @@ def _blas_matmul(a, b, out, conj_a):
         a = _dense(a)
     if not _blas_ready(b):
         b = _dense(b)
-    av = a.numpy()
-    if conj_a:
-        av = np.conjugate(av)
-    np.matmul(av, b.numpy(), out=out.numpy())
+    launch(_blas_call, "matmul", out, (a, b), _kernel_view(a), _kernel_view(b),
+           _kernel_view(out), conj_a)
+
+
+def _kernel_view(t):
+    # Storage.typed(), not Tensor.numpy(): on a user CPU stream the call is queued in stream
+    # order, so the host must not wait for that stream here.
+    arr = t._storage.typed(t._dtype.storage_np_dtype)
+    item = arr.itemsize
+    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
+                      tuple(s * item for s in t._strides))
+
+
+def _blas_call(av, bv, ov, conj_a):
+    np.matmul(np.conjugate(av) if conj_a else av, bv, out=ov)
 
 
 def matmul_kernel(a, b, out, conj_a=False):

@@ -25,6 +25,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu.streams import host_sync, launch
 
 __all__ = ["uniform_kernel", "normal_kernel", "integers_kernel", "bernoulli_kernel",
            "multinomial_kernel"]
@@ -199,8 +200,8 @@ def _run(mod, out, n, seed, block, a, b):
     arr = kernel_array(out)
     seg = arr[out._offset:out._offset + n]
     fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 else mod.serial
-    fn(seg, n, np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32),
-       np.uint64(block & 0xFFFFFFFFFFFFFFFF), a, b)
+    launch(fn, "random", out, (), seg, n, np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32),
+           np.uint64(block & 0xFFFFFFFFFFFFFFFF), a, b)
 
 
 def _check_out(out, op):
@@ -385,8 +386,8 @@ def bernoulli_kernel(out, probs, p, seed, block):
     mod = _module(("bernoulli", pdt, dt), "rand_bernoulli", source)
     seg = kernel_array(out)[out._offset:out._offset + n]
     fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 else mod.serial
-    fn(seg, n, np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32),
-       np.uint64(block & 0xFFFFFFFFFFFFFFFF), parr, ps)
+    launch(fn, "bernoulli", out, (probs,), seg, n, np.uint64(seed & 0xFFFFFFFF),
+           np.uint64(seed >> 32), np.uint64(block & 0xFFFFFFFFFFFFFFFF), parr, ps)
 
 
 # ---------------------------------------------------------------- multinomial
@@ -476,6 +477,7 @@ def multinomial(out, probs, rows, ncat, k, replacement, k0, k1, base, status):
 
 def multinomial_kernel(out, probs, num_samples, replacement, seed, block):
     """out: contiguous int64 (rows, num_samples); probs: contiguous float64 (rows, ncat)."""
+    host_sync(probs)  # the status check below needs the result at once
     rows = out.shape[0]
     ncat = probs.shape[1]
 

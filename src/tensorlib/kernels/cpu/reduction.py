@@ -26,6 +26,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu.streams import launch
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "sqdev_kernel", "var_kernel", "std_kernel", "argmax_kernel",
@@ -420,7 +421,8 @@ def _run_value(it, spec, div=1.0):
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = kernel_array(it.operands[-1])
-    (mod.parallel if parallel else mod.serial)(meta, out, aux, inp, np.float64(div))
+    launch(mod.parallel if parallel else mod.serial, spec.op, it.operands[0],
+           it.operands[1:], meta, out, aux, inp, np.float64(div))
 
 
 def _load_dt(dtype):
@@ -646,8 +648,8 @@ def _arg_reduce(it, op):
             len(kept), len(red), tile]
     meta += [shape[d] for d in kept] + [out_s[d] for d in kept] + [in_s[d] for d in kept]
     meta += [shape[d] for d in red] + [in_s[d] for d in red]
-    fn = mod.parallel if parallel else mod.serial
-    fn(np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[-1]))
+    launch(mod.parallel if parallel else mod.serial, op, it.operands[0], it.operands[1:],
+           np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[-1]))
 
 
 def argmax_kernel(it):
@@ -763,8 +765,8 @@ def _scan(it, n, out_stride, in_stride, op):
     meta = [int(inner), n, out_stride, in_stride, len(shape), tile, lay.offsets[0],
             lay.offsets[1]]
     meta += list(shape) + list(lay.strides[0]) + list(lay.strides[1])
-    fn = mod.parallel if parallel else mod.serial
-    fn(np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[1]))
+    launch(mod.parallel if parallel else mod.serial, op, it.operands[0], it.operands[1:],
+           np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[1]))
 
 
 def cumsum_kernel(it, n, out_stride, in_stride):

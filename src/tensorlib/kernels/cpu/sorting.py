@@ -26,6 +26,7 @@ import numpy as np
 from ...storage import Storage
 from .casting import kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu.streams import host_sync
 
 __all__ = ["sort_kernel", "searchsorted_kernel", "raw_view", "key_spec"]
 
@@ -421,6 +422,7 @@ _EMPTY = np.empty(0, np.int64)
 def sort_kernel(src, values, indices, descending):
     """src: contiguous (rows, n) tensor (any real dtype or bool), sorted along its last dim
     into ``values`` (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
+    host_sync()  # several passes with host-side bookkeeping: run in stream order, inline
     mod = _module(src.dtype)
     total = src.numel()
     if total == 0:
@@ -472,6 +474,7 @@ def searchsorted_kernel(x1, x2, sorter, out, right):
     already checked to be in range); x2: contiguous, same dtype; out: contiguous int64 of x2's
     shape <- insertion points (left: first i with x1[i] >= v, right: first with x1[i] > v, in
     key order, so nan sorts last)."""
+    host_sync()  # run in stream order, inline
     mod = _module(x1.dtype)
     if x2.numel() == 0:
         return
