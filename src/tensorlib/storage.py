@@ -11,6 +11,9 @@ from .runtime.cpu.allocator import host_allocator
 
 __all__ = ["Storage"]
 
+_new = object.__new__
+_host_allocate = host_allocator.allocate
+
 
 class Storage:
     """Bytes on a device. Returns its block to the allocator when the last tensor or view dies.
@@ -40,11 +43,23 @@ class Storage:
     @classmethod
     def allocate(cls, nbytes, device=CPU):
         """New storage of ``nbytes`` from the device's caching allocator."""
-        if device.type == "cpu":
-            allocator = host_allocator
-        else:
-            from .runtime.cuda import device_allocator_for
-            allocator = device_allocator_for(device)
+        if device is CPU or device.type == "cpu":
+            # Every small op's output comes through here: slots are set directly (cheaper
+            # than a call to __init__).
+            block = _host_allocate(nbytes)
+            st = _new(cls)
+            st.nbytes = nbytes
+            st.device = device
+            st.buffer = block.buffer
+            st._ptr = block.ptr
+            st._allocator = host_allocator
+            st._block = block
+            st._owner = None
+            st._typed = {}
+            st._uses = None
+            return st
+        from .runtime.cuda import device_allocator_for
+        allocator = device_allocator_for(device)
         block = allocator.allocate(nbytes)
         return cls(nbytes, device, block.ptr, block.buffer, allocator, block)
 

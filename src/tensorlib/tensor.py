@@ -54,6 +54,21 @@ class Tensor:
         t._contiguous = None  # computed on first is_contiguous()
         return t
 
+    @staticmethod
+    def _make_dense(storage, like: "Tensor", dtype) -> "Tensor":
+        """A tensor over fresh ``storage`` with contiguous ``like``'s shape and strides (the
+        dispatch fast path: skips recomputing what ``like`` already knows)."""
+        t = object.__new__(Tensor)
+        t._storage = storage
+        t._shape = like._shape
+        t._strides = like._strides
+        t._offset = 0
+        t._dtype = dtype
+        t._ks = like._ks
+        t._numel = like._numel
+        t._contiguous = True
+        return t
+
     def _view(self, shape, strides, offset) -> "Tensor":
         """A tensor sharing this one's storage (the caller checked the bounds)."""
         return Tensor._make(self._storage, tuple(shape), tuple(strides), offset, self._dtype)

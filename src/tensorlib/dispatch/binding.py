@@ -115,8 +115,15 @@ _CONVERTERS = {
 }
 
 
-def _conversion(arg: Argument, op: str, allow_scalar: bool) -> str | None:
-    """One line of Python converting ``arg`` in place, or None when it needs no conversion."""
+# Types whose default value is converted once, when the function is generated: an argument
+# left at its default (the same object) then skips its converter call.
+_PRECONVERTED = {"Scalar": conv_scalar, "int": conv_int, "SymInt": conv_int,
+                 "float": conv_float, "bool": conv_bool, "str": conv_str}
+
+
+def _conversion(arg: Argument, op: str, allow_scalar: bool, default_name=None) -> str | None:
+    """One line of Python converting ``arg`` in place, or None when it needs no conversion.
+    ``default_name``: the global holding the argument's preconverted default, if any."""
     t = arg.type
     n = arg.name
     if t.base == "Tensor":
@@ -135,15 +142,25 @@ def _conversion(arg: Argument, op: str, allow_scalar: bool) -> str | None:
         return None
     if t.optional:
         return f"if {n} is not None: {n} = {call}"
+    if default_name is not None:
+        return f"if {n} is not {default_name}: {n} = {call}"
     return f"{n} = {call}"
 
 
-def _param(arg: Argument, defaults: list) -> str:
+def _param(arg: Argument, defaults: dict, op: str, preconverted: dict) -> str:
+    """The parameter's spelling. A default goes into ``defaults`` under a generated global name
+    (so values like inf need no literal spelling), converted now where the type allows it;
+    ``preconverted`` then maps the argument to that name."""
     if arg.default is NO_DEFAULT:
         return arg.name
-    # Defaults travel through a list so values like inf need no literal spelling.
-    defaults.append(arg.default)
-    return f"{arg.name}=_D[{len(defaults) - 1}]"
+    name = f"_d{len(defaults)}"
+    value = arg.default
+    conv = _PRECONVERTED.get(arg.type.base)
+    if conv is not None and not arg.type.is_list and not arg.type.optional:
+        value = conv(value, op, arg.name)
+        preconverted[arg.name] = name
+    defaults[name] = value
+    return f"{arg.name}={name}"
 
 
 def make_function(public_name: str, functional, out_op=None, *, allow_scalar=False):
@@ -153,19 +170,19 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
     args = schema.arguments
     positional = [a for a in args if not a.kwarg_only]
     kwonly = [a for a in args if a.kwarg_only]
-    params, defaults = [], []
+    params, defaults, preconverted = [], {}, {}
     for i, a in enumerate(positional):
-        params.append(_param(a, defaults))
+        params.append(_param(a, defaults, public_name, preconverted))
         if i == 0 and a.type.base == "Tensor" and not a.type.is_list:
             params.append("/")  # the first tensor is positional-only (x / self / input)
     if kwonly or out_op is not None:
         params.append("*")
-        params.extend(_param(a, defaults) for a in kwonly)
+        params.extend(_param(a, defaults, public_name, preconverted) for a in kwonly)
     if out_op is not None:
         params.append("out=None")
     body = []
     for a in args:
-        line = _conversion(a, public_name, allow_scalar)
+        line = _conversion(a, public_name, allow_scalar, preconverted.get(a.name))
         if line:
             body.append("    " + line)
     call_args = ", ".join(a.name for a in args)
@@ -191,7 +208,7 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         "conv_tensor_list": conv_tensor_list,
         "conv_scalar": conv_scalar, "conv_int": conv_int, "conv_int_list": conv_int_list,
         "conv_float": conv_float, "conv_bool": conv_bool, "conv_str": conv_str,
-        "conv_dtype": conv_dtype, "conv_device": conv_device, "_D": defaults,
+        "conv_dtype": conv_dtype, "conv_device": conv_device, **defaults,
     }
     exec(compile(src, f"<tensorlib.{public_name}>", "exec"), scope)
     fn = scope[public_name]

@@ -8,7 +8,8 @@ schema's arguments; functionality kernels (boxed) get ``(op, keyset, args)`` and
 """
 from __future__ import annotations
 
-from .keys import ALIAS_KEYS, backend_key_for, FIRST_FUNCTIONALITY, NUM_KEYS, DispatchKey, keyset_names, tls
+from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KEY, DispatchKey,
+                   backend_key_for, keyset_names, tls)
 from .schema import FunctionSchema, parse_schema
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
@@ -112,13 +113,17 @@ def _make_caller(op: OperatorHandle):
     params = ", ".join(names)
     src = (
         f"def call({params}):\n"
-        f"    ks = ({keys_expr} | tls.included) & ~tls.excluded & op.mask\n"
-        f"    i = ks.bit_length() - 1\n"
+        f"    ks = {keys_expr}\n"
+        f"    if tls_in_use[0]:\n"
+        f"        ks = (ks | tls.included) & ~tls.excluded\n"
+        f"    ks &= op.mask\n"
+        f"    i = top[ks]\n"
         f"    if i < FIRST:\n"
         f"        return table[i]({params})\n"
         f"    return table[i](op, ks, ({params}{',' if names else ''}))\n"
     )
-    scope = {"tls": tls, "op": op, "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
+    scope = {"tls": tls, "tls_in_use": TLS_IN_USE, "top": TOP_KEY, "op": op,
+             "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
              "_list_keys": _list_keys, "_device_keys": _device_keys}
     exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
     return scope["call"]

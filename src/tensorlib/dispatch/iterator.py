@@ -13,7 +13,8 @@ from .. import dtypes as _dt
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 
-__all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order"]
+__all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order",
+           "compute_dtype_for"]
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -155,7 +156,7 @@ class TensorIterator:
         if int_to_float and common.kind in "biu":
             common = _dt.default_float()
         it.common_dtype = common
-        it.compute_dtype = compute_dtype or _compute_dtype_for(common)
+        it.compute_dtype = compute_dtype or compute_dtype_for(common)
 
         # Outputs: validate given ones, allocate missing ones in the inputs' memory order.
         if output_dtype is None:
@@ -217,7 +218,7 @@ class TensorIterator:
         it.device = device
         it.shape = shape
         it.common_dtype = common
-        it.compute_dtype = _compute_dtype_for(common)
+        it.compute_dtype = compute_dtype_for(common)
         it.operands = [out, *inputs]
         it._layout = Layout((out._numel,), ((1,),) * (len(inputs) + 1),
                             (0,) + tuple(x._offset for x in inputs))
@@ -316,7 +317,7 @@ def _single_dtype(x):
     return x._dtype if isinstance(x, Tensor) else _dt.python_scalar_dtype(x)
 
 
-def _compute_dtype_for(dtype):
+def compute_dtype_for(dtype):
     # Half types are computed in float32, as PyTorch's opmath type does.
     if dtype is _dt.float16 or dtype is _dt.bfloat16:
         return _dt.float32
@@ -441,7 +442,7 @@ def _reduce(cls, op: str, input, axes, keepdims: bool = False, out=None, out_dty
     it.shape = shape
     it.device = device
     it.common_dtype = input._dtype
-    it.compute_dtype = compute_dtype or _compute_dtype_for(out_dtype)
+    it.compute_dtype = compute_dtype or compute_dtype_for(out_dtype)
     it.result = out
     it.axes = tuple(sorted(red_set))
     it.keepdims = keepdims

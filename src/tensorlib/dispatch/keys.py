@@ -10,7 +10,8 @@ import threading
 from contextlib import contextmanager
 
 __all__ = ["DispatchKey", "BACKEND_KEYS", "ALIAS_KEYS", "keyset_names", "tls",
-           "include_keys", "exclude_keys", "backend_key_for"]
+           "include_keys", "exclude_keys", "backend_key_for", "set_tls_keys", "TLS_IN_USE",
+           "TOP_KEY"]
 
 
 class DispatchKey(enum.IntEnum):
@@ -39,6 +40,11 @@ def keyset_names(ks: int) -> list[str]:
     return [k.name for k in DispatchKey if ks >> k & 1]
 
 
+# TOP_KEY[ks]: the highest key in key set ks (-1 for none), a list index being cheaper than
+# ks.bit_length() on every call.
+TOP_KEY = [ks.bit_length() - 1 for ks in range(1 << NUM_KEYS)]
+
+
 class _State(threading.local):
     def __init__(self):
         self.included = 0
@@ -46,25 +52,39 @@ class _State(threading.local):
 
 
 tls = _State()
+# TLS_IN_USE[0]: how many threads have a non-empty include or exclude set. While 0, dispatch
+# skips reading the thread-local sets (a threading.local read costs more than the rest of
+# the key computation).
+TLS_IN_USE = [0]
+_tls_lock = threading.Lock()
+
+
+def set_tls_keys(included: int, excluded: int) -> None:
+    """Sets this thread's include and exclude sets (always through here: keeps TLS_IN_USE)."""
+    with _tls_lock:
+        was = bool(tls.included or tls.excluded)
+        tls.included = included
+        tls.excluded = excluded
+        TLS_IN_USE[0] += bool(included or excluded) - was
 
 
 @contextmanager
 def include_keys(*keys: DispatchKey):
     """Adds functionality keys to this thread's dispatch (e.g. the profiler while it records)."""
     saved = tls.included
-    tls.included = saved | sum(1 << k for k in keys)
+    set_tls_keys(saved | sum(1 << k for k in keys), tls.excluded)
     try:
         yield
     finally:
-        tls.included = saved
+        set_tls_keys(saved, tls.excluded)
 
 
 @contextmanager
 def exclude_keys(*keys: DispatchKey):
     """Hides keys from this thread's dispatch (e.g. while a functionality kernel redispatches)."""
     saved = tls.excluded
-    tls.excluded = saved | sum(1 << k for k in keys)
+    set_tls_keys(tls.included, saved | sum(1 << k for k in keys))
     try:
         yield
     finally:
-        tls.excluded = saved
+        set_tls_keys(tls.included, saved)

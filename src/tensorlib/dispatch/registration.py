@@ -76,7 +76,8 @@ def _parse_entry(raw, where) -> OpEntry:
             tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
             scalar_args=tuple(a.name for a in args if a.type.base == "Scalar"),
             kinds=kinds, int_to_float=raw.get("promote") == "int_to_float",
-            output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())))
+            output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())),
+            no_half="no_half" in raw.get("tags", ()))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
@@ -108,11 +109,16 @@ def _structured_variants(kernel):
     def functional(*args):
         return kernel(*args, None)
 
+    fast = getattr(kernel, "functional", None)  # pointwise ops' dense fast path
+    if fast is not None:
+        functional = fast
+
     def inplace(*args):
         return kernel(*args, args[0])
 
     name = getattr(kernel, "__name__", "kernel")
-    functional.__qualname__ = functional.__name__ = f"{name}[out=None]"
+    if fast is None:
+        functional.__qualname__ = functional.__name__ = f"{name}[out=None]"
     inplace.__qualname__ = inplace.__name__ = f"{name}[out=self]"
     return functional, inplace
 
@@ -157,7 +163,7 @@ def _register(entry: OpEntry, functions, methods):
         op = dispatcher.define(schema)
         for key, target in entry.kernel.items():
             dispatcher.impl(op.name, key, _resolve(target))
-        fn = make_function(name, op, allow_scalar=False)
+        fn = make_function(name, op, allow_scalar="scalar_operands" in entry.tags)
     if "function" in entry.variants:
         for public in (name,) + entry.aliases:
             functions[public] = fn

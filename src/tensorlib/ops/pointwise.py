@@ -12,8 +12,14 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dispatch.iterator import TensorIterator
 from ..dispatch.stub import UnsupportedKernelError, get_stub
+from ..tensor import Tensor
 
-__all__ = ["PointwiseInfo", "make_pointwise_kernel", "DTYPE_CLASSES", "scalar_to_compute"]
+__all__ = ["PointwiseInfo", "make_pointwise_kernel", "DTYPE_CLASSES", "scalar_to_compute",
+           "HOT_CALLS"]
+
+# Calls of one (op, dtype, backend) combination through the full path before the dense fast
+# path's runner is made for it.
+HOT_CALLS = 32
 
 # Compute-dtype classes an op may accept (ops.yaml `dtypes:`).
 DTYPE_CLASSES = {
@@ -38,6 +44,7 @@ class PointwiseInfo:
     int_to_float: bool = False
     output: str = "same"         # same | bool | real
     bool_args: tuple = ()
+    no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
 
     def result_dtype(self, compute):
         """The dtype the expression yields for a given compute dtype."""
@@ -70,13 +77,82 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
         if it.common_dtype.kind not in info.kinds:
             raise UnsupportedKernelError(f"{info.name}(): not supported for dtype "
                                          f"{it.common_dtype}")
+        if info.no_half and it.common_dtype.itemsize == 2 and it.common_dtype.kind == "f":
+            raise UnsupportedKernelError(
+                f"{info.name}(): not supported for dtype {it.common_dtype} (it computes in "
+                f"float32, whose result does not round to the {it.common_dtype} answer)")
         if it.numel:
             stub.kernel_for(it.device.type, it.common_dtype)(it, info,
                                                              [args[i] for i in scalar_pos])
         return it.output()
 
     kernel.__name__ = kernel.__qualname__ = f"{info.name}_structured"
+    if len(tensor_pos) <= 2 and not skip:
+        kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub)
     return kernel
+
+
+def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
+    """The functional form (out=None) with PyTorch's fast set-up taken one step further: when
+    the tensor operands are contiguous, of one shape, dtype and backend, a per-(dtype, backend)
+    runner from the device kernel (``kernel.dense_runner``) allocates the output and runs the
+    loop without building a TensorIterator. A combination goes the full way (which raises
+    any error) until it has succeeded HOT_CALLS times; then its runner is made, with the output
+    dtype the full path gave (making one may compile a kernel: not worth it for a combination
+    used a few times). A runner ``run(a, b_or_None, args)`` returns None for what it does not take (e.g. big or
+    pending-stream operands); it reads the op's Scalar arguments from ``args``."""
+    runners = {}
+
+    def make_runner(dtype, ks, result):
+        if not isinstance(result, Tensor) or (info.int_to_float and dtype.kind in "biu"):
+            return None  # int -> float ops follow the settable default float dtype
+        device_kernel = stub.kernels.get(result.device.type)
+        make = getattr(device_kernel, "dense_runner", None)
+        return make(info, dtype, result._dtype, scalar_pos) if make is not None else None
+
+    counts = {}
+
+    def counted(key, a, result):
+        n = counts[key] = counts.get(key, 0) + 1
+        if n >= HOT_CALLS:
+            runners[key] = make_runner(a._dtype, a._ks, result)
+        return result
+
+    if len(tensor_pos) == 1:
+        (p0,) = tensor_pos
+
+        def functional(*args):
+            a = args[p0]
+            if type(a) is Tensor and a._contiguous:
+                key = (a._dtype, a._ks)
+                run = runners.get(key)
+                if run is not None:
+                    out = run(a, None, args)
+                    if out is not None:
+                        return out
+                elif key not in runners:
+                    return counted(key, a, kernel(*args, None))
+            return kernel(*args, None)
+    else:
+        p0, p1 = tensor_pos
+
+        def functional(*args):
+            a = args[p0]
+            b = args[p1]
+            if (type(a) is Tensor and type(b) is Tensor and a._contiguous and b._contiguous
+                    and a._dtype is b._dtype and a._ks == b._ks and a._shape == b._shape):
+                key = (a._dtype, a._ks)
+                run = runners.get(key)
+                if run is not None:
+                    out = run(a, b, args)
+                    if out is not None:
+                        return out
+                elif key not in runners:
+                    return counted(key, a, kernel(*args, None))
+            return kernel(*args, None)
+
+    functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
+    return functional
 
 
 def scalar_to_compute(value, compute, op, arg):

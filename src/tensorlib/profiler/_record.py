@@ -16,7 +16,7 @@ import time
 from functools import partial
 
 from ..dispatch.keys import DispatchKey
-from ..dispatch.keys import tls as _keys_tls
+from ..dispatch.keys import set_tls_keys as _set_tls_keys, tls as _keys_tls
 from ..runtime.cpu import streams as _cs
 from ..tensor import Tensor as _Tensor
 
@@ -493,14 +493,15 @@ class profile:
             set_memory_hook(_memory_hook(self))
         _cs.set_profiler(_KernelSink(self))
         self._saved_include = _keys_tls.included & _PROFILER_BIT
-        _keys_tls.included |= _PROFILER_BIT
+        _set_tls_keys(_keys_tls.included | _PROFILER_BIT, _keys_tls.excluded)
         self._running = True
 
     def stop(self):
         global _active
         if not self._running:
             raise ProfilerError("profile.stop(): the profiler is not running")
-        _keys_tls.included = (_keys_tls.included & ~_PROFILER_BIT) | self._saved_include
+        _set_tls_keys((_keys_tls.included & ~_PROFILER_BIT) | self._saved_include,
+                      _keys_tls.excluded)
         self._running = False
         try:
             # Queued work launched while profiling must finish before its records are read

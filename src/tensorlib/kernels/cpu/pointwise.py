@@ -17,7 +17,10 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
-from ...runtime.cpu.streams import launch as _launch
+from ...dispatch.iterator import compute_dtype_for
+from ...runtime.cpu import streams as _streams
+from ...runtime.cpu.streams import inline_untimed as _inline_untimed, launch as _launch
+from ...storage import Storage
 from ...tensor import Tensor
 from .casting import cast_code, kernel_array
 from ...ops.pointwise import scalar_to_compute
@@ -42,9 +45,9 @@ def kernel_cache_dir() -> str:
 def _helpers_digest() -> str:
     # Numba's cache only watches a kernel's own file: fold the helper modules' sources into the
     # generated text so editing them yields new module names instead of stale cached kernels.
-    from . import casting, scalar_math
+    from . import addresses, casting, scalar_math
     h = hashlib.sha1()
-    for mod in (casting, scalar_math):
+    for mod in (addresses, casting, scalar_math):
         with open(mod.__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:16]
@@ -80,6 +83,7 @@ import numpy as np
 from numba import njit, prange
 from tensorlib.kernels.cpu.scalar_math import *
 from tensorlib.kernels.cpu.casting import *
+from tensorlib.kernels.cpu.addresses import array_at
 
 """
 
@@ -141,6 +145,30 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     return "\n".join(lines) + "\n"
 
 
+def _flat_source(info, signature, loads, store, dtypes, out_dtype):
+    """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
+    raw addresses (the dispatch fast path; see addresses.py)."""
+    tensors = [n for n in signature if n == "out" or n.startswith("a_")]
+    rest = [n for n in signature if n not in tensors]
+    elem = {"out": _kernel_np_name(out_dtype)}
+    for k, (var, arr, code) in loads.items():
+        elem[arr] = _kernel_np_name(dtypes[k - 1])
+    lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
+             f"def flat({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
+    for t in tensors:
+        lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
+    lines.append("    for i in range(n):")
+    for k, (var, arr, code) in loads.items():
+        lines.append(f"        {var} = {code.format(f'{arr}[i]')}")
+    lines.append(f"        out[i] = {store.format(f'({info.expr})')}")
+    return "\n".join(lines) + "\n"
+
+
+def _kernel_np_name(dtype) -> str:
+    """NumPy name of the element type a kernel array of ``dtype`` has (halves: raw uint16)."""
+    return "uint16" if dtype.itemsize == 2 and dtype.kind == "f" else dtype.storage_np_dtype.name
+
+
 def _build(info, kinds, dtypes, compute, out_dtype):
     """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input."""
     result = info.result_dtype(compute)
@@ -165,6 +193,9 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     src = _HEADER.format(what=what)
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
+    if "S" not in kinds:
+        # Tensor dtypes in ``dtypes`` line up with ``loads`` (1-based) only without scalars.
+        src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype)
     return load_generated_module(info.name, src)
 
 
@@ -197,3 +228,87 @@ def run_pointwise(it, info, scalar_values):
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     fn = mod.parallel if it.numel >= GRAIN else mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
+
+
+def dense_runner(info, dtype, out_dtype, scalar_pos):
+    """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
+    (see ops/pointwise.py): allocates the output and calls the module's ``flat`` loop with raw
+    addresses. Declines (returns None) above the parallel grain, for empty tensors, and while a
+    user CPU stream is current or the profiler records: the full path handles those. Operands
+    with queued CPU-stream work are waited for, as the full path's Storage.typed() does. ``scalar_pos``: where the op's Scalar arguments are in ``args``."""
+    compute = compute_dtype_for(dtype)
+    ntensors = len(info.tensor_args)
+    kinds = "T" * ntensors
+    key = (info.name, kinds, (dtype,) * ntensors, compute, out_dtype)
+    mod = _kernels.get(key)
+    if mod is None:
+        with _lock:
+            mod = _kernels.get(key) or _build(info, kinds, (dtype,) * ntensors, compute,
+                                              out_dtype)
+            _kernels[key] = mod
+    flat = _entry_point(mod.flat, 1 + ntensors,
+                        [compute.np_dtype.type(0) for _ in info.scalar_args])
+    item = dtype.itemsize
+    out_item = out_dtype.itemsize
+    name = info.name
+    # The last Scalar argument and its value in the compute dtype, as one tuple (replaced
+    # atomically): an argument left at its default is the same object on every call.
+    last = (object(), None)
+
+    def scalar(v):
+        nonlocal last
+        seen = last
+        if v is seen[0]:
+            return seen[1]
+        c = scalar_to_compute(v, compute, name, sname)  # raises on a bad value
+        last = (v, c)
+        return c
+
+    if len(scalar_pos) > 1 or (ntensors == 1 and scalar_pos):
+        return None  # no such pointwise op today; the full path serves it
+    sp = scalar_pos[0] if scalar_pos else None
+    sname = info.scalar_args[0] if scalar_pos else None
+
+    if ntensors == 1:
+        def run(a, b, args):
+            n = a._numel
+            sa = a._storage
+            if n >= GRAIN or not n or (_streams._slow and not _inline_untimed()):
+                return None
+            if sa._uses is not None:
+                _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+            st = Storage.allocate(n * out_item)
+            flat(n, st._ptr, sa._ptr + a._offset * item)
+            return Tensor._make_dense(st, a, out_dtype)
+    else:
+        def run(a, b, args):
+            n = a._numel
+            sa = a._storage
+            sb = b._storage
+            if n >= GRAIN or not n or (_streams._slow and not _inline_untimed()):
+                return None
+            if sa._uses is not None or sb._uses is not None:
+                _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+                _streams.wait_uses(sb)
+            st = Storage.allocate(n * out_item)
+            if sp is None:
+                flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item)
+            else:
+                flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
+                     scalar(args[sp]))
+            return Tensor._make_dense(st, a, out_dtype)
+    return run
+
+
+def _entry_point(dispatcher, naddresses, sample_scalars):
+    """The compiled function behind a ``flat`` Numba dispatcher: calling it skips the
+    dispatcher's per-call type resolution. Compiled (or loaded from the disk cache) by a call
+    over zero elements."""
+    dispatcher(0, *([0] * naddresses), *sample_scalars)
+    if len(dispatcher.overloads) != 1:
+        return dispatcher
+    (compiled,) = dispatcher.overloads.values()
+    return getattr(compiled, "entry_point", dispatcher)
+
+
+run_pointwise.dense_runner = dense_runner

@@ -155,14 +155,14 @@ class HostCachingAllocator:
         # Stats ("allocated" includes deferred blocks: they are still in use).
         self._allocated = 0
         self._allocated_peak = 0
-        self._cached = 0
+        self._reserved = 0  # in use + cached + deferred; cached = reserved - allocated
         self._reserved_peak = 0
         self._requested = 0
         self._num_allocs = 0
         self._num_frees = 0
         self._alloc_peak = 0
-        self._hits = 0
         self._misses = 0
+        self._empties = 0  # zero-byte allocations: neither hits nor misses
         self._num_empty_cache = 0
 
     # -- configuration ---------------------------------------------------
@@ -193,14 +193,16 @@ class HostCachingAllocator:
             return self._allocate_empty()
         if self._deferred:  # racy read is fine: just a hint to look
             self._process_deferred()
-        with self._lock:
+        # acquire/release rather than `with`: measurably cheaper on this hot path. Cache hits
+        # and cached bytes are derived (num_allocs - misses - empties, reserved - allocated).
+        lock = self._lock
+        lock.acquire()
+        try:
             lst = self._pool.get(size)
             if lst:
                 block = lst.pop()  # LIFO: most recently freed is cache-hot
                 block.requested = nbytes
                 block.in_use = True
-                self._cached -= size
-                self._hits += 1
                 self._requested += nbytes
                 a = self._allocated + size
                 self._allocated = a
@@ -212,6 +214,8 @@ class HostCachingAllocator:
                 if n > self._alloc_peak:
                     self._alloc_peak = n
                 return block  # reserved is unchanged on a hit
+        finally:
+            lock.release()
         return self._allocate_fresh(nbytes, size)
 
     def free(self, block: Block) -> None:
@@ -223,7 +227,9 @@ class HostCachingAllocator:
                 pending.clear()  # done: don't re-query when the block is reused
             else:
                 deferred = True
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             if block._owner is not self:
                 raise ValueError("block was not allocated by this allocator")
             if not block.in_use:
@@ -234,6 +240,8 @@ class HostCachingAllocator:
                 return
             if self._release_locked(block):
                 return
+        finally:
+            lock.release()
         # Over the cache cap: drop the memory (outside the lock: munmap is slow).
         block.buffer = None
         block._raw = None
@@ -242,6 +250,7 @@ class HostCachingAllocator:
     def _allocate_empty(self) -> Block:
         block = Block(self, _EMPTY_RAW, _EMPTY_PTR, 0, 0, _EMPTY_BUF)
         with self._lock:
+            self._empties += 1
             n = self._num_allocs + 1
             self._num_allocs = n
             n -= self._num_frees
@@ -259,7 +268,7 @@ class HostCachingAllocator:
             except MemoryError:
                 with self._lock:
                     allocated = self._allocated
-                    reserved = allocated + self._cached
+                    reserved = self._reserved
                 raise MemoryError(
                     f"HostCachingAllocator: out of memory trying to allocate "
                     f"{nbytes} bytes ({_fmt_bytes(nbytes)}; rounded to "
@@ -275,7 +284,8 @@ class HostCachingAllocator:
             self._allocated = a
             if a > self._allocated_peak:
                 self._allocated_peak = a
-            r = a + self._cached
+            r = self._reserved + size
+            self._reserved = r
             if r > self._reserved_peak:
                 self._reserved_peak = r
             n = self._num_allocs + 1
@@ -296,14 +306,14 @@ class HostCachingAllocator:
         self._num_frees += 1
         if size == 0:
             return True  # shared static buffer: nothing to cache or drop
-        if self._cached + size <= self._max_cached:
-            self._cached += size
+        if self._reserved - self._allocated <= self._max_cached:  # cached, with this block
             lst = self._pool.get(size)
             if lst is None:
                 self._pool[size] = [block]
             else:
                 lst.append(block)
             return True
+        self._reserved -= size
         return False
 
     def _process_deferred(self) -> None:
@@ -328,18 +338,24 @@ class HostCachingAllocator:
     def _trim_locked(self, cap: int) -> list:
         """Evict cached blocks (largest sizes, oldest first) until cached <= cap."""
         dropped = []
-        if self._cached <= cap:
+        cached = self._cached_locked()
+        if cached <= cap:
             return dropped
         for size in sorted(self._pool, reverse=True):  # biggest first
             lst = self._pool[size]
-            while lst and self._cached > cap:
+            while lst and cached > cap:
                 dropped.append(lst.pop(0))
-                self._cached -= size
+                cached -= size
+                self._reserved -= size
             if not lst:
                 del self._pool[size]
-            if self._cached <= cap:
+            if cached <= cap:
                 break
         return dropped
+
+    def _cached_locked(self) -> int:
+        """Bytes in free cached blocks (deferred blocks count as allocated)."""
+        return self._reserved - self._allocated
 
     # -- maintenance / introspection ----------------------------------------
     def empty_cache(self) -> None:
@@ -348,7 +364,7 @@ class HostCachingAllocator:
             self._process_deferred()
         with self._lock:
             old, self._pool = self._pool, {}
-            self._cached = 0
+            self._reserved = self._allocated
             self._num_empty_cache += 1
         for lst in old.values():
             for b in lst:
@@ -359,7 +375,7 @@ class HostCachingAllocator:
     def memory_stats(self) -> dict:
         with self._lock:
             allocated = self._allocated
-            cached = self._cached
+            cached = self._cached_locked()
             return {
                 "allocated_bytes.current": allocated,
                 "allocated_bytes.peak": self._allocated_peak,
@@ -370,7 +386,7 @@ class HostCachingAllocator:
                 "allocation.peak": self._alloc_peak,
                 "num_allocs": self._num_allocs,
                 "num_frees": self._num_frees,
-                "num_cache_hits": self._hits,
+                "num_cache_hits": self._num_allocs - self._misses - self._empties,
                 "num_cache_misses": self._misses,
                 "cached_bytes.current": cached,
                 "num_empty_cache": self._num_empty_cache,
@@ -380,7 +396,7 @@ class HostCachingAllocator:
     def reset_peak_stats(self) -> None:
         with self._lock:
             self._allocated_peak = self._allocated
-            self._reserved_peak = self._allocated + self._cached
+            self._reserved_peak = self._reserved
             self._alloc_peak = self._num_allocs - self._num_frees
 
 

@@ -35,7 +35,8 @@ import threading
 import time
 from collections import deque
 
-__all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "set_current",
+__all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inline_untimed",
+           "set_current",
            "pool_queue", "synchronize_all", "all_queues", "sleep", "record_use", "Mark",
            "STREAMS_PER_POOL"]
 
@@ -321,6 +322,13 @@ def set_profiler(sink) -> None:
 
 def current_queue() -> CpuQueue:
     return tls.queue
+
+
+def inline_untimed() -> bool:
+    """Whether a launch now would simply run inline: the default stream is current and the
+    profiler is off (what a fast path calling a kernel directly needs; check ``_slow`` first,
+    this is its slower half)."""
+    return tls.queue is DEFAULT and _prof is None
 
 
 def set_current(queue, stream) -> tuple:

@@ -1,0 +1,170 @@
+"""The dense fast path of pointwise ops (ops/pointwise.py, kernels/cpu/pointwise.dense_runner).
+
+Once a combination is hot, its results must be bit-identical to the full path's (the out=
+overload, which always builds a TensorIterator), and it must step aside for everything it
+does not handle: big, strided, broadcast or mixed-dtype operands, Python scalars, CPU
+streams and the profiler.
+"""
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib.dispatch.registration import POINTWISE
+from tensorlib.kernels.cpu.pointwise import GRAIN
+from tensorlib.ops.pointwise import HOT_CALLS
+
+# One op per shape of generated loop (unary / binary, same / bool / real output, int -> float,
+# a Scalar argument, integer-only, bool-only): every op's `flat` loop comes from the same
+# generator as these, and each combination costs a compile on a cold cache.
+OPS = ["add", "subtract", "divide", "floor_divide", "remainder", "pow", "atan2", "exp",
+       "sqrt", "abs", "sign", "isnan", "equal", "less", "bitwise_left_shift", "bitwise_xor",
+       "logical_and", "logaddexp", "maximum", "hypot"]
+
+_VALUES = {
+    "f": ([np.nan, -np.inf, -0.0, 0.5, 3.0, 1e30, -2.5, 0.0],
+          [1.0, 2.0, np.inf, -0.0, -1.5, 1e-30, 7.0, np.nan]),
+    "i": ([-3, 0, 7, 2, -128, 5, 1, 100], [2, 3, -1, 1, 4, 6, 5, 3]),
+    "b": ([True, False, True, False, True, True, False, False],
+          [True, True, False, False, True, False, True, False]),
+}
+
+
+def _dtype_for(info):
+    kinds = "f" if info.int_to_float else info.kinds
+    for kind, dtype in (("f", tl.float32), ("i", tl.int32), ("b", tl.bool)):
+        if kind in kinds:
+            return kind, dtype
+    pytest.skip(f"{info.name}: no real dtype")
+
+
+def _warm(fn, *args):
+    for _ in range(HOT_CALLS + 1):
+        fn(*args)
+
+
+def _bits(t):
+    arr = t.numpy()
+    return arr.view(np.uint8) if arr.dtype != np.bool_ else arr
+
+
+class _NoIterator:
+    """Makes TensorIterator.build raise: a call that still returns took the fast path."""
+
+    def __init__(self, monkeypatch):
+        def build(*args, **kwargs):
+            raise AssertionError("TensorIterator.build was called")
+        monkeypatch.setattr(TensorIterator, "build", classmethod(build))
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_hot_op_matches_the_full_path_bit_for_bit(name, monkeypatch):
+    info = POINTWISE[name]
+    kind, dtype = _dtype_for(info)
+    fn = getattr(tl, name)
+    xs = [tl.asarray(np.array(v, dtype=dtype.np_dtype)) for v in _VALUES[kind]]
+    args = xs[:len(info.tensor_args)]
+    with np.errstate(all="ignore"):
+        _warm(fn, *args)
+        expected = fn(*args)
+        ref = tl.empty(expected.shape, dtype=expected.dtype)
+        fn(*args, out=ref)
+        _NoIterator(monkeypatch)
+        got = fn(*args)
+        monkeypatch.undo()
+    assert got.dtype == ref.dtype and got.shape == ref.shape and got.is_contiguous()
+    assert np.array_equal(_bits(got), _bits(ref))
+
+
+@pytest.mark.parametrize("dtype", [tl.float16, tl.bfloat16, tl.float64, tl.int8, tl.uint64,
+                                   tl.complex64])
+def test_every_dtype_and_views_with_offsets(dtype, monkeypatch):
+    base = tl.arange(12).astype(dtype)
+    a, b = base[1:6], base[6:11]  # contiguous views at storage offsets 1 and 6
+    _warm(tl.multiply, a, b)
+    ref = tl.empty((5,), dtype=dtype)
+    tl.multiply(a, b, out=ref)
+    _NoIterator(monkeypatch)
+    got = tl.multiply(a, b)
+    monkeypatch.undo()
+    assert got.dtype == dtype
+    wide = tl.complex128 if dtype.kind == "c" else tl.float64  # exact for these values
+    assert got.astype(wide).tolist() == ref.astype(wide).tolist()
+
+
+def test_zero_dim_and_result_is_a_new_tensor(monkeypatch):
+    a, b = tl.asarray(np.float32(2.0)), tl.asarray(np.float32(5.0))
+    _warm(tl.subtract, a, b)
+    _NoIterator(monkeypatch)
+    c = tl.subtract(a, b)
+    monkeypatch.undo()
+    assert c.shape == () and c.item() == -3.0
+    c += 10  # the result owns its memory
+    assert c.item() == 7.0 and a.item() == 2.0 and b.item() == 5.0
+
+
+def test_scalar_arguments_are_converted_and_checked_when_hot(monkeypatch):
+    a = tl.asarray(np.array([1, 2, 3], np.int32))
+    _warm(tl.add, a, a)
+    _NoIterator(monkeypatch)
+    r3, r1 = tl.add(a, a, alpha=3), tl.add(a, a)  # r1: the cached default, after another
+    monkeypatch.undo()
+    assert r3.tolist() == [4, 8, 12] and r1.tolist() == [2, 4, 6]
+    with pytest.raises(TypeError, match="alpha"):
+        tl.add(a, a, alpha=1.5)
+    with pytest.raises(OverflowError, match="out of bounds"):
+        tl.add(a, a, alpha=2 ** 40)
+
+
+@pytest.mark.parametrize("case", ["big", "strided", "broadcast", "mixed_dtype", "scalar"])
+def test_declines_what_it_does_not_handle(case, monkeypatch):
+    a = tl.asarray(np.arange(8, dtype=np.float32))
+    _warm(tl.add, a, a)
+    if case == "big":
+        args = (tl.ones(GRAIN), tl.ones(GRAIN))
+    elif case == "strided":
+        args = (tl.asarray(np.arange(16, dtype=np.float32))[::2], a)
+    elif case == "broadcast":
+        args = (a, tl.asarray(np.float32(1.0)))
+    elif case == "mixed_dtype":
+        args = (a, a.astype(tl.float64))
+    else:
+        args = (a, 2.0)
+    _NoIterator(monkeypatch)
+    with pytest.raises(AssertionError, match="TensorIterator.build"):
+        tl.add(*args)
+
+
+def test_errors_still_raise_for_hot_dtypes():
+    a = tl.asarray(np.arange(4, dtype=np.float32))
+    _warm(tl.add, a, a)
+    with pytest.raises(TypeError, match="bitwise_and"):
+        tl.bitwise_and(a, a)  # never hot: float is not an integral dtype
+    c = tl.asarray(np.arange(4, dtype=np.float32)).reshape((2, 2))
+    with pytest.raises(ValueError):
+        tl.add(a, c)  # shapes differ: the full path names both
+
+
+def test_declines_on_a_user_cpu_stream_and_keeps_stream_order(monkeypatch):
+    a = tl.asarray(np.arange(6, dtype=np.float32))
+    _warm(tl.add, a, a)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        x = a * 3  # queued
+        y = x + x  # must read x after the queued multiply, not before
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.arange(6, dtype=np.float32) * 6)
+    _NoIterator(monkeypatch)
+    z = tl.add(a, a)  # back on the default stream: fast again, streams used or not
+    monkeypatch.undo()
+    np.testing.assert_array_equal(z.numpy(), np.arange(6, dtype=np.float32) * 2)
+
+
+def test_profiler_sees_hot_ops():
+    a = tl.asarray(np.arange(3, dtype=np.float32))
+    _warm(tl.add, a, a)
+    with tl.profiler.profile() as prof:
+        for _ in range(5):
+            tl.add(a, a)
+    rows = {r.key: r for r in prof.key_averages()}
+    assert rows["add"].count == 5
