@@ -94,6 +94,7 @@ class Op:
         args = [a for a in schema.arguments if not a.is_out]
         self.tensor_args = [a.name for a in args if a.type.base == "Tensor"]
         self.kinds = _CLASSES[entry.get("dtypes", "all")]
+        self.no_half = "no_half" in entry.get("tags", ())
         self.int_to_float = entry.get("promote") == "int_to_float"
         self.output = entry.get("output", "same")
         self.bool_args = list(entry.get("bool_args", ()))
@@ -142,6 +143,7 @@ def _f64(fn):
 
 
 ORACLES = {
+    "real": np.real, "imag": np.imag,
     "divide": np.true_divide, "pow": np.power, "abs": np.absolute, "reciprocal": _reciprocal,
     "where": lambda c, x, y: np.where(c, x, y), "bitwise_invert": np.invert,
     "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
@@ -218,6 +220,8 @@ CASES = [(op, d) for op in OPS for d in SWEEP_DTYPES]
 def _supported(op, dtype):
     compute, _ = op.compute(dtype)
     kind = "f" if compute == "bfloat16" else np.dtype(compute).kind
+    if op.no_half and dtype in ("float16", "bfloat16"):
+        return False
     return kind in op.kinds
 
 

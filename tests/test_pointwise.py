@@ -101,6 +101,8 @@ def _reciprocal(x):
 
 
 ORACLES = {
+    "real": np.real,
+    "imag": np.imag,
     "divide": np.true_divide,
     "pow": np.power,
     "abs": np.absolute,

@@ -495,8 +495,11 @@ def test_view_op_aliases_and_methods():
     assert tl.swapaxes is tl.transpose
     assert tl.permute_dims is tl.permute
     assert tl.movedim is tl.moveaxis
-    assert tl.expand_dims is tl.unsqueeze
-    assert tl.unstack is tl.unbind
+    x = tl.zeros((2, 3))
+    assert tl.expand_dims(x).shape == (1, 2, 3)  # Array API: axis defaults to 0
+    assert tl.expand_dims(x, axis=2).shape == tl.unsqueeze(x, 2).shape == (2, 3, 1)
+    assert [u.shape for u in tl.unstack(x, axis=1)] == [(2,)] * 3
+    assert [u.shape for u in tl.unstack(x)] == [u.shape for u in tl.unbind(x)] == [(3,)] * 2
     t = tl.zeros((2, 3))
     assert t.view((3, 2)).shape == (3, 2)
     assert t.expand((4, 2, 3)).shape == (4, 2, 3)

@@ -42,6 +42,8 @@ def _install():
     from .ops import manipulation as _manipulation
     functions["meshgrid"] = _manipulation.meshgrid_varargs  # Array API f(*arrays)
     functions["broadcast_arrays"] = _manipulation.broadcast_arrays_varargs
+    for _name in ("concat", "stack"):  # an empty list has nothing to dispatch on
+        functions[_name] = _manipulation.nonempty_list_op(_name, functions[_name])
     globals().update(functions)
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
@@ -57,14 +59,18 @@ def _install():
     Tensor.pin_memory = transfer.pin_memory
     Tensor.is_pinned = transfer.is_pinned
     Tensor.record_stream = record_stream
+    from .ops.composite import to_device as _to_device
+    Tensor.to_device = _to_device
     return sorted(functions)
 
 
 _FUNCTIONS = _install()
 from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
+from . import linalg  # noqa: E402  (after _install: composed from the generated ops)
+tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too
 
 __all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "Generator",
             "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
             "default_generator", "from_dlpack", "__array_namespace_info__", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
-            "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis"]
+            "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis", "linalg"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)

@@ -114,12 +114,6 @@ def time_events(fn, make_event, flush, budget: Budget, elapsed=None) -> Timing:
 
 
 def _event_samples(fn, make_event, flush, n, elapsed) -> list:
-    starts = [make_event() for _ in range(n)]
-    ends = [make_event() for _ in range(n)]
-    for s, e in zip(starts, ends):
-        flush()
-        s.record()
-        fn()
-        e.record()
-    ends[-1].synchronize()
-    return [elapsed(s, e) for s, e in zip(starts, ends)]
+    # the kernels' benchmarker owns the event loop (one implementation for CLI and autotuner)
+    from ..kernels.cuda.autotune import event_times
+    return event_times(fn, n, make_event, flush, elapsed)

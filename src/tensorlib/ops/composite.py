@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 
-__all__ = ["clip"]
+__all__ = ["clip", "to_device"]
 
 
 def clip(self: Tensor, min=None, max=None) -> Tensor:
-    """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum."""
+    """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum.
+    ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op)."""
     from .. import maximum, minimum
     out = self.clone() if min is None and max is None else self
     if min is not None:
@@ -15,3 +16,15 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
     if max is not None:
         out = minimum(out, max).astype(self.dtype, copy=False)
     return out
+
+
+def to_device(self: Tensor, device, /, *, stream=None) -> Tensor:
+    """Array API ``x.to_device(device, /, *, stream=None)``: x itself when already there,
+    else a copy on ``device``, enqueued on ``stream`` (a tl.Stream; None: the current one)."""
+    from ..runtime import transfer
+    from ..streams import Stream, stream as stream_context
+    if stream is not None and not isinstance(stream, Stream):
+        raise TypeError(f"to_device(): argument 'stream' must be a tensorlib Stream or None, "
+                        f"got {type(stream).__name__} ({stream!r:.60})")
+    with stream_context(stream):
+        return transfer.to_device(self, device)

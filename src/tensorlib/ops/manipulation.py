@@ -1,12 +1,14 @@
 """Array API manipulation functions, device-generic, composed from views, copy_, pointwise
 ops, advanced indexing and searchsorted (no kernels of their own):
 concat, stack, flip, roll, repeat, tile, tril, triu, meshgrid, broadcast_arrays, take,
-take_along_axis, diff.
+take_along_axis, diff, unstack, expand_dims.
 
 flip, meshgrid and broadcast_arrays return views (as NumPy's flip and PyTorch's meshgrid do);
 the others return new tensors. ``meshgrid`` / ``broadcast_arrays`` take a list in ops.yaml (the
 schema has no varargs); :func:`meshgrid_varargs` / :func:`broadcast_arrays_varargs` are the
-Array API spellings ``f(*arrays)``.
+Array API spellings ``f(*arrays)``. :func:`nonempty_list_op` wraps the
+generated ``concat`` / ``stack``: an empty list has no tensor to dispatch on, so it is refused
+before the dispatcher with a ValueError.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from .views import broadcast_shapes, broadcast_to, narrow, normalize_axes, norma
 
 __all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
            "broadcast_arrays", "take", "take_along_axis", "diff", "meshgrid_varargs",
-           "broadcast_arrays_varargs"]
+           "broadcast_arrays_varargs", "unstack", "expand_dims", "nonempty_list_op"]
 
 
 def _tensor(op, x, arg="x"):
@@ -38,15 +40,11 @@ def _same_device(op, arrays):
 
 
 def _index_tensor(op, ix, arg):
-    """An int64 index tensor that owns exactly its elements (the CPU gather kernel reads the
-    index tensor's whole storage)."""
+    """``ix`` checked to be an integer tensor, as int64 (a view of it when it already is)."""
     _tensor(op, ix, arg)
     if ix.dtype.kind not in "iu":
         raise TypeError(f"{op}(): argument '{arg}' must have an integer dtype, got {ix.dtype}")
-    if ix.dtype is not _dt.int64 or not ix.is_contiguous() or ix._offset or \
-            ix._storage.nbytes != ix.nbytes:
-        ix = ix.astype(_dt.int64, copy=True).contiguous()
-    return ix
+    return ix.astype(_dt.int64, copy=False)
 
 
 # ---------------------------------------------------------------- concat, stack
@@ -78,6 +76,20 @@ def concat(arrays, axis=0):
             narrow(out, ax, start, n).copy_(a)
         start += n
     return out
+
+
+def nonempty_list_op(name, generated):
+    """Array API ``name(arrays, /, *, axis=0)`` (concat, stack): the generated binding
+    ``generated`` after refusing an empty sequence, which has no tensor to dispatch on."""
+    def fn(arrays, /, *, axis=0):
+        if isinstance(arrays, (list, tuple)) and not arrays:
+            raise ValueError(f"{name}(): argument 'arrays' must hold at least one tensor, got "
+                             f"{arrays!r}")
+        return generated(arrays, axis=axis)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "tensorlib"
+    fn.__doc__ = generated.__doc__
+    return fn
 
 
 def stack(arrays, axis=0):
@@ -358,3 +370,21 @@ def diff(x, axis=-1, n=1, prepend=None, append=None):
         hi, lo = narrow(y, ax, 1, m - 1), narrow(y, ax, 0, m - 1)
         y = not_equal(hi, lo) if y.dtype is _dt.bool_ else subtract(hi, lo)
     return y
+
+
+# ---------------------------------------------------------------- unstack, expand_dims
+def unstack(x, axis=0):
+    """Array API unstack: views of x, one per index along ``axis``."""
+    _tensor("unstack", x)
+    if x.ndim == 0:
+        raise ValueError("unstack(): argument 'x' must have at least one dimension, got a 0-d "
+                         "tensor")
+    d = normalize_axis(axis, x.ndim, "unstack")
+    return tuple(select(x, d, i) for i in range(x.shape[d]))
+
+
+def expand_dims(x, axis=0):
+    """Array API expand_dims: a view with a size-1 axis inserted at ``axis`` (in [-N-1, N])."""
+    _tensor("expand_dims", x)
+    a = normalize_axis(axis, x.ndim + 1, "expand_dims")
+    return unsqueeze(x, a)

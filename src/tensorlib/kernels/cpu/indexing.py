@@ -271,9 +271,9 @@ def _direct_run(out, src, idx, ioff, size, stride, base, post, o0, start, stop):
 
 
 @njit(cache=True, nogil=True, error_model='numpy', parallel={parallel})
-def gather_direct(out, src, idx, ioff, size, stride, base, pre, post, chunk):
-    # Tasks split the index block; each runs a division-free loop per pre element.
-    B = idx.size
+def gather_direct(out, src, idx, ioff, B, size, stride, base, pre, post, chunk):
+    # Tasks split the index block (B indices from idx[ioff]: idx is the index tensor's whole
+    # storage, which may hold more); each runs a division-free loop per pre element.
     Q = post.size
     nchunks = (B + chunk - 1) // chunk
     bad = np.full(nchunks, -1, np.int64)
@@ -404,8 +404,8 @@ def index(plan, out):
             _advanced_offsets(plan)  # nothing to copy, but indices are still checked
             return out
         bad = _direct_module(parallel).gather_direct(
-            dst, src, kernel_array(t), t._offset, ix.size, ix.stride, plan.base_offset, pre,
-            post, CHUNK)
+            dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
+            plan.base_offset, pre, post, CHUNK)
         if bad >= 0:
             plan.raise_out_of_bounds(0, int(bad))
         return out

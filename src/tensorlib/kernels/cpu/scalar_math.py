@@ -40,6 +40,8 @@ __all__ = [
     # arithmetic
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
     "square", "negative", "absolute", "sign",
+    # complex parts (identity / zero on real types)
+    "conj", "real_part", "imag_part",
     # comparison-ish
     "maximum", "minimum", "clip", "copysign", "nextafter", "signbit",
     "isnan", "isinf", "isfinite",
@@ -1018,6 +1020,43 @@ signbit = _define("signbit", 1, _mk_signbit)
 isnan = _define("isnan", 1, _mk_isnan)
 isinf = _define("isinf", 1, _mk_isinf)
 isfinite = _define("isfinite", 1, _mk_isfinite)
+
+
+# --------------------------------------------------------------------------
+# complex parts: on real types conj and real_part are the identity and
+# imag_part is zero (NumPy's np.conj / np.real / np.imag on real arrays)
+# --------------------------------------------------------------------------
+
+def _mk_conj(t):
+    k = _kind(t)
+    if k == "c":
+        return lambda a: _cpack(a, a.real, -a.imag)  # -0.0 imaginary parts flip sign too
+    if k in ("i", "u", "f"):
+        return lambda a: a
+    return None
+
+
+def _mk_real_part(t):
+    k = _kind(t)
+    if k == "c":
+        return lambda a: a.real
+    if k in ("i", "u", "f"):
+        return lambda a: a
+    return None
+
+
+def _mk_imag_part(t):
+    k = _kind(t)
+    if k == "c":
+        return lambda a: a.imag
+    if k in ("i", "u", "f"):
+        return lambda a: t(0)
+    return None
+
+
+conj = _define("conj", 1, _mk_conj)
+real_part = _define("real_part", 1, _mk_real_part)
+imag_part = _define("imag_part", 1, _mk_imag_part)
 
 
 # --------------------------------------------------------------------------

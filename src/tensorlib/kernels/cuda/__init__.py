@@ -5,7 +5,10 @@ call, because importing Triton kernels fixes the interpret/compiled mode (see la
 needs the CUDA backend to have been chosen. Files: ``launch.py`` (arguments, streams, modes,
 generated-module cache), ``scalar_math.py`` (Triton helpers named as the CPU ones),
 ``pointwise.py`` (ops.yaml expressions, copy, fill, fill_range), ``matmul.py``,
-``reduction.py`` (sum, prod, mean, max, min, any, all, var, std), ``flags.py``
+``reduction.py`` (sum, prod, mean, max, min, any, all, var, std, argmax, argmin),
+``scan.py`` (cumsum, cumprod), ``indexing.py`` (index, index_put,
+nonzero), ``sorting.py`` (sort, searchsorted), ``random.py`` (Philox streams),
+``flags.py``
 (``backends.matmul.allow_tf32``), ``aot.py`` (ahead-of-time compile check).
 """
 from ...dispatch.registration import POINTWISE
@@ -41,5 +44,40 @@ register("copy", "cuda", _pointwise)
 register("fill", "cuda", _pointwise)
 register("fill_range", "cuda", _fill_range)
 register("matmul", "cuda", _matmul)
-for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std"):
+for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
+              "argmin"):
     register(_name, "cuda", _reduction(_name))
+
+
+def _scan(name):
+    def kernel(it, n, out_stride, in_stride):
+        from . import scan
+        return getattr(scan, f"{name}_kernel")(it, n, out_stride, in_stride)
+    kernel.__name__ = f"{name}_kernel"
+    return kernel
+
+
+for _name in ("cumsum", "cumprod"):  # cumulative_sum / cumulative_prod use these stubs too
+    register(_name, "cuda", _scan(_name))
+
+
+def _lazy(module, name):
+    # imports kernels/cuda/<module>.py on first call (see the module docstring)
+    def kernel(*args, **kwargs):
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)(*args, **kwargs)
+    kernel.__name__ = name
+    return kernel
+
+
+register("sort", "cuda", _lazy("sorting", "sort_kernel"))  # sort / argsort / unique_*
+register("searchsorted", "cuda", _lazy("sorting", "searchsorted_kernel"))
+register("index", "cuda", _lazy("indexing", "index"))  # advanced indexing: gather
+register("index_put", "cuda", _lazy("indexing", "index_put"))  # scatter
+register("nonzero", "cuda", _lazy("indexing", "nonzero"))
+
+for _name in ("softmax", "log_softmax", "layer_norm"):  # fused row-wise normalizations
+    register(_name, "cuda", _lazy("normalization", f"{_name}_kernel"))
+
+for _name in ("uniform", "normal", "integers", "bernoulli", "multinomial"):  # Philox streams
+    register(f"random_{_name}", "cuda", _lazy("random", f"{_name}_kernel"))

@@ -285,6 +285,10 @@ def standard_kernels(quick=False):
             configs = configs[-1:]
         for cfg in configs:
             jobs.append(_matmul_job(dtype, cls, cfg))
+    # Kernel modules beyond the pointwise / copy / matmul core list their own configurations.
+    from . import indexing, normalization, random, reduction, scan, sorting
+    for module in (reduction, scan, normalization, indexing, sorting, random):
+        jobs += module.aot_jobs(quick)
     return jobs
 
 

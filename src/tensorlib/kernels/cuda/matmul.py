@@ -16,8 +16,12 @@ input; every element of out is written.
 * complex: not supported yet (UnsupportedKernelError).
 
 Tiles walk the output in groups of GROUP_M tile rows so consecutive programs reuse the same
-panels of a and b from L2 (Triton tutorial's "grouped ordering"). Configs are picked by a
-size heuristic (no autotuner: Triton's imports torch); each is checked spill-free by aot.py.
+panels of a and b from L2 (Triton tutorial's "grouped ordering"). On a GPU the config is chosen
+per call by ``TUNER`` (autotune.py: each config of the dtype class timed once per shape class
+— M, N, K and batch rounded up to powers of two, plus the operands' layouts — the fastest
+cached in memory and on disk); with ``TENSORLIB_AUTOTUNE=0`` by a size heuristic. Every
+config is checked spill-free by aot.py, and every config computes the same products (only
+the summation order of K differs).
 Batches are grid axis 1 (at most 65535 per launch); batch dims that do not collapse into one
 stride run as separate launches. In the interpreter, bfloat16 tiles are widened to float32
 before the dot (its dot would multiply the raw bits) and tiles are as large as the problem
@@ -31,15 +35,18 @@ from collections import namedtuple
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
+from . import autotune as _autotune
 from . import launch as _launch
 from .flags import backends
 
-__all__ = ["matmul_kernel", "mm_kernel", "Config", "CONFIGS", "dtype_class", "kernel_args"]
+__all__ = ["matmul_kernel", "mm_kernel", "Config", "CONFIGS", "dtype_class", "kernel_args",
+           "shape_key", "smem_bytes", "TUNER"]
 
 Config = namedtuple("Config", "BLOCK_M BLOCK_N BLOCK_K GROUP_M num_warps num_stages")
 
-# Large to small; the first that fits the problem and still gives enough tiles is used. Each
-# compiles without register spills for sm_80 and sm_90 (python -m tensorlib.kernels.cuda.aot).
+# Large to small (the heuristic without autotuning takes the first that fits the problem and
+# still gives enough tiles). Each compiles without register spills for sm_80 and sm_90
+# (python -m tensorlib.kernels.cuda.aot).
 CONFIGS = {
     "half": [Config(128, 256, 32, 8, 8, 3), Config(128, 128, 64, 8, 8, 3),
              Config(64, 128, 32, 8, 4, 4), Config(64, 64, 32, 8, 4, 4),
@@ -201,6 +208,30 @@ def _pick(cls, m, n, tiles_batch):
     return configs[-1]
 
 
+# bytes per element of the tl.dot operands staged in shared memory
+_DOT_ITEMSIZE = {"half": 2, "tf32": 4, "fp32": 4, "fp64": 8, "int8": 1}
+
+
+def smem_bytes(cfg, cls) -> int:
+    """Upper estimate of a config's shared memory: num_stages buffers of an A and a B tile
+    (ptxas reports at most this for every config in CONFIGS); the outer-product path stages
+    nothing."""
+    size = _DOT_ITEMSIZE.get(cls, 0)
+    return cfg.num_stages * (cfg.BLOCK_M * cfg.BLOCK_K + cfg.BLOCK_K * cfg.BLOCK_N) * size
+
+
+TUNER = _autotune.Autotuner("matmul", CONFIGS, smem_bytes)
+
+
+def shape_key(m, n, k, batch, a_rows, b_rows) -> str:
+    """The shape class a choice is shared by: M, N, K and the batch count rounded up to powers
+    of two, and whether a / b are row-major (``a_rows``: unit stride along K, ``b_rows``: unit
+    stride along N); a transposed operand loads differently."""
+    p2 = _launch.next_pow2
+    return (f"{p2(m)}x{p2(n)}x{p2(k)}" + (f"b{p2(batch)}" if batch > 1 else "")
+            + ("n" if a_rows else "t") + ("n" if b_rows else "t"))
+
+
 def _interpret_config(m, n, k, cls):
     # few, big programs: each program costs Python overhead in the interpreter
     bm = min(max(_launch.next_pow2(m), 16), 64)
@@ -257,25 +288,37 @@ def matmul_kernel(a, b, out, conj_a=False):
     idx64 = max(_span(m, k, sam, sak), _span(k, n, sbk, sbn), _span(m, n, scm, scn)) \
         > _I32_MAX
     inner = bshape[-1]
-    cfg = (_interpret_config(m, n, k, cls) if interpret
-           else _pick(cls, m, n, math.prod(bshape)))
-    tiles = _launch.cdiv(m, cfg.BLOCK_M) * _launch.cdiv(n, cfg.BLOCK_N)
     kdt = _SIGNED.get(dtype, dtype)
     device = out.device.index
-    consts = dict(const, BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K,
-                  GROUP_M=cfg.GROUP_M, EVEN_K=k % cfg.BLOCK_K == 0, IDX64=idx64,
-                  num_warps=cfg.num_warps, num_stages=cfg.num_stages,
-                  enable_fp_fusion=True)  # FMA accumulation: fewer roundings, not more
     pa, pb, pc = (x._storage.data_ptr() for x in (a, b, out))
     kernel = mm_kernel(mode)
-    for outer in itertools.product(*[range(s) for s in bshape[:-1]]):
-        oa = a._offset + sum(i * s for i, s in zip(outer, sa))
-        ob = b._offset + sum(i * s for i, s in zip(outer, sb))
-        oc = out._offset + sum(i * s for i, s in zip(outer, sc))
-        for start in range(0, inner, 65535):
-            nb = min(65535, inner - start)
-            args = [_launch.arg_for(pa, kdt, oa + start * sa[-1], ptr_name),
-                    _launch.arg_for(pb, kdt, ob + start * sb[-1], ptr_name),
-                    _launch.arg_for(pc, kdt, oc + start * sc[-1], ptr_name),
-                    m, n, k, sa[-1], sam, sak, sb[-1], sbk, sbn, sc[-1], scm, scn]
-            _launch.launch(kernel, (tiles, nb), args, device, **consts)
+
+    def run(cfg):
+        tiles = _launch.cdiv(m, cfg.BLOCK_M) * _launch.cdiv(n, cfg.BLOCK_N)
+        consts = dict(const, BLOCK_M=cfg.BLOCK_M, BLOCK_N=cfg.BLOCK_N, BLOCK_K=cfg.BLOCK_K,
+                      GROUP_M=cfg.GROUP_M, EVEN_K=k % cfg.BLOCK_K == 0, IDX64=idx64,
+                      num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+                      enable_fp_fusion=True)  # FMA accumulation: fewer roundings, not more
+        for outer in itertools.product(*[range(s) for s in bshape[:-1]]):
+            oa = a._offset + sum(i * s for i, s in zip(outer, sa))
+            ob = b._offset + sum(i * s for i, s in zip(outer, sb))
+            oc = out._offset + sum(i * s for i, s in zip(outer, sc))
+            for start in range(0, inner, 65535):
+                nb = min(65535, inner - start)
+                args = [_launch.arg_for(pa, kdt, oa + start * sa[-1], ptr_name),
+                        _launch.arg_for(pb, kdt, ob + start * sb[-1], ptr_name),
+                        _launch.arg_for(pc, kdt, oc + start * sc[-1], ptr_name),
+                        m, n, k, sa[-1], sam, sak, sb[-1], sbk, sbn, sc[-1], scm, scn]
+                _launch.launch(kernel, (tiles, nb), args, device, **consts)
+
+    batch = math.prod(bshape)
+    if interpret:
+        # timings mean nothing in the interpreter: a deterministic config
+        cfg = _interpret_config(m, n, k, cls)
+    elif _autotune.enabled():
+        # every config writes all of out and reads only a and b (which out does not overlap),
+        # so the candidates can be timed on the call's own operands
+        cfg = TUNER.choose(cls, shape_key(m, n, k, batch, sak == 1, sbn == 1), run, device)
+    else:
+        cfg = _pick(cls, m, n, batch)
+    run(cfg)

@@ -41,6 +41,8 @@ __all__ = [
     # arithmetic
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
     "square", "negative", "absolute", "sign",
+    # complex parts (identity / zero on real types)
+    "conj", "real_part", "imag_part",
     # comparison-ish
     "maximum", "minimum", "clip", "copysign", "nextafter", "signbit",
     "isnan", "isinf", "isfinite",
@@ -291,6 +293,25 @@ def sign(a):
         return tl.where(a > 0, 1, tl.where(a < 0, -1, 0)).to(a.dtype)
     else:
         return tl.where(a > 0, 1, 0).to(a.dtype)
+
+
+# ---------------------------------------------------------------- complex parts
+# Complex compute dtypes never reach a generated kernel (see the module docstring); on real
+# types conj / real_part are the identity and imag_part is zero, as on the CPU.
+
+@jit
+def conj(a):
+    return a
+
+
+@jit
+def real_part(a):
+    return a
+
+
+@jit
+def imag_part(a):
+    return tl.where(a == a, 0, 0).to(a.dtype)  # zero of a's dtype and shape (nan -> 0 too)
 
 
 # ---------------------------------------------------------------- comparison-ish

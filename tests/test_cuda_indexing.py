@@ -1,0 +1,288 @@
+"""Advanced indexing and nonzero on device="cuda" (kernels/cuda/indexing.py) on the interpret
+backend, against NumPy: gather (integer arrays of every index dtype, several / separated /
+broadcast index arrays, masks, strided sources and index tensors), scatter (broadcast and cast
+values, repeated indices: last write wins, as on the CPU), out-of-range indices (the CPU's
+IndexError, nothing written), nonzero (every storage class, multi-block count + scan + write).
+Shapes are small: the Triton interpreter runs each program in Python."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.kernels.cuda import indexing as cuda_indexing
+from tensorlib.runtime.cuda import context
+from test_cuda_sorting import _ptxas_available, compile_captured
+
+
+@pytest.fixture(scope="module", autouse=True)
+def interpret_backend():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
+    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
+    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
+    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
+    context.reset()
+    yield
+    context.reset()
+    mp.undo()
+    context.reset()
+
+
+def dev(arr, dtype=None):
+    """arr on the device (bfloat16: float32 values cast on the device)."""
+    if dtype == "bfloat16":
+        return tl.asarray(np.ascontiguousarray(arr, np.float32), device="cuda").astype(
+            tl.bfloat16)
+    return tl.asarray(np.array(arr, order="C"), device="cuda")
+
+
+def host(t) -> np.ndarray:
+    assert t.device.type == "cuda"
+    return np.array(t.cpu()._to_host_numpy(), copy=True)
+
+
+def same(got, want):
+    assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
+    np.testing.assert_array_equal(host(got), want)
+
+
+def values(dtype, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-40, 40, size=shape)
+    if dtype == "bool":
+        return x > 0
+    if dtype.startswith("complex"):
+        return (x / 4 + 1j * rng.integers(-9, 9, size=shape) / 2).astype(dtype)
+    if dtype in ("float16", "bfloat16", "float32", "float64"):
+        return (x / 4).astype("float32" if dtype == "bfloat16" else dtype)
+    if dtype.startswith("uint"):
+        return np.abs(x).astype(dtype)
+    return x.astype(dtype)
+
+
+# ---- gather ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "bfloat16", "float32", "int64",
+                                   "complex64", "complex128"])
+def test_gather_every_item_size(dtype):
+    a = values(dtype, (4, 3, 5))
+    x = dev(a, dtype)
+    i = np.array([[3, 0], [-1, 1]])
+    same(x[dev(i)], a[i])                    # index block first, 2 post dims
+    same(x[:, [2, 0, 2], 1:4], a[:, [2, 0, 2], 1:4])   # a pre and a post dim
+
+
+@pytest.mark.parametrize("idx_dtype", ["int8", "int16", "int32", "uint8", "uint32", "uint64"])
+def test_gather_index_dtypes(idx_dtype):
+    a = values("float32", (6, 4))
+    i = np.array([5, 0, 3, 3], dtype=idx_dtype)
+    if np.dtype(idx_dtype).kind == "i":
+        i[1] = -6                            # negative: counted from the end
+    same(dev(a)[dev(i)], a[i])
+
+
+def test_gather_several_index_arrays_and_placement():
+    a = values("int32", (4, 5, 6))
+    x = dev(a)
+    i, j = np.array([[0, 3], [2, 1]]), np.array([4, -1])      # broadcast (2, 2) with (2,)
+    same(x[i, j], a[i, j])
+    same(x[i, :, j], a[i, :, j])             # separated: index dims first (NumPy's rule)
+    same(x[..., i, j], a[..., i, j])
+    same(x[None, 1, [0, 2], ::-2], a[None, 1, [0, 2], ::-2])
+    same(x[True, 2], a[True, 2])
+
+
+def test_gather_strided_source_and_index():
+    a = values("float64", (6, 8))
+    x = dev(a).transpose(1, 0)[::2]          # (4, 6), non-contiguous
+    i = np.arange(12).reshape(3, 4) % 6
+    it = dev(i.T.copy()).transpose(1, 0)     # a transposed (strided) index tensor
+    same(x[:, it], a.T[::2][:, i])
+    same(x[dev(np.array([3, 1]))[:, None], dev(np.array([5, 0, 2]))],
+         a.T[::2][np.array([3, 1])[:, None], np.array([5, 0, 2])])
+
+
+def test_gather_masks():
+    a = values("float32", (3, 4, 5))
+    x = dev(a)
+    m = a > 0
+    same(x[dev(m)], a[m])                    # lone full mask: offsets from nonzero
+    m2 = m[:, :, 0]
+    same(x[dev(m2)], a[m2])
+    same(x[1, dev(m[0, :, 0]), 1:], a[1, m[0, :, 0], 1:])
+    same(x[dev(m2), dev(np.array([4]))], a[m2, np.array([4])])   # mask + array: indices
+    same(x[dev(np.zeros((3, 4), bool))], a[np.zeros((3, 4), bool)])
+
+
+def test_gather_empty():
+    a = values("int64", (3, 4))
+    x = dev(a)
+    same(x[dev(np.zeros(0, np.int64))], a[np.zeros(0, np.int64)])
+    same(x[[1, 2], 0:0], a[[1, 2], 0:0])
+    with pytest.raises(IndexError, match=r"index 7 is out of bounds for dimension 1 with "
+                                         r"size 4"):
+        x[0:0, [1, 7]]                        # nothing to copy, still checked
+
+
+def test_gather_out_of_range():
+    # the CPU's message (advanced_indexing.IndexPlan.raise_out_of_bounds): the first index
+    # tensor holding a bad entry, its first bad position
+    x = dev(values("float32", (4, 5)))
+    for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),
+                     ((dev(np.array([1, 9])), dev(np.array([0, -6]))),
+                      "index 9 is out of bounds for dimension 0 with size 4"),
+                     ((slice(None), dev(np.array([[0, 1], [-6, 7]]))),
+                      "index -6 is out of bounds for dimension 1 with size 5"),
+                     (dev(np.array([1, 2**63 + 3], np.uint64)),
+                      f"index {2**63 + 3} is out of bounds for dimension 0 with size 4")):
+        with pytest.raises(IndexError, match="^__getitem__\\(\\): " + msg + "$"):
+            x[key]
+
+
+# ---- scatter -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool", "int8", "bfloat16", "float32", "complex128"])
+def test_scatter_every_item_size(dtype):
+    a = values(dtype, (4, 3, 2))
+    v = values(dtype, (2, 3, 2), seed=1)
+    x = dev(a, dtype)
+    x[dev(np.array([3, -4]))] = dev(v, dtype)
+    a[np.array([3, -4])] = v
+    same(x, a)
+    x[:, [2, 0], 1] = dev(v[0, 0, :1], dtype)     # one value broadcast
+    a[:, [2, 0], 1] = v[0, 0, :1]
+    same(x, a)
+
+
+def test_scatter_broadcast_and_cast():
+    a = np.zeros((3, 4, 5), np.int32)
+    x = dev(a)
+    v = np.arange(5, dtype=np.float64) * 1.5
+    x[[0, 2]] = dev(v)                       # float64 values cast into int32, broadcast
+    a[[0, 2]] = v
+    same(x, a)
+    x[1, [3, 1], 2:] = 7
+    a[1, [3, 1], 2:] = 7
+    same(x, a)
+    x[dev(a > 3)] = -1
+    a[a > 3] = -1
+    same(x, a)
+    m = a[:, :, 0] == 0
+    x[dev(m)] = dev(np.arange(5, dtype=np.int16))
+    a[m] = np.arange(5)
+    same(x, a)
+
+
+def test_scatter_repeated_indices_last_write_wins():
+    a = np.zeros((5, 3), np.float32)
+    i = np.array([1, 4, 1, 0, 4, 1])
+    v = np.arange(18, dtype=np.float32).reshape(6, 3)
+    x = dev(a)
+    x[dev(i)] = dev(v)
+    a[i] = v        # NumPy and the CPU kernels: the last write in index order wins
+    same(x, a)
+    big = np.zeros((4, 3000), np.int16)      # offsets span 9000 > 4 * 5 + 4096: sort path
+    z = dev(big)
+    r, c = np.array([3, 0, 3, 0, 3]), np.array([2999, 0, 2999, 0, 2999])
+    z[dev(r), dev(c)] = dev(np.arange(5, dtype=np.int16))
+    big[r, c] = np.arange(5)
+    same(z, big)
+    # two index arrays, repeats across both, a pre dim in front
+    b = np.zeros((2, 4, 4), np.int64)
+    y = dev(b)
+    r, c = np.array([3, 1, 3, 3]), np.array([0, 2, 0, 1])
+    w = np.arange(8).reshape(2, 4)
+    y[:, dev(r), dev(c)] = dev(w)
+    b[:, r, c] = w
+    same(y, b)
+
+
+def test_scatter_winners_mark_the_last_repeat(monkeypatch):
+    # GPU lanes write in no order, so only the last position of each repeated offset writes
+    # (the interpreter runs lanes in order: check the flags themselves)
+    from tensorlib.kernels.cuda import sorting
+    adv = np.array([7, 3, 7, 7, 0, 3, 9, 0, 7])
+    want = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1], np.uint8)
+    same(cuda_indexing._winners(dev(adv), "interpret", 0), want)          # by sorting
+    same(cuda_indexing._winners(dev(adv + 5), "interpret", 0, 5, 10), want)  # atomic_max
+    monkeypatch.setattr(sorting, "MAX_BLOCK", 2)   # the multi-pass sort path
+    same(cuda_indexing._winners(dev(adv), "interpret", 0), want)
+
+
+def test_scatter_strided_target_writes_through():
+    a = np.zeros((4, 6), np.float32)
+    x = dev(a)
+    view = x[:, ::2]                         # (4, 3), strides (6, 2)
+    view[[2, 0], 1] = dev(np.array([5.0, 6.0], np.float32))
+    a[:, ::2][[2, 0], 1] = [5.0, 6.0]
+    same(x, a)
+
+
+def test_scatter_out_of_range_writes_nothing():
+    a = values("float32", (4, 3))
+    x = dev(a)
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with "
+                                         "size 4"):
+        x[[0, -5]] = 1.0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with "
+                                         "size 3"):
+        x[dev(np.array([0, 1])), dev(np.array([2, 3]))] = 1.0
+    same(x, a)
+
+
+# ---- nonzero -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float16", "bfloat16", "float32",
+                                   "float64", "complex64"])
+def test_nonzero_dtypes(dtype):
+    a = values(dtype, (3, 7), seed=2)
+    if dtype in ("float16", "float32", "float64", "bfloat16"):
+        a[0, :3] = [-0.0, np.nan, -np.inf]   # -0.0 is zero; nan and inf are not
+    if dtype == "complex64":
+        a[1, :3] = [0j, complex(0, -1), complex(-0.0, 0.0)]
+    got = tl.nonzero(dev(a, dtype))
+    want = np.nonzero(a)
+    assert len(got) == 2
+    for g, w in zip(got, want):
+        same(g, w)
+
+
+def test_nonzero_strided_and_edge_cases():
+    a = values("int32", (4, 5, 6), seed=3)
+    x = tl.permute_dims(dev(a), (2, 0, 1))[:, ::-1]
+    want = np.nonzero(a.transpose(2, 0, 1)[:, ::-1])
+    for g, w in zip(tl.nonzero(x), want):
+        same(g, w)
+    for g, w in zip(tl.nonzero(dev(np.zeros((2, 3)))), np.nonzero(np.zeros((2, 3)))):
+        same(g, w)
+    (g,) = tl.nonzero(dev(np.zeros(0, np.int8)))
+    same(g, np.zeros(0, np.int64))
+    (g,) = tl.nonzero(dev(np.ones(5, bool)))
+    same(g, np.arange(5))
+
+
+def test_nonzero_many_blocks(monkeypatch):
+    # tiny blocks: 32 counts, scanned in chunks of 16 with a carry
+    monkeypatch.setattr(cuda_indexing, "INTERPRET_BLOCK", 16)
+    a = np.random.default_rng(4).random((8, 64)) > 0.7
+    for g, w in zip(tl.nonzero(dev(a)), np.nonzero(a)):
+        same(g, w)
+    b = values("float32", (8, 64), seed=5)
+    x = dev(b)
+    same(x[dev(a)], b[a])                    # mask offsets through the same passes
+
+
+# ---- the compiled (GPU) launch path, without a GPU ---------------------------------------------
+@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+def test_compiled_launch_path_compiles(monkeypatch):
+    from tensorlib.kernels.cuda import launch
+    captured = []
+    monkeypatch.setattr(launch, "_forced", "compiled")
+    monkeypatch.setattr(launch, "launch", lambda kernel, grid, args, device, **kw:
+                        captured.append((kernel, grid, args, kw)))
+    # nothing runs, so nothing can be read back: no bad-index check, no nonzero count
+    monkeypatch.setattr(cuda_indexing, "_raise_bad", lambda plan, bad: None)
+    x = dev(np.zeros((4, 6), np.float32))
+    x[dev(np.array([1, 3], np.int32)), 2:]                 # offsets, gather
+    x[:, dev(np.array([0, 5, 0]))] = 1.0                   # offsets, winners, scatter
+    names = {k.fn.__name__ for k, _, _, _ in captured}
+    assert {"offsets", "gather", "last_writer", "winners_from_last", "scatter"} <= names
+    assert compile_captured([c for c in captured if c[0].fn.__name__ != "kernel"]) >= 5
