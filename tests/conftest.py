@@ -21,3 +21,21 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def cuda_interpret():
+    """CUDA on the interpret backend (host memory, Triton's interpreter) for a test module:
+    two devices, a 1 GiB cap, default allocator settings. Modules use it with
+    ``pytestmark = pytest.mark.usefixtures("cuda_interpret")`` or request it per test."""
+    from tensorlib.runtime.cuda import context
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
+    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
+    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
+    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
+    context.reset()
+    yield
+    context.reset()
+    mp.undo()
+    context.reset()

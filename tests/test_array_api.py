@@ -480,18 +480,6 @@ def test_gather_with_an_index_view_into_a_larger_buffer(dtype):
 
 
 # ---------------------------------------------------------------- CUDA (Triton interpreter)
-@pytest.fixture(scope="module")
-def cuda_interpret():
-    from tensorlib.runtime.cuda import context
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 28))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
 
 
 def _cuda(a):

@@ -20,23 +20,11 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cuda import autotune as A
-from tensorlib.runtime.cuda import context
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    mp.delenv("TENSORLIB_AUTOTUNE", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 Cfg = namedtuple("Cfg", "BLOCK num_stages")

@@ -11,22 +11,10 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cuda import indexing as cuda_indexing
-from tensorlib.runtime.cuda import context
 from test_cuda_sorting import _ptxas_available, compile_captured
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 def dev(arr, dtype=None):

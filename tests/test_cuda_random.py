@@ -14,17 +14,7 @@ from tensorlib import random as tlr
 from tensorlib.runtime.cuda import context
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 28))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 def host(t) -> np.ndarray:

@@ -17,23 +17,11 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.dispatch.stub import UnsupportedKernelError
-from tensorlib.runtime.cuda import context
 
 _RNG = np.random.default_rng(1234)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "1")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 28))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 # ---- helpers -----------------------------------------------------------------------------------

@@ -13,21 +13,9 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cuda import sorting as cuda_sorting
-from tensorlib.runtime.cuda import context
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 def dev(arr, dtype=None):

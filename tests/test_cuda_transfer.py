@@ -16,18 +16,7 @@ from tensorlib.runtime.cuda.driver import CudaUnavailableError
 from helpers import NUMPY_DTYPES, arrays, assert_close
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
 
 def host(t):

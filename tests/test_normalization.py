@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import tensorlib as tl
 from helpers import arrays, to_numpy
-from tensorlib.runtime.cuda import context
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 # unit roundoff of the compute dtype (half types compute in float32) and of the result
@@ -294,17 +293,8 @@ def test_errors():
 
 # ---------------------------------------------------------------- CUDA (Triton, interpreted)
 @pytest.fixture(scope="module")
-def interpret_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "1")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 28))
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+def interpret_backend(cuda_interpret):
+    """CUDA on the interpret backend (conftest.py)."""
 
 
 @pytest.fixture(params=["single", "looped"])
