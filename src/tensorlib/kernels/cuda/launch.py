@@ -283,7 +283,13 @@ def launch(kernel, grid, args, device: int, **kwargs):
     if prev != device:
         context.set_device(device)
     try:
-        kernel[grid](*args, **kwargs)
+        # Compiled launches bypass the driver layer: the profiler times them here (CUDA events
+        # around the launch on its stream); one global read while no profiler runs.
+        from ...profiler._record import kernel_scope
+        from ...runtime.cuda.streams import current_handle
+        name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None),
+                                                            "__name__", "triton_kernel")
+        kernel_scope(name, current_handle(device)).run(kernel[grid], *args, **kwargs)
     finally:
         if prev != device:
             context.set_device(prev)
