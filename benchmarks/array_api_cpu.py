@@ -4,7 +4,8 @@ softmax composed from ops, tensorlib against NumPy with ratios.
 Run: python benchmarks/array_api_cpu.py [--quick] [--n N]
 Each case checks tensorlib's answer first (exact, or statistics for randn), then times both
 sides (best and median of the repeats after two warm-up calls). ratio = tensorlib / NumPy time
-(< 1: tensorlib is faster); the only target is randn (issue 3: faster than NumPy).
+(< 1: tensorlib is faster); targets (issue 3: not slower than NumPy): randn and the 1-D value
+sort (NumPy 2.x sorts float32 with AVX-512 x86-simd-sort; the 2-core timings swing with load).
 """
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def main(argv=None) -> int:
 
     def check_sort():
         np.testing.assert_array_equal(tl.sort(x).numpy(), np.sort(x_np))
-    case(f"sort {n:.0e} f32", lambda: tl.sort(x), lambda: np.sort(x_np), check_sort)
+    case(f"sort {n:.0e} f32", lambda: tl.sort(x), lambda: np.sort(x_np), check_sort,
+         target=1.0)
 
     def check_argsort():
         np.testing.assert_array_equal(tl.argsort(x).numpy(), np.argsort(x_np, kind="stable"))

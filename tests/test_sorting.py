@@ -172,3 +172,80 @@ def test_array_namespace_info():
         info.dtypes(kind="floating")
     devs = info.devices()
     assert devs[0] == tl.Device("cpu")
+
+
+# ---------------------------------------------------------------- value sort fast paths
+def np_sort_desc(x):
+    """Stable descending value sort, bit for bit (nan first, equal elements in input order)."""
+    return np.take_along_axis(x, np_argsort_desc(x, -1), -1)
+
+
+def assert_bits_equal(got, want):
+    # bit patterns: nan payloads and the sign of zero count
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                  np.ascontiguousarray(want).view(np.uint8))
+
+
+def _value_cases(rng, n):
+    x = rng.standard_normal(n).astype(np.float32)
+    nanpay = np.array([0x7FC00001, 0xFFC00000, 0x7F800001, 0x7FFFFFFF], np.uint32).view(np.float32)
+    special = x.copy()
+    special[::7] = -0.0
+    special[3::11] = 0.0
+    special[5::13] = nanpay[rng.integers(0, 4, special[5::13].size)]
+    special[::17] = np.inf
+    return {
+        "uniform": rng.random(n, dtype=np.float32),
+        "normal": x,
+        "nan-payloads,-0.0,inf": special,
+        "denormals": (x * 1e-40).astype(np.float32),
+        "narrow": (1 + rng.random(n) * 1e-5).astype(np.float32),
+        "few-values": rng.integers(-3, 3, n).astype(np.float32),
+        "all-equal": np.full(n, 2.5, np.float32),
+        "sorted": np.sort(x),
+        "reverse-sorted": np.sort(x)[::-1].copy(),
+        "int64-wide": rng.integers(-2 ** 62, 2 ** 62, n),
+        "int64-narrow": rng.integers(-1000, 1000, n),
+        # (long 1-byte rows: the bool case below; each key width compiles its own kernels)
+        "uint8": rng.integers(0, 256, min(n, 1000)).astype(np.uint8),
+        "float16": np.where(rng.random(n) < .1, np.float16(-0.0),
+                            rng.standard_normal(n).astype(np.float16)),
+    }
+
+
+@pytest.mark.parametrize("n", [300_000, 1000, 20])
+def test_value_sort_bitwise_matches_numpy_stable(n):
+    """Long rows (MSD buckets, raw-cell fast path and the exact path) and short rows, both
+    orders: bit for bit np.sort(kind='stable') incl. nan payloads and -0.0 / 0.0 order."""
+    rng = np.random.default_rng(n)
+    for name, x in _value_cases(rng, n).items():
+        t = tl.asarray(x)
+        assert_bits_equal(to_numpy(tl.sort(t)), np.sort(x, kind="stable"))
+        assert_bits_equal(to_numpy(tl.sort(t, descending=True, stable=False)), np_sort_desc(x))
+
+
+def test_value_sort_rows_with_specials_and_layouts():
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((40, 257)).astype(np.float32)
+    m[::3, ::5] = np.nan
+    m[1::4, 2::7] = -0.0
+    m[2::5] = np.sort(m[2::5], axis=-1)  # some rows already sorted
+    t = tl.asarray(m)
+    assert_bits_equal(to_numpy(tl.sort(t)), np.sort(m, axis=-1, kind="stable"))
+    assert_bits_equal(to_numpy(tl.sort(t, descending=True)), np_sort_desc(m))
+    assert_bits_equal(to_numpy(tl.sort(t, axis=0)), np.sort(m, axis=0, kind="stable"))
+    # two long rows, one after the other with all threads
+    big = rng.random((2, 140_000), dtype=np.float32)
+    big[1, ::9] = np.nan
+    assert_bits_equal(to_numpy(tl.sort(tl.asarray(big))), np.sort(big, axis=-1, kind="stable"))
+
+
+def test_value_sort_bfloat16_and_bool():
+    vals = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 3.0], np.float32)
+    x = tl.asarray(vals).astype(tl.bfloat16)
+    got = to_numpy(tl.sort(x).astype(tl.float32))
+    assert_bits_equal(got, np.sort(vals, kind="stable"))
+    b = np.random.default_rng(0).random(200_000) < 0.3
+    assert_bits_equal(to_numpy(tl.sort(tl.asarray(b))), np.sort(b))
+    assert_bits_equal(to_numpy(tl.sort(tl.asarray(b), descending=True)), np.sort(b)[::-1])

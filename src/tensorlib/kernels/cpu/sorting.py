@@ -9,11 +9,22 @@ the value order (kernels see raw bits: half types are uint16, float32 is read as
 Descending sorts flip every key bit, which keeps equal elements in input order (stable) and
 puts nan first (the exact reverse of the ascending order).
 
-A row is sorted as (key, payload) pairs, the payload being the raw value bits (``sort``) or
-the index (``argsort``): insertion sort up to SMALL elements, else LSD radix with 8-bit digits,
-skipping passes whose digit is the same for the whole row. Many rows are spread over threads;
-one long row is sorted by all threads together (per-chunk digit counts, then each chunk
-scatters to its own offsets, so the result stays stable).
+``argsort`` sorts (key, index) pairs: insertion sort up to SMALL elements, else LSD radix
+with 8-bit digits, skipping passes whose digit is the same for the whole row; many rows are
+spread over threads, one long row is sorted by all threads together (per-chunk digit counts,
+then each chunk scatters to its own offsets, so the result stays stable).
+
+``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
+on the sign of zero, so keys are sorted alone and turned back into values, and a row holding
+nan or -0.0 gets the input's own nan / zero bit patterns written back over those runs in input
+order (fix_special): bit for bit what ``np.sort(kind="stable")`` gives. Short rows: one read
+makes keys + byte-digit counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD
+passes over the digits that vary, one sequential write of the values. A long row (vlong): a
+histogram of the top 16 bits of the raw values (a raw cell without nan / inf / -0.0 is one key
+cell), consecutive key cells grouped into cache-sized buckets, one parallel scatter of the
+values into their buckets, then each bucket LSD-sorted in cache by one thread (11-bit digits
+at most) and written out; rows whose cells may hold nan / inf / -0.0, or whose keys crowd a
+narrow range, take vlong_exact (the same on keys, top varying bits, then fix_special).
 Each (key width, kind) gets a generated module in the kernel cache dir.
 """
 from __future__ import annotations
@@ -63,11 +74,10 @@ def _key_source(width, kind, expmask):
     allm = (1 << bits) - 1
     sb = 1 << (bits - 1)
     head = (f"ALL = np.uint64({allm})\nSB = np.uint64({sb})\nABSM = np.uint64({allm ^ sb})\n"
-            f"EXPM = np.uint64({expmask})\nNPASS = {width}\nKT = np.uint{bits}\n"
+            f"EXPM = np.uint64({expmask})\nNPASS = {width}\nBITS = {bits}\nKT = np.uint{bits}\n"
             f"FLOAT = {kind == 'f'}\n\n")
     # tokey: the order key (nan canonical, -0.0 == +0.0); tokey_plain / unkey: the invertible
-    # transform, equal to tokey on everything but nan and -0.0 (used for value sorts of rows
-    # without them: keys only, no payload)
+    # transform, equal to tokey on everything but nan and -0.0
     plain = {"u": "v", "i": "v ^ SB", "f": "((~v) & ALL) if v & SB else (v | SB)"}[kind]
     inverse = {"u": "k", "i": "k ^ SB", "f": "(k ^ SB) if k & SB else ((~k) & ALL)"}[kind]
     head += ("@njit(inline='always', error_model='numpy')\ndef tokey_plain(x):\n"
@@ -91,7 +101,7 @@ def _key_source(width, kind, expmask):
     return head + body + "    return tokey_plain(x)\n"
 
 
-# Lines ending in '#P' move the payload; the key-only variants ('_k') drop them.
+# argsort rows: (key, index) pairs.
 _ROWS = """
 @njit(inline='always', error_model='numpy')
 def sort_rowSUF(k, p, kb, pb, cnt, n):
@@ -99,14 +109,14 @@ def sort_rowSUF(k, p, kb, pb, cnt, n):
     if n <= SMALLN:
         for i in range(1, n):
             kk = k[i]
-            pp = p[i]  #P
+            pp = p[i]
             j = i - 1
             while j >= 0 and k[j] > kk:
                 k[j + 1] = k[j]
-                p[j + 1] = p[j]  #P
+                p[j + 1] = p[j]
                 j -= 1
             k[j + 1] = kk
-            p[j + 1] = pp  #P
+            p[j + 1] = pp
         return
     cnt[:, :] = 0
     for i in range(n):
@@ -133,7 +143,7 @@ def sort_rowSUF(k, p, kb, pb, cnt, n):
                 d = digit(v, shift)
                 o = np.uint64(c[d])
                 k[o] = v
-                p[o] = pb[i]  #P
+                p[o] = pb[i]
                 c[d] = o + np.uint64(1)
         else:
             for i in range(n):
@@ -141,19 +151,19 @@ def sort_rowSUF(k, p, kb, pb, cnt, n):
                 d = digit(v, shift)
                 o = np.uint64(c[d])
                 kb[o] = v
-                pb[o] = p[i]  #P
+                pb[o] = p[i]
                 c[d] = o + np.uint64(1)
         flipped = not flipped
     if flipped:
         for i in range(n):
             k[i] = kb[i]
-            p[i] = pb[i]  #P
+            p[i] = pb[i]
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
 def rows_serialSUF(keys, pay, rows, n):
     kb = np.empty(n, keys.dtype)
-    pb = np.empty(n if pay.size else 0, pay.dtype)
+    pb = np.empty(n, pay.dtype)
     cnt = np.empty((NPASS, 256), np.int64)
     for r in range(rows):
         sort_rowSUF(keys[r * n:(r + 1) * n], pay[r * n:(r + 1) * n], kb, pb, cnt, n)
@@ -165,7 +175,7 @@ def rows_parallelSUF(keys, pay, rows, n, nch):
         r0 = rows * c // nch
         r1 = rows * (c + 1) // nch
         kb = np.empty(n, keys.dtype)
-        pb = np.empty(n if pay.size else 0, pay.dtype)
+        pb = np.empty(n, pay.dtype)
         cnt = np.empty((NPASS, 256), np.int64)
         for r in range(r0, r1):
             sort_rowSUF(keys[r * n:(r + 1) * n], pay[r * n:(r + 1) * n], kb, pb, cnt, n)
@@ -180,7 +190,7 @@ def bucketsSUF(keys, pay, los, his):
         m = hi - lo
         if m > 1:
             kb = np.empty(m, keys.dtype)
-            pb = np.empty(m if pay.size else 0, pay.dtype)
+            pb = np.empty(m, pay.dtype)
             cnt = np.empty((NPASS, 256), np.int64)
             sort_rowSUF(keys[lo:hi], pay[lo:hi], kb, pb, cnt, m)
 
@@ -198,7 +208,7 @@ def chunk_scatterSUF(k, p, kd, pd, shift, nch, offs):
             d = digit(v, shift)
             j = np.uint64(o[d])
             kd[j] = v
-            pd[j] = p[i]  #P
+            pd[j] = p[i]
             o[d] = j + np.uint64(1)
 """
 
@@ -243,56 +253,18 @@ def chunk_counts_all(k, nch, out):
 
 _VARIANTS = """
 @njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
-def prepare_NAME(src, keys, pay, n, desc, mode):
-    # mode 0: keys <- key(src), pay <- src; 1: keys <- key(src), pay <- index along the row;
-    # 2: keys <- invertible key(src), no payload. Descending flips every key bit.
+def prepare_NAME(src, keys, pay, n, desc):
+    # argsort: keys <- key(src) (descending flips every key bit), pay <- index along the row
     total = src.size
     nch = (total + 65535) // 65536
     dm = ALL if desc else np.uint64(0)
     for c in RANGE(nch):
         lo = c * 65536
         hi = min(total, lo + 65536)
-        if mode == 2:
-            for i in range(lo, hi):
-                keys[i] = KT(tokey_plain(src[i]) ^ dm)
-        else:
-            for i in range(lo, hi):
-                keys[i] = KT(tokey(src[i]) ^ dm)
-        if mode == 0:
-            for i in range(lo, hi):
-                pay[i] = src[i]
-        elif mode == 1:
-            for i in range(lo, hi):
-                pay[i] = i % n
-
-
-@njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
-def count_special_NAME(src):
-    total = src.size
-    nch = (total + 65535) // 65536
-    cnt = 0
-    for c in RANGE(nch):
-        lo = c * 65536
-        hi = min(total, lo + 65536)
-        m = 0
         for i in range(lo, hi):
-            if special(src[i]):
-                m += 1
-        cnt += m
-    return cnt
-
-
-@njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
-def finish_NAME(keys, out, desc):
-    # out <- the values of the (sorted) invertible keys
-    total = keys.size
-    nch = (total + 65535) // 65536
-    dm = ALL if desc else np.uint64(0)
-    for c in RANGE(nch):
-        lo = c * 65536
-        hi = min(total, lo + 65536)
+            keys[i] = KT(tokey(src[i]) ^ dm)
         for i in range(lo, hi):
-            out[i] = KT(unkey(np.uint64(keys[i]) ^ dm))
+            pay[i] = i % n
 
 
 @njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
@@ -323,6 +295,545 @@ def search_NAME(x1, sorter, use_sorter, x2, out, right):
 """
 
 
+# Value sorts (no payload). Stability is only observable on nan payloads and on the sign of
+# zero: keys are sorted alone and turned back into values, and a row holding nan or -0.0 gets
+# its own nan / zero bit patterns written back over those runs in input order afterwards.
+_VALUES = """
+HB = HBITS   # bits of the MSD histogram of a long row
+RSHIFT = BITS - HB
+LSD_BITS = 11   # digit bits of the in-bucket LSD passes
+
+
+@njit(inline='always', error_model='numpy')
+def bitlen(x):
+    r = 0
+    x = np.uint64(x)
+    while x != np.uint64(0):
+        x >>= np.uint64(1)
+        r += 1
+    return r
+
+
+@njit(nogil=True, error_model='numpy')
+def fix_special(src, out, desc):
+    # out holds src sorted with canonical nan / +0.0 in the nan and zero runs: write src's own
+    # nan and zero bit patterns back there in input order, as a stable sort leaves them
+    n = src.size
+    dm = ALL if desc else np.uint64(0)
+    nn = 0
+    nz = 0
+    for i in range(n):
+        a = np.uint64(src[i]) & ABSM
+        if a > EXPM:
+            nn += 1
+        elif a == np.uint64(0):
+            nz += 1
+    if nn:
+        j = 0 if desc else n - nn
+        for i in range(n):
+            if (np.uint64(src[i]) & ABSM) > EXPM:
+                out[j] = src[i]
+                j += 1
+    if nz:
+        zk = SB ^ dm
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if (tokey(out[mid]) ^ dm) < zk:
+                lo = mid + 1
+            else:
+                hi = mid
+        for i in range(n):
+            if (np.uint64(src[i]) & ABSM) == np.uint64(0):
+                out[lo] = src[i]
+                lo += 1
+
+
+@njit(inline='always', error_model='numpy')
+def keys_out(a, out, dm):
+    for i in range(a.size):
+        out[i] = KT(unkey(np.uint64(a[i]) ^ dm))
+
+
+@njit(inline='always', error_model='numpy')
+def insertion(a):
+    for i in range(1, a.size):
+        kk = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > kk:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = kk
+
+
+@njit(inline='always', error_model='numpy')
+def vpass(s, t, base, sh, mask, o):
+    for i in range(s.size):
+        k = s[i]
+        d = ((np.uint64(k) - base) >> sh) & mask
+        j = o[d]
+        o[d] = j + 1
+        t[j] = k
+
+
+@njit(inline='always', error_model='numpy')
+def vpass_first(s, t, base, mask, o, dm):
+    # first pass over plain values (no nan / -0.0): keys computed on the way
+    for i in range(s.size):
+        k = tokey_plain(s[i]) ^ dm
+        d = (k - base) & mask
+        j = o[d]
+        o[d] = j + 1
+        t[j] = KT(k)
+
+
+@njit(inline='always', error_model='numpy')
+def exclusive(c):
+    acc = 0
+    for d in range(c.size):
+        t = c[d]
+        c[d] = acc
+        acc += t
+"""
+
+# One LSD bucket sort per pass count P (histogram loop unrolled: a runtime loop over the digits
+# costs more than the passes themselves): a[:] keys with a[i] - base < 2**(P*b) -> out values.
+_LSD_P = """
+@njit(nogil=True, error_model='numpy')
+def lsd_P(a, kb, out, base, b, dm, cnt, vals):
+    m = a.size
+    R = 1 << b
+    mask = np.uint64(R - 1)
+    bb = np.uint64(b)
+ZERO
+    if vals:
+        for i in range(m):
+            k = (tokey_plain(a[i]) ^ dm) - base
+HIST
+    else:
+        for i in range(m):
+            k = np.uint64(a[i]) - base
+HIST
+EXCL
+    s = a
+    t = kb[:m]
+    for p in range(P):
+        if p == 0 and vals:
+            vpass_first(s, t, base, mask, cnt[0, :R], dm)
+        else:
+            vpass(s, t, base, bb * np.uint64(p), mask, cnt[p, :R])
+        s, t = t, s
+    # the last pass stays in cache; values go out in one sequential write
+    keys_out(s, out, dm)
+"""
+
+_VALUES_TAIL = """
+@njit(nogil=True, error_model='numpy')
+def sort_bucket(a, kb, out, base, r, dm, cnt, vals):
+    # a[:]: keys, or plain values (vals: no nan / -0.0), all keys within [base, base + 2**r)
+    # -> out[:] their values in order
+    m = a.size
+    if r == 0 or m <= 1:
+        if vals:
+            out[:] = a
+        else:
+            keys_out(a, out, dm)
+        return
+    if m <= SMALLN:
+        if vals:
+            for i in range(m):
+                a[i] = KT(tokey_plain(a[i]) ^ dm)
+        insertion(a)
+        keys_out(a, out, dm)
+        return
+    P = (r + LSD_BITS - 1) // LSD_BITS
+    b = (r + P - 1) // P
+DISPATCH
+
+
+@njit(nogil=True, error_model='numpy')
+def vrow(src, out, ka, kb, cnt, desc):
+    # one row (short: its keys stay in cache): keys + digit counts + nan / -0.0 + sortedness
+    # in one read, LSD passes over the byte digits that vary, values written by the last pass
+    n = src.size
+    dm = ALL if desc else np.uint64(0)
+    ns = 0
+    nd = 0
+    if n <= SMALLN:
+        for i in range(n):
+            ka[i] = KT(tokey(src[i]) ^ dm)
+            ns += special(src[i])
+        insertion(ka[:n])
+        keys_out(ka[:n], out, dm)
+    else:
+ZERO8
+        prev = tokey(src[0]) ^ dm
+        for i in range(n):
+            x = src[i]
+            k = tokey(x) ^ dm
+            ns += special(x)
+            nd += k < prev
+            prev = k
+            ka[i] = KT(k)
+HIST8
+        if nd == 0:
+            out[:] = src   # already in order: a stable sort leaves it as it is
+            return
+        s = ka[:n]
+        t = kb[:n]
+        for ps in range(NPASS):
+            c = cnt[ps]
+            if c[(np.uint64(ka[0]) >> np.uint64(8 * ps)) & U255] == n:
+                continue  # every key has this digit
+            exclusive(c)
+            vpass(s, t, np.uint64(0), np.uint64(8 * ps), U255, c)
+            s, t = t, s
+        keys_out(s, out, dm)   # one sequential write of the values
+    if ns:
+        fix_special(src, out, desc)
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def vrows_serial(src, out, rows, n, desc):
+    ka = np.empty(n, KT)
+    kb = np.empty(n, KT)
+    cnt = np.empty((NPASS, 256), np.int64)
+    for r in range(rows):
+        vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc)
+
+
+@njit(cache=True, nogil=True, error_model='numpy', parallel=True)
+def vrows_parallel(src, out, rows, n, nch, desc):
+    for c in prange(nch):
+        ka = np.empty(n, KT)
+        kb = np.empty(n, KT)
+        cnt = np.empty((NPASS, 256), np.int64)
+        for r in range(rows * c // nch, rows * (c + 1) // nch):
+            vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc)
+
+
+@njit(nogil=True, error_model='numpy')
+def vhist(src, lo, hi, dm, base, shift, h, res, first):
+    # h[(key - base) >> shift] counts over src[lo:hi]; the first read also gives res = (nan or
+    # -0.0 count, descents, non-ascents, OR of the keys, AND of the keys)
+    h[:] = 0
+    if first:
+        ns = 0
+        nd = 0
+        nna = 0
+        ko = np.uint64(0)
+        kand = ALL
+        prev = tokey(src[lo]) ^ dm
+        for i in range(lo, hi):
+            x = src[i]
+            k = tokey(x) ^ dm
+            h[(k - base) >> shift] += 1
+            ns += special(x)
+            nd += k < prev
+            nna += k >= prev
+            prev = k
+            ko |= k
+            kand &= k
+        res[0] = ns
+        res[1] = nd
+        res[2] = nna - 1   # the first element compared with itself
+        res[3] = ko
+        res[4] = kand
+    else:
+        for i in range(lo, hi):
+            h[((tokey(src[i]) ^ dm) - base) >> shift] += 1
+
+
+@njit(nogil=True, error_model='numpy')
+def vscatter(src, lo, hi, dm, base, shift, bmap, o, a):
+    # MSD pass: the keys of src[lo:hi] into their buckets of a, in order (o: next slot per bucket)
+    for i in range(lo, hi):
+        k = tokey(src[i]) ^ dm
+        b = bmap[(k - base) >> shift]
+        j = o[b]
+        o[b] = j + 1
+        a[j] = KT(k)
+
+
+@njit(cache=True, nogil=True, error_model='numpy', parallel=True)
+def vlong_exact(src, out, a, desc, nch, target):
+    # vlong for any values (nan, -0.0, narrow key ranges): the same plan on keys, whose top HB
+    # varying bits are histogrammed, and the nan / zero runs fixed afterwards
+    n = src.size
+    dm = ALL if desc else np.uint64(0)
+    H = 1 << HB
+    shift = np.uint64(BITS - HB)
+    base = np.uint64(0)
+    h = np.empty((nch, H), np.int64)
+    res = np.empty((nch, 5), np.uint64)
+    for c in prange(nch):
+        vhist(src, n * c // nch, n * (c + 1) // nch, dm, base, shift, h[c], res[c], True)
+    ns = 0
+    nd = 0
+    nna = 0
+    ko = np.uint64(0)
+    kand = ALL
+    for c in range(nch):
+        ns += np.int64(res[c, 0])
+        nd += np.int64(res[c, 1])
+        nna += np.int64(res[c, 2])
+        ko |= res[c, 3]
+        kand &= res[c, 4]
+    for c in range(1, nch):
+        i = n * c // nch
+        k0 = tokey(src[i - 1]) ^ dm
+        k1 = tokey(src[i]) ^ dm
+        nd += k1 < k0
+        nna += k1 >= k0
+    if nd == 0:
+        out[:] = src   # already in order (this includes all keys equal)
+        return
+    if nna == 0:
+        for i in range(n):   # strictly decreasing: no ties, so reversing is the stable sort
+            out[i] = src[n - 1 - i]
+        return
+    top = bitlen(ko ^ kand)   # bits above `top` are the same in every key
+    nshift = top - HB if top > HB else 0
+    big = 0
+    for c in range(nch):
+        for g in range(H):
+            big = max(big, h[c, g])
+    if nshift + 4 <= BITS - HB and big > 2 * target // nch:
+        # narrow key range, crowding the top cells: histogram the HB bits below the common
+        # prefix instead
+        shift = np.uint64(nshift)
+        base = kand & ~((np.uint64(1) << np.uint64(top)) - np.uint64(1))
+        for c in prange(nch):
+            vhist(src, n * c // nch, n * (c + 1) // nch, dm, base, shift, h[c], res[c], False)
+    ncell = np.int64((ko - base) >> shift) + 1
+    tot = np.zeros(ncell, np.int64)
+    for c in range(nch):
+        for g in range(ncell):
+            tot[g] += h[c, g]
+    if BITS <= HB:
+        # every cell is one key: a counting sort
+        j = 0
+        for g in range(ncell):
+            v = KT(unkey(np.uint64(g) ^ dm))
+            for q in range(tot[g]):
+                out[j] = v
+                j += 1
+        if ns:
+            fix_special(src, out, desc)
+        return
+    # buckets: runs of consecutive cells of about `target` keys (a bigger cell alone); a
+    # bucket's key span runs from its first to its last non-empty cell
+    bmap = np.empty(ncell, np.int32)
+    bfirst = np.empty(ncell, np.int64)
+    blast = np.empty(ncell, np.int64)
+    nb = 0
+    acc = 0
+    for g in range(ncell):
+        t = tot[g]
+        if t:
+            if nb == 0 or acc + t > target:
+                bfirst[nb] = g
+                nb += 1
+                acc = 0
+            acc += t
+            blast[nb - 1] = g
+        bmap[g] = max(nb - 1, 0)
+    # per chunk and bucket, where the chunk's keys of that bucket start
+    bc = np.zeros((nch, nb), np.int64)
+    for c in range(nch):
+        for g in range(ncell):
+            bc[c, bmap[g]] += h[c, g]
+    offs = np.empty((nch, nb), np.int64)
+    bstart = np.empty(nb + 1, np.int64)
+    pos = 0
+    for bk in range(nb):
+        bstart[bk] = pos
+        for c in range(nch):
+            offs[c, bk] = pos
+            pos += bc[c, bk]
+    bstart[nb] = pos
+    for c in prange(nch):
+        vscatter(src, n * c // nch, n * (c + 1) // nch, dm, base, shift, bmap, offs[c], a)
+    # buckets split between threads by key count
+    wb = np.empty(nch + 1, np.int64)
+    bk = 0
+    for w in range(nch + 1):
+        while bk < nb and bstart[bk] < n * w // nch:
+            bk += 1
+        wb[w] = bk
+    wb[nch] = nb
+    maxb = 0
+    for bk in range(nb):
+        maxb = max(maxb, bstart[bk + 1] - bstart[bk])
+    for w in prange(nch):
+        kb = np.empty(maxb, KT)
+        cnt = np.empty((PMAX, 1 << LSD_BITS), np.int64)
+        for bk in range(wb[w], wb[w + 1]):
+            lo = bstart[bk]
+            hi = bstart[bk + 1]
+            bbase = base + (np.uint64(bfirst[bk]) << shift)
+            span = ((np.uint64(blast[bk] - bfirst[bk]) + np.uint64(1)) << shift) - np.uint64(1)
+            sort_bucket(a[lo:hi], kb, out[lo:hi], bbase, bitlen(span), dm, cnt, False)
+    if ns:
+        fix_special(src, out, desc)
+
+@njit(nogil=True, error_model='numpy')
+def rawhist(src, lo, hi, h):
+    h[:] = 0
+    for i in range(lo, hi):
+        h[np.uint64(src[i]) >> RSHIFT] += 1
+
+
+@njit(nogil=True, error_model='numpy')
+def rawscatter(src, lo, hi, bmap, o, a):
+    for i in range(lo, hi):
+        v = src[i]
+        b = bmap[np.uint64(v) >> RSHIFT]
+        j = o[b]
+        o[b] = j + 1
+        a[j] = v
+
+
+@njit(cache=True, nogil=True, error_model='numpy', parallel=True)
+def vlong(src, out, a, desc, nch, target):
+    # One long row: a histogram of the top HB bits of the raw values (a cell of raw values
+    # without nan / -0.0 is one cell of keys), consecutive key cells grouped into buckets of
+    # about `target` keys (cache-sized), one scatter of the values into their buckets, then
+    # each bucket LSD-sorted in cache and written out. Returns 1 (nothing done) where cells
+    # may hold nan, inf or -0.0, or crowd into a narrow key range: vlong_exact sorts those.
+    n = src.size
+    dm = ALL if desc else np.uint64(0)
+    # already in order, or strictly reversed: checks that stop early on other data
+    i = 1
+    while i < n and (tokey(src[i]) ^ dm) >= (tokey(src[i - 1]) ^ dm):
+        i += 1
+    if i == n:
+        out[:] = src   # a stable sort leaves it as it is
+        return 0
+    if i == 1:
+        while i < n and (tokey(src[i]) ^ dm) < (tokey(src[i - 1]) ^ dm):
+            i += 1
+        if i == n:
+            for i in range(n):   # no ties: reversing is the stable sort
+                out[i] = src[n - 1 - i]
+            return 0
+    H = 1 << HB
+    h = np.empty((nch, H), np.int64)
+    for c in prange(nch):
+        rawhist(src, n * c // nch, n * (c + 1) // nch, h[c])
+    cm = np.uint64(H - 1) if desc else np.uint64(0)
+    kcell = np.empty(H, np.int64)   # raw cell -> key cell
+    tot = np.zeros(H, np.int64)     # counts by key cell
+    big = 0
+    for rc in range(H):
+        t = 0
+        for c in range(nch):
+            t += h[c, rc]
+        hi_bits = np.uint64(rc) << np.uint64(RSHIFT)
+        if FLOAT and t and ((hi_bits & ABSM) >= EXPM or hi_bits == SB):
+            return 1
+        kc = np.int64((tokey_plain(hi_bits) >> np.uint64(RSHIFT)) ^ cm)
+        kcell[rc] = kc
+        tot[kc] = t
+        big = max(big, t)
+    first = 0
+    while tot[first] == 0:
+        first += 1
+    last = H - 1
+    while tot[last] == 0:
+        last -= 1
+    if big > 4 * target and HB < BITS and (last - first) * 16 < H:
+        return 1
+    if BITS <= HB:
+        # every cell is one key: a counting sort
+        j = 0
+        for g in range(H):
+            v = KT(unkey(np.uint64(g) ^ dm))
+            for q in range(tot[g]):
+                out[j] = v
+                j += 1
+        return 0
+    bmap = np.empty(H, np.int32)
+    bfirst = np.empty(H, np.int64)
+    blast = np.empty(H, np.int64)
+    nb = 0
+    acc = 0
+    for g in range(H):
+        t = tot[g]
+        if t:
+            if nb == 0 or acc + t > target:
+                bfirst[nb] = g
+                nb += 1
+                acc = 0
+            acc += t
+            blast[nb - 1] = g
+        bmap[g] = max(nb - 1, 0)
+    rmap = np.empty(H, np.int32)   # raw cell -> bucket
+    bc = np.zeros((nch, nb), np.int64)
+    for rc in range(H):
+        rmap[rc] = bmap[kcell[rc]]
+        for c in range(nch):
+            bc[c, rmap[rc]] += h[c, rc]
+    offs = np.empty((nch, nb), np.int64)
+    bstart = np.empty(nb + 1, np.int64)
+    pos = 0
+    for bk in range(nb):
+        bstart[bk] = pos
+        for c in range(nch):
+            offs[c, bk] = pos
+            pos += bc[c, bk]
+    bstart[nb] = pos
+    for c in prange(nch):
+        rawscatter(src, n * c // nch, n * (c + 1) // nch, rmap, offs[c], a)
+    wb = np.empty(nch + 1, np.int64)
+    bk = 0
+    for w in range(nch + 1):
+        while bk < nb and bstart[bk] < n * w // nch:
+            bk += 1
+        wb[w] = bk
+    wb[nch] = nb
+    maxb = 0
+    for bk in range(nb):
+        maxb = max(maxb, bstart[bk + 1] - bstart[bk])
+    for w in prange(nch):
+        kb = np.empty(maxb, KT)
+        cnt = np.empty((PMAX, 1 << LSD_BITS), np.int64)
+        for bk in range(wb[w], wb[w + 1]):
+            lo = bstart[bk]
+            hi = bstart[bk + 1]
+            bbase = np.uint64(bfirst[bk]) << np.uint64(RSHIFT)
+            ncells = np.uint64(blast[bk] - bfirst[bk]) + np.uint64(1)
+            span = (ncells << np.uint64(RSHIFT)) - np.uint64(1)
+            sort_bucket(a[lo:hi], kb, out[lo:hi], bbase, bitlen(span), dm, cnt, True)
+    return 0
+"""
+
+
+def _values_source(width):
+    """The value-sort kernels for keys of `width` bytes (unrolled digit counts)."""
+    bits = 8 * width
+    hb = min(16, bits)
+    pmax = -(-bits // 11)
+    src = _VALUES.replace("HBITS", str(hb))
+    for p in range(1, pmax + 1):
+        zero = "\n".join(f"    c{i} = cnt[{i}, :R]\n    c{i}[:] = 0" for i in range(p))
+        hist = "\n".join(f"        c{i}[(k >> (bb * np.uint64({i}))) & mask] += 1"
+                          for i in range(p))
+        src += _LSD_P.replace("lsd_P", f"lsd_{p}").replace("range(P)", f"range({p})") \
+            .replace("ZERO", zero).replace("HIST", "    " + hist.replace("\n", "\n    ")) \
+            .replace("EXCL", "\n".join(f"    exclusive(c{i})" for i in range(p)))
+    dispatch = "\n".join(f"    {'if' if p == 1 else 'elif'} P == {p}:\n"
+                          f"        lsd_{p}(a, kb, out, base, b, dm, cnt, vals)"
+                          for p in range(1, pmax + 1))
+    zero8 = "        cnt[:, :] = 0\n" + "\n".join(f"        c{i} = cnt[{i}]" for i in range(width))
+    hist8 = "\n".join(f"            c{i}[(k >> np.uint64({8 * i})) & U255] += 1"
+                       for i in range(width))
+    tail = _VALUES_TAIL.replace("DISPATCH", dispatch).replace("ZERO8", zero8) \
+        .replace("HIST8", hist8).replace("PMAX", str(pmax))
+    return src + tail.replace("SMALLN", str(SMALL))
+
+
 def _module(dtype):
     spec = key_spec(dtype)
     mod = _mods.get(spec)
@@ -335,10 +846,8 @@ def _module(dtype):
                        f"bytes, kind {kind}\nimport numpy as np\nfrom numba import njit, "
                        f"prange\n\n" + _key_source(width, kind, expm) + _SOURCE
                        + _COUNTS_ALL)
-                rows = _ROWS.replace("SMALLN", str(SMALL))
-                src += rows.replace("SUF", "")
-                src += "\n".join(ln for ln in rows.replace("SUF", "_k").split("\n")
-                                 if not ln.endswith("#P"))
+                src += _ROWS.replace("SMALLN", str(SMALL)).replace("SUF", "")
+                src += _values_source(width)
                 for name, par in (("serial", False), ("parallel", True)):
                     src += (_VARIANTS.replace("NAME", name).replace("PAR", str(par))
                             .replace("RANGE", "prange" if par else "range"))
@@ -359,6 +868,7 @@ def _scratch(n, np_dtype, keep):
     return st.buffer[:n * np.dtype(np_dtype).itemsize].view(np_dtype)
 
 
+BUCKET_KEYS = 1 << 14  # value sorts of long rows: keys per MSD bucket (sorted in cache)
 BUCKET = 1 << 20   # MSD buckets larger than this are split again (all threads) first
 
 
@@ -367,7 +877,7 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
     each chunk scatters stably from (k, p) into (kd, pd)); buckets still larger than BUCKET are
     split the same way on their next digit (floats crowd a few exponents), and the rest, now
     cache-sized, are LSD-sorted on the remaining digits with the buckets spread over threads.
-    The result is in (kd, pd); p / pd are empty arrays for a keys-only sort."""
+    The result is in (kd, pd)."""
     nch = 4 * _threads()
     n = k.size
     if below is None:
@@ -391,32 +901,25 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
                 break
     if ps is None:  # all keys equal: already sorted
         kd[:] = k
-        if p.size:
-            pd[:] = p
+        pd[:] = p
         return
     bounds = np.concatenate(([0], np.cumsum(tot)))
     # chunk c writes digit d from: all smaller digits, then the same digit in earlier chunks
     offs = np.ascontiguousarray(bounds[None, :-1] + np.cumsum(c, axis=0) - c)
-    scatter = mod.chunk_scatter if p.size else mod.chunk_scatter_k
-    scatter(k, p, kd, pd, np.uint64(8 * ps), nch, offs)
+    mod.chunk_scatter(k, p, kd, pd, np.uint64(8 * ps), nch, offs)
     los, his = bounds[:-1], bounds[1:]
     big = (his - los) > BUCKET
     if ps > 0:
         for lo, hi in zip(los[big], his[big]):
             # split again (k, p are free now): sorted into k[lo:hi], then back into kd
-            _sort_long_row(mod, kd[lo:hi], pd[lo:hi] if p.size else p, k[lo:hi],
-                           p[lo:hi] if p.size else p, width, ps)
+            _sort_long_row(mod, kd[lo:hi], pd[lo:hi], k[lo:hi], p[lo:hi], width, ps)
             kd[lo:hi] = k[lo:hi]
-            if p.size:
-                pd[lo:hi] = p[lo:hi]
+            pd[lo:hi] = p[lo:hi]
         small = ~big & ((his - los) > 1)
     else:
         small = (his - los) > 1
-    (mod.buckets if p.size else mod.buckets_k)(kd, pd, np.ascontiguousarray(los[small]),
-                                                np.ascontiguousarray(his[small]))
+    mod.buckets(kd, pd, np.ascontiguousarray(los[small]), np.ascontiguousarray(his[small]))
 
-
-_EMPTY = np.empty(0, np.int64)
 
 
 def sort_kernel(src, values, indices, descending):
@@ -432,41 +935,44 @@ def sort_kernel(src, values, indices, descending):
     raw = raw_view(src)
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
+    desc = bool(descending)
+    if values is not None:
+        _sort_values(mod, raw, raw_view(values), rows, n, desc, big, nthreads)
+        return
     variant = "parallel" if big else "serial"
     keep = []
     keys = _scratch(total, raw.dtype, keep)
-    if values is not None:
-        out_raw = raw_view(values)
-        # Values without nan / -0.0 (always, for integers) sort as keys alone and are
-        # recovered from them: half the memory traffic of (key, value) pairs.
-        key_only = key_spec(src.dtype)[1] != "f" or \
-            getattr(mod, "count_special_" + variant)(raw) == 0
-        if key_only:
-            pay, mode = _EMPTY, 2
-        else:
-            pay, mode = out_raw, 0
-    else:
-        key_only = False
-        pay, mode = kernel_array(indices)[indices._offset:indices._offset + total], 1
-    suffix = "_k" if key_only else ""
+    pay = kernel_array(indices)[indices._offset:indices._offset + total]
     if n >= ROW_PAR:
         # long rows: prepare into scratch, MSD-scatter into the result buffers
         kd = _scratch(total, keys.dtype, keep)
-        ps = _EMPTY if key_only else _scratch(total, pay.dtype, keep)
-        getattr(mod, "prepare_" + variant)(raw, keys, ps, n, bool(descending), mode)
+        ps = _scratch(total, pay.dtype, keep)
+        getattr(mod, "prepare_" + variant)(raw, keys, ps, n, desc)
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
             _sort_long_row(mod, keys[sl], ps[sl], kd[sl], pay[sl], raw.dtype.itemsize)
-        keys = kd
     else:
-        getattr(mod, "prepare_" + variant)(raw, keys, pay, n, bool(descending), mode)
+        getattr(mod, "prepare_" + variant)(raw, keys, pay, n, desc)
         if big and rows > 1:
-            getattr(mod, "rows_parallel" + suffix)(keys, pay, rows, n,
-                                                   min(rows, 8 * nthreads))
+            mod.rows_parallel(keys, pay, rows, n, min(rows, 8 * nthreads))
         else:
-            getattr(mod, "rows_serial" + suffix)(keys, pay, rows, n)
-    if key_only:
-        getattr(mod, "finish_" + variant)(keys, out_raw, bool(descending))
+            mod.rows_serial(keys, pay, rows, n)
+
+
+def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
+    """Value sort of the rows of raw (unsigned view) into out: long rows one at a time with
+    all threads (MSD buckets, then cache-sized LSD), short rows spread over threads."""
+    if n >= ROW_PAR and nthreads > 1:
+        keep = []
+        a = _scratch(n, raw.dtype, keep)
+        for r in range(rows):
+            sl = slice(r * n, (r + 1) * n)
+            if mod.vlong(raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS):
+                mod.vlong_exact(raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)
+    elif big and rows > 1:
+        mod.vrows_parallel(raw, out, rows, n, min(rows, 8 * nthreads), desc)
+    else:
+        mod.vrows_serial(raw, out, rows, n, desc)
 
 
 def searchsorted_kernel(x1, x2, sorter, out, right):
