@@ -160,11 +160,20 @@ def test_declines_on_a_user_cpu_stream_and_keeps_stream_order(monkeypatch):
     np.testing.assert_array_equal(z.numpy(), np.arange(6, dtype=np.float32) * 2)
 
 
-def test_profiler_sees_hot_ops():
+def test_profiler_sees_hot_ops_and_their_kernels(monkeypatch):
     a = tl.asarray(np.arange(3, dtype=np.float32))
+    full = tl.add(a, a)  # the full path's rows, to compare with
+    with tl.profiler.profile() as ref:
+        tl.add(a.astype(tl.float64), a.astype(tl.float64))  # a cold dtype: full path
     _warm(tl.add, a, a)
+    _NoIterator(monkeypatch)
     with tl.profiler.profile() as prof:
         for _ in range(5):
-            tl.add(a, a)
-    rows = {r.key: r for r in prof.key_averages()}
-    assert rows["add"].count == 5
+            out = tl.add(a, a)  # still the fast path
+    monkeypatch.undo()
+    np.testing.assert_array_equal(out.numpy(), full.numpy())
+    rows = {r.key: r.count for r in prof.key_averages()}
+    ref_rows = {r.key for r in ref.key_averages()}
+    assert rows["add"] == 5
+    kernel_rows = [k for k in ref_rows if k != "add" and "add" in k]
+    assert kernel_rows and all(rows.get(k) == 5 for k in kernel_rows)

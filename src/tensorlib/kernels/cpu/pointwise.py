@@ -19,7 +19,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...dispatch.iterator import compute_dtype_for
 from ...runtime.cpu import streams as _streams
-from ...runtime.cpu.streams import inline_untimed as _inline_untimed, launch as _launch
+from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launch
 from ...storage import Storage
 from ...tensor import Tensor
 from .casting import cast_code, kernel_array
@@ -234,8 +234,9 @@ def dense_runner(info, dtype, out_dtype, scalar_pos):
     """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
     (see ops/pointwise.py): allocates the output and calls the module's ``flat`` loop with raw
     addresses. Declines (returns None) above the parallel grain, for empty tensors, and while a
-    user CPU stream is current or the profiler records: the full path handles those. Operands
-    with queued CPU-stream work are waited for, as the full path's Storage.typed() does. ``scalar_pos``: where the op's Scalar arguments are in ``args``."""
+    user CPU stream is current: the full path handles those. Operands with queued CPU-stream
+    work are waited for, as the full path's Storage.typed() does; under the profiler the loop
+    is recorded as the full path's launch would record it. ``scalar_pos``: where the op's Scalar arguments are in ``args``."""
     compute = compute_dtype_for(dtype)
     ntensors = len(info.tensor_args)
     kinds = "T" * ntensors
@@ -272,29 +273,39 @@ def dense_runner(info, dtype, out_dtype, scalar_pos):
     if ntensors == 1:
         def run(a, b, args):
             n = a._numel
-            sa = a._storage
-            if n >= GRAIN or not n or (_streams._slow and not _inline_untimed()):
+            if n >= GRAIN or not n:
                 return None
-            if sa._uses is not None:
-                _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+            sa = a._storage
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
             st = Storage.allocate(n * out_item)
-            flat(n, st._ptr, sa._ptr + a._offset * item)
+            call(n, st._ptr, sa._ptr + a._offset * item)
             return Tensor._make_dense(st, a, out_dtype)
     else:
         def run(a, b, args):
             n = a._numel
+            if n >= GRAIN or not n:
+                return None
             sa = a._storage
             sb = b._storage
-            if n >= GRAIN or not n or (_streams._slow and not _inline_untimed()):
-                return None
-            if sa._uses is not None or sb._uses is not None:
-                _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
-                _streams.wait_uses(sb)
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None or sb._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+                    _streams.wait_uses(sb)
             st = Storage.allocate(n * out_item)
             if sp is None:
-                flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item)
+                call(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item)
             else:
-                flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
+                call(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
                      scalar(args[sp]))
             return Tensor._make_dense(st, a, out_dtype)
     return run

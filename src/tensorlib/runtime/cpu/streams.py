@@ -35,7 +35,7 @@ import threading
 import time
 from collections import deque
 
-__all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inline_untimed",
+__all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inline_call",
            "set_current",
            "pool_queue", "synchronize_all", "all_queues", "sleep", "record_use", "Mark",
            "STREAMS_PER_POOL"]
@@ -324,11 +324,15 @@ def current_queue() -> CpuQueue:
     return tls.queue
 
 
-def inline_untimed() -> bool:
-    """Whether a launch now would simply run inline: the default stream is current and the
-    profiler is off (what a fast path calling a kernel directly needs; check ``_slow`` first,
-    this is its slower half)."""
-    return tls.queue is DEFAULT and _prof is None
+def inline_call(fn, name):
+    """For fast paths that call a serial kernel directly, once ``_slow`` is set: the callable
+    to use instead of ``fn`` — ``fn`` itself, or a wrapper recording it for the profiler —
+    or None while a user stream is current (the fast path must then launch instead)."""
+    if tls.queue is not DEFAULT:
+        return None
+    if _prof is None:
+        return fn
+    return lambda *args: _run_inline(fn, name, None, args)
 
 
 def set_current(queue, stream) -> tuple:
