@@ -140,16 +140,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args(argv)
 
-    from tensorlib.runtime_probe import cuda_gpu_present
-    if not cuda_gpu_present():
-        print("no CUDA GPU present: skipped")
-        return 0
+    from _gpu import gpu_unavailable  # benchmarks/_gpu.py
+    code = gpu_unavailable("cuda_gemm")
+    if code is not None:
+        return code
     import tensorlib as tl
-    if tl.cuda.backend() != "real":
-        from tensorlib.runtime.cuda import context
-        print(f"cuda_gemm: a GPU is present but tensorlib cannot use it "
-              f"({context.unavailable_reason()})", file=sys.stderr)
-        return 1
     import numpy as np
     from tensorlib.kernels.cuda import autotune as A
     from tensorlib.kernels.cuda import matmul as MM
