@@ -581,13 +581,13 @@ def test_second_device():
 
 
 def test_kernels_are_cached():
-    from tensorlib.kernels.cuda import pointwise
+    from tensorlib.kernels.cuda import launch
     x = dev(np.arange(4, dtype=np.float32))
     host(x + x)
-    before = len(pointwise._kernels)
+    before = len(launch._built)
     host(x + x)
     host(dev(np.ones(9, np.float32)) + dev(np.ones(9, np.float32)))
-    assert len(pointwise._kernels) == before
+    assert len(launch._built) == before
 
 
 # ---- reductions --------------------------------------------------------------------------------

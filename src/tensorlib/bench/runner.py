@@ -31,8 +31,8 @@ class _Failed(Exception):
 
 
 def _is_unsupported(e: BaseException) -> bool:
-    """An operation tensorlib does not have (yet) for this device/dtype: a skip, not a failure.
-    tensorlib reports those as TypeError (UnsupportedKernelError is one) or
+    """An operation unavailable for this device/dtype: a skip, not a failure. tensorlib reports
+    those as TypeError (UnsupportedKernelError is one); baselines may raise
     NotImplementedError."""
     return isinstance(e, (TypeError, NotImplementedError, Skip))
 

@@ -1,5 +1,5 @@
-"""Torch-free GPU benchmarker and config autotuner (Triton's ``do_bench`` and ``Autotuner``
-import torch).
+"""GPU benchmarker and config autotuner of our own: Triton's ``do_bench`` and ``Autotuner``
+depend on PyTorch, which tensorlib never uses.
 
 * :func:`benchmark` times a callable that enqueues work on the current CUDA stream with timing
   events (``tl.cuda.Event(enable_timing=True)``) around each rep. Before every rep an L2-flush

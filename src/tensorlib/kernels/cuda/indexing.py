@@ -33,7 +33,6 @@ interpreted modules use that one, compiled ones their own (launch.py: compiled k
 from __future__ import annotations
 
 import math
-import threading
 
 from ... import dtypes as _dt
 from . import launch as _launch
@@ -242,20 +241,9 @@ def scan(p_cnt, p_start, nblk, SB: tl.constexpr):
     tl.store(p_start + nblk, carry)
 """
 
-_mods: dict = {}
-_lock = threading.Lock()
-
-
 def _module(key, make, mode):
-    k = (key, mode)
-    mod = _mods.get(k)
-    if mod is None:
-        with _lock:
-            mod = _mods.get(k)
-            if mod is None:
-                src = _HEADER.format(interp=mode == "interpret") + make()
-                mod = _mods[k] = _launch.generated_module(f"idx_{key[0]}", src, mode)
-    return mod
+    return _launch.cached_module(
+        key, f"idx_{key[0]}", lambda: _HEADER.format(interp=mode == "interpret") + make(), mode)
 
 
 def _offsets_kernel(idx_dtype, nd, mode):

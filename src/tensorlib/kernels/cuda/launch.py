@@ -333,6 +333,20 @@ def module_header(mode: str) -> str:
             f"jit = jit_for({mode!r})\n")
 
 
+_built: dict = {}
+
+
+def cached_module(key, prefix: str, make_source, mode: str):
+    """The generated module for ``key`` (what identifies the text ``make_source()`` returns;
+    unique per ``prefix``) in ``mode``: a hit is one dict lookup, the source is generated only
+    on a miss. Racing misses build the same memoised module (generated_module locks)."""
+    k = (prefix, key, mode)
+    mod = _built.get(k)
+    if mod is None:
+        mod = _built[k] = generated_module(prefix, make_source(), mode)
+    return mod
+
+
 def generated_module(prefix: str, source: str, mode: str):
     """Writes ``module_header(mode) + source`` (once, atomically) under the cache dir and
     imports it; memoised. Triton reads kernel source from files, so generated kernels must

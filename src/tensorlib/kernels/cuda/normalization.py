@@ -22,7 +22,6 @@ contraction is off, as in the other generated kernels.
 """
 from __future__ import annotations
 
-import threading
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -225,21 +224,9 @@ def kernel_source(op, in_dt, acc, out_dt) -> str:
     return "\n".join(lines) + "\n"
 
 
-_kernels: dict = {}
-_lock = threading.Lock()
-
-
 def kernel_for(op, in_dt, acc, out_dt, mode):
-    key = (op, in_dt, acc, out_dt, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        with _lock:
-            fn = _kernels.get(key)
-            if fn is None:
-                fn = _launch.generated_module(f"norm_{op}", kernel_source(op, in_dt, acc, out_dt),
-                                              mode).kernel
-                _kernels[key] = fn
-    return fn
+    return _launch.cached_module((in_dt, acc, out_dt), f"norm_{op}",
+                                 lambda: kernel_source(op, in_dt, acc, out_dt), mode).kernel
 
 
 # ---- launching ---------------------------------------------------------------------------------

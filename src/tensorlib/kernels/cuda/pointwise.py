@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import ast
 import math
-import threading
 
-import numpy as np
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -234,20 +232,8 @@ def kernel_source(spec: ElementwiseSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-_kernels: dict = {}
-_lock = threading.Lock()
-
-
 def _kernel_for(spec, mode):
-    key = (spec.key, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        with _lock:
-            fn = _kernels.get(key)
-            if fn is None:
-                fn = _launch.generated_module(spec.name, kernel_source(spec), mode).kernel
-                _kernels[key] = fn
-    return fn
+    return _launch.cached_module(spec.key, spec.name, lambda: kernel_source(spec), mode).kernel
 
 
 def _block(numel, path, mode):
@@ -428,17 +414,12 @@ def kernel(p_out, s_lo, s_hi, d_lo, d_hi, n, stride, BLOCK: tl.constexpr, IDX64:
 
 
 def _range_kernel(acc, dtype, mode):
-    key = ("fill_range", acc, dtype, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        src = _RANGE_SOURCE.format(acc=acc.name, dtype=dtype.name, acc_tl=VALUE_TL[acc],
-                                   start=scalar_code(acc, "s_lo", "s_hi"),
-                                   step=scalar_code(acc, "d_lo", "d_hi"),
-                                   store=store_code(dtype, cast_code(acc, dtype, "v")))
-        with _lock:
-            fn = _kernels.get(key) or _launch.generated_module("range", src, mode).kernel
-            _kernels[key] = fn
-    return fn
+    def source():
+        return _RANGE_SOURCE.format(acc=acc.name, dtype=dtype.name, acc_tl=VALUE_TL[acc],
+                                    start=scalar_code(acc, "s_lo", "s_hi"),
+                                    step=scalar_code(acc, "d_lo", "d_hi"),
+                                    store=store_code(dtype, cast_code(acc, dtype, "v")))
+    return _launch.cached_module((acc, dtype), "range", source, mode).kernel
 
 
 def fill_range(t, start, step):

@@ -20,7 +20,6 @@ are not supported yet (UnsupportedKernelError).
 from __future__ import annotations
 
 import math
-import threading
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -139,21 +138,9 @@ def reduction_source(spec: ReductionSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-_kernels: dict = {}
-_lock = threading.Lock()
-
-
 def _kernel_for(spec, mode):
-    key = (spec.key, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        with _lock:
-            fn = _kernels.get(key)
-            if fn is None:
-                fn = _launch.generated_module(f"red_{spec.op}", reduction_source(spec),
-                                              mode).kernel
-                _kernels[key] = fn
-    return fn
+    return _launch.cached_module(spec.key, f"red_{spec.op}", lambda: reduction_source(spec),
+                                 mode).kernel
 
 
 def _lit(dtype, value):
@@ -413,16 +400,8 @@ def arg_reduction_source(spec: ArgSpec) -> str:
 
 
 def _arg_kernel_for(spec, mode):
-    key = ("arg", spec.key, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        with _lock:
-            fn = _kernels.get(key)
-            if fn is None:
-                fn = _launch.generated_module(f"red_{spec.op}", arg_reduction_source(spec),
-                                              mode).kernel
-                _kernels[key] = fn
-    return fn
+    return _launch.cached_module(("arg", spec.key), f"red_{spec.op}",
+                                 lambda: arg_reduction_source(spec), mode).kernel
 
 
 def _arg_reduce(it, op):

@@ -27,7 +27,6 @@ over several programs), so a scan of one very long line runs on one SM.
 from __future__ import annotations
 
 import math
-import threading
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -135,20 +134,9 @@ def scan_source(spec: ScanSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-_kernels: dict = {}
-_lock = threading.Lock()
-
-
 def _kernel_for(spec, mode):
-    key = (spec.key, mode)
-    fn = _kernels.get(key)
-    if fn is None:
-        with _lock:
-            fn = _kernels.get(key)
-            if fn is None:
-                fn = _launch.generated_module(f"scan_{spec.op}", scan_source(spec), mode).kernel
-                _kernels[key] = fn
-    return fn
+    return _launch.cached_module(spec.key, f"scan_{spec.op}", lambda: scan_source(spec),
+                                 mode).kernel
 
 
 def _fits(lay, n_lines, n, out_stride, in_stride):

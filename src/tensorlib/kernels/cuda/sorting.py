@@ -27,7 +27,6 @@ binary search per element of x2 (left: first key >= v; right: first key > v).
 """
 from __future__ import annotations
 
-import threading
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -202,25 +201,13 @@ def _stages_code() -> str:
     return "\n".join(lines)
 
 
-_mods: dict = {}
-_lock = threading.Lock()
-
-
 def _module(kind, arg, mode):
-    key = (kind, arg, mode)
-    mod = _mods.get(key)
-    if mod is None:
-        with _lock:
-            mod = _mods.get(key)
-            if mod is None:
-                if kind == "keys":
-                    src = _KEYS_SOURCE.format(dtype=arg.name, code=_key_code(arg))
-                else:
-                    kmax = 2 ** 63 - 1 if arg is _dt.int64 else 2 ** 31 - 1
-                    src = _SORT_SOURCE.format(kname=arg.name, kmax=kmax,
-                                              stages=_stages_code())
-                mod = _mods[key] = _launch.generated_module(f"sort_{kind}", src, mode)
-    return mod
+    def source():
+        if kind == "keys":
+            return _KEYS_SOURCE.format(dtype=arg.name, code=_key_code(arg))
+        kmax = 2 ** 63 - 1 if arg is _dt.int64 else 2 ** 31 - 1
+        return _SORT_SOURCE.format(kname=arg.name, kmax=kmax, stages=_stages_code())
+    return _launch.cached_module(arg, f"sort_{kind}", source, mode)
 
 
 def _arg(t, as_dtype=None):
