@@ -556,6 +556,62 @@ def vscatter(src, lo, hi, dm, base, shift, bmap, o, a):
         a[j] = KT(k)
 
 
+@njit(nogil=True, error_model='numpy')
+def group_cells(tot, ncell, target):
+    # Buckets: runs of consecutive histogram cells of about `target` keys (a bigger cell
+    # alone); a bucket's key span runs from its first to its last non-empty cell. Returns
+    # (cell -> bucket, first cell, last cell, bucket count).
+    bmap = np.empty(ncell, np.int32)
+    bfirst = np.empty(ncell, np.int64)
+    blast = np.empty(ncell, np.int64)
+    nb = 0
+    acc = 0
+    for g in range(ncell):
+        t = tot[g]
+        if t:
+            if nb == 0 or acc + t > target:
+                bfirst[nb] = g
+                nb += 1
+                acc = 0
+            acc += t
+            blast[nb - 1] = g
+        bmap[g] = max(nb - 1, 0)
+    return bmap, bfirst, blast, nb
+
+
+@njit(nogil=True, error_model='numpy')
+def bucket_offsets(bc, nch, nb):
+    # From per-(chunk, bucket) counts: where each chunk's keys of each bucket go, and each
+    # bucket's start (buckets in order, chunks in order inside a bucket).
+    offs = np.empty((nch, nb), np.int64)
+    bstart = np.empty(nb + 1, np.int64)
+    pos = 0
+    for bk in range(nb):
+        bstart[bk] = pos
+        for c in range(nch):
+            offs[c, bk] = pos
+            pos += bc[c, bk]
+    bstart[nb] = pos
+    return offs, bstart
+
+
+@njit(nogil=True, error_model='numpy')
+def split_buckets(bstart, nb, n, nch):
+    # Buckets split between `nch` threads by key count: thread w sorts buckets
+    # [wb[w], wb[w + 1]); also the biggest bucket's size (the scratch each thread needs).
+    wb = np.empty(nch + 1, np.int64)
+    bk = 0
+    for w in range(nch + 1):
+        while bk < nb and bstart[bk] < n * w // nch:
+            bk += 1
+        wb[w] = bk
+    wb[nch] = nb
+    maxb = 0
+    for bk in range(nb):
+        maxb = max(maxb, bstart[bk + 1] - bstart[bk])
+    return wb, maxb
+
+
 @njit(cache=True, nogil=True, error_model='numpy', parallel=True)
 def vlong_exact(src, out, a, desc, nch, target):
     # vlong for any values (nan, -0.0, narrow key ranges): the same plan on keys, whose top HB
@@ -622,50 +678,16 @@ def vlong_exact(src, out, a, desc, nch, target):
         if ns:
             fix_special(src, out, desc)
         return
-    # buckets: runs of consecutive cells of about `target` keys (a bigger cell alone); a
-    # bucket's key span runs from its first to its last non-empty cell
-    bmap = np.empty(ncell, np.int32)
-    bfirst = np.empty(ncell, np.int64)
-    blast = np.empty(ncell, np.int64)
-    nb = 0
-    acc = 0
-    for g in range(ncell):
-        t = tot[g]
-        if t:
-            if nb == 0 or acc + t > target:
-                bfirst[nb] = g
-                nb += 1
-                acc = 0
-            acc += t
-            blast[nb - 1] = g
-        bmap[g] = max(nb - 1, 0)
+    bmap, bfirst, blast, nb = group_cells(tot, ncell, target)
     # per chunk and bucket, where the chunk's keys of that bucket start
     bc = np.zeros((nch, nb), np.int64)
     for c in range(nch):
         for g in range(ncell):
             bc[c, bmap[g]] += h[c, g]
-    offs = np.empty((nch, nb), np.int64)
-    bstart = np.empty(nb + 1, np.int64)
-    pos = 0
-    for bk in range(nb):
-        bstart[bk] = pos
-        for c in range(nch):
-            offs[c, bk] = pos
-            pos += bc[c, bk]
-    bstart[nb] = pos
+    offs, bstart = bucket_offsets(bc, nch, nb)
     for c in prange(nch):
         vscatter(src, n * c // nch, n * (c + 1) // nch, dm, base, shift, bmap, offs[c], a)
-    # buckets split between threads by key count
-    wb = np.empty(nch + 1, np.int64)
-    bk = 0
-    for w in range(nch + 1):
-        while bk < nb and bstart[bk] < n * w // nch:
-            bk += 1
-        wb[w] = bk
-    wb[nch] = nb
-    maxb = 0
-    for bk in range(nb):
-        maxb = max(maxb, bstart[bk + 1] - bstart[bk])
+    wb, maxb = split_buckets(bstart, nb, n, nch)
     for w in prange(nch):
         kb = np.empty(maxb, KT)
         cnt = np.empty((PMAX, 1 << LSD_BITS), np.int64)
@@ -754,48 +776,17 @@ def vlong(src, out, a, desc, nch, target):
                 out[j] = v
                 j += 1
         return 0
-    bmap = np.empty(H, np.int32)
-    bfirst = np.empty(H, np.int64)
-    blast = np.empty(H, np.int64)
-    nb = 0
-    acc = 0
-    for g in range(H):
-        t = tot[g]
-        if t:
-            if nb == 0 or acc + t > target:
-                bfirst[nb] = g
-                nb += 1
-                acc = 0
-            acc += t
-            blast[nb - 1] = g
-        bmap[g] = max(nb - 1, 0)
+    bmap, bfirst, blast, nb = group_cells(tot, H, target)
     rmap = np.empty(H, np.int32)   # raw cell -> bucket
     bc = np.zeros((nch, nb), np.int64)
     for rc in range(H):
         rmap[rc] = bmap[kcell[rc]]
         for c in range(nch):
             bc[c, rmap[rc]] += h[c, rc]
-    offs = np.empty((nch, nb), np.int64)
-    bstart = np.empty(nb + 1, np.int64)
-    pos = 0
-    for bk in range(nb):
-        bstart[bk] = pos
-        for c in range(nch):
-            offs[c, bk] = pos
-            pos += bc[c, bk]
-    bstart[nb] = pos
+    offs, bstart = bucket_offsets(bc, nch, nb)
     for c in prange(nch):
         rawscatter(src, n * c // nch, n * (c + 1) // nch, rmap, offs[c], a)
-    wb = np.empty(nch + 1, np.int64)
-    bk = 0
-    for w in range(nch + 1):
-        while bk < nb and bstart[bk] < n * w // nch:
-            bk += 1
-        wb[w] = bk
-    wb[nch] = nb
-    maxb = 0
-    for bk in range(nb):
-        maxb = max(maxb, bstart[bk + 1] - bstart[bk])
+    wb, maxb = split_buckets(bstart, nb, n, nch)
     for w in prange(nch):
         kb = np.empty(maxb, KT)
         cnt = np.empty((PMAX, 1 << LSD_BITS), np.int64)
