@@ -117,8 +117,8 @@ _CONVERTERS = {
 
 # Types whose default value is converted once, when the function is generated: an argument
 # left at its default (the same object) then skips its converter call.
-_PRECONVERTED = {"Scalar": conv_scalar, "int": conv_int, "SymInt": conv_int,
-                 "float": conv_float, "bool": conv_bool, "str": conv_str}
+_PRECONVERTED = {t: globals()[name] for t, name in _CONVERTERS.items()
+                 if t not in ("ScalarType", "Device")}  # their defaults are None
 
 
 def _conversion(arg: Argument, op: str, allow_scalar: bool, default_name=None) -> str | None:
