@@ -156,6 +156,61 @@ def test_integer_edges_match_numpy(name, dtype):
     assert ok.all(), f"{name} {dtype}: {_mismatches(args, got, want, ok)}"
 
 
+# Complex: every function the standard defines on complex operands, on a grid of components
+# (the standard's complex special cases are C99 Annex G's, which NumPy's glibc calls follow).
+COMPLEX_UNARY = """abs acos acosh asin asinh atan atanh conj cos cosh exp expm1 imag isfinite
+isinf isnan log log1p log2 log10 negative positive real reciprocal round sign sin sinh square
+sqrt tan tanh""".split()
+COMPLEX_BINARY = "add divide equal multiply not_equal subtract".split()
+_COMPLEX_EXACT = {"conj", "imag", "isfinite", "isinf", "isnan", "negative", "positive",
+                  "real", "round", "add", "equal", "not_equal", "subtract"}
+
+
+def complex_specials(dtype):
+    fi = np.finfo(np.empty(0, dtype).real.dtype)
+    parts = np.array([0.0, -0.0, 1.0, -2.5, 0.5, np.inf, -np.inf, np.nan, 1e30, fi.max / 4],
+                     fi.dtype)
+    z = np.empty((parts.size, parts.size), dtype)
+    z.real, z.imag = parts[:, None], parts[None, :]  # re + 1j * im would turn inf into nan
+    return z.ravel()
+
+
+@np.errstate(invalid="ignore", over="ignore")
+def _complex_equal(got, want, ulps):
+    if got.dtype.kind != "c":
+        return _equal(got, want, ulps)
+    # finite parts within ulps of the larger part: libm and glibc round differently
+    mag = np.maximum(np.abs(want.real), np.abs(want.imag)).astype(want.real.dtype)
+    ok = np.ones(got.shape, bool)
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        same = _float_equal(g, w, 0)
+        if ulps:
+            fin = np.isfinite(g) & np.isfinite(w)
+            same |= fin & (np.abs(g - w) <= ulps * np.spacing(mag))
+        ok &= same
+    return ok
+
+
+COMPLEX_CASES = [(n, d) for n in COMPLEX_UNARY + COMPLEX_BINARY
+                 for d in ("complex64", "complex128")]
+
+
+@pytest.mark.parametrize("name,dtype", COMPLEX_CASES, ids=[f"{n}-{d}" for n, d in COMPLEX_CASES])
+def test_complex_special_values_match_numpy(name, dtype):
+    args = _operands(name, complex_specials(dtype), name in COMPLEX_UNARY)
+    got = _run(name, args)
+    with np.errstate(all="ignore"):
+        want = np.asarray(oracle(name)(*args))
+    assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != {want.dtype}"
+    ok = _complex_equal(got, want, 0 if name in _COMPLEX_EXACT else 8)
+    if name in ("multiply", "divide", "reciprocal", "square"):
+        # with an infinite or nan part, C99 only fixes whether the result is infinite / nan
+        # (the parts' signs and which part is nan follow the algorithm)
+        odd = ~np.isfinite(want) | ~np.isfinite(got)
+        ok |= odd & (np.isinf(got) == np.isinf(want))
+    assert ok.all(), f"{name} {dtype}: {_mismatches(args, got, want, ok)}"
+
+
 # ---------------------------------------------------------------- 2. against the standard
 INF, NAN = math.inf, math.nan
 PI = math.pi

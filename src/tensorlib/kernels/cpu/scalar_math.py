@@ -39,7 +39,7 @@ __all__ = [
     "f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16",
     # arithmetic
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
-    "square", "negative", "absolute", "sign",
+    "square", "negative", "absolute", "sign", "scale",
     # complex parts (identity / zero on real types)
     "conj", "real_part", "imag_part",
     # comparison-ish
@@ -622,6 +622,8 @@ def _c_tanh(a):
 
 @register_jitable(**_JIT)
 def _c_sin(a):  # sin z = -i sinh(i z)
+    if math.isinf(a.imag) and not math.isfinite(a.real):
+        return _cpack(a, math.nan, math.inf)  # the standard leaves the sign open; glibc's
     return _times_minus_i(_csinh_ccosh(_times_i(a), False))
 
 
@@ -886,6 +888,22 @@ fmod_ = _define("fmod_", 2, _mk_fmod)
 power = _define("power", 2, _mk_power)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
+def _mk_scale(t):
+    k = _kind(t)
+    if k == "c":
+        def impl(alpha, b):
+            if alpha.imag == 0:  # a real factor scales each part: 1 * (0 + inf j) stays inf j
+                return _cpack(b, alpha.real * b.real, alpha.real * b.imag)
+            return alpha * b
+        return impl
+    if k == "b":
+        return lambda alpha, b: alpha and b
+    if k is not None:
+        return lambda alpha, b: alpha * b
+    return None
+
+
+scale = _define("scale", 2, _mk_scale)  # add / subtract's alpha * other
 square = _define("square", 1, _mk_square)
 negative = _define("negative", 1, _mk_negative)
 absolute = _define("absolute", 1, _mk_absolute)

@@ -40,7 +40,7 @@ __all__ = [
     "i64_to_f32_odd", "f2i64", "f2u64", "to_bool", "fdiv_ieee",
     # arithmetic
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
-    "square", "negative", "absolute", "sign",
+    "square", "negative", "absolute", "sign", "scale",
     # complex parts (identity / zero on real types)
     "conj", "real_part", "imag_part",
     # comparison-ish
@@ -260,6 +260,14 @@ def reciprocal(a):
         return tl.where((a == 1) | (a == -1), a, 0)
     else:
         return tl.where(a == 1, a, 0)
+
+
+@jit
+def scale(alpha, b):  # add / subtract's alpha * other
+    if b.dtype == tl.int1:
+        return alpha & b
+    else:
+        return alpha * b
 
 
 @jit
