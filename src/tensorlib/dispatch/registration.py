@@ -168,10 +168,23 @@ def _register(entry: OpEntry, functions, methods):
         for public in (name,) + entry.aliases:
             functions[public] = fn
     if "method" in entry.variants or "inplace" in entry.variants:
+        method = _varargs_method(fn) if "varargs_method" in entry.tags else fn
         for public in (name,) + entry.aliases:
-            methods[public] = fn
+            methods[public] = method
     for dunder in entry.operators:
         methods[dunder] = _operator(dunder, fn, methods.get(name + "_"))
+
+
+def _varargs_method(fn):
+    """The method for a (self, int[] sizes, *, ...) op that also takes the sizes as separate
+    ints: x.reshape(2, 3), x.reshape((2, 3)) and x.reshape(6) all work."""
+    def method(self, *sizes, **kwargs):
+        if not sizes:  # the sizes by keyword, or missing: the function says which
+            return fn(self, **kwargs)
+        return fn(self, sizes[0] if len(sizes) == 1 else sizes, **kwargs)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
 
 
 def _operator(dunder, fn, inplace_fn):

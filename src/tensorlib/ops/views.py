@@ -93,11 +93,19 @@ def view(self: Tensor, shape) -> Tensor:
     return self._view(shape, strides, self._offset)
 
 
-def reshape(self: Tensor, shape) -> Tensor:
+def reshape(self: Tensor, shape, copy=None) -> Tensor:
+    """A view when the strides allow one, else a copy; ``copy=True`` always copies,
+    ``copy=False`` never does (ValueError where a view is impossible), as the Array API says."""
     shape = infer_shape(shape, self._numel, "reshape")
-    strides = _view_strides(self._shape, self._strides, shape)
+    strides = None if copy else _view_strides(self._shape, self._strides, shape)
     if strides is None:
+        if copy is False:
+            raise ValueError(f"reshape(): argument 'copy' is False, but a tensor of shape "
+                             f"{self._shape} and strides {self._strides} cannot be viewed as "
+                             f"shape {shape} without a copy")
         src = self.contiguous()
+        if copy and src._storage is self._storage:  # already contiguous: copy it anyway
+            src = src.clone()
         return src._view(shape, contiguous_strides(shape), src._offset)
     return self._view(shape, strides, self._offset)
 
