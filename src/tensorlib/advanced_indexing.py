@@ -241,7 +241,7 @@ def advanced_setitem(t: Tensor, key, value) -> None:
     op = "__setitem__"
     plan = _plan(t, key, op)
     if not isinstance(plan, IndexPlan):
-        assign(basic_index(t, plan), value, op)
+        assign(basic_index(t, plan, op), value, op)
         return
     # Only definite self-overlap (a broadcast dim) is refused.
     if has_internal_overlap(t):

@@ -9,15 +9,15 @@ from .tensor import Tensor
 __all__ = ["getitem", "setitem", "basic_index"]
 
 
-def _expand_key(key, ndim):
+def _expand_key(key, ndim, op):
     if not isinstance(key, tuple):
         key = (key,)
     n_ellipsis = sum(1 for k in key if k is Ellipsis)
     if n_ellipsis > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise IndexError(f"{op}(): an index can only have a single ellipsis ('...')")
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     if consumed > ndim:
-        raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but "
+        raise IndexError(f"{op}(): too many indices for tensor: tensor is {ndim}-dimensional, but "
                          f"{consumed} were indexed")
     if n_ellipsis:
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
@@ -27,9 +27,9 @@ def _expand_key(key, ndim):
     return key
 
 
-def basic_index(t: Tensor, key) -> Tensor:
+def basic_index(t: Tensor, key, op="__getitem__") -> Tensor:
     """The view selected by a key of ints, slices, None and Ellipsis."""
-    key = _expand_key(key, t.ndim)
+    key = _expand_key(key, t.ndim, op)
     shape, strides = [], []
     offset = t._offset
     d = 0
@@ -50,11 +50,12 @@ def basic_index(t: Tensor, key) -> Tensor:
             try:
                 i = operator.index(k)
             except TypeError:
-                raise IndexError(f"only integers, slices, None, Ellipsis, integer tensors and "
+                raise IndexError(f"{op}(): only integers, slices, None, Ellipsis, integer tensors and "
                                  f"boolean masks are valid indices, got {type(k).__name__} "
                                  f"({k!r:.40})") from None
             if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {d} with size {size}")
+                raise IndexError(f"{op}(): index {i} is out of bounds for dimension {d} with "
+                                 f"size {size}")
             offset += (i + size if i < 0 else i) * stride
         d += 1
     return t._view(shape, strides, offset)
@@ -80,7 +81,7 @@ def setitem(self: Tensor, key, value) -> None:
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.
         from .advanced_indexing import assign
-        assign(basic_index(self, key), value)
+        assign(basic_index(self, key, "__setitem__"), value)
         return
     from .advanced_indexing import advanced_setitem
     advanced_setitem(self, key, value)
