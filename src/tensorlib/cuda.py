@@ -10,7 +10,7 @@ from __future__ import annotations
 from .runtime.cuda import allocator_for as _allocator_for
 from .runtime.cuda import context as _ctx
 from .runtime.cuda.driver import (CudaError, CudaUnavailableError, DeviceProperties,
-                                  OutOfMemoryError)
+                                  KernelLaunchError, OutOfMemoryError)
 from .runtime.cuda.streams import DeviceGuard as device
 from .runtime.cuda.streams import (Event, Stream, StreamContext, current_handle,
                                    current_stream, default_stream, set_stream, synchronize)
@@ -28,7 +28,7 @@ __all__ = ["is_available", "is_initialized", "init", "device_count", "current_de
            "memory_snapshot", "empty_cache", "caching_allocator_alloc",
            "caching_allocator_delete", "mem_get_info", "set_per_process_memory_fraction",
            "host_memory_stats", "host_empty_cache", "backend", "OutOfMemoryError", "CudaError",
-           "CudaUnavailableError", "DeviceProperties"]
+           "KernelLaunchError", "CudaUnavailableError", "DeviceProperties"]
 
 
 # ---- devices ---------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ class CudaUnavailableError(CudaError):
     """CUDA was asked for but no backend is usable (no driver, no device, or a bad setting)."""
 
 
+class KernelLaunchError(CudaError):
+    """A kernel failed to compile or launch (the message names the kernel, its grid and
+    arguments, and the underlying error)."""
+
+
 class OutOfMemoryError(RuntimeError, MemoryError):
     """Device memory is exhausted (PyTorch's torch.cuda.OutOfMemoryError)."""
 
