@@ -123,9 +123,41 @@ def test_sort_row_longer_than_the_real_block():
     np.testing.assert_array_equal(host(tl.argsort(dev(a))), np_argsort(a))
 
 
-def test_sort_rejects_complex():
-    with pytest.raises(TypeError, match="argsort.*complex"):
-        tl.argsort(dev(np.ones(3, np.complex64)))
+# ---- complex: composed from the real kernels on part views (tensorlib.ops.sorting) ----------
+def cx(re, im, dtype=np.complex64):
+    """Complex values built part by part (``re + 1j * im`` makes nan + ... of an inf/nan im)."""
+    out = np.empty(np.shape(re), dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def test_complex_sort_nan_classes_ties_both_directions():
+    # NumPy: lexicographic within [R + Rj, R + nanj, nan + Rj, nan + nanj]; 2 + nanj > 3 + 1j
+    re = [[2.0, 3.0, np.nan, np.nan, 1.0, -0.0], [0.0, np.nan, np.inf, 0.0, 2.0, 2.0]]
+    im = [[np.nan, 1.0, 5.0, np.nan, np.nan, 0.0], [-0.0, -1.0, np.nan, 0.0, 1.0, np.nan]]
+    a = cx(re, im)
+    x = dev(a)
+    for desc in (False, True):
+        check_sort(x, a, descending=desc)
+    np.testing.assert_array_equal(host(tl.argsort(x, axis=0)), np_argsort(a, axis=0))
+    b = cx([[1.0, np.nan, 1.0], [0.0, -0.0, 1.0]], [[2.0, 0.0, -2.0], [1.0, 1.0, 2.0]],
+           np.complex128)   # no nan imaginary part: two passes
+    check_sort(dev(b), b, descending=True)
+
+
+def test_complex_searchsorted_unique_count_nonzero():
+    x1 = cx([1.0, 0.0, 2.0, 0.0, np.nan, 1.0], [0.0, 1.0, np.nan, 1.0, 0.0, -1.0])
+    perm = np.argsort(x1, kind="stable")
+    x2 = cx([0.0, 1.0, 5.0, np.nan], [1.0, np.nan, 0.0, 0.0])
+    for side in ("left", "right"):
+        got = tl.searchsorted(dev(x1), dev(x2), side=side, sorter=dev(perm))
+        np.testing.assert_array_equal(host(got), np.searchsorted(x1, x2, side=side,
+                                                                 sorter=perm))
+    want = np.unique_all(x1)   # nan parts distinct, as real nans are
+    r = tl.unique_all(dev(x1))
+    for got, exp in zip(r, want):
+        np.testing.assert_array_equal(host(got), exp)
+    assert host(tl.count_nonzero(dev(cx([0.0, -0.0, 0.0], [0.0, 1.0, np.nan])))) == 2
 
 
 # ---- searchsorted ------------------------------------------------------------------------------

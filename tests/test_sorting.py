@@ -76,8 +76,8 @@ def test_sort_edge_cases_and_errors():
     assert tl.sort(tl.zeros((0, 3))).shape == (0, 3)
     b = np.array([True, False, True, False])
     np.testing.assert_array_equal(to_numpy(tl.sort(tl.asarray(b))), np.sort(b))
-    with pytest.raises(TypeError, match="complex"):
-        tl.sort(tl.zeros(3, dtype=tl.complex64))
+    with pytest.raises(TypeError, match="sort.*'x'.*list"):
+        tl.sort([3.0, 1.0])
     with pytest.raises(IndexError, match="axis"):
         tl.argsort(tl.zeros((2, 2)), axis=2)
 
@@ -249,3 +249,141 @@ def test_value_sort_bfloat16_and_bool():
     b = np.random.default_rng(0).random(200_000) < 0.3
     assert_bits_equal(to_numpy(tl.sort(tl.asarray(b))), np.sort(b))
     assert_bits_equal(to_numpy(tl.sort(tl.asarray(b), descending=True)), np.sort(b)[::-1])
+
+
+# ---------------------------------------------------------------- complex
+# NumPy's complex order: lexicographic within the classes [R + Rj, R + nanj, nan + Rj, nan + nanj]
+PART = [0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 7.0]
+complex_parts = st.builds(complex, st.sampled_from(PART), st.sampled_from(PART))
+
+
+def np_complex(re, im, dtype=np.complex64):
+    """Built part by part: ``re + 1j * im`` would turn an inf/nan imaginary part into nan + ..."""
+    re, im = np.broadcast_arrays(np.asarray(re, np.float64), np.asarray(im, np.float64))
+    out = np.empty(re.shape, dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def assert_complex_bits(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                  np.ascontiguousarray(want).view(np.uint8))
+
+
+@given(data=st.data())
+def test_complex_sort_argsort_match_numpy(data):
+    x = data.draw(arrays("complex64", min_dims=1, max_dims=3, max_side=6,
+                         elements=complex_parts))
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1))
+    t = tl.from_numpy(x)
+    want = np.argsort(x, axis=axis, kind="stable")
+    np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=axis)), want)
+    assert_complex_bits(to_numpy(tl.sort(t, axis=axis)), np.take_along_axis(x, want, axis))
+    want_d = np_argsort_desc(x, axis)
+    np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=axis, descending=True)), want_d)
+    assert_complex_bits(to_numpy(tl.sort(t, axis=axis, descending=True, stable=False)),
+                        np.take_along_axis(x, want_d, axis))
+
+
+def test_complex_nan_classes_and_signed_zeros():
+    # 2 + nanj sorts after 3 + 1j although 2 < 3: a plain (real, imag) lexicographic sort fails
+    re = [2.0, 3.0, np.nan, np.nan, 1.0, -0.0, 0.0, np.nan, np.inf, -np.nan, 0.0, 2.0]
+    im = [np.nan, 1.0, 5.0, np.nan, np.nan, 0.0, -0.0, -1.0, np.nan, np.nan, 0.0, np.inf]
+    for dtype in (np.complex64, np.complex128):
+        x = np_complex(re, im, dtype)
+        t = tl.asarray(x)
+        got = to_numpy(tl.argsort(t)).tolist()
+        assert got == np.argsort(x, kind="stable").tolist()
+        assert got == [5, 6, 10, 11, 1, 4, 0, 8, 7, 2, 3, 9]   # -0.0 == 0.0: input order
+        assert to_numpy(tl.argsort(t, descending=True)).tolist() == [3, 9, 2, 7, 8, 0, 4, 1,
+                                                                      11, 5, 6, 10]
+        assert_complex_bits(to_numpy(tl.sort(t)), np.sort(x, kind="stable"))
+        assert tl.sort(t).dtype == t.dtype
+    # the class pass is skipped without a nan imaginary part: nan real parts still last
+    x = np_complex([np.nan, 1.0, -np.inf, np.nan, 1.0], [0.0, 2.0, 3.0, -1.0, -2.0])
+    np.testing.assert_array_equal(to_numpy(tl.argsort(tl.asarray(x))),
+                                  np.argsort(x, kind="stable"))
+
+
+def test_complex_sort_rows_long_and_edge_shapes():
+    rng = np.random.default_rng(5)
+    n = 20_000
+    x = np_complex(rng.integers(-3, 3, n), rng.integers(-3, 3, n))  # many ties
+    x.imag[::97] = np.nan
+    x.real[::89] = np.nan
+    np.testing.assert_array_equal(to_numpy(tl.argsort(tl.asarray(x))),
+                                  np.argsort(x, kind="stable"))
+    m = np_complex(rng.standard_normal((7, 40)), rng.integers(0, 2, (7, 40)), np.complex128)
+    t = tl.asarray(m)
+    for axis in (0, 1):
+        assert_complex_bits(to_numpy(tl.sort(t, axis=axis)), np.sort(m, axis=axis,
+                                                                       kind="stable"))
+        np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=axis, descending=True)),
+                                      np_argsort_desc(m, axis))
+    for shape in ((0,), (3, 0), (0, 4)):
+        assert tl.sort(tl.zeros(shape, dtype=tl.complex64)).shape == shape
+        r = tl.argsort(tl.zeros(shape, dtype=tl.complex64), axis=0)
+        assert r.shape == shape and r.dtype is tl.int64
+    z = tl.asarray(np.complex64(1 - 2j))
+    assert to_numpy(tl.sort(z)) == np.complex64(1 - 2j) and to_numpy(tl.argsort(z)) == 0
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@given(data=st.data())
+def test_complex_searchsorted_matches_numpy(side, data):
+    x1 = data.draw(arrays("complex64", shape=st.tuples(st.integers(0, 8)),
+                          elements=complex_parts))
+    x2 = data.draw(arrays("complex64", min_dims=0, max_dims=2, max_side=4,
+                          elements=complex_parts))
+    s1 = np.sort(x1, kind="stable")
+    got = tl.searchsorted(tl.from_numpy(s1), tl.from_numpy(x2), side=side)
+    assert got.dtype is tl.int64 and got.shape == x2.shape
+    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(s1, x2, side=side))
+    # sorter= over the unsorted x1
+    perm = np.argsort(x1, kind="stable")
+    got = tl.searchsorted(tl.from_numpy(x1), tl.from_numpy(x2), side=side,
+                          sorter=tl.asarray(perm))
+    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(x1, x2, side=side,
+                                                                  sorter=perm))
+
+
+def test_complex_searchsorted_promotion_and_errors():
+    x1 = np_complex([-1.0, 0.0, 0.0, 2.0, np.nan], [0.0, -1.0, 0.0, 5.0, 0.0], np.complex128)
+    x2 = np.array([0.0, -0.0, 2.0, np.nan, -5.0], np.float32)   # real values, complex x1
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(
+            to_numpy(tl.searchsorted(tl.asarray(x1), tl.asarray(x2), side=side)),
+            np.searchsorted(x1, x2, side=side))
+    # real x1, complex values
+    r1 = np.array([-1.0, 0.0, 2.0], np.float32)
+    c2 = np_complex([0.0, 0.0, 2.0], [-1.0, 1.0, np.nan])
+    np.testing.assert_array_equal(to_numpy(tl.searchsorted(tl.asarray(r1), tl.asarray(c2))),
+                                  np.searchsorted(r1, c2))
+    with pytest.raises(IndexError, match="sorter.*index 7"):
+        tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray([0, 1, 2, 3, 7]))
+    with pytest.raises(ValueError, match="x1.*1-D"):
+        tl.searchsorted(tl.asarray(x1.reshape(5, 1)), tl.asarray(x2))
+    assert to_numpy(tl.searchsorted(tl.asarray(x1[:0]), tl.asarray(x2))).tolist() == [0] * 5
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_unique_family_matches_numpy(dtype):
+    rng = np.random.default_rng(1)
+    parts = np.array([0.0, -0.0, 1.0, np.nan, np.inf, -2.0])
+    x = np_complex(rng.choice(parts, (4, 6)), rng.choice(parts, (4, 6)), dtype)
+    t = tl.asarray(x)
+    want = np.unique_all(x)   # a value with a nan part is distinct, like a real nan
+    got = tl.unique_all(t)
+    assert_complex_bits(to_numpy(got.values), want.values)   # first occurrences: -0.0 kept
+    np.testing.assert_array_equal(to_numpy(got.indices), want.indices)
+    np.testing.assert_array_equal(to_numpy(got.inverse_indices), want.inverse_indices)
+    np.testing.assert_array_equal(to_numpy(got.counts), want.counts)
+    assert_complex_bits(to_numpy(tl.unique_values(t)), want.values)
+    np.testing.assert_array_equal(to_numpy(tl.unique_counts(t).counts), want.counts)
+    v, inv = tl.unique_inverse(t)
+    back = to_numpy(v)[to_numpy(inv)]   # (zero signs may differ from x: -0.0 == 0.0)
+    np.testing.assert_array_equal(back.real, x.real)
+    np.testing.assert_array_equal(back.imag, x.imag)
+    assert tl.unique_values(tl.zeros((0, 2), dtype=tl.complex64)).shape == (0,)
+    assert to_numpy(tl.count_nonzero(t, axis=1)).tolist() == np.count_nonzero(x, axis=1).tolist()
