@@ -145,6 +145,20 @@ def test_multinomial_bits_equal_cpu():
     same_bits(a, b)
 
 
+def test_multinomial_sort_path_bits_equal_cpu(monkeypatch):
+    """Without replacement above RANK_MAX_CATEGORIES the keys are argsorted instead of ranked:
+    the same samples (ties, including inf keys of zero weights, by index)."""
+    from tensorlib.kernels.cuda import random as cuda_random
+    monkeypatch.setattr(cuda_random, "RANK_MAX_CATEGORIES", 4)
+    w = np.array([[1.0, 0.0, 3.0, 0.0, 2.5, 0.0, 4.0, 1.0, 1.0],
+                  [0.5, 0.5, 0.0, 1e-300, 7.0, 1.0, 5e-324, 5e-324, 2.0]])
+    for seed, offset in STATES[:2]:
+        for probs, k in ((w, 4), (w[1], 7), (w[1], 1)):
+            a, b = on_both(lambda dev, g, s: tl.multinomial(tl.asarray(probs, device=dev), k,
+                                                            generator=g), seed, offset)
+            same_bits(a, b)
+
+
 def test_randperm_same_permutation():
     # the 64-bit keys (integers kernel, span 2**64) are equal, so is their stable argsort
     for seed, offset in STATES:

@@ -37,8 +37,9 @@ category at or before each index and a status code; samples with replacement the
 search the sums; without replacement the keys -log(u)/p go to a scratch buffer and each
 category's stable rank among them (ties by index) places it in the result when it is below
 num_samples. Bad rows raise the CPU's ValueError after a synchronize. Costs on a GPU: the
-per-row walk is serial (ncat dependent loads) and ranking is O(ncat**2) per row, fine for
-thousands of categories, slow for millions (a sort-based path would be the fix).
+per-row walk is serial (ncat dependent loads); ranking is O(ncat**2) per row, so above
+``RANK_MAX_CATEGORIES`` the rows of keys are argsorted instead (the stable sort of sorting.py
+gives the same ties-by-index order) and the first num_samples indices copied out.
 """
 from __future__ import annotations
 
@@ -471,6 +472,7 @@ def rank(p_out, p_keys, ncat, k, BLOCK: tl.constexpr):
 """
 
 GPU_SAMPLE_BLOCK = 128
+RANK_MAX_CATEGORIES = 2048  # above: argsort the keys (O(n log^2 n)) instead of ranking
 
 
 def _multinomial_module(mode):
@@ -506,8 +508,14 @@ def multinomial_kernel(out, probs, num_samples, replacement, seed, block):
         grid = (rows, _launch.cdiv(ncat, bsize))
         _launch.launch(mod.keys, grid, [_arg(scratch), _arg(probs), ncat, *words], dev.index,
                        BLOCK=bsize, **opts)
-        _launch.launch(mod.rank, grid, [_arg(out), _arg(scratch), ncat, k], dev.index,
-                       BLOCK=bsize, **opts)
+        if ncat <= RANK_MAX_CATEGORIES:
+            _launch.launch(mod.rank, grid, [_arg(out), _arg(scratch), ncat, k], dev.index,
+                           BLOCK=bsize, **opts)
+        else:
+            from .sorting import sort_kernel
+            order = empty((rows, ncat), dtype=_dt.int64, device=dev)
+            sort_kernel(scratch, None, order, False)
+            out.copy_(order[:, :k])
     codes = np.asarray(status.cpu()._to_host_numpy())
     bad = np.nonzero(codes)[0]
     if bad.size:
