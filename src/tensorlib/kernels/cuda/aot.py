@@ -68,18 +68,14 @@ def _elementwise_signature(fn, spec, idx64):
     for n, kind, dt, _ in spec.inputs:
         if kind == "T":
             add(f"p_{n}", ptr(dt))
-    for n, kind, _, _ in spec.inputs:
-        if kind == "S":
-            add(f"{n}_lo", "i32")
-            add(f"{n}_hi", "i32")
-    for n, _ in spec.scalar_args:
-        add(f"{n}_lo", "i32")
-        add(f"{n}_hi", "i32")
+    for p in names:  # scalar bit words: two per real, four per complex scalar
+        if p.endswith("_lo") or p.endswith("_hi"):
+            add(p, "i32")
     add("n", idx)
     for p in names:
         if p.startswith("size") or p.startswith("st_"):
             add(p, idx)
-    block, warps = P.GPU_CONFIG["nd" if spec.ndim else "contig"]
+    block, warps = P.gpu_config(spec)
     sig["BLOCK"] = sig["IDX64"] = "constexpr"
     const = {"BLOCK": block, "IDX64": idx64}
     return fn, sig, const, attrs, {"num_warps": warps, "enable_fp_fusion": False}
@@ -186,6 +182,37 @@ class _FakeTensor:
         self._dtype = dtype
 
 
+def _complex_pointwise_jobs(pointwise, quick):
+    """Complex pointwise kernels (configs say 'complex'): every op accepting complex64 /
+    complex128 on the contiguous path, complex64 strided too, a real second operand and a
+    Python complex scalar for binary ops."""
+    from ... import dtypes as _dt
+    jobs = []
+    c64, c128 = _dt.complex64, _dt.complex128
+    for name, info in sorted(pointwise.items()):
+        if "c" not in info.kinds or (quick and name not in _QUICK_OPS):
+            continue
+        for compute in ([c64] if quick else [c64, c128]):
+            result = info.result_dtype(compute)
+            scal = [(n, compute) for n in info.scalar_args]
+            inputs = [(n, "T", _dt.bool_ if n in info.bool_args else compute,
+                       _dt.bool_ if n in info.bool_args else compute) for n in info.tensor_args]
+            variants = [(inputs, 0, "contig")]
+            if compute is c64 and not quick:
+                variants.append((inputs, 3, "nd3"))
+            if len(info.tensor_args) == 2 and not info.bool_args and not quick:
+                n0, n1 = info.tensor_args
+                comp = _dt.real_for(compute)
+                variants.append(([inputs[0], (n1, "T", comp, compute)], 0, "contig"))
+                variants.append(([inputs[0], (n1, "S", compute, compute)], 0, "contig"))
+            for ins, ndim, path in variants:
+                cfg = (f"{'/'.join(d.name if k == 'T' else 'scalar' for _, k, d, _ in ins)}"
+                       f"->{result.name} {path} complex")
+                jobs.append(_pointwise_job(name, info.expr, ins, scal, compute, result, result,
+                                           ndim, False, cfg))
+    return jobs
+
+
 def standard_kernels(quick=False):
     """The Jobs of every registered kernel's standard configurations (``quick``: a few)."""
     import tensorlib  # noqa: F401  (loads ops.yaml: fills POINTWISE)
@@ -230,6 +257,7 @@ def standard_kernels(quick=False):
                     jobs.append(_pointwise_job(name, info.expr, inputs, scal, compute, result,
                                                out, 0, False,
                                                f"{compute.name},scalar->{out.name} contig"))
+    jobs += _complex_pointwise_jobs(POINTWISE, quick)
     real = [d for d in _dt.ALL_DTYPES if d.kind != "c"]
     if quick:
         pairs = [(_dt.float32, _dt.bfloat16), (_dt.float64, _dt.float16), (_dt.int64, _dt.uint8),
@@ -268,6 +296,12 @@ def standard_kernels(quick=False):
     layouts = [(0, 1, "inner"), (1, 1, "inner"), (1, 1, "outer"), (2, 2, "outer")]
     if quick:
         reductions, layouts = reductions[:1] + reductions[-2:-1], layouts[1:3]
+    else:
+        c64, c128 = _dt.complex64, _dt.complex128  # (re, im) pair accumulators
+        reductions += [("sum", c64, c64, c64), ("prod", c64, c64, c64),
+                       ("prod", c128, c128, c128), ("mean", c128, c128, c128),
+                       ("var", c64, f32, c64), ("std", c128, f64, c128),
+                       ("any", c64, _dt.bool_, _dt.bool_)]
     for name, in_dt, out_dt, compute in reductions:
         aux = compute if name in ("var", "std") else None
         for nk, nr, tiles in layouts:
@@ -276,7 +310,7 @@ def standard_kernels(quick=False):
     classes = [(_dt.float16, "half"), (_dt.bfloat16, "half"), (_dt.float32, "tf32"),
                (_dt.float32, "fp32"), (_dt.float64, "fp64"), (_dt.int8, "int8"),
                (_dt.int16, "generic"), (_dt.int32, "generic"), (_dt.int64, "generic"),
-               (_dt.bool_, "generic")]
+               (_dt.bool_, "generic"), (_dt.complex64, "c64"), (_dt.complex128, "c128")]
     for dtype, cls in classes:
         configs = CONFIGS[cls]
         if quick:

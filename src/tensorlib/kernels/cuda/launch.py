@@ -40,9 +40,9 @@ import numpy as np
 
 from ... import dtypes as _dt
 
-__all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers", "DeviceArg",
-           "arg_for", "pack_scalar", "launch", "generated_module", "kernel_cache_dir",
-           "next_pow2", "cdiv", "INTERPRETER_LOCK"]
+__all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers",
+           "complex_helpers", "DeviceArg", "arg_for", "pack_scalar", "launch",
+           "generated_module", "kernel_cache_dir", "next_pow2", "cdiv", "INTERPRETER_LOCK"]
 
 INTERPRETER_LOCK = threading.Lock()   # the interpreter's grid state and patches are global
 _forced = None                        # "compiled" when set by force_compiled (AOT, no device)
@@ -83,13 +83,24 @@ def jit_for(mode: str):
 
 _HELPERS = {"compiled": "tensorlib.kernels.cuda.scalar_math",
             "interpret": "tensorlib.kernels.cuda._scalar_math_interpret"}
+# complex_math.py (pair-of-components helpers of complex kernels), loaded per mode the same way
+COMPLEX_HELPERS = {"compiled": "tensorlib.kernels.cuda.complex_math",
+                   "interpret": "tensorlib.kernels.cuda._complex_math_interpret"}
 _load_lock = threading.RLock()
 
 
 def helpers(mode: str):
     """scalar_math built for ``mode``: the package module for 'compiled', a second copy of the
     same file (its helpers interpreted, libdevice a NumPy shim) for 'interpret'."""
-    name = _HELPERS[mode]
+    return _helpers_module(_HELPERS[mode], "scalar_math.py", mode)
+
+
+def complex_helpers(mode: str):
+    """complex_math built for ``mode``, as :func:`helpers` builds scalar_math."""
+    return _helpers_module(COMPLEX_HELPERS[mode], "complex_math.py", mode)
+
+
+def _helpers_module(name, filename, mode):
     mod = sys.modules.get(name)
     if mod is not None:
         return mod
@@ -98,7 +109,7 @@ def helpers(mode: str):
     with _load_lock:
         mod = sys.modules.get(name)
         if mod is None:
-            path = os.path.join(os.path.dirname(__file__), "scalar_math.py")
+            path = os.path.join(os.path.dirname(__file__), filename)
             spec = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(spec)
             mod.__dict__["__tl_mode__"] = mode
@@ -231,11 +242,28 @@ _inflight_cv = threading.Condition()
 _drain_registered = False
 
 
+def kernel_name(kernel) -> str:
+    return getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None),
+                                                        "__name__", "triton_kernel")
+
+
+def _launch_error(kernel, grid, args, kwargs, err):
+    from ...runtime.cuda.driver import KernelLaunchError
+    fn = getattr(kernel, "fn", kernel)
+    where = getattr(fn, "__module__", "") or ""
+    shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return KernelLaunchError(f"CUDA kernel {kernel_name(kernel)} ({where}) failed with grid "
+                             f"{tuple(grid)} and arguments ({shown:.600}): "
+                             f"{type(err).__name__}: {err}")
+
+
 def _run_interpreted(kernel, grid, args, kwargs):
     global _inflight
     try:
         with INTERPRETER_LOCK, np.errstate(all="ignore"):
             kernel[grid](*args, **kwargs)
+    except Exception as e:  # surfaces at the stream's next synchronize, named
+        raise _launch_error(kernel, grid, args, kwargs, e) from e
     finally:
         with _inflight_cv:
             _inflight -= 1
@@ -287,9 +315,11 @@ def launch(kernel, grid, args, device: int, **kwargs):
         # around the launch on its stream); one global read while no profiler runs.
         from ...profiler._record import kernel_scope
         from ...runtime.cuda.streams import current_handle
-        name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "fn", None),
-                                                            "__name__", "triton_kernel")
-        kernel_scope(name, current_handle(device)).run(kernel[grid], *args, **kwargs)
+        try:
+            kernel_scope(kernel_name(kernel), current_handle(device)).run(kernel[grid], *args,
+                                                                          **kwargs)
+        except Exception as e:  # compile errors, out of resources, bad arguments
+            raise _launch_error(kernel, grid, args, kwargs, e) from e
     finally:
         if prev != device:
             context.set_device(prev)
@@ -317,7 +347,7 @@ _modules: dict = {}
 
 def _helpers_digest() -> str:
     h = hashlib.sha1()
-    for name in ("scalar_math.py", "_interp_libdevice.py", "launch.py"):
+    for name in ("scalar_math.py", "complex_math.py", "_interp_libdevice.py", "launch.py"):
         with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
             h.update(f.read())
     return h.hexdigest()[:12]

@@ -13,7 +13,12 @@ input; every element of out is written.
   as the result gives NumPy's wrapped answer bit for bit, and unsigned types share the
   signed kernels.
 * bool: or of ands, as 0/1 products summed in int32 and tested != 0.
-* complex: not supported yet (UnsupportedKernelError).
+* complex64 / complex128: the same ``tl.dot`` tiles on the components (float32 IEEE, whatever
+  allow_tf32 says, / float64), two accumulators: re += ar·br - ai·bi, im += ar·bi + ai·br
+  (four dots per K step; ai negated for vecdot's conjugated first operand). Operands are
+  addressed through their real components (component strides, imaginary part at +1), so any
+  layout works without copies. The CPU (BLAS cgemm / zgemm) also accumulates complex64 in
+  float32.
 
 Tiles walk the output in groups of GROUP_M tile rows so consecutive programs reuse the same
 panels of a and b from L2 (Triton tutorial's "grouped ordering"). On a GPU the config is chosen
@@ -55,6 +60,9 @@ CONFIGS = {
              Config(64, 64, 32, 8, 4, 3), Config(32, 32, 32, 8, 2, 3)],
     "fp32": [Config(64, 64, 16, 8, 4, 3), Config(32, 32, 16, 8, 2, 3)],
     "fp64": [Config(64, 64, 16, 8, 4, 3), Config(32, 32, 16, 8, 4, 2)],
+    # complex: two accumulators and four operand tiles per step (components of a and b)
+    "c64": [Config(64, 64, 16, 8, 8, 3), Config(32, 32, 16, 8, 4, 3)],
+    "c128": [Config(64, 64, 16, 8, 8, 2), Config(32, 32, 16, 8, 4, 2)],
     "int8": [Config(128, 128, 64, 8, 8, 3), Config(64, 64, 64, 8, 4, 3),
              Config(32, 32, 64, 8, 2, 3)],
     # no tensor cores: outer products over k, BLOCK_K unused
@@ -74,7 +82,8 @@ def kernel(a_ptr, b_ptr, c_ptr, M, N, K,
            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
            GROUP_M: tl.constexpr, USE_DOT: tl.constexpr, ACC: tl.constexpr,
            PRECISION: tl.constexpr, IN_KIND: tl.constexpr, OUT_KIND: tl.constexpr,
-           OUT: tl.constexpr, EVEN_K: tl.constexpr, IDX64: tl.constexpr):
+           OUT: tl.constexpr, EVEN_K: tl.constexpr, IDX64: tl.constexpr,
+           CPLX: tl.constexpr, CONJ_A: tl.constexpr):
     pid = tl.program_id(0)
     bid = tl.program_id(1).to(tl.int64)
     # grouped ordering: GROUP_M tile rows are walked column by column (L2 reuse)
@@ -101,6 +110,8 @@ def kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     a_base = a_ptr + bid * sa_b
     b_base = b_ptr + bid * sb_b
     acc = tl.full((BLOCK_M, BLOCK_N), 0, ACC)
+    if CPLX:
+        acc_im = tl.full((BLOCK_M, BLOCK_N), 0, ACC)
     if USE_DOT:
         a_ptrs = a_base + (offs_m[:, None] * sa_m + offs_k[None, :] * sa_k)
         b_ptrs = b_base + (offs_k[:, None] * sb_k + offs_n[None, :] * sb_n)
@@ -114,7 +125,23 @@ def kernel(a_ptr, b_ptr, c_ptr, M, N, K,
             if IN_KIND == 1:
                 a = bf16_bits_to_f32(a)
                 b = bf16_bits_to_f32(b)
-            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+            if CPLX:
+                # complex: pointers address the real components, imaginary parts are the
+                # next element; (a + bi)(c + di) = (ac - bd) + (ad + bc)i in two accumulators
+                if EVEN_K:
+                    ai = tl.load(a_ptrs + 1)
+                    bi = tl.load(b_ptrs + 1)
+                else:
+                    ai = tl.load(a_ptrs + 1, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
+                    bi = tl.load(b_ptrs + 1, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+                if CONJ_A:
+                    ai = -ai
+                acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+                acc = tl.dot(-ai, bi, acc, input_precision=PRECISION, out_dtype=ACC)
+                acc_im = tl.dot(a, bi, acc_im, input_precision=PRECISION, out_dtype=ACC)
+                acc_im = tl.dot(ai, b, acc_im, input_precision=PRECISION, out_dtype=ACC)
+            else:
+                acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
             a_ptrs += BLOCK_K * sa_k
             b_ptrs += BLOCK_K * sb_k
     else:
@@ -132,7 +159,10 @@ def kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         rn = rn.to(tl.int64)
     c_ptrs = c_ptr + bid * sc_b + (rm[:, None] * sc_m + rn[None, :] * sc_n)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
-    if OUT_KIND == 1:
+    if CPLX:
+        tl.store(c_ptrs, acc.to(OUT), mask=cmask)
+        tl.store(c_ptrs + 1, acc_im.to(OUT), mask=cmask)
+    elif OUT_KIND == 1:
         tl.store(c_ptrs, f32_to_bf16_bits(acc), mask=cmask)
     elif OUT_KIND == 2:
         tl.store(c_ptrs, (acc != 0).to(tl.uint8), mask=cmask)
@@ -167,6 +197,10 @@ def dtype_class(dtype, allow_tf32=None) -> str:
         return "int8"
     if dtype.kind in "biu":
         return "generic"
+    if dtype is _dt.complex64:
+        return "c64"  # IEEE float32 products (allow_tf32 covers real float32 only)
+    if dtype is _dt.complex128:
+        return "c128"
     raise UnsupportedKernelError(f"matmul(): dtype {dtype} is not supported by the CUDA kernels "
                                  f"yet")
 
@@ -174,7 +208,7 @@ def dtype_class(dtype, allow_tf32=None) -> str:
 def kernel_args(dtype, cls, interpret=False):
     """(pointer dtype name, constexprs) for a dtype and its class."""
     import triton.language as tl
-    kdt = _SIGNED.get(dtype, dtype)
+    kdt = _SIGNED.get(dtype, _dt.real_for(dtype))  # complex: the component type
     in_kind = out_kind = _NATIVE
     ptr = kdt.name
     if dtype is _dt.bool_:
@@ -185,9 +219,9 @@ def kernel_args(dtype, cls, interpret=False):
         ptr = "uint16" if interpret else "bfloat16"
         if interpret:
             in_kind = _BF16_BITS
-    if cls in ("half", "tf32", "fp32"):
+    if cls in ("half", "tf32", "fp32", "c64"):
         acc = tl.float32
-    elif cls == "fp64":
+    elif cls in ("fp64", "c128"):
         acc = tl.float64
     elif kdt.itemsize == 8:
         acc = tl.int64
@@ -195,7 +229,8 @@ def kernel_args(dtype, cls, interpret=False):
         acc = tl.int32
     const = dict(USE_DOT=cls != "generic", ACC=acc,
                  PRECISION="tf32" if cls == "tf32" else "ieee", IN_KIND=in_kind,
-                 OUT_KIND=out_kind, OUT=getattr(tl, _TL[kdt]))
+                 OUT_KIND=out_kind, OUT=getattr(tl, _TL[kdt]), CPLX=dtype.kind == "c",
+                 CONJ_A=False)
     return ptr, const
 
 
@@ -209,7 +244,7 @@ def _pick(cls, m, n, tiles_batch):
 
 
 # bytes per element of the tl.dot operands staged in shared memory
-_DOT_ITEMSIZE = {"half": 2, "tf32": 4, "fp32": 4, "fp64": 8, "int8": 1}
+_DOT_ITEMSIZE = {"half": 2, "tf32": 4, "fp32": 4, "fp64": 8, "int8": 1, "c64": 8, "c128": 16}
 
 
 def smem_bytes(cfg, cls) -> int:
@@ -269,26 +304,26 @@ def matmul_kernel(a, b, out, conj_a=False):
     if out._numel == 0:
         return
     dtype = out._dtype
-    if dtype.kind == "c":
-        raise UnsupportedKernelError(f"matmul(): complex dtypes ({dtype}) are not supported by "
-                                     f"the CUDA kernels yet")
     cls = dtype_class(dtype)
     mode = _launch.current_mode()
     interpret = mode == "interpret"
     ptr_name, const = kernel_args(dtype, cls, interpret)
+    # complex operands are addressed by their real components: offsets and strides in
+    # component units (doubled), the imaginary part one element further
+    scale = 2 if dtype.kind == "c" else 1
+    const = dict(const, CONJ_A=bool(conj_a) and dtype.kind == "c")
     nbd = out.ndim - 2
     m, n = out._shape[nbd:]
     k = a._shape[-1]
-    bshape, (sa, sb, sc) = _collapse_batch(out._shape[:nbd],
-                                           [a._strides[:nbd], b._strides[:nbd],
-                                            out._strides[:nbd]])
-    sam, sak = a._strides[nbd:]
-    sbk, sbn = b._strides[nbd:]
-    scm, scn = out._strides[nbd:]
+    bshape, (sa, sb, sc) = _collapse_batch(
+        out._shape[:nbd], [tuple(s * scale for s in x._strides[:nbd]) for x in (a, b, out)])
+    sam, sak = (s * scale for s in a._strides[nbd:])
+    sbk, sbn = (s * scale for s in b._strides[nbd:])
+    scm, scn = (s * scale for s in out._strides[nbd:])
     idx64 = max(_span(m, k, sam, sak), _span(k, n, sbk, sbn), _span(m, n, scm, scn)) \
-        > _I32_MAX
+        + scale - 1 > _I32_MAX
     inner = bshape[-1]
-    kdt = _SIGNED.get(dtype, dtype)
+    kdt = _SIGNED.get(dtype, _dt.real_for(dtype))
     device = out.device.index
     pa, pb, pc = (x._storage.data_ptr() for x in (a, b, out))
     kernel = mm_kernel(mode)
@@ -300,9 +335,9 @@ def matmul_kernel(a, b, out, conj_a=False):
                       num_warps=cfg.num_warps, num_stages=cfg.num_stages,
                       enable_fp_fusion=True)  # FMA accumulation: fewer roundings, not more
         for outer in itertools.product(*[range(s) for s in bshape[:-1]]):
-            oa = a._offset + sum(i * s for i, s in zip(outer, sa))
-            ob = b._offset + sum(i * s for i, s in zip(outer, sb))
-            oc = out._offset + sum(i * s for i, s in zip(outer, sc))
+            oa = a._offset * scale + sum(i * s for i, s in zip(outer, sa))
+            ob = b._offset * scale + sum(i * s for i, s in zip(outer, sb))
+            oc = out._offset * scale + sum(i * s for i, s in zip(outer, sc))
             for start in range(0, inner, 65535):
                 nb = min(65535, inner - start)
                 args = [_launch.arg_for(pa, kdt, oa + start * sa[-1], ptr_name),
@@ -318,7 +353,8 @@ def matmul_kernel(a, b, out, conj_a=False):
     elif _autotune.enabled():
         # every config writes all of out and reads only a and b (which out does not overlap),
         # so the candidates can be timed on the call's own operands
-        cfg = TUNER.choose(cls, shape_key(m, n, k, batch, sak == 1, sbn == 1), run, device)
+        cfg = TUNER.choose(cls, shape_key(m, n, k, batch, sak == scale, sbn == scale), run,
+                           device)
     else:
         cfg = _pick(cls, m, n, batch)
     run(cfg)

@@ -18,8 +18,16 @@ explicit round-to-nearest-even conversion (the interpreter's own bf16 cast trunc
 natively. Half types compute in float32; conversions into a half type from wider types round to
 odd first (as kernels/cpu/casting.py does) so the final rounding is single. Python scalars and
 Scalar arguments travel as two int32 words of their bits in the compute dtype (Triton would
-type a Python float as fp32). Complex tensors: copy and fill run on their real and imaginary
-components; other complex ops raise UnsupportedKernelError.
+type a Python float as fp32).
+
+Complex (Triton has no complex type): a complex value is a pair of blocks (re, im) in the
+component dtype, loaded / stored through a component-typed pointer at element offset * 2 and
+* 2 + 1. With a complex compute dtype every operand becomes a pair (real ones with a zero
+imaginary part); the expression is translated into straight-line statements whose values are
+pairs or real blocks (``+ - * == !=`` inline, helpers as the ``c_*`` functions of
+complex_math.py, which mirror the CPU kernels). Real or bool results (abs, real, isnan,
+equal...) and complex outputs of a real computation are stored as such. Copy and fill of
+complex tensors run on their components.
 """
 from __future__ import annotations
 
@@ -34,11 +42,12 @@ from . import launch as _launch
 from ...ops.pointwise import scalar_to_compute
 
 __all__ = ["run_pointwise", "fill_range", "kernel_source", "ElementwiseSpec",
-           "VALUE_TL", "cast_code", "GPU_CONFIG"]
+           "VALUE_TL", "cast_code", "GPU_CONFIG", "gpu_config", "is_complex_spec"]
 
 # (BLOCK, num_warps): 4 elements per thread contiguous (16-byte vectors of float32), 2 strided;
 # more per thread made ptxas spill in libdevice's sin/cos and 64-bit index math (aot.py).
-GPU_CONFIG = {"contig": (1024, 8), "nd": (512, 8)}
+# Complex kernels evaluate every branch of the special-value code: one element per thread.
+GPU_CONFIG = {"contig": (1024, 8), "nd": (512, 8), "complex": (256, 8)}
 INTERPRET_MAX_BLOCK = 1 << 16   # interpreter: few, wide programs (each costs Python overhead)
 _I32_MAX = 2 ** 31 - 1
 
@@ -169,7 +178,9 @@ class ElementwiseSpec:
         self.key = (name, expr, self.inputs, self.scalar_args, compute, result, out, ndim)
 
 
-def kernel_source(spec: ElementwiseSpec) -> str:
+def kernel_source(spec: ElementwiseSpec, mode: str = "compiled") -> str:
+    if is_complex_spec(spec):
+        return complex_kernel_source(spec, mode)
     nd = spec.ndim
     tensor_names = [n for n, kind, _, _ in spec.inputs if kind == "T"]
     scalar_names = [n for n, kind, _, _ in spec.inputs if kind == "S"]
@@ -232,8 +243,269 @@ def kernel_source(spec: ElementwiseSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+# ---- complex kernels ---------------------------------------------------------------------------
+def is_complex_spec(spec: ElementwiseSpec) -> bool:
+    """Whether any operand, the computation or the output of ``spec`` is complex."""
+    return (spec.compute.kind == "c" or spec.out.kind == "c" or spec.result.kind == "c"
+            or any(d.kind == "c" or t.kind == "c" for _, _, d, t in spec.inputs))
+
+
+def _word_names(name, dt):
+    """Kernel parameters carrying scalar ``name`` of dtype ``dt`` (two int32 words per part)."""
+    if dt.kind == "c":
+        return [f"{name}_re_lo", f"{name}_re_hi", f"{name}_im_lo", f"{name}_im_hi"]
+    return [f"{name}_lo", f"{name}_hi"]
+
+
+def _scalar_words(value, dt):
+    if dt.kind == "c":
+        comp = _dt.real_for(dt)
+        return [*_launch.pack_scalar(comp.np_dtype.type(value.real), comp),
+                *_launch.pack_scalar(comp.np_dtype.type(value.imag), comp)]
+    return list(_launch.pack_scalar(value, dt))
+
+
+# ops.yaml helper -> (complex_math function, what it returns: c pair, r real, b bool)
+_COMPLEX_CALLS = {
+    "true_div": ("c_div", "c"), "power": ("c_pow", "c"), "scale": ("c_scale", "c"),
+    "negative": ("c_negative", "c"), "absolute": ("c_abs", "r"), "sign": ("c_sign", "c"),
+    "reciprocal": ("c_reciprocal", "c"), "square": ("c_square", "c"),
+    "conj": ("c_conj", "c"), "real_part": ("c_real", "r"), "imag_part": ("c_imag", "r"),
+    "isnan": ("c_isnan", "b"), "isinf": ("c_isinf", "b"), "isfinite": ("c_isfinite", "b"),
+    "logical_and": ("c_logical_and", "b"), "logical_or": ("c_logical_or", "b"),
+    "logical_xor": ("c_logical_xor", "b"), "logical_not": ("c_logical_not", "b"),
+    "round_half_even": ("c_round", "c"),
+}
+for _f in ("exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh "
+           "cosh tanh asinh acosh atanh").split():
+    _COMPLEX_CALLS[_f] = (f"c_{_f}", "c")
+_COMPLEX_BINOPS = {ast.Add: ("+", "c_add"), ast.Sub: ("-", "c_sub"), ast.Mult: ("*", "c_mul")}
+
+
+class _ComplexTranslator:
+    """ops.yaml expression -> straight-line statements over complex pairs. A value is
+    ("c", re, im) (names of two component blocks), ("r", expr) (a real / bool block) or
+    ("k", literal)."""
+
+    def __init__(self, op, names, comp_tl):
+        self.op = op
+        self.names = names
+        self.comp = comp_tl
+        self.lines = []
+        self.count = 0
+
+    def _fresh(self):
+        self.count += 1
+        return f"t{self.count}"
+
+    def _unsupported(self, what):
+        return UnsupportedKernelError(f"{self.op}(): {what} has no complex CUDA kernel")
+
+    def pair(self, v):
+        """A value as a pair (a real one gets a zero imaginary part)."""
+        if v[0] == "c":
+            return v
+        t = self._fresh()
+        if v[0] == "k":
+            self.lines.append(f"{t}_re = tl.full((BLOCK,), {v[1]}, {self.comp})")
+        else:
+            self.lines.append(f"{t}_re = tl.broadcast_to(({v[1]}).to({self.comp}), (BLOCK,))")
+        self.lines.append(f"{t}_im = tl.full((BLOCK,), 0.0, {self.comp})")
+        return ("c", f"{t}_re", f"{t}_im")
+
+    def call(self, fn, kind, args):
+        parts = [x for a in args for x in self.pair(a)[1:]]
+        t = self._fresh()
+        if kind == "c":
+            self.lines.append(f"{t}_re, {t}_im = {fn}({', '.join(parts)})")
+            return ("c", f"{t}_re", f"{t}_im")
+        self.lines.append(f"{t} = {fn}({', '.join(parts)})")
+        return ("r", t)
+
+    def visit(self, node):
+        if isinstance(node, ast.Name):
+            if node.id not in self.names:
+                raise self._unsupported(f"name {node.id!r}")
+            return self.names[node.id]
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+            return ("k", repr(node.value))
+        if isinstance(node, ast.BinOp) and type(node.op) in _COMPLEX_BINOPS:
+            sym, fn = _COMPLEX_BINOPS[type(node.op)]
+            a, b = self.visit(node.left), self.visit(node.right)
+            if a[0] != "c" and b[0] != "c":
+                return ("r", f"({a[1]} {sym} {b[1]})")
+            return self.call(fn, "c", [a, b])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            a = self.visit(node.operand)
+            if isinstance(node.op, ast.UAdd):
+                return a
+            if a[0] != "c":
+                return ("r", f"(-{a[1]})")
+            return self.call("c_negative", "c", [a])
+        if (isinstance(node, ast.Compare) and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+            a, b = self.visit(node.left), self.visit(node.comparators[0])
+            eq = isinstance(node.ops[0], ast.Eq)
+            if a[0] != "c" and b[0] != "c":
+                return ("r", f"({a[1]} {'==' if eq else '!='} {b[1]})")
+            return self.call("c_eq" if eq else "c_ne", "b", [a, b])
+        if isinstance(node, ast.IfExp):
+            c = self.visit(node.test)
+            if c[0] == "c":
+                c = self.call("c_truth", "b", [c])
+            a, b = self.visit(node.body), self.visit(node.orelse)
+            if a[0] != "c" and b[0] != "c":
+                return ("r", f"tl.where({c[1]}, {a[1]}, {b[1]})")
+            a, b = self.pair(a), self.pair(b)
+            t = self._fresh()
+            self.lines.append(f"{t}_re = tl.where({c[1]}, {a[1]}, {b[1]})")
+            self.lines.append(f"{t}_im = tl.where({c[1]}, {a[2]}, {b[2]})")
+            return ("c", f"{t}_re", f"{t}_im")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if node.func.id not in _COMPLEX_CALLS:
+                raise self._unsupported(f"helper {node.func.id}()")
+            fn, kind = _COMPLEX_CALLS[node.func.id]
+            return self.call(fn, kind, [self.visit(a) for a in node.args])
+        raise self._unsupported(f"expression {ast.unparse(node)!r}")
+
+
+def complex_kernel_source(spec: ElementwiseSpec, mode: str = "compiled") -> str:
+    """The kernel of a spec with complex operands, computation or output (module docstring)."""
+    nd = spec.ndim
+    tensors = [(n, dt) for n, kind, dt, _ in spec.inputs if kind == "T"]
+    words = [w for n, kind, _, t in spec.inputs if kind == "S" for w in _word_names(n, t)]
+    words += [w for n, dt in spec.scalar_args for w in _word_names(n, dt)]
+    params = ["p_out"] + [f"p_{n}" for n, _ in tensors] + words + ["n"]
+    ops = ["out"] + [n for n, _ in tensors]
+    if nd:
+        params += [f"size{d}" for d in range(nd)]
+        params += [f"st_{o}_{d}" for o in ops for d in range(nd)]
+    params += ["BLOCK: tl.constexpr", "IDX64: tl.constexpr"]
+    desc = ", ".join(f"{n}:{k}:{d.name}->{t.name}" for n, k, d, t in spec.inputs)
+    lines = [
+        f"# Generated by tensorlib.kernels.cuda.pointwise for: {spec.name}({desc}) "
+        f"compute {spec.compute.name} -> {spec.result.name} -> {spec.out.name}, "
+        f"{'contig' if not nd else f'nd{nd}'}, complex",
+        f"from {_launch.COMPLEX_HELPERS[mode]} import *",
+        "",
+        "",
+        f"@jit(do_not_specialize={words!r})",
+        f"def kernel({', '.join(params)}):",
+        "    pid = tl.program_id(0)",
+        "    if IDX64:",
+        "        lin = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)",
+        "    else:",
+        "        lin = pid * BLOCK + tl.arange(0, BLOCK)",
+        "    mask = lin < n",
+    ]
+    body = []
+    if not nd:
+        offs = {o: "lin" for o in ops}
+    else:
+        body.append("rem = lin")
+        for d in range(nd - 1):
+            body.append(f"i{d} = rem % size{d}")
+            body.append(f"rem = rem // size{d}")
+        body.append(f"i{nd - 1} = rem")
+        offs = {}
+        for o in ops:
+            body.append(f"o_{o} = " + " + ".join(f"i{d} * st_{o}_{d}" for d in range(nd)))
+            offs[o] = f"o_{o}"
+
+    def blk(expr):
+        return f"tl.broadcast_to({expr}, (BLOCK,))"
+
+    names = {}
+    for n, kind, dt, target in spec.inputs:
+        v = f"v_{n}"
+        if kind == "S":
+            if target.kind == "c":
+                comp = _dt.real_for(target)
+                body.append(f"{v}_re = {blk(scalar_code(comp, f'{n}_re_lo', f'{n}_re_hi'))}")
+                body.append(f"{v}_im = {blk(scalar_code(comp, f'{n}_im_lo', f'{n}_im_hi'))}")
+                names[n] = ("c", f"{v}_re", f"{v}_im")
+            else:
+                body.append(f"{v} = {blk(scalar_code(target, f'{n}_lo', f'{n}_hi'))}")
+                names[n] = ("r", v)
+            continue
+        if dt.kind == "c":
+            src = _dt.real_for(dt)
+            re = f"tl.load(p_{n} + {offs[n]} * 2, mask=mask)"
+            im = f"tl.load(p_{n} + {offs[n]} * 2 + 1, mask=mask)"
+            if target.kind == "c":
+                comp = _dt.real_for(target)
+                body.append(f"{v}_re = {cast_code(src, comp, re)}")
+                body.append(f"{v}_im = {cast_code(src, comp, im)}")
+                names[n] = ("c", f"{v}_re", f"{v}_im")
+            elif target is _dt.bool_:  # a complex condition: NumPy truthiness
+                body.append(f"{v} = c_truth({re}, {im})")
+                names[n] = ("r", v)
+            else:
+                raise UnsupportedKernelError(f"{spec.name}(): complex operand {n!r} in a "
+                                             f"{target} computation")
+            continue
+        val = load_code(dt, f"tl.load(p_{n} + {offs[n]}, mask=mask)")
+        if target.kind == "c":
+            comp = _dt.real_for(target)
+            body.append(f"{v}_re = {cast_code(dt, comp, val)}")
+            body.append(f"{v}_im = tl.full((BLOCK,), 0.0, {VALUE_TL[comp]})")
+            names[n] = ("c", f"{v}_re", f"{v}_im")
+        else:
+            body.append(f"{v} = {cast_code(dt, target, val)}")
+            names[n] = ("r", v)
+    for n, dt in spec.scalar_args:
+        v = f"v_{n}"
+        if dt.kind == "c":
+            comp = _dt.real_for(dt)
+            body.append(f"{v}_re = {blk(scalar_code(comp, f'{n}_re_lo', f'{n}_re_hi'))}")
+            body.append(f"{v}_im = {blk(scalar_code(comp, f'{n}_im_lo', f'{n}_im_hi'))}")
+            names[n] = ("c", f"{v}_re", f"{v}_im")
+        else:
+            body.append(f"{v} = {blk(scalar_code(dt, f'{n}_lo', f'{n}_hi'))}")
+            names[n] = ("r", v)
+
+    if spec.compute.kind == "c":
+        tr = _ComplexTranslator(spec.name, names, VALUE_TL[_dt.real_for(spec.compute)])
+        res = tr.visit(ast.parse(spec.expr, mode="eval").body)
+        body += tr.lines
+    else:  # a real computation stored into a complex output
+        bool_arith = spec.compute is _dt.bool_
+        body.append(f"r = {translate(spec.expr, {n: v[1] for n, v in names.items()}, bool_arith)}")
+        if bool_arith and spec.result is _dt.bool_:
+            body.append("r = to_bool(r)")
+        res = ("r", "r")
+    if (res[0] == "c") != (spec.result.kind == "c"):
+        raise UnsupportedKernelError(f"{spec.name}(): the expression {spec.expr!r} does not "
+                                     f"give a {spec.result} value on the CUDA kernels")
+    if spec.out.kind == "c":
+        comp = _dt.real_for(spec.out)
+        if res[0] == "c":
+            src = _dt.real_for(spec.result)
+            re, im = cast_code(src, comp, res[1]), cast_code(src, comp, res[2])
+        else:
+            r = res[1]
+            if spec.result in _HALF:  # a half result rounds to its dtype before widening
+                r = load_code(spec.result, store_code(spec.result, r))
+            re = cast_code(spec.result, comp, r)
+            im = f"tl.full((BLOCK,), 0.0, {VALUE_TL[comp]})"
+        body.append(f"tl.store(p_out + {offs['out']} * 2, {re}, mask=mask)")
+        body.append(f"tl.store(p_out + {offs['out']} * 2 + 1, {im}, mask=mask)")
+    else:
+        if res[0] == "c":
+            raise UnsupportedKernelError(f"{spec.name}(): cannot store {spec.result} into "
+                                         f"{spec.out}")
+        val = store_code(spec.out, cast_code(spec.result, spec.out, res[1]))
+        body.append(f"tl.store(p_out + {offs['out']}, {val}, mask=mask)")
+    lines += ["    " + b for b in body]
+    return "\n".join(lines) + "\n"
+
+
 def _kernel_for(spec, mode):
-    return _launch.cached_module(spec.key, spec.name, lambda: kernel_source(spec), mode).kernel
+    def source():
+        if is_complex_spec(spec):
+            _launch.complex_helpers(mode)  # the generated module imports it by name
+        return kernel_source(spec, mode)
+    return _launch.cached_module(spec.key, spec.name, source, mode).kernel
 
 
 def _block(numel, path, mode):
@@ -241,6 +513,13 @@ def _block(numel, path, mode):
     if mode == "interpret":
         return min(_launch.next_pow2(numel), INTERPRET_MAX_BLOCK), 4
     return GPU_CONFIG[path]
+
+
+def gpu_config(spec: ElementwiseSpec):
+    """(BLOCK, num_warps) of ``spec``'s kernel on a GPU."""
+    if is_complex_spec(spec):
+        return GPU_CONFIG["complex"]
+    return GPU_CONFIG["nd" if spec.ndim else "contig"]
 
 
 # ---- launching ---------------------------------------------------------------------------------
@@ -263,8 +542,10 @@ def _operand(t: Tensor, strides, offset, dtype=None, scale=1, extra=0):
 
 
 def _fits_32bit(shape, operands):
-    # lanes of the last block run past numel: keep their linear index in int32 too
-    if math.prod(shape) > _I32_MAX - INTERPRET_MAX_BLOCK:
+    # lanes of the last block run past numel: keep their linear index in int32 too; complex
+    # operands are addressed in components (element offset * 2, + 1)
+    scale = 2 if any(op.dtype.kind == "c" for op in operands) else 1
+    if math.prod(shape) * scale > _I32_MAX - INTERPRET_MAX_BLOCK * scale:
         return False
     for op in operands:
         lo = hi = 0
@@ -273,7 +554,8 @@ def _fits_32bit(shape, operands):
                 hi += (n - 1) * s
             else:
                 lo += (n - 1) * s
-        if max(-lo, hi) > _I32_MAX:
+        k = 2 if op.dtype.kind == "c" else 1
+        if max(-lo, hi) * k + (k - 1) > _I32_MAX:
             return False
     return True
 
@@ -292,9 +574,9 @@ def _launch_elementwise(name, expr, out: _Operand, inputs, scalar_args, compute,
             targs.append(x.arg)
         else:
             spec_inputs.append((n, "S", target, target))
-            words += _launch.pack_scalar(x, target)
+            words += _scalar_words(x, target)
     for n, v in scalar_args:
-        words += _launch.pack_scalar(v, compute)
+        words += _scalar_words(v, compute)
     spec = ElementwiseSpec(name, expr, spec_inputs, [(n, compute) for n, _ in scalar_args],
                            compute, result, out.dtype, ndim)
     mode = _launch.current_mode()
@@ -305,7 +587,8 @@ def _launch_elementwise(name, expr, out: _Operand, inputs, scalar_args, compute,
         args += list(shape)
         for op in tensors:
             args += list(op.strides)
-    block, warps = _block(numel, "nd" if ndim else "contig", mode)
+    path = "complex" if is_complex_spec(spec) else "nd" if ndim else "contig"
+    block, warps = _block(numel, path, mode)
     idx64 = not _fits_32bit(shape, tensors)
     _launch.launch(kernel, (_launch.cdiv(numel, block),), args, device, BLOCK=block,
                    IDX64=idx64, num_warps=warps, enable_fp_fusion=False)
@@ -320,15 +603,9 @@ def run_pointwise(it, info, scalar_values):
     ops = it.operands
     compute = it.compute_dtype
     out = ops[0]
-    complex_involved = compute.kind == "c" or out._dtype.kind == "c" or any(
-        isinstance(x, Tensor) and x._dtype.kind == "c" for x in ops[1:])
-    if complex_involved:
-        if info.name == "copy":
-            return _complex_copy(it)
-        if info.name == "fill":
-            return _complex_fill(it, info)
-        raise UnsupportedKernelError(f"{info.name}(): complex dtypes are not supported by the "
-                                     f"CUDA kernels yet (compute dtype {compute})")
+    if info.name in ("copy", "fill") and (compute.kind == "c" or out._dtype.kind == "c" or any(
+            isinstance(x, Tensor) and x._dtype.kind == "c" for x in ops[1:])):
+        return _complex_copy(it) if info.name == "copy" else _complex_fill(it, info)
     lay = it.layout()
     outop = _operand(out, lay.strides[0], lay.offsets[0])
     inputs, k = [], 1

@@ -14,8 +14,15 @@ float32 for half types), max/min propagate nan, mean and var divide in float64. 
 are blocked (per-lane partial sums, then a tree), close to NumPy's pairwise summation.
 argmax / argmin (``arg_reduction_source``) reduce (value, index) pairs over the single reduced
 dim the op layer leaves (axis=None arrives flattened): the first index of the extreme wins and a
-nan counts as the extreme (NumPy's rule). Scans (cumsum, cumprod) are in scan.py. Complex inputs
-are not supported yet (UnsupportedKernelError).
+nan counts as the extreme (NumPy's rule). Scans (cumsum, cumprod) are in scan.py.
+
+Complex values (Triton has no complex type) are (re, im) pairs of component tiles: a complex
+tensor is passed as a pointer to its real component with doubled offset and strides (the
+imaginary part one element further), the accumulator is two tiles, and the combine takes and
+returns pairs (``tl.reduce`` accepts tuples). sum / mean add per component; prod multiplies
+as (ac - bd, ad + bc), as the CPU's Numba complex product; var / std accumulate
+|x - mean|^2 in the component dtype; any / all test either part. A real result stored into a
+complex out= gets imaginary part 0.
 """
 from __future__ import annotations
 
@@ -24,12 +31,13 @@ import math
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from . import launch as _launch
-from .pointwise import VALUE_TL, cast_code, load_code, scalar_code, store_code
+from .pointwise import VALUE_TL, _parts, cast_code, load_code, scalar_code, store_code
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "var_kernel", "std_kernel", "argmax_kernel", "argmin_kernel",
            "ReductionSpec", "reduction_source", "ArgSpec", "arg_reduction_source", "GPU_TILES",
-           "aot_jobs"]
+           "aot_jobs", "COMPLEX_COMB", "value_names", "comp_tl", "tuple_code", "load_parts",
+           "store_parts"]
 
 _I32_MAX = 2 ** 31 - 1
 # (BLOCK_O, BLOCK_R, num_warps) on a GPU
@@ -39,21 +47,83 @@ GPU_TILES = {"inner": (4, 512, 8), "outer": (128, 16, 4)}
 class ReductionSpec:
     """One generated reduction kernel. ``comb``: elementwise combine of tiles ``a``, ``b``;
     ``fmap``: the loaded value ``v`` (and mean ``m``) -> accumulated value; ``fin``: ``acc``
-    (and the divisor ``div``) -> result value of dtype ``fin_dt``."""
+    (and the divisor ``div``) -> result value of dtype ``fin_dt``.
+
+    Complex values are (re, im) pairs of component tiles: a complex dtype's names get ``_re``
+    / ``_im`` suffixes (``v_re``, ``acc_im``, ``a_re``...), ``init`` / ``fmap`` / ``fin`` are
+    then tuples of one expression per component and ``comb`` returns a pair."""
 
     __slots__ = ("op", "in_dt", "acc", "out", "init", "comb", "fmap", "fin", "fin_dt", "aux_dt",
                  "load_dt", "nkept", "nred", "key")
 
-    def __init__(self, op, in_dt, acc, out, init, comb, nkept, nred, fmap="v", fin="acc",
+    def __init__(self, op, in_dt, acc, out, init, comb, nkept, nred, fmap=None, fin=None,
                  fin_dt=None, aux_dt=None, load_dt=None):
         self.op, self.in_dt, self.acc, self.out = op, in_dt, acc, out
-        self.init, self.comb, self.fmap, self.fin = init, comb, fmap, fin
         self.fin_dt = fin_dt or acc
         self.aux_dt = aux_dt
         self.load_dt = load_dt or aux_dt or acc  # what the loaded value ``v`` is converted to
+        self.init = _per_part(init, acc)
+        self.comb = comb
+        self.fmap = _per_part(fmap, acc) if fmap is not None else tuple(value_names(acc, "v"))
+        self.fin = _per_part(fin, self.fin_dt) if fin is not None else \
+            tuple(value_names(self.fin_dt, "acc"))
         self.nkept, self.nred = nkept, nred
-        self.key = (op, in_dt, acc, out, init, comb, fmap, fin, self.fin_dt, aux_dt,
-                    self.load_dt, nkept, nred)
+        self.key = (op, in_dt, acc, out, self.init, comb, self.fmap, self.fin, self.fin_dt,
+                    aux_dt, self.load_dt, nkept, nred)
+
+
+# ---- complex values as component pairs ---------------------------------------------------------
+def value_names(dtype, base):
+    """Kernel names of a value of ``dtype``: one, or its (re, im) component pair."""
+    return [f"{base}_re", f"{base}_im"] if dtype.kind == "c" else [base]
+
+
+def tuple_code(names):
+    """A value's names as one argument of tl.reduce / tl.associative_scan (a tuple for pairs)."""
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _per_part(exprs, dtype):
+    exprs = exprs if isinstance(exprs, tuple) else (exprs,)
+    if len(exprs) != len(value_names(dtype, "x")):
+        raise ValueError(f"expected {len(value_names(dtype, 'x'))} expression(s) for {dtype}, "
+                         f"got {exprs!r}")
+    return exprs
+
+
+def comp_tl(dtype):
+    """Triton value type of a dtype's component (the dtype's own for real dtypes)."""
+    return VALUE_TL[_dt.real_for(dtype)]
+
+
+def load_parts(dt, to_dt, ptrs, mask, shape):
+    """Code of the values of ``to_dt`` (one per component) read from storage of ``dt`` at
+    ``ptrs``; a complex ``dt`` is addressed by its real component (imaginary part at +1), a
+    real value read as complex gets a zero imaginary part."""
+    comp, to_comp = _dt.real_for(dt), _dt.real_for(to_dt)
+    n = len(value_names(dt, "x"))
+    vals = []
+    for j in range(n):
+        p = ptrs if j == 0 else f"{ptrs} + 1"
+        vals.append(cast_code(comp, to_comp, load_code(comp, f"tl.load({p}, mask={mask}, "
+                                                             f"other=0)")))
+    if to_dt.kind == "c" and n == 1:
+        vals.append(f"tl.full({shape}, 0, {comp_tl(to_dt)})")
+    return vals
+
+
+def store_parts(dt, val_dt, vals, ptrs, mask, shape):
+    """Statements storing values ``vals`` of ``val_dt`` into storage of ``dt`` at ``ptrs``
+    (complex: the real component's pointer); a real value stored as complex gets imaginary
+    part 0 (a complex value is never stored as real: same_kind casting forbids it)."""
+    comp, val_comp = _dt.real_for(dt), _dt.real_for(val_dt)
+    if dt.kind != "c" and val_dt.kind == "c":
+        raise UnsupportedKernelError(f"cannot store {val_dt} values as {dt}")
+    vals = [store_code(comp, cast_code(val_comp, comp, v)) for v in vals]
+    if dt.kind == "c" and val_dt.kind != "c":
+        vals.append(f"tl.full({shape}, 0, {comp_tl(dt)})")
+    return [f"tl.store({ptrs if j == 0 else ptrs + ' + 1'}, {v}, mask={mask})"
+            for j, v in enumerate(vals)]
 
 
 def _decompose(lines, var, idx, n, sizes):
@@ -76,14 +146,16 @@ def reduction_source(spec: ReductionSpec) -> str:
     params += [f"rs{d}" for d in range(nr)] + [f"rsi{d}" for d in range(nr)]
     params += ["div_lo", "div_hi", "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr",
                "TREE: tl.constexpr", "IDX64: tl.constexpr"]
-    acc_tl = VALUE_TL[spec.acc]
+    acc_tl = comp_tl(spec.acc)
+    accs, a_s, b_s = (value_names(spec.acc, n) for n in ("acc", "a", "b"))
+    tile = "(BLOCK_O, BLOCK_R)"
     lines = [
         f"# Generated by tensorlib.kernels.cuda.reduction: {spec.op} {spec.in_dt.name} -> "
         f"{spec.acc.name} -> {spec.out.name}, {nk} kept / {nr} reduced dims",
         "",
         "",
         "@jit",
-        "def combine(a, b):",
+        f"def combine({', '.join(a_s + b_s)}):",
         f"    return {spec.comb}",
         "",
         "",
@@ -103,10 +175,11 @@ def reduction_source(spec: ReductionSpec) -> str:
         terms = " + ".join(f"k{d} * {st}{d}" for d in range(nk)) if nk else "o * 0"
         lines.append(f"    {name} = {terms}")
     if aux:
-        m = load_code(spec.aux_dt, "tl.load(p_aux + oa, mask=omask, other=0)")
-        lines.append(f"    m = ({m})[:, None]")
+        ms = load_parts(spec.aux_dt, spec.aux_dt, "p_aux + oa", "omask", "(BLOCK_O,)")
+        for name, m in zip(value_names(spec.aux_dt, "m"), ms):
+            lines.append(f"    {name} = ({m})[:, None]")
+    lines += [f"    {a} = tl.full({tile}, {init}, {acc_tl})" for a, init in zip(accs, spec.init)]
     lines += [
-        f"    acc = tl.full((BLOCK_O, BLOCK_R), {spec.init}, {acc_tl})",
         "    for start in range(0, n_red, BLOCK_R):",
         "        r = start + rr",
     ]
@@ -114,27 +187,36 @@ def reduction_source(spec: ReductionSpec) -> str:
     _decompose(body, "q", "r", nr, "rs")
     lines += ["    " + ln for ln in body]
     terms = " + ".join(f"q{d} * rsi{d}" for d in range(nr)) if nr else "r * 0"
-    load = load_code(spec.in_dt, "tl.load(p_in + (oi[:, None] + ri[None, :]), mask=mask, "
-                                 "other=0)")
     lines += [
         f"        ri = {terms}",
         "        mask = omask[:, None] & (r < n_red)[None, :]",
-        f"        v = {cast_code(spec.in_dt, spec.load_dt, load)}",
-        f"        v = ({spec.fmap}).to({acc_tl})",
-        f"        acc = combine(acc, tl.where(mask, v, tl.full((BLOCK_O, BLOCK_R), {spec.init}, "
-        f"{acc_tl})))",
+    ]
+    loads = load_parts(spec.in_dt, spec.load_dt, "p_in + (oi[:, None] + ri[None, :])", "mask",
+                       tile)
+    for name, v in zip(value_names(spec.load_dt, "v"), loads):
+        lines.append(f"        {name} = {v}")
+    vs = value_names(spec.acc, "v")
+    lines.append(f"        {', '.join(vs)} = "
+                 + ", ".join(f"({f}).to({acc_tl})" for f in spec.fmap))
+    masked = ", ".join(f"tl.where(mask, {v}, tl.full({tile}, {init}, {acc_tl}))"
+                       for v, init in zip(vs, spec.init))
+    lines += [
+        f"        {', '.join(accs)} = combine({', '.join(accs)}, {masked})",
         "    if TREE:",
         "        for _ in tl.static_range(BLOCK_R.bit_length() - 1):",
-        "            a, b = tl.split(tl.reshape(acc, (BLOCK_O, acc.shape[1] // 2, 2)))",
-        "            acc = combine(a, b)",
-        "        acc = tl.reshape(acc, (BLOCK_O,))",
-        "    else:",
-        "        acc = tl.reduce(acc, 1, combine)",
-        f"    div = {scalar_code(_dt.float64, 'div_lo', 'div_hi')}",
-        f"    res = {spec.fin}",
-        f"    tl.store(p_out + oo, {store_code(spec.out, cast_code(spec.fin_dt, spec.out, 'res'))}"
-        f", mask=omask)",
     ]
+    for acc, a, b in zip(accs, a_s, b_s):
+        lines.append(f"            {a}, {b} = tl.split(tl.reshape({acc}, "
+                     f"(BLOCK_O, {acc}.shape[1] // 2, 2)))")
+    lines.append(f"            {', '.join(accs)} = combine({', '.join(a_s + b_s)})")
+    lines += [f"        {acc} = tl.reshape({acc}, (BLOCK_O,))" for acc in accs]
+    lines.append("    else:")
+    lines.append(f"        {', '.join(accs)} = tl.reduce({tuple_code(accs)}, 1, combine)")
+    lines.append(f"    div = {scalar_code(_dt.float64, 'div_lo', 'div_hi')}")
+    res = value_names(spec.fin_dt, "res")
+    lines.append(f"    {', '.join(res)} = {', '.join(spec.fin)}")
+    lines += ["    " + st for st in store_parts(spec.out, spec.fin_dt, res, "p_out + oo", "omask",
+                                                 "(BLOCK_O,)")]
     return "\n".join(lines) + "\n"
 
 
@@ -162,28 +244,41 @@ def _split_dims(it):
     return lay, kept, red
 
 
-def _fits(lay, kept, red, n_out, n_red):
+def _fits(shape, strides, n_out, n_red):
+    """Whether int32 indices suffice: ``strides`` per operand (component units for complex;
+    their imaginary part lies one further)."""
     # lanes of the last block / chunk run past the end: keep their indices in int32 too
     if max(n_out, n_red) > _I32_MAX - (1 << 16):
         return False
-    for st in lay.strides:
-        span = sum((lay.shape[d] - 1) * abs(st[d]) for d in range(len(lay.shape)))
-        if span > _I32_MAX:
+    for st in strides:
+        span = sum((shape[d] - 1) * abs(st[d]) for d in range(len(shape)))
+        if span + 1 > _I32_MAX:
             return False
     return True
 
 
+def _operands(it, lay):
+    """Each operand's pointer argument and element strides; a complex tensor is addressed by
+    its real component (pointwise._parts: doubled offset and strides, imaginary part at +1)."""
+    return [_parts(t, st, off)[0] for t, st, off in zip(it.operands, lay.strides, lay.offsets)]
+
+
+def _tiles(mode, n_out, n_red, inner):
+    """(BLOCK_O, BLOCK_R, num_warps)."""
+    if mode == "interpret":
+        bo = min(_launch.next_pow2(n_out), 64)
+        return bo, min(_launch.next_pow2(n_red), max(16, 4096 // bo)), 4
+    return GPU_TILES["inner" if inner else "outer"]
+
+
 def _run(it, spec_args, div=1.0):
-    for x in it.operands:
-        if x._dtype.kind == "c" or it.compute_dtype.kind == "c":
-            raise UnsupportedKernelError(f"{it.op}(): complex dtypes are not supported by the "
-                                         f"CUDA reduction kernels yet")
     lay, kept, red = _split_dims(it)
+    ops = _operands(it, lay)
     if not red:  # nothing reduced along a non-trivial dim (e.g. reducing size-1 dims)
         red_sizes, red_in = [1], [0]
     else:
         red_sizes = [lay.shape[d] for d in red]
-        red_in = [lay.strides[-1][d] for d in red]
+        red_in = [ops[-1].strides[d] for d in red]
     kept_sizes = [lay.shape[d] for d in kept]
     n_out = math.prod(kept_sizes)
     n_red = math.prod(red_sizes)
@@ -191,25 +286,14 @@ def _run(it, spec_args, div=1.0):
     spec = ReductionSpec(nkept=len(kept), nred=len(red_sizes), **spec_args)
     mode = _launch.current_mode()
     kernel = _kernel_for(spec, mode)
-    inner = bool(red) and red[0] == 0
-    if mode == "interpret":
-        bo = min(_launch.next_pow2(n_out), 64)
-        br = min(_launch.next_pow2(n_red), max(16, 4096 // bo))
-        warps = 4
-    else:
-        bo, br, warps = GPU_TILES["inner" if inner else "outer"]
-    out, inp = it.operands[0], it.operands[-1]
-    args = [_launch.arg_for(out._storage.data_ptr(), out._dtype, lay.offsets[0])]
+    bo, br, warps = _tiles(mode, n_out, n_red, bool(red) and red[0] == 0)
+    args = [ops[0].arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
+    args += [n_out, n_red] + kept_sizes + [ops[0].strides[d] for d in kept]
     if aux:
-        m = it.operands[1]
-        args.append(_launch.arg_for(m._storage.data_ptr(), m._dtype, lay.offsets[1]))
-    args.append(_launch.arg_for(inp._storage.data_ptr(), inp._dtype, lay.offsets[-1]))
-    args += [n_out, n_red] + kept_sizes + [lay.strides[0][d] for d in kept]
-    if aux:
-        args += [lay.strides[1][d] for d in kept]
-    args += [lay.strides[-1][d] for d in kept] + red_sizes + red_in
+        args += [ops[1].strides[d] for d in kept]
+    args += [ops[-1].strides[d] for d in kept] + red_sizes + red_in
     args += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
-    idx64 = not _fits(lay, kept, red, n_out, n_red)
+    idx64 = not _fits(lay.shape, [op.strides for op in ops], n_out, n_red)
     _launch.launch(kernel, (_launch.cdiv(n_out, bo),), args, it.device.index, BLOCK_O=bo,
                    BLOCK_R=br, TREE=mode == "interpret", IDX64=idx64, num_warps=warps,
                    enable_fp_fusion=False)
@@ -223,11 +307,23 @@ def _value_dt(dtype):
     return _dt.float32 if dtype in (_dt.float16, _dt.bfloat16) else dtype
 
 
+# complex combines over (re, im) pairs, written as the CPU's (Numba's) complex + and *
+COMPLEX_COMB = {"sum": "a_re + b_re, a_im + b_im",
+                 "prod": "a_re * b_re - a_im * b_im, a_re * b_im + a_im * b_re"}
+
+
+def _identity(acc, value):
+    """The literal(s) of ``value`` (0 or 1) in the accumulator dtype: (re, im) for complex."""
+    if acc.kind == "c":
+        return (_lit(_dt.real_for(acc), value), _lit(_dt.real_for(acc), 0))
+    return _lit(acc, value)
+
+
 def _sum_like(it, op):
     acc = it.compute_dtype
+    comb = COMPLEX_COMB[op] if acc.kind == "c" else ("a + b" if op == "sum" else "a * b")
     _run(it, dict(op=op, in_dt=_in(it), acc=acc, out=it.operands[0]._dtype,
-                  init=_lit(acc, 0 if op == "sum" else 1),
-                  comb="a + b" if op == "sum" else "a * b"))
+                  init=_identity(acc, 0 if op == "sum" else 1), comb=comb))
 
 
 def sum_kernel(it):
@@ -239,11 +335,19 @@ def prod_kernel(it):
 
 
 def mean_kernel(it):
-    """Sum in the compute dtype, divided by the count in float64 (as NumPy does)."""
+    """Sum in the compute dtype, divided by the count in float64 (as NumPy does). A complex sum
+    is divided as the CPU's complex128 / float64 division does it (CPython's algorithm with
+    a zero imaginary divisor), so a nan or inf part spreads to the other part there too."""
     acc = it.compute_dtype
+    if acc.kind == "c":
+        re, im = "acc_re.to(tl.float64)", "acc_im.to(tl.float64)"
+        fin = (f"({re} + {im} * 0.0) / div", f"({im} - {re} * 0.0) / div")
+        fin_dt, comb = _dt.complex128, COMPLEX_COMB["sum"]
+    else:
+        fin, fin_dt, comb = "acc.to(tl.float64) / div", _dt.float64, "a + b"
     _run(it, dict(op="mean", in_dt=_in(it), acc=acc, out=it.operands[0]._dtype,
-                  init=_lit(acc, 0), comb="a + b", fin="acc.to(tl.float64) / div",
-                  fin_dt=_dt.float64), float(it.reduced_numel))
+                  init=_identity(acc, 0), comb=comb, fin=fin, fin_dt=fin_dt),
+         float(it.reduced_numel))
 
 
 def _minmax(it, op):
@@ -270,11 +374,13 @@ def min_kernel(it):
 
 def _logical(it, op):
     # truth values as uint8 0/1 (reduced with max / min: or / and)
+    # (a complex value is true when either part is: NumPy's and the CPU's v != 0)
     in_dt = _in(it)
     _run(it, dict(op=op, in_dt=in_dt, acc=_dt.uint8, out=it.operands[0]._dtype,
                   init="1" if op == "all" else "0",
                   comb="tl.maximum(a, b)" if op == "any" else "tl.minimum(a, b)",
-                  fmap="to_bool(v)", load_dt=_value_dt(in_dt)))
+                  fmap="to_bool(v_re) | to_bool(v_im)" if in_dt.kind == "c" else "to_bool(v)",
+                  load_dt=_value_dt(in_dt)))
 
 
 def any_kernel(it):
@@ -286,16 +392,19 @@ def all_kernel(it):
 
 
 def _sqdev(it, divisor, take_sqrt):
-    """sum((x - mean)^2) / divisor (sqrt for std); operand 1 is the mean in the compute
-    dtype, and the input is read in that dtype too."""
+    """sum(|x - mean|^2) / divisor (sqrt for std); operand 1 is the mean in the compute
+    dtype, and the input is read in that dtype too. A complex deviation's |d|^2 is
+    re(d)^2 + im(d)^2 summed in the component dtype (as the CPU kernel)."""
     mean_dt = it.operands[1]._dtype
     acc = _dt.real_for(mean_dt)
     fin = "acc.to(tl.float64) / div"
     if take_sqrt:
         fin = f"sqrt({fin})"
+    fmap = ("(v_re - m_re) * (v_re - m_re) + (v_im - m_im) * (v_im - m_im)"
+            if mean_dt.kind == "c" else "(v - m) * (v - m)")
     _run(it, dict(op="std" if take_sqrt else "var", in_dt=_in(it), acc=acc,
                   out=it.operands[0]._dtype, init=_lit(acc, 0), comb="a + b",
-                  fmap="(v - m) * (v - m)", fin=fin, fin_dt=_dt.float64, aux_dt=mean_dt),
+                  fmap=fmap, fin=fin, fin_dt=_dt.float64, aux_dt=mean_dt),
          float(divisor))
 
 
@@ -393,9 +502,10 @@ def arg_reduction_source(spec: ArgSpec) -> str:
         "        bidx = tl.reshape(bidx, (BLOCK_O,))",
         "    else:",
         "        best, bidx = tl.reduce((best, bidx), 1, combine)",
-        f"    res = {cast_code(_dt.int64, spec.out, 'bidx.to(tl.int64)')}",
-        f"    tl.store(p_out + oo, {store_code(spec.out, 'res')}, mask=omask)",
+        "    res = bidx.to(tl.int64)",
     ]
+    lines += ["    " + st for st in store_parts(spec.out, _dt.int64, ["res"], "p_out + oo",
+                                                 "omask", "(BLOCK_O,)")]
     return "\n".join(lines) + "\n"
 
 
@@ -415,25 +525,18 @@ def _arg_reduce(it, op):
     if len(red) > 1:
         raise RuntimeError(f"{op}(): expected one reduced dim in the layout, got {len(red)} "
                            f"(shape {lay.shape})")
+    ops = _operands(it, lay)  # out= may be complex (int64 casts to it same_kind)
     n_red = lay.shape[red[0]] if red else 1  # no reduced dim left: it had size 1
-    rsi = lay.strides[-1][red[0]] if red else 0
+    rsi = ops[-1].strides[red[0]] if red else 0
     kept_sizes = [lay.shape[d] for d in kept]
     n_out = math.prod(kept_sizes)
     spec = ArgSpec(op, in_dt, it.compute_dtype, it.operands[0]._dtype, len(kept))
     mode = _launch.current_mode()
     kernel = _arg_kernel_for(spec, mode)
-    if mode == "interpret":
-        bo = min(_launch.next_pow2(n_out), 64)
-        br = min(_launch.next_pow2(n_red), max(16, 4096 // bo))
-        warps = 4
-    else:
-        bo, br, warps = GPU_TILES["inner" if red and red[0] == 0 else "outer"]
-    out, inp = it.operands[0], it.operands[-1]
-    args = [_launch.arg_for(out._storage.data_ptr(), out._dtype, lay.offsets[0]),
-            _launch.arg_for(inp._storage.data_ptr(), inp._dtype, lay.offsets[-1]),
-            n_out, n_red] + kept_sizes + [lay.strides[0][d] for d in kept]
-    args += [lay.strides[-1][d] for d in kept] + [rsi]
-    idx64 = not _fits(lay, kept, red, n_out, n_red)
+    bo, br, warps = _tiles(mode, n_out, n_red, bool(red) and red[0] == 0)
+    args = [ops[0].arg, ops[-1].arg, n_out, n_red] + kept_sizes
+    args += [ops[0].strides[d] for d in kept] + [ops[-1].strides[d] for d in kept] + [rsi]
+    idx64 = not _fits(lay.shape, [op.strides for op in ops], n_out, n_red)
     _launch.launch(kernel, (_launch.cdiv(n_out, bo),), args, it.device.index, BLOCK_O=bo,
                    BLOCK_R=br, TREE=mode == "interpret", IDX64=idx64, num_warps=warps,
                    enable_fp_fusion=False)

@@ -9,8 +9,8 @@ Semantics follow the NumPy 2 ufunc on the same dtype (the oracle): nan / +-inf /
 wrapping integer overflow, integer division by zero giving 0, x86 float -> int conversions
 (nan / out of range -> INT64_MIN). Gaps, and why:
 
-* complex: Triton has no complex type; complex ops are not generated (copy and fill handle
-  complex tensors as pairs of real components).
+* complex: Triton has no complex type; complex kernels carry (re, im) pairs of component
+  blocks and call the ``c_*`` helpers of complex_math.py instead of these (pointwise.py).
 * float32 ``/`` and ``sqrt`` are approximate in Triton; these helpers use ``div_rn`` /
   ``sqrt_rn`` (IEEE) instead, and the generated kernels disable FMA contraction, so
   arithmetic rounds as NumPy does.
