@@ -211,6 +211,20 @@ def test_complex_special_values_match_numpy(name, dtype):
     assert ok.all(), f"{name} {dtype}: {_mismatches(args, got, want, ok)}"
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_sqrt_and_log_near_overflow(dtype):
+    """Parts near the largest finite value: sqrt must scale both parts, and log|z| must not
+    overflow where |z| does."""
+    top = np.finfo(np.empty(0, dtype).real.dtype).max
+    z = np.array([complex(top, top), complex(top / 2, 3), complex(-top, 1e-30),
+                  complex(1, -top), complex(top / 3, -top / 5), complex(-top, -top)], dtype)
+    for name in ("sqrt", "log", "log2", "log10"):
+        got = _run(name, [z])
+        want = getattr(np, name)(z)
+        ok = _complex_equal(got, want, 8)
+        assert ok.all(), f"{name} {dtype}: {_mismatches([z], got, want, ok)}"
+
+
 # ---------------------------------------------------------------- 2. against the standard
 INF, NAN = math.inf, math.nan
 PI = math.pi

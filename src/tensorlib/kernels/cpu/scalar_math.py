@@ -582,6 +582,58 @@ def _times_minus_i(z):
     return _cpack(z, z.imag, -z.real)
 
 
+# Numba's complex sqrt and log are right except near the top of the range: its sqrt halves the
+# imaginary part of huge inputs, and log(hypot(x, y)) overflows to inf where |z| does.
+
+@register_jitable(**_JIT)
+def _c_sqrt(a):
+    x, y = a.real, a.imag
+    big = _limits(x)[2] * _like(x, 0.25)
+    if math.isfinite(x) and math.isfinite(y) and (abs(x) > big or abs(y) > big):
+        q = _like(x, 0.25)  # sqrt(z) = 2 sqrt(z / 4), exact scalings
+        s = np.sqrt(_cpack(a, x * q, y * q))
+        return _cpack(a, s.real * 2, s.imag * 2)
+    return np.sqrt(a)
+
+
+@register_jitable(**_JIT)
+def _log_overflows(a, w):
+    return (math.isinf(w.real) and w.real > 0 and math.isfinite(a.real)
+            and math.isfinite(a.imag))
+
+
+@register_jitable(**_JIT)
+def _half_modulus(a):
+    h = _like(a.real, 0.5)
+    return np.hypot(a.real * h, a.imag * h)
+
+
+@register_jitable(**_JIT)
+def _c_log(a):
+    w = np.log(a)
+    if _log_overflows(a, w):  # log|z| = log|z / 2| + ln 2
+        return _cpack(a, np.log(_half_modulus(a)) + _like(a.real, 0.6931471805599453),
+                      w.imag)
+    return w
+
+
+@register_jitable(**_JIT)
+def _c_log2(a):
+    w = np.log2(a)
+    if _log_overflows(a, w):
+        return _cpack(a, np.log2(_half_modulus(a)) + _like(a.real, 1.0), w.imag)
+    return w
+
+
+@register_jitable(**_JIT)
+def _c_log10(a):
+    w = np.log10(a)
+    if _log_overflows(a, w):
+        return _cpack(a, np.log10(_half_modulus(a)) + _like(a.real, 0.3010299956639812),
+                      w.imag)
+    return w
+
+
 def _mk_cfunc(real_fn, complex_fn):
     # float -> NumPy/libm ufunc; complex -> the given port
     def make(t):
@@ -1114,7 +1166,7 @@ def _mk_rsqrt(t):
     if k == "f":
         return lambda a: _like(a, 1.0) / np.sqrt(a)
     if k == "c":
-        return lambda a: _crecip(np.sqrt(a))
+        return lambda a: _crecip(_c_sqrt(a))
     return None
 
 
@@ -1157,11 +1209,11 @@ def _mk_logaddexp(t):
 exp = _define("exp", 1, _mk_cfunc(np.exp, _c_exp))
 exp2 = _define("exp2", 1, _mk_cfunc(np.exp2, _c_exp2))
 expm1 = _define("expm1", 1, _mk_ufunc1(np.expm1))
-log = _define("log", 1, _mk_ufunc1(np.log))
-log2 = _define("log2", 1, _mk_ufunc1(np.log2))
-log10 = _define("log10", 1, _mk_ufunc1(np.log10))
+log = _define("log", 1, _mk_cfunc(np.log, _c_log))
+log2 = _define("log2", 1, _mk_cfunc(np.log2, _c_log2))
+log10 = _define("log10", 1, _mk_cfunc(np.log10, _c_log10))
 log1p = _define("log1p", 1, _mk_ufunc1(np.log1p))
-sqrt = _define("sqrt", 1, _mk_ufunc1(np.sqrt))
+sqrt = _define("sqrt", 1, _mk_cfunc(np.sqrt, _c_sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_cfunc(np.sin, _c_sin))
 cos = _define("cos", 1, _mk_cfunc(np.cos, _c_cos))
