@@ -17,14 +17,16 @@ then each chunk scatters to its own offsets, so the result stays stable).
 ``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
 on the sign of zero, so keys are sorted alone and turned back into values, and a row holding
 nan or -0.0 gets the input's own nan / zero bit patterns written back over those runs in input
-order (fix_special): bit for bit what ``np.sort(kind="stable")`` gives. Short rows: one read
-makes keys + byte-digit counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD
-passes over the digits that vary, one sequential write of the values. A long row (vlong): a
-histogram of the top 16 bits of the raw values (a raw cell without nan / inf / -0.0 is one key
-cell), consecutive key cells grouped into cache-sized buckets, one parallel scatter of the
-values into their buckets, then each bucket LSD-sorted in cache by one thread (11-bit digits
-at most) and written out; rows whose cells may hold nan / inf / -0.0, or whose keys crowd a
-narrow range, take vlong_exact (the same on keys, top varying bits, then fix_special).
+order (fix_special): bit for bit what ``np.sort(kind="stable")`` gives. Many rows up to
+NET_MAX long: a bitonic network vectorized across rows (kernels/cpu/sort_network.py). Other
+short rows: one read makes keys + byte-digit counts (+ nan / -0.0 count, + an already-sorted
+check) in cache, LSD passes over the digits that vary, one sequential write of the values.
+A long row (vlong): a histogram of the top 16 bits of the raw values (a raw cell without nan /
+inf / -0.0 is one key cell), consecutive key cells grouped into cache-sized buckets, one
+parallel scatter of the values into their buckets, then each bucket LSD-sorted in cache by one
+thread (11-bit digits at most) and written out; rows whose cells may hold nan / inf / -0.0, or
+whose keys crowd a narrow range, take vlong_exact (the same on keys, top varying bits, then
+fix_special).
 Each (key width, kind) gets a generated module in the kernel cache dir.
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ import numpy as np
 from ...storage import Storage
 from .casting import kernel_array
 from .pointwise import load_generated_module
+from .sort_network import lanes, network_source, W as NET_W
 from ...runtime.cpu.streams import host_sync
 
 __all__ = ["sort_kernel", "searchsorted_kernel", "raw_view", "key_spec"]
@@ -839,6 +842,7 @@ def _module(dtype):
                        + _COUNTS_ALL)
                 src += _ROWS.replace("SMALLN", str(SMALL)).replace("SUF", "")
                 src += _values_source(width)
+                src += network_source(width, kind)
                 for name, par in (("serial", False), ("parallel", True)):
                     src += (_VARIANTS.replace("NAME", name).replace("PAR", str(par))
                             .replace("RANGE", "prange" if par else "range"))
@@ -859,6 +863,9 @@ def _scratch(n, np_dtype, keep):
     return st.buffer[:n * np.dtype(np_dtype).itemsize].view(np_dtype)
 
 
+# value sorts of many rows up to this long (by key width) take the sorting network (faster than
+# the radix rows up to here, measured serial on random data; a row group's keys: <= 512 KiB)
+NET_MAX = {1: 2048, 2: 4096, 4: 16384, 8: 16384}
 BUCKET_KEYS = 1 << 14  # value sorts of long rows: keys per MSD bucket (sorted in cache)
 BUCKET = 1 << 20   # MSD buckets larger than this are split again (all threads) first
 
@@ -952,7 +959,9 @@ def sort_kernel(src, values, indices, descending):
 
 def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
     """Value sort of the rows of raw (unsigned view) into out: long rows one at a time with
-    all threads (MSD buckets, then cache-sized LSD), short rows spread over threads."""
+    all threads (MSD buckets, then cache-sized LSD); at least a vector's worth of rows up to
+    NET_MAX long by the sorting network, row groups spread over threads; other short rows by
+    LSD radix, spread over threads."""
     if n >= ROW_PAR and nthreads > 1:
         keep = []
         a = _scratch(n, raw.dtype, keep)
@@ -960,6 +969,18 @@ def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
             sl = slice(r * n, (r + 1) * n)
             if mod.vlong(raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS):
                 mod.vlong_exact(raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)
+    elif 2 <= n <= NET_MAX[raw.dtype.itemsize] and rows >= lanes(raw.dtype.itemsize):
+        npad = NET_W
+        while npad < n:
+            npad *= 2
+        g = lanes(raw.dtype.itemsize)
+        groups = -(-rows // g)
+        if big and groups > 1:
+            mod.vnet_parallel(raw, out, rows, n, npad, desc, min(groups, 8 * nthreads))
+        else:
+            keep = []
+            mod.net_groups(raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n,
+                           npad, desc)
     elif big and rows > 1:
         mod.vrows_parallel(raw, out, rows, n, min(rows, 8 * nthreads), desc)
     else:
