@@ -42,8 +42,8 @@ def _check(op, x, arg="x"):
 
 # ---------------------------------------------------------------- complex order
 def _parts(x):
-    """(real, imag) of a complex tensor as strided views of its storage: no kernel runs, so this
-    works where the backend lacks complex pointwise kernels (CUDA's real() / imag())."""
+    """(real, imag) of a complex tensor as strided views of its storage (tl.real / tl.imag
+    would copy)."""
     comp = _dt.real_for(x.dtype)
     strides = tuple(2 * s for s in x._strides)
     return tuple(Tensor._make(x._storage, x._shape, strides, 2 * x._offset + k, comp)
@@ -196,13 +196,7 @@ def count_nonzero(x, axis=None, keepdims=False):
     if not isinstance(x, Tensor):
         raise TypeError(f"count_nonzero(): argument 'x' must be a Tensor, got "
                         f"{type(x).__name__}")
-    if x.dtype.kind == "c":  # part by part: CUDA has no complex comparison kernels
-        from .. import logical_or
-        re, im = _parts(x)
-        nonzero = logical_or(not_equal(re, 0), not_equal(im, 0))
-    else:
-        nonzero = not_equal(x, 0)
-    return _sum(nonzero, axis, keepdims, dtype=_dt.default_int())
+    return _sum(not_equal(x, 0), axis, keepdims, dtype=_dt.default_int())
 
 
 # ---------------------------------------------------------------- unique
@@ -222,11 +216,7 @@ def _unique(op, x, counts=False, index=False, inverse=False):
     # run starts in sorted order: nan != nan gives each nan its own run, -0.0 == 0.0 one run
     flags = empty((n,), dtype=_dt.bool_, device=dev)
     flags[0] = True
-    if n > 1 and s.dtype.kind == "c":  # part by part: a value with a nan part is distinct
-        from .. import logical_or
-        re, im = _parts(s)
-        logical_or(not_equal(re[1:], re[:-1]), not_equal(im[1:], im[:-1]), out=flags[1:])
-    elif n > 1:
+    if n > 1:  # a complex value with a nan part is != everything: distinct, as a real nan
         not_equal(s[1:], s[:-1], out=flags[1:])
     # clone: the CPU gather kernel currently walks the index tensor's whole storage, and
     # nonzero's result is a view into a larger buffer
