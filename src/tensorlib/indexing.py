@@ -50,9 +50,9 @@ def basic_index(t: Tensor, key, op="__getitem__") -> Tensor:
             try:
                 i = operator.index(k)
             except TypeError:
-                raise IndexError(f"{op}(): only integers, slices, None, Ellipsis, integer tensors and "
-                                 f"boolean masks are valid indices, got {type(k).__name__} "
-                                 f"({k!r:.40})") from None
+                raise IndexError(f"{op}(): only integers, slices, None, Ellipsis, integer "
+                                 f"tensors and boolean masks are valid indices, got "
+                                 f"{type(k).__name__} ({k!r:.40})") from None
             if not -size <= i < size:
                 raise IndexError(f"{op}(): index {i} is out of bounds for dimension {d} with "
                                  f"size {size}")

@@ -42,7 +42,8 @@ from . import launch as _launch
 from ...ops.pointwise import scalar_to_compute
 
 __all__ = ["run_pointwise", "fill_range", "kernel_source", "ElementwiseSpec",
-           "VALUE_TL", "cast_code", "GPU_CONFIG", "gpu_config", "is_complex_spec"]
+           "VALUE_TL", "cast_code", "GPU_CONFIG", "gpu_config", "is_complex_spec",
+           "component_operands"]
 
 # (BLOCK, num_warps): 4 elements per thread contiguous (16-byte vectors of float32), 2 strided;
 # more per thread made ptxas spill in libdevice's sin/cos and 64-bit index math (aot.py).
@@ -603,7 +604,7 @@ def run_pointwise(it, info, scalar_values):
                         info.result_dtype(compute), lay.shape, _device_index(it))
 
 
-def _parts(t, strides, offset):
+def component_operands(t, strides, offset):
     """A complex tensor's (real, imaginary) component operands; a real tensor alone."""
     if t._dtype.kind != "c":
         return [_operand(t, strides, offset)]
@@ -615,8 +616,8 @@ def _complex_copy(it):
     out, src = it.operands[0], it.operands[1]
     lay = it.layout()
     dev = _device_index(it)
-    o = _parts(out, lay.strides[0], lay.offsets[0])
-    s = _parts(src, lay.strides[1], lay.offsets[1])
+    o = component_operands(out, lay.strides[0], lay.offsets[0])
+    s = component_operands(src, lay.strides[1], lay.offsets[1])
     sdt = s[0].dtype
     cdt = sdt if sdt not in _HALF else _dt.float32
     if len(o) == 2 and len(s) == 2:
@@ -645,7 +646,8 @@ def _complex_fill(it, info):
     if out._dtype.kind != "c":  # a real output with a complex compute dtype cannot happen
         raise UnsupportedKernelError(f"fill_(): cannot fill {out._dtype} from {compute}")
     lay = it.layout()
-    for part, x in zip(_parts(out, lay.strides[0], lay.offsets[0]), (v.real, v.imag)):
+    parts = component_operands(out, lay.strides[0], lay.offsets[0])
+    for part, x in zip(parts, (v.real, v.imag)):
         comp = part.dtype
         _launch_elementwise("fill", "value", part, [("value", comp.np_dtype.type(x), comp)], [],
                             comp, comp, lay.shape, _device_index(it))

@@ -31,7 +31,8 @@ import math
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from . import launch as _launch
-from .pointwise import VALUE_TL, _parts, cast_code, load_code, scalar_code, store_code
+from .pointwise import (VALUE_TL, cast_code, component_operands, load_code, scalar_code,
+                        store_code)
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "var_kernel", "std_kernel", "argmax_kernel", "argmin_kernel",
@@ -259,8 +260,10 @@ def _fits(shape, strides, n_out, n_red):
 
 def _operands(it, lay):
     """Each operand's pointer argument and element strides; a complex tensor is addressed by
-    its real component (pointwise._parts: doubled offset and strides, imaginary part at +1)."""
-    return [_parts(t, st, off)[0] for t, st, off in zip(it.operands, lay.strides, lay.offsets)]
+    its real component (pointwise.component_operands: doubled offset and strides, imaginary
+    part at +1)."""
+    return [component_operands(t, st, off)[0]
+            for t, st, off in zip(it.operands, lay.strides, lay.offsets)]
 
 
 def _tiles(mode, n_out, n_red, inner):

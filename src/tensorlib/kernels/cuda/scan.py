@@ -36,7 +36,7 @@ import math
 
 from ... import dtypes as _dt
 from . import launch as _launch
-from .pointwise import _parts
+from .pointwise import component_operands
 from .reduction import (COMPLEX_COMB, comp_tl, load_parts, store_parts, tuple_code,
                         value_names)
 
@@ -192,7 +192,7 @@ def _scan(it, n, out_stride, in_stride, op):
     # inner mode): tiles then read along it
     blocked = lay.shape[0] == 1 or abs(in_stride) <= abs(lay.strides[1][0])
     # a complex tensor is addressed by its real component: doubled offset and strides
-    oop, iop = (_parts(t, st, off)[0] for t, st, off in zip((out, inp), lay.strides,
+    oop, iop = (component_operands(t, st, off)[0] for t, st, off in zip((out, inp), lay.strides,
                                                                lay.offsets))
     out_stride *= 2 if out._dtype.kind == "c" else 1
     in_stride *= 2 if inp._dtype.kind == "c" else 1
