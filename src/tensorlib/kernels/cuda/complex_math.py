@@ -261,7 +261,12 @@ def c_imag(r, i):
 
 @jit
 def c_abs(r, i):
-    return libdevice.hypot(r, i)
+    if r.dtype.is_fp64():
+        return libdevice.hypot(r, i)
+    else:  # as the CPU: float64 cannot overflow, one rounding (glibc's hypotf does the same)
+        x, y = _wide(r), _wide(i)
+        m = _narrow(r, libdevice.sqrt(x * x + y * y))
+        return tl.where(_isinf(x) | _isinf(y), _full(r, _INF), m)
 
 
 @jit
