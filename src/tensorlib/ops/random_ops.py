@@ -86,21 +86,31 @@ def _check_range(op, low, high):
         raise ValueError(f"{op}(): expects low <= high, got low={low}, high={high}")
 
 
+def _new_float_samples(op, fill, shape, dtype, device, generator, a, b) -> Tensor:
+    """rand / randn: a new floating tensor filled by ``fill(t, op, a, b, generator)``."""
+    shape = normalize_shape(shape, op)
+    dtype = _float_dtype(op, dtype)
+    out = empty(shape, dtype=dtype, device=_device(device, op, generator))
+    if out._numel:
+        fill(out, op, a, b, generator)
+    return out
+
+
+def _float_samples_into(self, op, fill, a, b, generator) -> Tensor:
+    """uniform_ / normal_: fill ``self``, which must be floating."""
+    if isinstance(self, Tensor) and self.dtype.kind not in "fc":
+        raise TypeError(f"{op}(): expects a floating-point tensor, got {self.dtype}")
+    return _into(self, op, lambda t: fill(t, op, a, b, generator))
+
+
 def rand(shape, dtype=None, device=None, generator=None) -> Tensor:
     """Uniform [0, 1) samples (complex: real and imaginary parts each uniform)."""
-    shape = normalize_shape(shape, "rand")
-    dtype = _float_dtype("rand", dtype)
-    out = empty(shape, dtype=dtype, device=_device(device, "rand", generator))
-    if out._numel:
-        _uniform_fill(out, "rand", 0.0, 1.0, generator)
-    return out
+    return _new_float_samples("rand", _uniform_fill, shape, dtype, device, generator, 0.0, 1.0)
 
 
 def uniform_(self, low=0.0, high=1.0, generator=None) -> Tensor:
     _check_range("uniform_", low, high)
-    if isinstance(self, Tensor) and self.dtype.kind not in "fc":
-        raise TypeError(f"uniform_(): expects a floating-point tensor, got {self.dtype}")
-    return _into(self, "uniform_", lambda t: _uniform_fill(t, "uniform_", low, high, generator))
+    return _float_samples_into(self, "uniform_", _uniform_fill, low, high, generator)
 
 
 # ---------------------------------------------------------------- normal
@@ -132,19 +142,12 @@ def _check_normal(op, mean, std):
 
 def randn(shape, dtype=None, device=None, generator=None) -> Tensor:
     """Standard normal samples (complex: E|z|^2 = 1, real and imaginary parts independent)."""
-    shape = normalize_shape(shape, "randn")
-    dtype = _float_dtype("randn", dtype)
-    out = empty(shape, dtype=dtype, device=_device(device, "randn", generator))
-    if out._numel:
-        _normal_fill(out, "randn", 0.0, 1.0, generator)
-    return out
+    return _new_float_samples("randn", _normal_fill, shape, dtype, device, generator, 0.0, 1.0)
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None) -> Tensor:
     _check_normal("normal_", mean, std)
-    if isinstance(self, Tensor) and self.dtype.kind not in "fc":
-        raise TypeError(f"normal_(): expects a floating-point tensor, got {self.dtype}")
-    return _into(self, "normal_", lambda t: _normal_fill(t, "normal_", mean, std, generator))
+    return _float_samples_into(self, "normal_", _normal_fill, mean, std, generator)
 
 
 # ---------------------------------------------------------------- integers
