@@ -3,11 +3,18 @@
 
 The C structs of dlpack.h are declared with ctypes. A producer call builds a DLManagedTensor
 (legacy capsule "dltensor") or, when the consumer passes ``max_version >= (1, 0)``, a
-DLManagedTensorVersioned ("dltensor_versioned"), whose ``manager_ctx`` keys a record holding
-the tensor (so its memory stays alive) and the shape/strides arrays. The consumer renames the
-capsule to "used_..." and calls the deleter when done; a capsule never consumed calls it from
-its destructor. Imported memory is wrapped in a borrowed Storage whose owner calls the
-producer's deleter when the last tensor over it dies.
+DLManagedTensorVersioned ("dltensor_versioned"), whose ``manager_ctx`` owns a reference to a
+record holding the tensor (so its memory stays alive), the struct and the shape/strides
+arrays. The consumer renames the capsule to "used_..." and calls the deleter when done; a
+capsule never consumed calls it from its destructor -- possibly while the consumer's own
+exception is pending, which is why both are native code (see "native callbacks" below).
+Imported memory is wrapped in a borrowed Storage whose owner calls the producer's deleter when
+the last tensor over it dies.
+
+Read-only tensors (``Storage.readonly``): a versioned capsule carries the read-only flag
+(DLPACK_FLAG_BITMASK_READ_ONLY) so the consumer does not write (NumPy makes a non-writeable
+array); the legacy capsule has no flags, so a read-only tensor exports through it only as a
+copy (copy=True), else BufferError.
 
 Devices: CPU memory (kDLCPU, and CUDA pinned host memory kDLCUDAHost on import) is shared.
 CUDA tensors of the real driver export as kDLCUDA (device pointers); other devices raise
@@ -17,7 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
-import threading
+import weakref
 
 import numpy as np
 
@@ -99,11 +106,7 @@ _capsule_is_valid = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object, c
 _capsule_get_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
                              ctypes.c_char_p)
 _capsule_set_name = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
-# The capsule destructor runs while the capsule is being freed: take it as a raw pointer
-# (a py_object argument would resurrect it).
-_is_valid_raw = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
-_get_pointer_raw = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p,
-                         ctypes.c_char_p)
+_incref = _capi("Py_IncRef", None, ctypes.py_object)
 
 # Capsule names must outlive the capsules: module-level bytes.
 _NAME = b"dltensor"
@@ -111,38 +114,123 @@ _USED = b"used_dltensor"
 _NAME_V = b"dltensor_versioned"
 _USED_V = b"used_dltensor_versioned"
 
-# address of the managed struct -> the record keeping the exported tensor and structs alive
-_live: dict = {}
-_live_lock = threading.Lock()
+# address of the managed struct -> the record keeping the exported tensor and structs alive.
+# Weak values: the strong reference is the one the struct's manager_ctx owns, dropped by the
+# deleter, and the entry goes with the record. No lock (dict operations are atomic under the
+# GIL): the deleter can run in a finalizer or the GC on a thread already inside this module.
+_live = weakref.WeakValueDictionary()
 
 
 class _Export:
-    __slots__ = ("tensor", "managed", "shape", "strides")
+    __slots__ = ("tensor", "managed", "shape", "strides", "__weakref__")
 
 
-def _release(managed_ptr):
-    with _live_lock:
-        _live.pop(managed_ptr, None)
+# ---------------------------------------------------------------- native callbacks
+# The capsule destructor runs inside PyCapsule's dealloc, which a consumer may trigger while
+# its own exception is pending (NumPy refusing bfloat16 sets RuntimeError, then drops the
+# capsule). A Python function behind a ctypes callback cannot run correctly then: ctypes
+# checks PyErr_Occurred() when it converts arguments and after each PYFUNCTYPE call, and a
+# Python call that returns with an exception set becomes "SystemError: returned a result with
+# an exception set" -- so saving the consumer's exception (PyErr_Fetch) may work, but
+# restoring it (PyErr_Restore) from Python cannot, and clearing it turns the consumer's error
+# into "SystemError: returned NULL without setting an exception". So the destructor and the
+# deleters are native functions (Numba cfuncs, compiled on the first export, cached on
+# disk). The destructor, as dlpack.h's reference one, calls the struct's deleter only when
+# the capsule was never consumed (still named "dltensor" / "dltensor_versioned") and touches
+# no Python state itself. The deleter takes the GIL (DLPack lets consumers call it from any
+# thread) and saves and restores the error indicator around its one Python-level action:
+# Py_DecRef of the record that manager_ctx holds.
+_callbacks = None  # {"destructor": address, "legacy": address, "versioned": address}
+_compiled = []  # every compiled set, never freed: live capsules may point into any of them
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _deleter(managed_ptr):
-    _release(managed_ptr)
+def _native_callbacks() -> dict:
+    global _callbacks
+    if _callbacks is None:
+        # no lock: two threads racing here both compile, and both results stay alive
+        try:
+            compiled = _compile_callbacks(cache=True)
+        except RuntimeError:  # Numba found no writable cache location
+            compiled = _compile_callbacks(cache=False)
+        _compiled.append(compiled)
+        if _callbacks is None:
+            _callbacks = compiled
+    return _callbacks
 
 
-_DELETER_ADDR = ctypes.cast(_deleter, ctypes.c_void_p).value
+def _compile_callbacks(cache: bool) -> dict:
+    from llvmlite import ir
+    from numba import cfunc, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
 
+    i8p = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(capsule):
-    # Never consumed (still carrying its original name): release the export ourselves.
-    for name in (_NAME, _NAME_V):
-        if _is_valid_raw(capsule, name):
-            _release(_get_pointer_raw(capsule, name))
-            return
+    def load_pointer(builder, base, offset):
+        slot = builder.gep(builder.bitcast(base, i8p), [ir.Constant(ir.IntType(64), offset)])
+        return builder.load(builder.bitcast(slot, i8p.as_pointer()))
 
+    @intrinsic
+    def drop_manager_ctx(typingctx, managed, offset):
+        if not isinstance(offset, types.IntegerLiteral):
+            return None
+        off = offset.literal_value
 
-_DESTRUCTOR_ADDR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+        def codegen(context, builder, sig, args):
+            pyapi = context.get_python_api(builder)
+            alive = builder.call(cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i32, []), "Py_IsInitialized"), [])
+            # after interpreter shutdown: leak, as NumPy's deleter does
+            with builder.if_then(builder.icmp_signed("!=", alive, ir.Constant(i32, 0))):
+                gil = pyapi.gil_ensure()
+                with pyapi.err_push():
+                    pyapi.decref(builder.bitcast(load_pointer(builder, args[0], off),
+                                                 pyapi.pyobj))
+                pyapi.gil_release(gil)
+            return context.get_dummy_value()
+        return types.void(types.voidptr, offset), codegen
+
+    @intrinsic
+    def release_unconsumed(typingctx, capsule):
+        def codegen(context, builder, sig, args):
+            mod = builder.module
+            is_valid = cgutils.get_or_insert_function(
+                mod, ir.FunctionType(i32, [i8p, i8p]), "PyCapsule_IsValid")
+            get_pointer = cgutils.get_or_insert_function(
+                mod, ir.FunctionType(i8p, [i8p, i8p]), "PyCapsule_GetPointer")
+            deleter_type = ir.FunctionType(ir.VoidType(), [i8p]).as_pointer()
+            for name, offset in ((_NAME, DLManagedTensor.deleter.offset),
+                                 (_NAME_V, DLManagedTensorVersioned.deleter.offset)):
+                cname = context.insert_const_bytes(mod, name + b"\0")
+                valid = builder.call(is_valid, [args[0], cname])
+                with builder.if_then(builder.icmp_signed("!=", valid, ir.Constant(i32, 0))):
+                    managed = builder.call(get_pointer, [args[0], cname])
+                    deleter = load_pointer(builder, managed, offset)
+                    with builder.if_then(cgutils.is_not_null(builder, deleter)):
+                        builder.call(builder.bitcast(deleter, deleter_type), [managed])
+            return context.get_dummy_value()
+        return types.void(types.voidptr), codegen
+
+    legacy_ctx = DLManagedTensor.manager_ctx.offset
+    versioned_ctx = DLManagedTensorVersioned.manager_ctx.offset
+
+    @cfunc(types.void(types.voidptr), cache=cache)
+    def legacy_deleter(managed):
+        drop_manager_ctx(managed, legacy_ctx)
+
+    @cfunc(types.void(types.voidptr), cache=cache)
+    def versioned_deleter(managed):
+        drop_manager_ctx(managed, versioned_ctx)
+
+    @cfunc(types.void(types.voidptr), cache=cache)
+    def capsule_destructor(capsule):
+        release_unconsumed(capsule)
+
+    # the cfunc objects own the compiled code: keep them with the addresses
+    return {"destructor": capsule_destructor.address, "legacy": legacy_deleter.address,
+            "versioned": versioned_deleter.address,
+            "_keep": (legacy_deleter, versioned_deleter, capsule_destructor)}
 
 
 # ---------------------------------------------------------------- dtypes and devices
@@ -220,14 +308,22 @@ def tensor_dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=N
             current_stream(t.device.index).synchronize()
     elif t.device.type != "cpu":
         raise BufferError(f"__dlpack__(): can't export a tensor on device '{t.device}'")
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
+    readonly = not copied and bool(getattr(t._storage, "readonly", False))
+    if readonly and not versioned and not copy:
+        raise BufferError("__dlpack__(): the tensor is read-only and the legacy DLPack "
+                          "capsule (max_version None or < (1, 0)) has no read-only flag, so "
+                          "the consumer could write to it; ask for max_version=(1, 0) or for "
+                          "a copy (copy=True)")
     if copy and not copied:
         t = t.clone()
-        copied = True
-    versioned = max_version is not None and tuple(max_version)[0] >= 1
-    return _capsule(t, versioned, FLAG_IS_COPIED if copied else 0)
+        copied, readonly = True, False
+    flags = (FLAG_IS_COPIED if copied else 0) | (FLAG_READ_ONLY if readonly else 0)
+    return _capsule(t, versioned, flags)
 
 
 def _capsule(t: Tensor, versioned: bool, flags: int):
+    native = _native_callbacks()
     rec = _Export()
     rec.tensor = t
     nd = t.ndim
@@ -251,13 +347,16 @@ def _capsule(t: Tensor, versioned: bool, flags: int):
         m = DLManagedTensor()
         name = _NAME
     m.dl_tensor = dl
-    addr = ctypes.addressof(m)
-    m.manager_ctx = addr
-    m.deleter = _DELETER_ADDR
+    # manager_ctx owns a reference to the record, dropped by the deleter (consumer done, or
+    # the capsule destroyed unconsumed); the record owns the struct and the tensor
+    m.manager_ctx = id(rec)
+    m.deleter = native["versioned" if versioned else "legacy"]
     rec.managed = m
-    with _live_lock:
-        _live[addr] = rec
-    return _capsule_new(addr, name, _DESTRUCTOR_ADDR)
+    addr = ctypes.addressof(m)
+    _live[addr] = rec
+    capsule = _capsule_new(addr, name, native["destructor"])
+    _incref(rec)  # only once the capsule exists: its destructor is now the one owner
+    return capsule
 
 
 # ---------------------------------------------------------------- consumer
