@@ -243,7 +243,7 @@ class _DriverTap:
             try:
                 fn()
             finally:
-                self.p._dev_kernels.append((dev, sid, t0, _ns(), rec))
+                self.p._device_kernel((dev, sid, t0, _ns(), rec))
                 _tls.suppress -= 1
 
         rec[8] = _ns()
@@ -274,7 +274,7 @@ class _DriverTap:
         rec[9] = _ns()
 
     def _marker_done(self, times, dev, sid, rec):
-        self.p._dev_kernels.append((dev, sid, times[0], _ns(), rec))
+        self.p._device_kernel((dev, sid, times[0], _ns(), rec))
 
     def _ref(self, stream):
         dev = stream.device
@@ -293,7 +293,7 @@ class _DriverTap:
             ref, host = self.refs[int(dev.split(":")[1])]
             t0 = host + int(d.event_elapsed_ms(ref, ev0) * 1e6)
             t1 = host + int(d.event_elapsed_ms(ref, ev1) * 1e6)
-            self.p._dev_kernels.append((dev, sid, t0, t1, rec))
+            self.p._device_kernel((dev, sid, t0, t1, rec))
         self.pending = []
 
     def drain(self):
@@ -523,10 +523,19 @@ class profile:
         self._end_ns = end
         self._build()
 
+    def _device_kernel(self, item):
+        # Another thread's work launched while this profiler ran may finish after it stopped
+        # (the driver tap sees every thread): drop its record, never fail the user's stream.
+        kernels = self._dev_kernels
+        if kernels is not None:
+            kernels.append(item)
+
     def _worker_done(self, sid, t0, t1, rec):
         # Only atomic values in what is kept: the GC then stops tracking the tuples, so
         # long profiles do not slow every collection down.
-        self._cpu_async.append((sid, t0, t1) + rec[1:])
+        done = self._cpu_async
+        if done is not None:  # None: finished after the profiler stopped (another thread's)
+            done.append((sid, t0, t1) + rec[1:])
 
     def _build(self):
         """Raw tuples -> Trace; flow ids are numbered here (nothing is numbered while

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+from collections import deque
 
 import numpy as np
 
@@ -114,6 +115,13 @@ def _cache_cap_from_env():
         return None
 
 
+def _drop(blocks) -> None:
+    """Give the memory of blocks evicted from the cache back to the system."""
+    for b in blocks:
+        b.buffer = None
+        b._raw = None
+
+
 class Block:
     """A piece of host memory handed out by ``HostCachingAllocator``.
 
@@ -152,6 +160,7 @@ class HostCachingAllocator:
         self._lock = threading.Lock()
         self._pool: dict[int, list[Block]] = {}  # size -> LIFO free list
         self._deferred: list[Block] = []  # freed but with pending events
+        self._returned: deque[Block] = deque()  # freed while the lock was held (see free())
         # Stats ("allocated" includes deferred blocks: they are still in use).
         self._allocated = 0
         self._allocated_peak = 0
@@ -173,6 +182,7 @@ class HostCachingAllocator:
     @max_cached_bytes.setter
     def max_cached_bytes(self, value: int) -> None:
         value = _check_nbytes(value)
+        self._drain_returned()
         with self._lock:
             self._max_cached = value
             dropped = self._trim_locked(value)
@@ -191,7 +201,9 @@ class HostCachingAllocator:
             size = (nbytes + 63) & -64
         else:
             return self._allocate_empty()
-        if self._deferred:  # racy read is fine: just a hint to look
+        if self._returned:  # racy reads are fine: just hints to look
+            self._drain_returned()
+        if self._deferred:
             self._process_deferred()
         # acquire/release rather than `with`: measurably cheaper on this hot path. Cache hits
         # and cached bytes are derived (num_allocs - misses - empties, reserved - allocated).
@@ -219,32 +231,59 @@ class HostCachingAllocator:
         return self._allocate_fresh(nbytes, size)
 
     def free(self, block: Block) -> None:
+        """Hand ``block`` back. Never waits for a lock: Storage.__del__ calls this from
+        finalizers, which the cyclic GC (or a tracer, a signal) may run at any bytecode, also
+        while this very thread holds the lock inside :meth:`allocate`. When the lock is free the
+        block is taken in at once; otherwise it is queued and the next locked call takes it in."""
+        if block._owner is not self:
+            raise ValueError("free(): block was not allocated by this allocator")
+        if not block.in_use:
+            raise RuntimeError(f"free(): double free of {block!r}")
+        block.in_use = False  # not in any free list yet: no locked code reads it
         pending = block.pending
-        # Event queries run outside the lock (they may be slow or re-enter).
-        deferred = False
-        if pending:
-            if all(e.query() for e in pending):
-                pending.clear()  # done: don't re-query when the block is reused
-            else:
-                deferred = True
+        if pending and all(e.query() for e in pending):  # lock-free queries (Mark.query)
+            pending.clear()  # done: don't re-query when the block is reused
         lock = self._lock
-        lock.acquire()
+        if not lock.acquire(False):  # held by another thread, or by this one under a finalizer
+            self._returned.append(block)  # atomic under the GIL
+            return
         try:
-            if block._owner is not self:
-                raise ValueError("block was not allocated by this allocator")
-            if not block.in_use:
-                raise RuntimeError(f"double free of {block!r}")
-            block.in_use = False
-            if deferred:
+            dropped = self._take_returned_locked() if self._returned else None
+            if block.pending:
                 self._deferred.append(block)
                 return
             if self._release_locked(block):
                 return
         finally:
             lock.release()
-        # Over the cache cap: drop the memory (outside the lock: munmap is slow).
-        block.buffer = None
-        block._raw = None
+            if dropped:
+                _drop(dropped)  # outside the lock: munmap is slow
+        _drop((block,))  # over the cache cap
+
+    def _take_in_locked(self, block: Block) -> bool:
+        """A freed block joins the deferred list (pending events) or the cache; False when it
+        is over the cache cap and the caller must drop its memory."""
+        if block.pending:
+            self._deferred.append(block)
+            return True
+        return self._release_locked(block)
+
+    def _drain_returned(self) -> None:
+        """Take in queued frees (every public locked call starts with this, so statistics
+        never lag behind a free)."""
+        with self._lock:
+            dropped = self._take_returned_locked()
+        _drop(dropped)
+
+    def _take_returned_locked(self) -> list:
+        """Take in the blocks that :meth:`free` queued; returns those to drop."""
+        dropped = []
+        returned = self._returned
+        while returned:
+            block = returned.popleft()
+            if not self._take_in_locked(block):
+                dropped.append(block)
+        return dropped
 
     # -- slow paths --------------------------------------------------------
     def _allocate_empty(self) -> Block:
@@ -331,9 +370,7 @@ class HostCachingAllocator:
                 b.pending = []
                 if not self._release_locked(b):
                     dropped.append(b)
-        for b in dropped:
-            b.buffer = None
-            b._raw = None
+        _drop(dropped)
 
     def _trim_locked(self, cap: int) -> list:
         """Evict cached blocks (largest sizes, oldest first) until cached <= cap."""
@@ -360,6 +397,7 @@ class HostCachingAllocator:
     # -- maintenance / introspection ----------------------------------------
     def empty_cache(self) -> None:
         """Release every cached free block (and completed deferred ones)."""
+        self._drain_returned()
         if self._deferred:
             self._process_deferred()
         with self._lock:
@@ -367,12 +405,11 @@ class HostCachingAllocator:
             self._reserved = self._allocated
             self._num_empty_cache += 1
         for lst in old.values():
-            for b in lst:
-                b.buffer = None
-                b._raw = None
+            _drop(lst)
         del old
 
     def memory_stats(self) -> dict:
+        self._drain_returned()
         with self._lock:
             allocated = self._allocated
             cached = self._cached_locked()
@@ -394,6 +431,7 @@ class HostCachingAllocator:
             }
 
     def reset_peak_stats(self) -> None:
+        self._drain_returned()
         with self._lock:
             self._allocated_peak = self._allocated
             self._reserved_peak = self._reserved

@@ -267,6 +267,7 @@ class CUDACachingAllocator:
         self._allocated = {}          # ptr -> Block handed out
         self._segments = {}           # segment ptr -> Segment
         self._outstanding = deque()   # (event, block) awaiting completion
+        self._returned = deque()      # blocks free() queued for the next locked call
         self._event_pool = []
         self._spare = []              # recycled Block objects
         self._gc_clock = 0
@@ -317,6 +318,8 @@ class CUDACachingAllocator:
         lock = self._lock
         lock.acquire()
         try:
+            if self._returned:
+                self._take_returned_locked()
             extra = self._extra
             if extra and self._outstanding:
                 self._process_events()
@@ -445,91 +448,123 @@ class CUDACachingAllocator:
             lock.release()
 
     def free(self, block) -> None:
-        """Return a block from :meth:`malloc` / :meth:`allocate`."""
-        if block.state != _ALLOCATED or not self.free_ptr(block.ptr):
+        """Return a block from :meth:`malloc` / :meth:`allocate`. Never waits for a lock:
+        Storage.__del__ calls this from finalizers, which the cyclic GC (or a tracer, a signal)
+        may run at any bytecode, also while this thread holds the lock inside :meth:`malloc` or
+        holds a stream's lock. A block is taken in at once when the lock is free and it needs
+        no driver call; otherwise (lock busy, or events to record for ``record_stream`` uses)
+        it is queued and the next locked call takes it in."""
+        if block.state != _ALLOCATED or self._allocated.get(block.ptr) is not block or \
+                block in self._returned:
             if block.size == 0:
                 return  # the zero-size block
             raise RuntimeError(f"free(): {block!r} is not allocated by the caching "
                                f"allocator of cuda:{self.device} (double free?)")
+        lock = self._lock
+        if block.stream_uses or not lock.acquire(False):
+            self._returned.append(block)  # atomic under the GIL
+            return
+        try:
+            if self._returned:
+                self._take_returned_locked()
+            self._free_locked(block)
+        finally:
+            lock.release()
 
     def free_ptr(self, ptr: int) -> bool:
         """Free the block at ``ptr``; False when this allocator did not hand it out."""
-        lock = self._lock
-        lock.acquire()
-        try:
-            block = self._allocated.pop(ptr, None)
+        with self._lock:
+            if self._returned:
+                self._take_returned_locked()
+            block = self._allocated.get(ptr)
             if block is None:
                 return False
-            size = block.size
-            P = self._ps[1 if block.small else 2]
-            P[_N] -= 1
-            P[_NB] -= size
-            P[_NR] -= block.requested
-            block.buffer = None
-            if self._extra:
-                if size >= self._max_split:
-                    P[_OA] -= 1
-                if self._history is not None:
-                    self._history.append(("free", ptr, size, block.requested, block.stream,
-                                          time.perf_counter()))
-            if block.stream_uses:
-                self._insert_events(block)
-                return True
-            # Inlined copy of _free_block()'s merge (the hot path); keep the two in sync.
-            fl = self._pools[1 if block.small else 2][block.stream]
-            keys = fl.keys
-            blocks = fl.blocks
-            spare = self._spare
-            merged = merged_bytes = 0
-            p = block.prev
-            if p is not None and p.state == _FREE:
-                i = bisect_left(keys, p.size << _KEY_SHIFT | p.ptr)
-                del keys[i]
-                del blocks[i]
-                merged = 1
-                merged_bytes = p.size
-                block.ptr = p.ptr
-                block.size += merged_bytes
-                pp = p.prev
-                block.prev = pp
-                if pp is not None:
-                    pp.next = block
-                else:
-                    block.segment.head = block
-                p.prev = p.next = p.segment = None
-                if len(spare) < _MAX_SPARE:
-                    spare.append(p)
-            n = block.next
-            if n is not None and n.state == _FREE:
-                i = bisect_left(keys, n.size << _KEY_SHIFT | n.ptr)
-                del keys[i]
-                del blocks[i]
-                merged += 1
-                merged_bytes += n.size
-                block.size += n.size
-                nn = n.next
-                block.next = nn
-                if nn is not None:
-                    nn.prev = block
-                n.prev = n.next = n.segment = None
-                if len(spare) < _MAX_SPARE:
-                    spare.append(n)
-            if block.prev is not None or block.next is not None:
-                if merged != 1:
-                    self._bump(P, _I, _TI, _PI, 1 - merged)
-                self._bump(P, _IB, _TIB, _PIB, block.size - merged_bytes)
-            elif merged:
-                P[_I] -= merged
-                P[_IB] -= merged_bytes
-            block.state = _FREE
-            block.gc_base = self._gc_clock
-            key = block.size << _KEY_SHIFT | block.ptr
-            i = bisect_left(keys, key)
-            keys.insert(i, key)
-            blocks.insert(i, block)
+            self._free_locked(block)
             return True
-        finally:
-            lock.release()
+
+    def _take_returned_locked(self) -> None:
+        """Take in the blocks :meth:`free` queued (recording their stream-use events)."""
+        returned = self._returned
+        while returned:
+            self._free_locked(returned.popleft())
+
+    def _take_returned(self) -> None:
+        if self._returned:
+            with self._lock:
+                self._take_returned_locked()
+
+    def _free_locked(self, block) -> None:
+        """Account a handed-out block as freed: it pends on its stream-use events or merges
+        into its stream's free list."""
+        self._allocated.pop(block.ptr)
+        size = block.size
+        P = self._ps[1 if block.small else 2]
+        P[_N] -= 1
+        P[_NB] -= size
+        P[_NR] -= block.requested
+        block.buffer = None
+        if self._extra:
+            if size >= self._max_split:
+                P[_OA] -= 1
+            if self._history is not None:
+                self._history.append(("free", block.ptr, size, block.requested, block.stream,
+                                      time.perf_counter()))
+        if block.stream_uses:
+            self._insert_events(block)
+            return
+        # Inlined copy of _free_block()'s merge (the hot path); keep the two in sync.
+        fl = self._pools[1 if block.small else 2][block.stream]
+        keys = fl.keys
+        blocks = fl.blocks
+        spare = self._spare
+        merged = merged_bytes = 0
+        p = block.prev
+        if p is not None and p.state == _FREE:
+            i = bisect_left(keys, p.size << _KEY_SHIFT | p.ptr)
+            del keys[i]
+            del blocks[i]
+            merged = 1
+            merged_bytes = p.size
+            block.ptr = p.ptr
+            block.size += merged_bytes
+            pp = p.prev
+            block.prev = pp
+            if pp is not None:
+                pp.next = block
+            else:
+                block.segment.head = block
+            p.prev = p.next = p.segment = None
+            if len(spare) < _MAX_SPARE:
+                spare.append(p)
+        n = block.next
+        if n is not None and n.state == _FREE:
+            i = bisect_left(keys, n.size << _KEY_SHIFT | n.ptr)
+            del keys[i]
+            del blocks[i]
+            merged += 1
+            merged_bytes += n.size
+            block.size += n.size
+            nn = n.next
+            block.next = nn
+            if nn is not None:
+                nn.prev = block
+            n.prev = n.next = n.segment = None
+            if len(spare) < _MAX_SPARE:
+                spare.append(n)
+        if block.prev is not None or block.next is not None:
+            if merged != 1:
+                self._bump(P, _I, _TI, _PI, 1 - merged)
+            self._bump(P, _IB, _TIB, _PIB, block.size - merged_bytes)
+        elif merged:
+            P[_I] -= merged
+            P[_IB] -= merged_bytes
+        block.state = _FREE
+        block.gc_base = self._gc_clock
+        key = block.size << _KEY_SHIFT | block.ptr
+        i = bisect_left(keys, key)
+        keys.insert(i, key)
+        blocks.insert(i, block)
+
 
     def allocate(self, nbytes: int):
         """Storage's entry point: a block on the current stream, with a host ``buffer`` over
@@ -897,6 +932,8 @@ class CUDACachingAllocator:
     def empty_cache(self) -> None:
         """Return every wholly free cached segment to the driver."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             self._release_cached_blocks()
 
     def block_for_ptr(self, ptr):
@@ -906,11 +943,15 @@ class CUDACachingAllocator:
         """Record (action, ptr, size, requested, stream id, time) tuples of every alloc, free,
         segment alloc/free and OOM for replay (see :func:`history_to_trace`)."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             self._history = deque(maxlen=max_entries) if enabled else None
             self._update_extra()
 
     def history(self) -> list:
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             return [] if self._history is None else list(self._history)
 
     # ---- introspection ----------------------------------------------------------------------
@@ -966,6 +1007,8 @@ class CUDACachingAllocator:
     def memory_stats(self) -> dict:
         """Flat dict with PyTorch's keys (``allocated_bytes.all.current`` ...)."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             if self._outstanding:
                 self._process_events()
             out = self._raw_stats()
@@ -975,6 +1018,8 @@ class CUDACachingAllocator:
 
     def reset_peak_stats(self) -> None:
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             for P in self._ps[1:]:
                 for cur, peak in ((_N, _PN), (_NB, _PNB), (_NR, _PNR), (_S, _PS), (_SB, _PSB),
                                   (_I, _PI), (_IB, _PIB), (_OA, _POA), (_OS, _POS)):
@@ -992,6 +1037,8 @@ class CUDACachingAllocator:
     def reset_accumulated_stats(self) -> None:
         """Zero the cumulative figures (``*.allocated``, ``*.freed``, the num_* counters)."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             raw = self._raw_stats()
             self._base = {k: v for k, v in raw.items()
                           if k.endswith(".allocated") or k.endswith(".freed")}
@@ -1002,14 +1049,18 @@ class CUDACachingAllocator:
             self._num_device_free = 0
 
     def allocated_bytes(self) -> int:
+        self._take_returned()
         return self._ps[1][_NB] + self._ps[2][_NB]
 
     def reserved_bytes(self) -> int:
+        self._take_returned()
         return self._reserved()
 
     def snapshot(self) -> list:
         """One dict per segment (PyTorch's memory_snapshot() layout)."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             if self._outstanding:
                 self._process_events()
             out = []
@@ -1039,6 +1090,8 @@ class CUDACachingAllocator:
     def check_invariants(self) -> None:
         """Consistency check of segments, free lists and stats (tests call it)."""
         with self._lock:
+            if self._returned:
+                self._take_returned_locked()
             seg_bytes = {1: 0, 2: 0}
             alloc_bytes = {1: 0, 2: 0}
             split_free = {1: [0, 0], 2: [0, 0]}

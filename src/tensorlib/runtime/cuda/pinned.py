@@ -12,6 +12,7 @@ bookkeeping is the same, which is what makes ``non_blocking`` copies testable th
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 from .driver import CudaError
 
@@ -47,6 +48,7 @@ class PinnedHostAllocator:
         self._lock = threading.Lock()
         self._free = {}       # size -> [PinnedBlock] (LIFO)
         self._deferred = []   # freed, waiting for their events
+        self._returned = deque()  # freed while the lock was busy or with events (see free())
         self._blocks = {}     # ptr -> PinnedBlock (all live raw allocations)
         self._event_pool = {}  # device -> [event]
         self._allocated = 0
@@ -66,8 +68,7 @@ class PinnedHostAllocator:
             raise ValueError(f"pin_memory(): size must be a non-negative int, got {nbytes!r}")
         size = _round(nbytes)
         with self._lock:
-            if self._deferred:
-                self._process_deferred()
+            self._take_returned_locked()
             lst = self._free.get(size)
             block = lst.pop() if lst else None
         if block is None:
@@ -102,17 +103,37 @@ class PinnedHostAllocator:
             block.events.append(ev)
 
     def free(self, block: PinnedBlock) -> None:
-        with self._lock:
-            if block._owner is not self or not block.in_use:
-                raise RuntimeError(f"free(): {block!r} is not an allocated pinned block")
-            block.in_use = False
-            self._allocated -= block.size
-            self._num_free += 1
-            if block.events:
-                self._deferred.append(block)
-                self._process_deferred()
-            else:
-                self._free.setdefault(block.size, []).append(block)
+        """Hand ``block`` back. Never waits for a lock or calls the driver: Storage.__del__
+        calls this from finalizers, which may run at any bytecode (also while this thread holds
+        this allocator's lock or a stream's). A block without events is taken in at once when
+        the lock is free; otherwise it is queued for the next locked call."""
+        if block._owner is not self or not block.in_use:
+            raise RuntimeError(f"free(): {block!r} is not an allocated pinned block")
+        block.in_use = False
+        lock = self._lock
+        if block.events or not lock.acquire(False):
+            self._returned.append(block)  # atomic under the GIL
+            return
+        try:
+            self._take_in_locked(block)
+        finally:
+            lock.release()
+
+    def _take_in_locked(self, block: PinnedBlock) -> None:
+        self._allocated -= block.size
+        self._num_free += 1
+        if block.events:
+            self._deferred.append(block)
+        else:
+            self._free.setdefault(block.size, []).append(block)
+
+    def _take_returned_locked(self) -> None:
+        """Take in queued frees, then reuse the deferred blocks whose events completed."""
+        returned = self._returned
+        while returned:
+            self._take_in_locked(returned.popleft())
+        if self._deferred:
+            self._process_deferred()
 
     def _process_deferred(self) -> None:
         query = self._driver.event_query
@@ -134,18 +155,18 @@ class PinnedHostAllocator:
     def synchronize(self) -> None:
         """Wait for the events of every parked block (then they are reusable)."""
         with self._lock:
+            self._take_returned_locked()
             blocks = list(self._deferred)
         for b in blocks:
             for ev in list(b.events):
                 self._driver.event_synchronize(ev)
         with self._lock:
-            self._process_deferred()
+            self._take_returned_locked()
 
     def empty_cache(self) -> None:
         """Free every cached (not in use, no pending copy) block."""
         with self._lock:
-            if self._deferred:
-                self._process_deferred()
+            self._take_returned_locked()
             old, self._free = self._free, {}
             for lst in old.values():
                 for b in lst:
@@ -159,6 +180,7 @@ class PinnedHostAllocator:
 
     def memory_stats(self) -> dict:
         with self._lock:
+            self._take_returned_locked()
             return {
                 "allocated_bytes.current": self._allocated,
                 "allocated_bytes.peak": self._allocated_peak,
