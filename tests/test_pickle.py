@@ -358,3 +358,23 @@ def test_dtypes_and_devices_unpickle_to_themselves(protocol):
         assert back == dev and str(back) == spec
     fi = pickle.loads(pickle.dumps(tl.finfo(tl.bfloat16), protocol=protocol))
     assert fi.dtype is tl.bfloat16 and fi.eps == tl.finfo(tl.bfloat16).eps
+
+
+@pytest.mark.parametrize("protocol", [2, 5])
+def test_generators_pickle_and_continue_the_same_stream(protocol):
+    g = tl.Generator().manual_seed(1234)
+    tl.rand((10,), generator=g)  # advance the offset
+    g2 = pickle.loads(pickle.dumps(g, protocol=protocol))
+    assert g2.device == g.device and g2.initial_seed() == 1234 and g2.offset == g.offset
+    np.testing.assert_array_equal(tl.rand((50,), generator=g2).numpy(),
+                                  tl.rand((50,), generator=g).numpy())
+    g2.manual_seed(5)  # independent state, own lock
+    assert g.initial_seed() == 1234
+
+
+def test_corrupt_generator_pickle_raises_typed_errors():
+    from tensorlib.random import _rebuild_generator
+    with pytest.raises(ValueError, match="_rebuild_generator"):
+        _rebuild_generator("cpu", 1 << 70, 0)
+    with pytest.raises(ValueError, match="offset"):
+        _rebuild_generator("cpu", 1, -1)

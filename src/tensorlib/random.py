@@ -159,6 +159,11 @@ class Generator:
             self._offset = off
         return self
 
+    def __reduce__(self):
+        # State is (device, seed, offset); the lock is per process and is made anew.
+        with self._lock:
+            return _rebuild_generator, (str(self._device), self._seed, self._offset)
+
     def get_state(self):
         """(seed, offset) as a uint8 CPU tensor of 16 bytes (little-endian uint64 each)."""
         from .factories import from_numpy
@@ -205,6 +210,13 @@ def _state_bytes(state) -> np.ndarray:
 # ---------------------------------------------------------------- default generators
 _defaults: dict = {}
 _defaults_lock = threading.Lock()
+
+
+def _rebuild_generator(device, seed, offset) -> Generator:
+    """Unpickles a Generator: same device, seed and offset, so it continues the same stream."""
+    g = Generator(device)
+    g._seed = _check_seed(seed, "_rebuild_generator")
+    return g.set_offset(offset)
 _base_seed = DEFAULT_SEED  # what default generators created later start from
 
 
