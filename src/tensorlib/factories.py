@@ -219,56 +219,150 @@ def _only_ints(obj) -> bool:
     return isinstance(obj, (int, np.integer, np.bool_))
 
 
-def _infer_numpy(obj, op):
-    """Python data -> NumPy array with tensorlib's defaults (float32, complex64, int64)."""
+_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
+
+
+def _scalars(obj):
+    """The scalars of nested lists/tuples, in order."""
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _scalars(x)
+    else:
+        yield obj
+
+
+def _convert_python(obj, np_dtype, dtype, op):
+    """``np.asarray(obj, dtype=np_dtype)``: each Python number converted once, straight to the
+    target (NumPy 2's rules: out-of-range ints and non-finite floats into an integer dtype
+    raise). Errors name op, the argument and the offending value."""
     try:
-        arr = np.asarray(obj)
+        return np.asarray(obj, dtype=np_dtype)
+    except (OverflowError, ValueError, TypeError) as e:
+        err = e
+    for x in _scalars(obj):  # the error path only: find the value NumPy refused
+        try:
+            np.asarray(x, dtype=np_dtype)
+        except (OverflowError, ValueError, TypeError) as e:
+            kind = type(e) if isinstance(e, (OverflowError, TypeError)) else ValueError
+            raise kind(f"{op}(): argument 'obj' holds the value {x!r:.60}, which {dtype} can't "
+                       f"represent ({e})") from None
+    raise ValueError(f"{op}(): cannot convert argument 'obj' ({type(obj).__name__}) to "
+                     f"{dtype}: {err}") from None
+
+
+def _infer_numpy(obj, op, dtype=None):
+    """Python data (scalars, nested lists/tuples, NumPy scalars inside them) -> NumPy array.
+
+    With ``dtype`` the numbers convert straight to it, rounding once (bfloat16, which NumPy
+    lacks: through the exact float64 / int64 values, then one rounding by the tensor cast).
+    Without it, tensorlib's defaults: float -> float32, complex -> complex64, int -> int64
+    (uint64 beyond int64), bool -> bool."""
+    try:
+        arr = np.asarray(obj)  # exact: float64 / complex128 / int64 / bool (or object)
     except (ValueError, TypeError) as e:
         raise ValueError(f"{op}(): cannot build a tensor from {type(obj).__name__}: {e}") from None
     python_data = not isinstance(obj, (np.ndarray, np.generic))
-    if python_data and arr.size and arr.dtype.kind in "fO" and _only_ints(obj):
+    big_ints = python_data and arr.size and arr.dtype.kind in "fO" and _only_ints(obj)
+    if big_ints and (dtype is None or dtype is _dt.bfloat16 or dtype.kind in "iu"):
         # NumPy turns ints beyond int64 into float64 (lists) or object (scalars): use uint64
         # when they fit, never a lossy float.
         try:
             arr = np.asarray(obj, dtype=np.uint64)
         except (OverflowError, ValueError):
-            raise OverflowError(f"{op}(): Python int out of the range of int64 and uint64 in "
-                                f"{str(obj)[:60]}") from None
-    if arr.dtype.kind not in "biufc":
+            if dtype is None:
+                raise OverflowError(f"{op}(): Python int out of the range of int64 and uint64 "
+                                    f"in {str(obj)[:60]}") from None
+            if dtype is _dt.bfloat16:  # beyond uint64: through float64, as NumPy's halves go
+                return _convert_python(obj, np.float64, dtype, op)
+            arr = None  # an integer dtype: _convert_python names the value
+    # object arrays: big ints among floats or complex (fine with a dtype, checked below)
+    numbers_only = big_ints or (python_data and dtype is not None and arr.dtype.kind == "O"
+                                and all(isinstance(x, _NUMBERS) for x in _scalars(obj)))
+    if arr is not None and arr.dtype.kind not in "biufc" and not numbers_only:
         raise TypeError(f"{op}(): data must be numeric or bool, got {arr.dtype} from "
                         f"{type(obj).__name__} ({str(obj)[:60]})")
-    if python_data:
+    if not python_data:
+        return arr
+    if dtype is None:
         default = _PY_DEFAULTS[arr.dtype.kind]
         if arr.dtype.kind == "u":
             default = "uint64"
-        arr = arr.astype(default, copy=False)
-    return arr
+        return arr.astype(default, copy=False)
+    if dtype is _dt.bfloat16:
+        if arr.dtype.kind == "O":
+            return _convert_python(obj, np.float64, dtype, op)
+        if arr.dtype.kind == "c":
+            raise TypeError(f"{op}(): argument 'obj' holds complex values, which bfloat16 "
+                            f"can't represent")
+        return arr  # exact; the tensor cast rounds once
+    if arr is not None and arr.dtype == dtype.np_dtype and not big_ints:
+        return arr  # already exact in the requested dtype
+    return _convert_python(obj, dtype.np_dtype, dtype, op)
+
+
+_PYBUF_FULL_RO = 0x11C  # PyBUF_INDIRECT | PyBUF_FORMAT: what memoryview() asks for
+
+
+def _buffer_numpy(obj):
+    """A NumPy array over the memory of a buffer-protocol object (memoryview, array.array,
+    bytes, bytearray, ctypes arrays, a class with ``__buffer__``), keeping the buffer's own
+    format as dtype (bytes: uint8) and its writability; None for other objects."""
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        # PEP 688's Python-level __buffer__ (memoryview() calls it itself from Python 3.12)
+        get = getattr(type(obj), "__buffer__", None)
+        if get is None:
+            return None
+        mv = get(obj, _PYBUF_FULL_RO)
+        if not isinstance(mv, memoryview):
+            mv = memoryview(mv)
+    try:
+        return np.asarray(mv)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"asarray(): unsupported buffer format {mv.format!r} of "
+                        f"{type(obj).__name__}: {e}") from None
+
+
+_NOT_BUFFERS = (list, tuple, bool, int, float, complex, str, np.generic)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
-    """Array API asarray: shares memory with a Tensor or NumPy array when it can (copy=None),
-    always copies with copy=True, and raises if a copy is needed under copy=False."""
+    """Array API asarray: shares memory with a Tensor, a NumPy array or a buffer-protocol object
+    (memoryview, array.array, bytes...) when it can (copy=None), always copies with copy=True,
+    and raises if a copy is needed under copy=False. Read-only memory (a non-writeable NumPy
+    array, bytes) is shared as a read-only tensor; copy=True gives a writable one.
+
+    Python data (scalars, nested sequences) converts straight to ``dtype`` when given (one
+    rounding; out-of-range ints raise); without it: float -> float32, int -> int64, complex ->
+    complex64, bool -> bool."""
     if dtype is not None:
         dtype = _dt.to_dtype(dtype, op="asarray")
     target = None if device is None else _resolve_device(device, "asarray")
     if isinstance(obj, Tensor):
         src = obj
     else:
+        from_np = None
         if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__") or \
                 hasattr(obj, "__array__"):
-            arr = np.asarray(obj)
-            if arr.dtype.kind not in "biufc":
-                raise TypeError(f"asarray(): unsupported array dtype {arr.dtype}")
-            from_np = arr
+            from_np = np.asarray(obj)
+        elif not isinstance(obj, _NOT_BUFFERS):
+            from_np = _buffer_numpy(obj)
+        if from_np is not None:
+            if from_np.dtype.kind not in "biufc":
+                raise TypeError(f"asarray(): unsupported array dtype {from_np.dtype}")
         else:
             if copy is False:
                 raise ValueError("asarray(): copy=False is impossible for Python sequences "
                                  "and scalars")
-            from_np = _infer_numpy(obj, "asarray")
-        if from_np.dtype.byteorder not in "=|":
-            from_np = from_np.astype(from_np.dtype.newbyteorder("="))
-        if any(s % from_np.itemsize for s in from_np.strides):
-            from_np = from_np.copy()
+            from_np = _infer_numpy(obj, "asarray", dtype)
+        if from_np.dtype.byteorder not in "=|" or \
+                any(s % from_np.itemsize for s in from_np.strides):
+            if copy is False:
+                raise ValueError(f"asarray(): copy=False is impossible: the data "
+                                 f"({from_np.dtype}, strides {from_np.strides}) needs a copy "
+                                 f"to native byte order and aligned strides")
+            from_np = np.array(from_np, dtype=from_np.dtype.newbyteorder("="), order="C")
         src = from_numpy(from_np)
     need_copy = (dtype is not None and dtype is not src.dtype) or \
         (target is not None and target != src.device)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 
+from .dispatch.dispatcher import check_writable
 from .tensor import Tensor
 
 __all__ = ["getitem", "setitem", "basic_index"]
@@ -78,6 +79,7 @@ def getitem(self: Tensor, key):
 
 
 def setitem(self: Tensor, key, value) -> None:
+    check_writable(self, "__setitem__")  # ops check their written arguments in the dispatcher
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.
         from .advanced_indexing import assign

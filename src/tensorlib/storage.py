@@ -24,10 +24,15 @@ class Storage:
     ``_uses`` maps CPU stream queues to the last queued item that uses these bytes (None: no
     queued use). Handing the bytes to the host (``data_ptr()``: NumPy views, printing, copies to
     a device; ``typed()`` for a kernel that runs on the host) waits for those items first.
+
+    ``readonly``: the bytes were borrowed from a buffer that may not be written (a read-only
+    NumPy array, ``bytes``...). Tensors over them are read-only: the dispatcher refuses them as
+    written arguments (``Tensor(a!)`` in the schema), ``__setitem__`` refuses them, and their
+    NumPy views are not writeable.
     """
 
     __slots__ = ("nbytes", "device", "buffer", "_ptr", "_allocator", "_block", "_owner", "_typed",
-                 "_uses", "__weakref__")
+                 "_uses", "readonly", "__weakref__")
 
     def __init__(self, nbytes, device, ptr, buffer, allocator=None, block=None, owner=None):
         self.nbytes = nbytes
@@ -39,6 +44,7 @@ class Storage:
         self._owner = owner  # keeps a borrowed buffer (e.g. a NumPy array) alive
         self._typed = {}
         self._uses = None
+        self.readonly = False
 
     @classmethod
     def allocate(cls, nbytes, device=CPU):
@@ -57,6 +63,7 @@ class Storage:
             st._owner = None
             st._typed = {}
             st._uses = None
+            st.readonly = False
             return st
         from .runtime.cuda import device_allocator_for
         allocator = device_allocator_for(device)
@@ -65,14 +72,19 @@ class Storage:
 
     @classmethod
     def from_buffer(cls, array: np.ndarray):
-        """Borrow the memory extent of a NumPy array; returns (storage, byte offset of array[0...])."""
+        """Borrow the memory extent of a NumPy array; returns (storage, byte offset of array[0...]).
+        A non-writeable array gives a read-only storage."""
         if array.size == 0:
-            return cls(0, CPU, array.ctypes.data, np.empty(0, np.uint8), owner=array), 0
+            st = cls(0, CPU, array.ctypes.data, np.empty(0, np.uint8), owner=array)
+            st.readonly = not array.flags.writeable
+            return st, 0
         low, high = np.lib.array_utils.byte_bounds(array)
         nbytes = high - low
         raw = (ctypes.c_uint8 * nbytes).from_address(low)
         buffer = np.frombuffer(raw, dtype=np.uint8)
-        return cls(nbytes, CPU, low, buffer, owner=array), array.ctypes.data - low
+        st = cls(nbytes, CPU, low, buffer, owner=array)
+        st.readonly = not array.flags.writeable
+        return st, array.ctypes.data - low
 
     def data_ptr(self) -> int:
         """The address of the bytes; waits for queued CPU-stream work that uses them (whoever

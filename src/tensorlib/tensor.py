@@ -148,6 +148,13 @@ class Tensor:
         return self._storage.device.type == "cuda"
 
     @property
+    def is_readonly(self) -> bool:
+        """True when the tensor views read-only memory (e.g. ``asarray`` of a non-writeable NumPy
+        array or of ``bytes``); views share the flag. Writes (in-place ops, ``out=``,
+        ``__setitem__``) raise ValueError; ``numpy()`` gives a non-writeable array."""
+        return self._storage.readonly
+
+    @property
     def T(self) -> "Tensor":
         return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
@@ -169,12 +176,13 @@ class Tensor:
             "version": 3,
             "shape": self._shape,
             "typestr": self._dtype.np_dtype.str,
-            "data": (self.data_ptr(), False),
+            "data": (self.data_ptr(), self._storage.readonly),
             "strides": tuple(s * item for s in self._strides),
         }
 
     def numpy(self) -> np.ndarray:
-        """A zero-copy NumPy view (CPU tensors); writes go both ways."""
+        """A zero-copy NumPy view (CPU tensors); writes go both ways (not writeable when the
+        tensor is read-only)."""
         if self._storage.device.type != "cpu":
             raise TypeError(f"numpy(): can't convert a tensor on '{self.device}' to NumPy; "
                             f"use .cpu() first")

@@ -13,7 +13,7 @@ from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KE
 from .schema import FunctionSchema, parse_schema
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
-           "table", "DispatchError"]
+           "table", "DispatchError", "check_writable", "readonly_error"]
 
 
 class DispatchError(RuntimeError):
@@ -95,8 +95,58 @@ def _keys_of_args(op, args):
     return ks
 
 
+def readonly_error(op: str, arg: str, t) -> ValueError:
+    """The one error for a write into a read-only tensor (NumPy's "assignment destination is
+    read-only" is a ValueError too)."""
+    return ValueError(
+        f"{op}(): argument '{arg}' is read-only: its memory was borrowed from a buffer that may "
+        f"not be written (a non-writeable NumPy array, bytes, ...); write to a copy "
+        f"(x.clone()) instead")
+
+
+def check_writable(t, op: str, arg: str = "self") -> None:
+    """Raises readonly_error when tensor ``t`` is read-only (for writes that are not ops with a
+    schema, e.g. ``__setitem__``; ops are checked by their generated entry point)."""
+    if t._storage.readonly:
+        raise readonly_error(op, arg, t)
+
+
+def _check_written_list(items, op, arg):
+    if items is not None:
+        for t in items:
+            st = getattr(t, "_storage", None)
+            if st is not None and st.readonly:
+                raise readonly_error(op, arg, t)
+
+
+def _write_checks(op: OperatorHandle) -> list:
+    """Source lines refusing read-only tensors in the arguments the schema marks as written
+    (``Tensor(a!)``): the in-place ``self`` and ``out=``. Every op call enters through its
+    generated caller, so this is the one check for writes through ops; ops without written
+    arguments get no line, and a Tensor argument costs two slot reads (a zero-cost ``try`` lets
+    a non-Tensor through to the kernel's own error)."""
+    lines = []
+    name = op.schema.name
+    for i, a in enumerate(op.schema.arguments):
+        if not a.is_write:
+            continue
+        if a.type.is_list:
+            lines.append(f"    _check_written_list(a{i}, {name!r}, {a.name!r})")
+            continue
+        lines += [
+            "    try:",
+            f"        ro = a{i}._storage.readonly",
+            "    except AttributeError:",
+            "        ro = False",
+            "    if ro:",
+            f"        raise readonly_error({name!r}, {a.name!r}, a{i})",
+        ]
+    return lines
+
+
 def _make_caller(op: OperatorHandle):
-    """Generates the op's entry point with the schema's exact positional parameters (fast path)."""
+    """Generates the op's entry point with the schema's exact positional parameters (fast path).
+    Arguments the schema marks as written are checked for read-only tensors first."""
     names = [f"a{i}" for i in range(len(op.schema.arguments))]
     terms = []
     for i in op.tensor_arg_positions:
@@ -111,8 +161,10 @@ def _make_caller(op: OperatorHandle):
         terms = [f"_device_keys(a{dev[0]})"] if dev else []
     keys_expr = " | ".join(terms) if terms else "0"
     params = ", ".join(names)
+    checks = "".join(line + "\n" for line in _write_checks(op))
     src = (
         f"def call({params}):\n"
+        f"{checks}"
         f"    ks = {keys_expr}\n"
         f"    if tls_in_use[0]:\n"
         f"        ks = (ks | tls.included) & ~tls.excluded\n"
@@ -124,7 +176,8 @@ def _make_caller(op: OperatorHandle):
     )
     scope = {"tls": tls, "tls_in_use": TLS_IN_USE, "top": TOP_KEY, "op": op,
              "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
-             "_list_keys": _list_keys, "_device_keys": _device_keys}
+             "_list_keys": _list_keys, "_device_keys": _device_keys,
+             "readonly_error": readonly_error, "_check_written_list": _check_written_list}
     exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
     return scope["call"]
 
