@@ -135,9 +135,18 @@ def test_copy_and_device_arguments():
     assert dlpack.from_dlpack(t) is t or dlpack.from_dlpack(t).data_ptr() == t.data_ptr()
     ro = np.arange(3.0)
     ro.flags.writeable = False
-    assert dlpack.from_dlpack(ro).data_ptr() != ro.ctypes.data  # read-only: copied
-    with pytest.raises(BufferError, match="read-only"):
-        dlpack.from_dlpack(ro, copy=False)
+    shared = dlpack.from_dlpack(ro, copy=False)  # read-only: shared as a read-only tensor
+    assert shared.data_ptr() == ro.ctypes.data and shared.is_readonly
+    assert dlpack.from_dlpack(ro).is_readonly
+    with pytest.raises(ValueError, match="read-only"):
+        shared += 1
+    with pytest.raises(ValueError, match="read-only"):
+        shared[0] = 5.0
+    assert ro.tolist() == [0.0, 1.0, 2.0]
+    c = dlpack.from_dlpack(ro, copy=True)
+    assert not c.is_readonly and c.data_ptr() != ro.ctypes.data
+    c[0] = 7.0
+    assert ro[0] == 0.0
 
 
 def test_device_reporting_and_errors():

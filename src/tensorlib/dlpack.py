@@ -14,7 +14,8 @@ the last tensor over it dies.
 Read-only tensors (``Storage.readonly``): a versioned capsule carries the read-only flag
 (DLPACK_FLAG_BITMASK_READ_ONLY) so the consumer does not write (NumPy makes a non-writeable
 array); the legacy capsule has no flags, so a read-only tensor exports through it only as a
-copy (copy=True), else BufferError.
+copy (copy=True), else BufferError. A capsule flagged read-only imports as a read-only tensor
+over the same memory (as NumPy does); copy=True gives a writable copy.
 
 Devices: CPU memory (kDLCPU, and CUDA pinned host memory kDLCUDAHost on import) is shared.
 CUDA tensors of the real driver export as kDLCUDA (device pointers); other devices raise
@@ -392,8 +393,9 @@ def _call_producer(x, kwargs):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """A tensor over the memory of ``x`` (anything with ``__dlpack__``), zero-copy unless a
-    copy is asked for (copy=True), or needed and allowed (copy=None: read-only memory, a
-    different ``device``). copy=False never copies and raises BufferError instead."""
+    copy is asked for (copy=True), or needed and allowed (copy=None: a different ``device``).
+    copy=False never copies and raises BufferError instead. Read-only memory is shared as a
+    read-only tensor (``is_readonly``)."""
     from .factories import _resolve_device
     target = None if device is None else _resolve_device(device, "from_dlpack")
     if isinstance(x, Tensor):
@@ -483,12 +485,7 @@ def _import_capsule(capsule, copy):
                           f"supported (tensorlib imports kDLCPU, kDLCUDAHost and, with a "
                           f"CUDA GPU, kDLCUDA memory)")
     if flags & FLAG_READ_ONLY and not flags & FLAG_IS_COPIED:
-        # tensorlib tensors are always writable: read-only memory is copied
-        if copy is False:
-            raise BufferError("from_dlpack(): the producer's memory is read-only and "
-                              "copy=False; tensorlib tensors are writable")
-        t = t.clone()
-        flags |= FLAG_IS_COPIED
+        t._storage.readonly = True  # shared as NumPy does; writes through it are refused
     return t, flags
 
 
