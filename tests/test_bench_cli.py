@@ -1,6 +1,10 @@
 """`python -m tensorlib.bench`: an in-process run on tiny sizes, results.json, plots, --compare
-exit codes, and every bad-input path (one line on stderr, non-zero exit, no traceback)."""
+exit codes, and every bad-input path (one line on stderr, non-zero exit, no traceback); the
+everyday survey's cases and summary, --load's busy processes, progress lines and the noisy flag.
+Nothing here asserts anything about speed."""
+import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -11,7 +15,12 @@ import pytest
 import tensorlib as tl
 from tensorlib.bench import main as bench_main
 from tensorlib.bench.__main__ import main as script_main
-from tensorlib.bench.suites import SUITES
+from tensorlib.bench import load as bench_load
+from tensorlib.bench import runner as bench_runner
+from tensorlib.bench.impls import NumpyImpl, Ours
+from tensorlib.bench.report import Progress, print_table, summarize
+from tensorlib.bench.suites import SUITES, build_cases, square_ish
+from tensorlib.bench.timing import NOISY_IQR, Budget, is_noisy, time_cpu_group
 from tensorlib.runtime.cuda import context
 
 REQUIRED = ("suite", "name", "device", "dtype", "shape", "ours_ms", "baseline", "baseline_ms",
@@ -70,7 +79,8 @@ def test_quick_tiny_run(tmp_path, capsys):
             assert r["ours_q1_ms"] <= r["ours_ms"] <= r["ours_q3_ms"]
             if r["kind"] != "latency":
                 assert r["unit"] in ("GB/s", "GFLOP/s") and r["ours_rate"] > 0
-                assert r["ours_roofline_pct"] > 0
+                if r["name"] not in ("sort", "argsort"):  # compute-bound: no roofline
+                    assert r["ours_roofline_pct"] > 0
         else:
             assert r["reason"]
     ok = {r["suite"] for r in results if r["status"] == "ok"}
@@ -80,6 +90,207 @@ def test_quick_tiny_run(tmp_path, capsys):
     assert (tmp_path / "summary.png").stat().st_size > 1000
     for suite in ok:
         assert (tmp_path / f"{suite}.png").exists()
+
+    # the everyday survey (1e3 elements in the tiny set): every case's check passed
+    every = [r for r in results if r["suite"] == "everyday"]
+    assert len(every) == 30 and {r["size"] for r in every} == {1000}
+    assert [r["name"] for r in every if r["status"] != "ok"] == []
+    for r in every:
+        assert r["ours_p90_ms"] >= r["ours_ms"] and r["baseline_p90_ms"] >= r["baseline_ms"]
+        assert isinstance(r["noisy"], bool)
+        assert r["best_peer"] == r["baseline"] and r["best_peer_ratio"] == r["ratio"]
+    ev = doc["summary"]["suites"]["everyday"]
+    assert ev["cases"] == 30 and ev["geomean"] > 0
+    assert [(g["size"], g["size_label"], g["cases"]) for g in ev["by_size"]] == [(1000, "1e3",
+                                                                                  30)]
+    assert ev["by_size"][0]["geomean"] == pytest.approx(ev["geomean"])
+    worst = max(every, key=lambda r: r["best_peer_ratio"])
+    assert ev["worst"]["name"] == worst["name"] and ev["worst"]["size"] == 1000
+    assert ev["worst"]["ratio"] == pytest.approx(worst["best_peer_ratio"])
+    assert len(ev["slowest"]) == 10 and ev["slowest"][0] == ev["worst"]
+    assert doc["summary"]["noisy_rows"] == sum(r["noisy"] for r in results if r["status"] == "ok")
+    assert doc["meta"]["load_processes"] == 0
+    flat = " ".join(out.split())
+    assert "everyday survey" in flat and "geometric mean per size: 1e3" in flat
+    assert "everyday worst:" in flat
+
+    # progress: stderr is not a terminal under capsys, so one plain line per step
+    assert "[1/" in err and "] measuring rooflines" in err
+    assert "] everyday: add 1000 float32" in err
+
+
+def test_everyday_suite_cases():
+    full = build_cases(["everyday"], ["float32"], "cpu", "full")
+    names = list(dict.fromkeys(c.name for c in full))
+    assert len(names) == 30 and len(full) == 90
+    assert sorted({c.size for c in full}) == [1000, 100_000, 2_000_000]
+    assert {c.size for c in build_cases(["everyday"], ["float32"], "cpu", "quick")} == \
+        {1000, 100_000}
+    for c in full:
+        assert c.suite == "everyday" and c.dtype == "float32" and not c.skip
+        assert c.work > 0 and 0 < c.budget_scale <= 1
+        shape = tuple(c.shape)
+        if c.op == "matmul":  # two k x k matrices, k = round(sqrt(n)) capped at 1024
+            assert shape == (min(round(math.sqrt(c.size)), 1024),) * 2
+        else:
+            assert math.prod(shape) == c.size
+        if len(shape) == 2 and c.op != "matmul":
+            assert shape == square_ish(c.size) and shape[0] <= shape[1] <= 2 * shape[0]
+    # every operation is bound on tensorlib and NumPy
+    ours, base = Ours("cpu"), NumpyImpl()
+    for c in build_cases(["everyday"], ["float32"], "cpu", "tiny"):
+        for impl in (ours, base):
+            assert callable(getattr(impl, c.op)), (impl.label, c.op)
+    # other dtypes: one skipped row saying why
+    (skip,) = build_cases(["everyday"], ["int32"], "cpu", "tiny")
+    assert "float32" in skip.skip
+    assert square_ish(1000) == (25, 40) and square_ish(2_000_000) == (1250, 1600)
+
+
+# ---- noisy rows, summaries, progress -------------------------------------------------------------
+def test_noisy_flag_on_synthetic_timings():
+    assert NOISY_IQR == 0.25
+    assert is_noisy(1.0, 0.8, 1.3)             # IQR 50 % of the median
+    assert not is_noisy(1.0, 0.95, 1.05)       # 10 %
+    assert not is_noisy(1.0, 0.75, 1.0)        # exactly the threshold is not above it
+    assert is_noisy(2.0, 1.0, 2.6)
+    assert not is_noisy(0.0, 0.0, 1.0) and not is_noisy(None, None, None)
+    assert is_noisy(1.0, 0.9, 1.1, threshold=0.1) is True
+
+
+def _rec(name, size, ours, base, noisy=False, iqr=0.01, suite="everyday"):
+    return {"suite": suite, "name": name, "device": "cpu", "dtype": "float32",
+            "shape": [size], "size": size, "kind": "memory", "status": "ok", "reason": None,
+            "ours_ms": ours, "ours_iqr_ms": ours * (0.5 if noisy else iqr), "baseline": "numpy 2",
+            "baseline_ms": base, "baseline_iqr_ms": base * 0.05, "ratio": ours / base,
+            "best_peer": "numpy 2", "best_peer_ms": base, "best_peer_ratio": ours / base,
+            "unit": None, "ours_rate": None, "note": None, "extra_baselines": [],
+            "noisy": noisy}
+
+
+def test_summary_and_noisy_rows_in_table():
+    results = [_rec("add", 1000, 2.0, 1.0), _rec("exp", 1000, 8.0, 1.0, noisy=True),
+               _rec("add", 2_000_000, 1.0, 2.0), _rec("exp", 2_000_000, 3.0, 1.0),
+               _rec("sum all", 64, 5.0, 1.0, suite="reduction")]
+    s = summarize(results)
+    ev = s["suites"]["everyday"]
+    assert ev["cases"] == 4 and ev["geomean"] == pytest.approx((2 * 8 * 0.5 * 3) ** 0.25)
+    by = {g["size_label"]: g for g in ev["by_size"]}
+    assert by["1e3"]["geomean"] == pytest.approx(4.0) and by["2e6"]["geomean"] == \
+        pytest.approx(1.5 ** 0.5)
+    assert by["1e3"]["worst"]["name"] == "exp" and by["1e3"]["noisy"] == 1
+    assert (ev["worst"]["name"], ev["worst"]["size_label"], ev["worst"]["ratio"]) == \
+        ("exp", "1e3", 8.0)
+    assert [c["ratio"] for c in ev["slowest"]] == [8.0, 3.0, 2.0, 0.5]
+    assert s["suites"]["reduction"]["worst"]["ratio"] == 5.0 and "by_size" not in \
+        s["suites"]["reduction"]
+    assert s["noisy_rows"] == 1
+    buf = io.StringIO()
+    print_table(results, {"device": "cpu", "cpu": "test", "baseline": "numpy 2"}, {}, file=buf)
+    text = " ".join(buf.getvalue().split())
+    assert "50%!" in text and "noisy: iqr tensorlib 50%, numpy 5%" in text
+    assert "1 of 5 timed rows are noisy" in text
+    assert "geometric mean per size: 1e3 4.00 (2 cases), 2e6 1.22 (2 cases)" in text
+    assert "everyday worst: exp 1e3 float32 8.00x" in text
+
+
+def test_progress_lines_when_not_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    buf = io.StringIO()
+    with Progress(2, stream=buf) as p:
+        p.step("measuring rooflines")
+        p.advance()
+        p.step("everyday: add 1e3 float32")
+        p.advance()
+    assert buf.getvalue().splitlines() == ["[1/2] measuring rooflines",
+                                           "[2/2] everyday: add 1e3 float32"]
+    # on a terminal: rich's bar when rich is installed (as before), else the same lines
+    import importlib.util
+    assert Progress(1, stream=Tty())._rich == (importlib.util.find_spec("rich") is not None)
+
+
+def test_interleaved_group_timing_returns_one_timing_each():
+    calls = []
+    fns = [lambda i=i: calls.append(i) for i in range(3)]
+    ts = time_cpu_group(fns, Budget(0.001, min_repeats=3, max_repeats=4, min_sample_s=0,
+                                    warmup=1))
+    assert len(ts) == 3
+    for t in ts:
+        assert t.repeats >= 3 and t.q1_ms <= t.median_ms <= t.q3_ms and t.p90_ms >= t.median_ms
+    # samples alternate between the callables rather than running one after another
+    assert len(set(calls[-6:])) == 3
+
+
+# ---- --load --------------------------------------------------------------------------------------
+def _alive(pid) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead, merely not reaped
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+@pytest.fixture
+def load_spy(monkeypatch):
+    """Records every BusyLoad the CLI makes, and whether its processes ran during the cases."""
+    made, seen = [], []
+
+    class Spy(bench_load.BusyLoad):
+        def __init__(self, n):
+            super().__init__(n)
+            made.append(self)
+
+    real_run = bench_runner.Runner.run
+
+    def run(self, case):
+        seen.append([_alive(pid) for pid in made[-1].pids])
+        return real_run(self, case)
+
+    monkeypatch.setattr(bench_load, "BusyLoad", Spy)
+    monkeypatch.setattr(bench_runner.Runner, "run", run)
+    return made, seen
+
+
+def test_load_starts_and_stops_its_processes(tmp_path, capsys, load_spy):
+    made, seen = load_spy
+    rc, out, err = run([*TINY, "--suite", "dispatch", "--load", "1", "--no-plots",
+                        "--out", str(tmp_path)], capsys)
+    assert rc == 0, err
+    (load,) = made
+    assert len(load.pids) == 1 and seen and all(s == [True] for s in seen)
+    assert not any(_alive(pid) for pid in load.pids)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["meta"]["load_processes"] == 1
+    assert "--load 1" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("exc,rc_expected", [(KeyboardInterrupt, 130), (RuntimeError, 1)])
+def test_load_processes_stop_on_interrupt_and_error(tmp_path, capsys, monkeypatch, exc,
+                                                    rc_expected):
+    made = []
+
+    class Spy(bench_load.BusyLoad):
+        def __init__(self, n):
+            super().__init__(n)
+            made.append(self)
+
+    def boom(self, case):
+        assert all(_alive(pid) for pid in made[-1].pids)
+        raise exc("stop")
+
+    monkeypatch.setattr(bench_load, "BusyLoad", Spy)
+    monkeypatch.setattr(bench_runner.Runner, "run", boom)
+    rc, _, err = run([*TINY, "--suite", "dispatch", "--load", "1", "--no-plots",
+                      "--out", str(tmp_path)], capsys)
+    assert rc == rc_expected, err
+    (load,) = made
+    assert len(load.pids) == 1 and not any(_alive(pid) for pid in load.pids)
 
 
 def test_missing_op_and_dtype_are_skipped_not_failed(tmp_path, capsys, monkeypatch):
@@ -197,6 +408,9 @@ def test_compare_bad_files(tmp_path, capsys):
     (["--compare", "only-one.json"], "--compare"),
     (["--sizes", "huge"], "--sizes"),
     (["--budget", "-1"], "--budget"),
+    (["--load", "-1"], "--load"),
+    (["--load", "1000"], "--load"),
+    (["--load", "two"], "--load"),
 ])
 def test_bad_arguments(argv, needle, capsys, tmp_path):
     rc, out, err = run(argv + ["--out", str(tmp_path)], capsys)
@@ -230,6 +444,7 @@ def test_help_and_script_entry_point(capsys):
     assert e.value.code == 0
     out = capsys.readouterr().out
     assert "--compare" in out and "--sizes" not in out  # hidden test options stay hidden
+    assert "--load" in out
 
 
 def test_import_does_not_pull_rich_or_matplotlib():

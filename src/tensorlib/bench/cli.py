@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="bench-out", metavar="DIR",
                    help="directory for results.json and the PNG plots (default: bench-out)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--load", type=int, default=0, metavar="N",
+                   help="run N busy-loop processes beside the benchmark (killed at the end), "
+                        "to see what a busy laptop, CI runner or worker pool sees (default 0)")
     p.add_argument("--compare", nargs=2, metavar=("OLD.json", "NEW.json"),
                    help="compare two results files instead of running; exit 1 on a regression")
     p.add_argument("--threshold", type=float, default=None, metavar="PCT",
@@ -108,6 +111,10 @@ def _main(argv) -> int:
     dtypes = _split(args.dtype, "dtype", _dtype_names())
     if args.budget is not None and not (args.budget > 0 and math.isfinite(args.budget)):
         raise UsageError(f"--budget: expected a positive number of seconds, got {args.budget}")
+    from .load import MAX_LOAD
+    if not 0 <= args.load <= MAX_LOAD:
+        raise UsageError(f"--load: expected a number of processes from 0 to {MAX_LOAD}, got "
+                         f"{args.load}")
     ours, base, extras, flush_bytes = _implementations(args)  # before --out: fail early
     out_dir = _prepare_out(args.out)
     return _run(args, argv, suites, dtypes, out_dir, ours, base, extras, flush_bytes)
@@ -171,7 +178,8 @@ def _budget(size_set, override):
 
 def _run(args, argv, suites, dtypes, out_dir, ours, base, extras, flush_bytes) -> int:
     from . import env, roofline
-    from .report import Progress, print_table, write_json
+    from .load import BusyLoad
+    from .report import Progress, fmt_shape, print_table, summarize, write_json
     from .runner import Runner
     from .suites import build_cases
 
@@ -185,27 +193,32 @@ def _run(args, argv, suites, dtypes, out_dir, ours, base, extras, flush_bytes) -
     t0 = time.perf_counter()
     results = []
     with Progress(len(cases) + 1) as prog:
+        # Rooflines first, on the machine as it is: they estimate what it can do, and the
+        # cases' % roof under --load then shows what the load costs.
         prog.step("measuring rooflines")
         roofs = roofline.measure(args.device, base, dtypes, size_set)
         prog.advance()
         runner = Runner(args.device, ours, base, extras, budget, flush_bytes, roofs)
-        for case in cases:
-            prog.step(f"{case.suite}: {case.name} {case.dtype}")
-            results.append(runner.run(case))
-            prog.advance()
+        with BusyLoad(args.load):  # always stopped, even on Ctrl-C or an error
+            for case in cases:
+                prog.step(f"{case.suite}: {case.name} {fmt_shape(case.shape)} {case.dtype}")
+                results.append(runner.run(case))
+                prog.advance()
+            # Our own busy processes count in the load average: leave them out of the check.
+            busy_end = busy or env.busy_warning(own_load=args.load)
     if args.device == "cuda":
         ours.release_flush()
     wall = time.perf_counter() - t0
     meta = env.collect(args.device, [PROG] + list(argv))
     meta.update(baseline=base.label, extra_baselines=[e.label for e in extras],
                 wall_seconds=round(wall, 2), load_average_start=load_start,
-                busy_warning=busy or env.busy_warning())
+                load_processes=args.load, busy_warning=busy_end)
     config = {"suites": suites, "dtypes": dtypes, "size_set": size_set,
               "budget_seconds": budget.seconds, "min_repeats": budget.min_repeats,
               "l2_flush_bytes": flush_bytes or None}
     json_path = os.path.join(out_dir, "results.json")
     try:
-        write_json(json_path, meta, config, roofs, results)
+        write_json(json_path, meta, config, roofs, results, summarize(results))
     except OSError as e:
         raise UsageError(f"--out: cannot write {json_path}: {e.strerror or e}") from None
     print_table(results, meta, roofs)

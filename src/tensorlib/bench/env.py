@@ -73,9 +73,12 @@ def load_average():
         return None
 
 
-def busy_warning():
-    """A warning when other work already occupies the cores (timings would be unreliable)."""
+def busy_warning(own_load: int = 0):
+    """A warning when other work already occupies the cores (timings would be unreliable).
+    ``own_load``: busy processes the benchmark started itself (--load), not counted."""
     load, cores = load_average(), usable_cores()
+    if load is not None:
+        load = max(load - own_load, 0.0)
     if load is not None and load > 0.5 * cores + 0.25:
         return (f"warning: the machine is busy (load average {load:.1f} on {cores} cores): "
                 f"timings will be noisy and ratios unreliable")

@@ -78,8 +78,9 @@ class Ours(_Impl):
         self.label = "tensorlib"
         self.timer = "events" if device == "cuda" else "cpu"
         for name in ("add", "subtract", "multiply", "divide", "exp", "sum", "matmul", "clone",
-                     "reshape"):
-            setattr(self, name, getattr(tl, name))
+                     "reshape", "log", "sin", "tanh", "sqrt", "pow", "where", "maximum", "less",
+                     "mean", "argmax", "std", "cumsum", "sort", "argsort", "take"):
+            setattr(self, name, getattr(tl, name, None) or _missing("tensorlib", name))
         self.amax = tl.max
         if hasattr(tl, "softmax"):  # a native softmax, once one exists, is what to measure
             self.softmax = lambda x, axis=-1: tl.softmax(x, axis=axis)
@@ -135,6 +136,21 @@ class Ours(_Impl):
     def randn(self, shape, dtype):
         return self.tl.randn(shape, dtype=getattr(self.tl, dtype), device=self.device)
 
+    def zeros(self, shape, dtype):
+        return self.tl.zeros(shape, dtype=getattr(self.tl, dtype), device=self.device)
+
+    def linspace(self, num, dtype):
+        return self.tl.linspace(0.0, 1.0, num, dtype=getattr(self.tl, dtype), device=self.device)
+
+    def concat(self, a, b):
+        return self.tl.concat([a, b])
+
+    def mask_select(self, x, mask):
+        return x[mask]
+
+    def strided_multiply(self, a, b):
+        return a[::2] * b[::2]
+
     def rand(self, shape, dtype):
         return self.tl.rand(shape, dtype=getattr(self.tl, dtype), device=self.device)
 
@@ -169,11 +185,45 @@ class Ours(_Impl):
             self._flush = None
 
 
+def _missing(lib, name):
+    def missing(*args, **kwargs):
+        raise NotImplementedError(f"{lib} has no {name}")
+    return missing
+
+
+class _ArrayNamespace(_Impl):
+    """Operations of the everyday suite spelled the NumPy way, on the namespace ``self.xp``
+    (NumPy, CuPy); bound directly to the library's function where it has one."""
+
+    def _bind_namespace(self, xp):
+        self.xp = xp
+        for name in ("log", "sin", "tanh", "sqrt", "maximum", "less", "where", "mean", "argmax",
+                     "std", "cumsum", "sort", "argsort", "take"):
+            setattr(self, name, getattr(xp, name))
+        self.pow = xp.power
+
+    def zeros(self, shape, dtype):
+        return self.xp.zeros(shape, dtype)
+
+    def linspace(self, num, dtype):
+        return self.xp.linspace(0.0, 1.0, num, dtype=dtype)
+
+    def concat(self, a, b):
+        return self.xp.concatenate([a, b])
+
+    def mask_select(self, x, mask):
+        return x[mask]
+
+    def strided_multiply(self, a, b):
+        return a[::2] * b[::2]
+
+
 # ---- NumPy ---------------------------------------------------------------------------------------
-class NumpyImpl(_Impl):
+class NumpyImpl(_ArrayNamespace):
     def __init__(self, device="cpu"):
         self.device = device
         self.label = f"numpy {np.__version__}"
+        self._bind_namespace(np)
         self.add, self.subtract, self.multiply, self.divide = (np.add, np.subtract, np.multiply,
                                                                np.divide)
         self.exp, self.sum, self.amax, self.matmul = np.exp, np.sum, np.max, np.matmul
@@ -242,6 +292,10 @@ class TorchCpuImpl(_Impl):
                                                                torch.div)
         self.exp, self.matmul, self.clone = torch.exp, torch.matmul, torch.clone
         self.softmax = lambda x, axis=-1: torch.softmax(x, dim=axis)
+        self.log, self.sin, self.tanh, self.sqrt = torch.log, torch.sin, torch.tanh, torch.sqrt
+        self.pow, self.where, self.maximum, self.less = (torch.pow, torch.where, torch.maximum,
+                                                         torch.lt)
+        self.argmax, self.argsort, self.take = torch.argmax, torch.argsort, torch.take
 
     def _dt(self, name):
         return self.torch.bool if name == "bool" else getattr(self.torch, name)
@@ -271,6 +325,33 @@ class TorchCpuImpl(_Impl):
 
     def reshape(self, x, shape):
         return x.reshape(shape)
+
+    def mean(self, x, axis=None):
+        return self.torch.mean(x) if axis is None else self.torch.mean(x, dim=axis)
+
+    def std(self, x):
+        return self.torch.std(x, correction=0)
+
+    def cumsum(self, x):
+        return self.torch.cumsum(x, dim=0)
+
+    def sort(self, x):
+        return self.torch.sort(x).values
+
+    def zeros(self, shape, dtype):
+        return self.torch.zeros(shape, dtype=self._dt(dtype))
+
+    def linspace(self, num, dtype):
+        return self.torch.linspace(0.0, 1.0, num, dtype=self._dt(dtype))
+
+    def concat(self, a, b):
+        return self.torch.cat((a, b))
+
+    def mask_select(self, x, mask):
+        return x[mask]
+
+    def strided_multiply(self, a, b):
+        return a[::2] * b[::2]
 
     def transpose_copy(self, x):
         return x.T.contiguous()
@@ -320,7 +401,7 @@ def cuda_baseline():
     return CupyImpl(cp, _try_import("nvmath.linalg.advanced"))
 
 
-class CupyImpl(_Impl):
+class CupyImpl(_ArrayNamespace):
     device = "cuda"
     timer = "events"
 
@@ -332,6 +413,7 @@ class CupyImpl(_Impl):
             nv = importlib.import_module("nvmath")
             gemm = f"nvmath-python {getattr(nv, '__version__', '?')} cuBLASLt"
         self.label = f"cupy {cp.__version__} + {gemm}"
+        self._bind_namespace(cp)
         self.add, self.subtract, self.multiply, self.divide = (cp.add, cp.subtract, cp.multiply,
                                                                cp.divide)
         self.exp, self.sum, self.amax = cp.exp, cp.sum, cp.max

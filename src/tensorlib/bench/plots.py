@@ -1,10 +1,13 @@
 """PNG plots of a run (matplotlib, Agg backend): per suite, throughput against size for tensorlib
 (solid) and the baseline (dashed), one colour per case and dtype; and a summary of all ratios.
-Latency suites (alloc, dispatch) plot time per call instead of a rate."""
+Latency suites (alloc, dispatch) plot time per call instead of a rate. The everyday survey plots
+each operation's ratio to the faster peer, one bar per size."""
 from __future__ import annotations
 
 import math
 import os
+
+from .report import size_label
 
 __all__ = ["write_plots"]
 
@@ -29,7 +32,10 @@ def write_plots(results, rooflines, out_dir) -> list:
     for suite in suites:
         rows = [r for r in ok if r["suite"] == suite]
         path = os.path.join(out_dir, f"{suite}.png")
-        _suite_plot(plt, suite, rows, rooflines, path)
+        if suite == "everyday":
+            _everyday_plot(plt, rows, path)
+        else:
+            _suite_plot(plt, suite, rows, rooflines, path)
         paths.append(path)
     if ok:
         path = os.path.join(out_dir, "summary.png")
@@ -98,6 +104,44 @@ def _bar_plot(plt, suite, rows, path):
     ax.set_title(f"{suite} on {rows[0]['device']}: tensorlib vs {_short(rows[0])}")
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _everyday_plot(plt, rows, path):
+    """Ratio tensorlib / faster peer per operation (rows), one bar per size (and dtype)."""
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    groups = list(dict.fromkeys((r["size"], r["dtype"]) for r in rows))
+    multi = len({d for _, d in groups}) > 1
+    by = {(r["name"], r["size"], r["dtype"]): r.get("best_peer_ratio") or r["ratio"]
+          for r in rows}
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    h = max(3.0, 0.12 * len(names) * len(groups) + 1.5)
+    fig, ax = plt.subplots(figsize=(9, h), dpi=110)
+    width = 0.8 / len(groups)
+    vals = []
+    for gi, (size, dt) in enumerate(groups):
+        ys, xs = [], []
+        for ni, name in enumerate(names):
+            v = by.get((name, size, dt))
+            if v:
+                ys.append(len(names) - 1 - ni + (gi - (len(groups) - 1) / 2) * width)
+                xs.append(v)
+        vals += xs
+        label = size_label(size) + (f" {dt}" if multi else "")
+        ax.barh(ys, [v - 1.0 for v in xs], height=width, left=1.0,
+                color=colors[gi % len(colors)], label=label)
+    ax.axvline(1.0, color="black", lw=1)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names[::-1], fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlim(min(min(vals), 0.5) / 1.3, max(max(vals), 2.0) * 1.3)
+    peer = "faster peer" if any(r.get("extra_baselines") for r in rows) else _short(rows[0])
+    ax.set_xlabel(f"time ratio tensorlib / {peer} (left of 1: tensorlib faster)")
+    ax.set_title(f"everyday ops on {rows[0]['device']}: tensorlib vs {peer}")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.legend(fontsize=8, title="elements")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

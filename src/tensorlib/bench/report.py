@@ -3,7 +3,11 @@
 rich draws the progress bar and the table when it is installed (``pip install
 'tensorlib[bench]'``); without it the same information is printed as plain text. The progress
 bar goes to stderr and the table to stdout, so ``tensorlib-bench > table.txt`` keeps a clean
-table.
+table. When stderr is not a terminal (CI logs, ``2> log``, a pipe) the progress is one plain
+``[i/N] ...`` line per step instead of a bar, so a log shows how far a run got.
+
+Rows flagged ``noisy`` (an implementation's interquartile range above 25 % of its median,
+``timing.NOISY_IQR``) get a ``!`` after their iqr and a note naming the noisy side.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import os
 import sys
 
 __all__ = ["Progress", "print_table", "write_json", "SCHEMA", "fmt_time", "fmt_shape",
-           "geomean"]
+           "geomean", "summarize", "noisy_note"]
 
 SCHEMA = "tensorlib-bench/1"
 
@@ -37,10 +41,17 @@ def fmt_time(ms) -> str:
 
 
 def _fmt_n(n: int) -> str:
-    if n >= 10_000:
-        e = round(math.log10(n))
-        if 10 ** e == n:
-            return f"1e{e}"
+    return size_label(n) if n >= 10_000 else str(n)  # 1e5, 2e6; 4000 stays 4000
+
+
+def size_label(n: int) -> str:
+    """1000 -> '1e3', 2000000 -> '2e6'; other numbers as they are."""
+    n = int(n)
+    if n >= 1000:
+        e = len(str(n)) - 1
+        d, r = divmod(n, 10 ** e)
+        if r == 0:
+            return f"{d}e{e}"
     return str(n)
 
 
@@ -73,13 +84,24 @@ def _short(label: str) -> str:
 
 
 # ---- progress ------------------------------------------------------------------------------------
-class Progress:
-    """``with Progress(total) as p: p.step("description"); ...; p.advance()``."""
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
-    def __init__(self, total: int, enabled: bool = True):
+
+class Progress:
+    """``with Progress(total) as p: p.step("description"); ...; p.advance()``.
+
+    On a terminal: rich's bar (plain lines without rich). Elsewhere: plain ``[i/N] ...`` lines,
+    flushed at once, so logs and pipes show progress (rich would draw nothing there)."""
+
+    def __init__(self, total: int, enabled: bool = True, stream=None):
         self.total = total
         self.enabled = enabled
-        self._rich = enabled and _rich()
+        self.stream = stream if stream is not None else sys.stderr
+        self._rich = enabled and _isatty(self.stream) and _rich()
         self._done = 0
 
     def __enter__(self):
@@ -106,7 +128,8 @@ class Progress:
         if self._rich:
             self._p.update(self._task, description=description[:48])
         else:
-            print(f"[{self._done + 1}/{self.total}] {description}", file=sys.stderr, flush=True)
+            print(f"[{self._done + 1}/{self.total}] {description}", file=self.stream,
+                  flush=True)
 
     def advance(self):
         self._done += 1
@@ -131,6 +154,9 @@ def _rows(results):
         iqr = ""
         if r["ours_ms"]:
             iqr = f"{100 * r['ours_iqr_ms'] / r['ours_ms']:.0f}%"
+        if r.get("noisy"):
+            iqr += "!"
+            note = "; ".join(x for x in (noisy_note(r), note) if x)
         roof = ""
         if r.get("ours_roofline_pct") is not None:
             roof = f"{r['ours_roofline_pct']:.0f}%"
@@ -140,6 +166,8 @@ def _rows(results):
             e = by_name.get(name)
             extras.append(fmt_time(e["ms"]) if e and e["ms"] is not None else
                           ("" if not e else e["status"]))
+        if extra_names:
+            extras.append(fmt_ratio(r.get("best_peer_ratio")))
         rows.append({"suite": r["suite"], "case": r["name"], "shape": fmt_shape(r["shape"]),
                      "dtype": r["dtype"], "ours": fmt_time(r["ours_ms"]), "iqr": iqr,
                      "base": fmt_time(r["baseline_ms"]), "ratio": r["ratio"],
@@ -175,6 +203,8 @@ def print_table(results, meta, rooflines, file=None):
             t.add_column(col, no_wrap=col != "note", **kw)
         for name in extra_names:
             t.add_column(_short(name), justify="right")
+        if extra_names:
+            t.add_column("vs best", justify="right")
         t.add_column("note", overflow="fold")
         prev = None
         for row in rows:
@@ -197,7 +227,8 @@ def print_table(results, meta, rooflines, file=None):
         return
     out = file or sys.stdout
     head = ["case", "shape", "dtype", "ours", "iqr", _short(base), "ratio", "ours rate",
-            "% roof"] + [_short(n) for n in extra_names] + ["note"]
+            "% roof"] + [_short(n) for n in extra_names] + (["vs best"] if extra_names else []) \
+        + ["note"]
     table = [head]
     for row in rows:
         table.append([f"{row['suite']}: {row['case']}", row["shape"], row["dtype"],
@@ -233,15 +264,102 @@ def _summary_lines(results, meta, rooflines):
     if by_suite:
         parts = [f"{s} {geomean(v):.2f}" for s, v in by_suite.items() if geomean(v)]
         lines.append("geometric mean ratio per suite: " + ", ".join(parts))
+    summary = summarize(results)
+    ev = summary["suites"].get("everyday")
+    if ev and ev["cases"]:
+        lines.extend(_everyday_lines(ev, meta))
     lines.append(f"{len(ok)} timed, {n_skip} skipped, {n_bad} failed")
+    if summary["noisy_rows"]:
+        lines.append(f"{summary['noisy_rows']} of {len(ok)} timed rows are noisy (marked !: an "
+                     f"implementation's interquartile range above {_noisy_pct()}% of its "
+                     f"median): rerun those on a quieter machine before trusting them")
+    if meta.get("load_processes"):
+        lines.append(f"run with --load {meta['load_processes']}: that many busy-loop processes "
+                     f"ran beside the benchmark")
     if meta.get("busy_warning"):
         lines.append(meta["busy_warning"])
     return lines
 
 
+def _noisy_pct() -> str:
+    from .timing import NOISY_IQR
+    return f"{100 * NOISY_IQR:g}"
+
+
+def noisy_note(r) -> str:
+    """'noisy: iqr tensorlib 31%, numpy 8%' for a record (every timed side's IQR / median)."""
+    parts = []
+    for label, med, iqr in [("tensorlib", r.get("ours_ms"), r.get("ours_iqr_ms")),
+                            (_short(r.get("baseline")), r.get("baseline_ms"),
+                             r.get("baseline_iqr_ms"))] + \
+            [(_short(e["name"]), e.get("ms"), e.get("iqr_ms"))
+             for e in r.get("extra_baselines") or []]:
+        if med and iqr is not None:
+            parts.append(f"{label} {100 * iqr / med:.0f}%")
+    return "noisy: iqr " + ", ".join(parts)
+
+
+# ---- summary figures (printed and stored in results.json) ----------------------------------------
+def _case_ref(r) -> dict:
+    return {"name": r["name"], "size": r["size"], "size_label": size_label(r["size"]),
+            "shape": list(r["shape"]), "dtype": r["dtype"],
+            "ratio": r.get("best_peer_ratio") or r["ratio"],
+            "peer": r.get("best_peer") or r["baseline"], "noisy": bool(r.get("noisy"))}
+
+
+def _group(rows) -> dict:
+    ratios = [r.get("best_peer_ratio") or r["ratio"] for r in rows]
+    worst = max(rows, key=lambda r: r.get("best_peer_ratio") or r["ratio"], default=None)
+    return {"cases": len(rows), "geomean": geomean(ratios),
+            "noisy": sum(bool(r.get("noisy")) for r in rows),
+            "worst": _case_ref(worst) if worst else None}
+
+
+def summarize(results, top: int = 10) -> dict:
+    """The figures stored under ``summary`` in results.json: per suite, the geometric mean of
+    tensorlib's time over the faster peer's (NumPy or, when installed, PyTorch-CPU) and the
+    worst case; for the everyday survey also per size (and dtype) and its ``top`` slowest
+    cases."""
+    ok = [r for r in results if r["status"] == "ok" and (r.get("best_peer_ratio") or r["ratio"])]
+    out = {"ratio": "tensorlib median time / the faster peer's median time (best_peer_ratio)",
+           "noisy_rows": sum(bool(r.get("noisy")) for r in ok), "suites": {}}
+    for suite in dict.fromkeys(r["suite"] for r in results):
+        rows = [r for r in ok if r["suite"] == suite]
+        entry = _group(rows)
+        if suite == "everyday":
+            groups = {}
+            for r in rows:
+                groups.setdefault((r["dtype"], r["size"]), []).append(r)
+            entry["by_size"] = [dict(_group(g), size=size, size_label=size_label(size), dtype=dt)
+                                for (dt, size), g in sorted(groups.items())]
+            slow = sorted(rows, key=lambda r: -(r.get("best_peer_ratio") or r["ratio"]))
+            entry["slowest"] = [_case_ref(r) for r in slow[:top]]
+        out["suites"][suite] = entry
+    return out
+
+
+def _everyday_lines(ev, meta):
+    peers = [meta.get("baseline") or "baseline"] + list(meta.get("extra_baselines") or [])
+    who = ("the faster of " + " and ".join(peers)) if len(peers) > 1 else \
+        f"{peers[0]} (PyTorch-CPU not in this run)"
+    multi = len({g["dtype"] for g in ev["by_size"]}) > 1
+    parts = [f"{g['size_label']}{' ' + g['dtype'] if multi else ''} {g['geomean']:.2f} "
+             f"({g['cases']} cases)" for g in ev["by_size"] if g["geomean"]]
+    w = ev["worst"]
+    lines = [f"everyday survey, tensorlib time / {who}, geometric mean per size: "
+             + ", ".join(parts) + f"; overall {ev['geomean']:.2f} ({ev['cases']} cases)",
+             f"everyday worst: {w['name']} {w['size_label']} {w['dtype']} {w['ratio']:.2f}x "
+             f"(vs {_short(w['peer'])})"]
+    slow = ", ".join(f"{c['name']} {c['size_label']} {c['ratio']:.2f}"
+                     for c in ev["slowest"][:5])
+    lines.append(f"everyday slowest 5: {slow}")
+    return lines
+
+
 # ---- results.json ---------------------------------------------------------------------------------
-def write_json(path, meta, config, rooflines, results):
+def write_json(path, meta, config, rooflines, results, summary=None):
     doc = {"schema": SCHEMA, "meta": meta, "config": config, "rooflines": rooflines,
+           "summary": summary if summary is not None else summarize(results),
            "results": results}
     tmp = path + ".tmp"
     with open(tmp, "w") as f:

@@ -1,7 +1,15 @@
 """Running one case: prepare inputs on each implementation, check tensorlib's answer against the
-baseline, then time both and turn the times into a result record."""
+baseline (and any extra baseline, e.g. PyTorch-CPU), then time them all and turn the times into a
+result record.
+
+On the CPU the implementations' samples are interleaved (``timing.time_cpu_group``). A record is
+flagged ``noisy`` when any timed implementation's interquartile range exceeds
+``timing.NOISY_IQR`` (25 %) of its median; ``best_peer_ratio`` is tensorlib's time over the
+faster of the baseline and the extra baselines.
+"""
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 
@@ -9,7 +17,7 @@ import numpy as np
 
 from .impls import Skip
 from .roofline import limit_for
-from .timing import Budget, time_cpu, time_cpu_pair, time_events
+from .timing import Budget, is_noisy, time_cpu, time_cpu_group, time_events
 
 __all__ = ["Runner", "RECORD_FIELDS"]
 
@@ -19,7 +27,8 @@ RECORD_FIELDS = ("suite", "name", "device", "dtype", "shape", "size", "kind", "w
                  "baseline", "baseline_ms", "baseline_q1_ms", "baseline_q3_ms",
                  "baseline_iqr_ms", "ratio", "unit", "ours_rate", "baseline_rate", "roofline",
                  "roofline_value", "ours_roofline_pct", "baseline_roofline_pct", "check_error",
-                 "timer", "baseline_timer", "note", "extra_baselines")
+                 "timer", "baseline_timer", "note", "extra_baselines", "ours_p90_ms",
+                 "baseline_p90_ms", "noisy", "best_peer", "best_peer_ms", "best_peer_ratio")
 
 # Norm-wise relative error allowed by dtype: max|ours - base| / max|base|.
 _RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 4e-6, "complex64": 4e-6,
@@ -52,6 +61,7 @@ class Runner:
         self.budget = budget
         self.flush_bytes = flush_bytes
         self.rooflines = rooflines
+        self._host = None  # the current case's host inputs (for checks that need them)
 
     # ---- one case ------------------------------------------------------------------------------
     def run(self, case) -> dict:
@@ -68,6 +78,7 @@ class Runner:
         except Exception as e:  # noqa: BLE001 - e.g. a failure inside the timing loop
             rec["status"], rec["reason"] = "error", f"{type(e).__name__}: {_one_line(e)}"
         finally:
+            self._host = None
             for impl in [self.ours, self.base] + self.extras:
                 impl.release()
             gc.collect()
@@ -93,6 +104,7 @@ class Runner:
             if why:
                 self._skip(rec, why)
         host = case.make_inputs()
+        self._host = host
 
         try:
             f_ours = self._bind(self.ours, case, host)
@@ -120,24 +132,42 @@ class Runner:
             self._fail(rec, "failed", f"result differs from {self.base.label}: {e}")
         del out_ours, out_base
 
-        t_ours, t_base = self._time_pair(case, f_ours, self.base, f_base)
+        # Extra baselines: checked now, timed together with the others below.
+        timed = [(self.ours, f_ours), (self.base, f_base)]
+        extra_recs = []
+        for extra in self.extras:
+            out, fn = self._prepare_extra(case, host, ours_host, extra)
+            rec["extra_baselines"].append(out)
+            if fn is not None:
+                timed.append((extra, fn))
+                extra_recs.append(out)
+
+        times = self._time_group(case, timed)
+        t_ours, t_base = times[0], times[1]
         rec["timer"] = "cuda-events" if self._uses_events(case, self.ours) else "perf_counter"
         rec["baseline_timer"] = ("cuda-events" if self._uses_events(case, self.base) else
                                  "perf_counter")
         self._fill_times(rec, "ours", t_ours)
         self._fill_times(rec, "baseline", t_base)
         rec["ratio"] = t_ours.median_ms / t_base.median_ms if t_base.median_ms > 0 else None
+        for out, t in zip(extra_recs, times[2:]):
+            out["ms"], out["p90_ms"] = t.median_ms, t.p90_ms
+            out["iqr_ms"] = t.iqr_ms
+            out["ratio"] = t_ours.median_ms / t.median_ms if t.median_ms > 0 else None
+        rec["noisy"] = any(is_noisy(t.median_ms, t.q1_ms, t.q3_ms) for t in times)
+        peers = [(rec["baseline"], t_base.median_ms)] + [(o["name"], o["ms"])
+                                                         for o in extra_recs]
+        name, ms = min(peers, key=lambda p: p[1])
+        rec["best_peer"], rec["best_peer_ms"] = name, ms
+        rec["best_peer_ratio"] = t_ours.median_ms / ms if ms > 0 else None
         rec["status"] = "ok"
         self._fill_rates(case, rec)
         del f_base
-        for extra in self.extras:
-            rec["extra_baselines"].append(self._extra(case, host, ours_host, extra,
-                                                      rec["ours_ms"]))
 
     # ---- pieces ------------------------------------------------------------------------------
     def _bind(self, impl, case, host):
         conv = impl.host_input if case.host_inputs else impl.from_host
-        args = [conv(a, case.dtype) for a in host]
+        args = [conv(a, dt) for a, dt in zip(host, case.input_dtypes())]
         for i, v in enumerate(case.views):
             if v == "T":
                 args[i] = args[i].T
@@ -153,6 +183,8 @@ class Runner:
             raise _Mismatch(f"shape {tuple(a.shape)} != baseline {tuple(b.shape)}")
         if case.check == "shape" or a.size == 0:
             return None
+        if case.check == "argsort":
+            return _check_argsort(self._host, a, b)
         if a.dtype.kind in "biu" and b.dtype.kind in "biu":
             bad = int(np.count_nonzero(a.astype(np.int64) != b.astype(np.int64)))
             if bad:
@@ -171,19 +203,24 @@ class Runner:
         # Latency cases measure host-side cost (dispatch, allocation): a wall clock, no sync.
         return impl.timer == "events" and case.kind != "latency"
 
+    def _budget(self, case) -> Budget:
+        if case.budget_scale == 1.0:
+            return self.budget
+        return dataclasses.replace(self.budget, seconds=self.budget.seconds * case.budget_scale)
+
     def _time(self, case, impl, fn):
         if self._uses_events(case, impl):
             nbytes = self.flush_bytes
-            return time_events(fn, impl.make_event, lambda: impl.flush(nbytes), self.budget,
-                               impl.elapsed)
+            return time_events(fn, impl.make_event, lambda: impl.flush(nbytes),
+                               self._budget(case), impl.elapsed)
         sync = impl.sync if (impl.device != "cpu" and case.kind != "latency") else None
-        return time_cpu(fn, self.budget, sync)
+        return time_cpu(fn, self._budget(case), sync)
 
-    def _time_pair(self, case, f_ours, base, f_base):
-        if not self._uses_events(case, self.ours) and not self._uses_events(case, base) and \
-                self.device == "cpu":
-            return time_cpu_pair(f_ours, f_base, self.budget)
-        return self._time(case, self.ours, f_ours), self._time(case, base, f_base)
+    def _time_group(self, case, timed) -> list:
+        """One Timing per (impl, fn): interleaved samples on the CPU, else one after another."""
+        if self.device == "cpu" and not any(self._uses_events(case, i) for i, _ in timed):
+            return time_cpu_group([fn for _, fn in timed], self._budget(case))
+        return [self._time(case, impl, fn) for impl, fn in timed]
 
     @staticmethod
     def _fill_times(rec, side, t):
@@ -191,6 +228,7 @@ class Runner:
         rec[f"{side}_q1_ms"] = t.q1_ms
         rec[f"{side}_q3_ms"] = t.q3_ms
         rec[f"{side}_iqr_ms"] = t.iqr_ms
+        rec[f"{side}_p90_ms"] = t.p90_ms
         if side == "ours":
             rec["ours_repeats"] = t.repeats
 
@@ -210,32 +248,44 @@ class Runner:
             if note:
                 rec["note"] = "; ".join(x for x in (rec["note"], note) if x)
 
-    def _extra(self, case, host, ours_host, impl, ours_ms) -> dict:
-        """Check and time an additional baseline (PyTorch-CPU); its failures only annotate."""
+    def _prepare_extra(self, case, host, ours_host, impl):
+        """(record, callable) of an additional baseline (PyTorch-CPU) after checking its result;
+        the callable is None when it cannot run or disagrees (its failures only annotate)."""
         out = {"name": impl.label, "status": "ok", "reason": None, "ms": None, "ratio": None}
         why = impl.supports(case.dtype)
         if why:
             out.update(status="skipped", reason=why)
-            return out
+            return out, None
         try:
             fn = self._bind(impl, case, host)
             res = impl.to_host(fn())
             if case.check != "stats":
                 self._check(case, ours_host, res)
-            t = self._time(case, impl, fn)
         except _Mismatch as e:
             out.update(status="failed", reason=f"{impl.label} disagrees with tensorlib: {e}")
-            return out
+            return out, None
         except Exception as e:  # noqa: BLE001
             out.update(status="skipped", reason=_one_line(e))
-            return out
-        out["ms"] = t.median_ms
-        out["ratio"] = ours_ms / t.median_ms if t.median_ms > 0 else None
-        return out
+            return out, None
+        return out, fn
 
 
 class _Mismatch(Exception):
     pass
+
+
+def _check_argsort(host, a, b):
+    """``a`` (tensorlib's argsort) must be a permutation that sorts the input; the baseline's
+    ``b`` gives the sorted values. Ties may be ordered differently (NumPy's default sort is not
+    stable), so indices are not compared directly."""
+    x = host[0]
+    n = x.shape[-1]
+    ai = a.astype(np.int64)
+    if ai.min() < 0 or ai.max() >= n or np.unique(ai).size != ai.size:
+        raise _Mismatch("argsort result is not a permutation")
+    if not np.array_equal(x[ai], x[b.astype(np.int64)], equal_nan=True):
+        raise _Mismatch("argsort result does not sort the input")
+    return 0.0
 
 
 def _check_stats(case, a):

@@ -6,11 +6,16 @@ for memory-bound cases, floating-point operations for GEMM, nothing for latency 
 its result is checked against the baseline before anything is timed.
 
 Sizes come in three sets: ``full`` (the default run), ``quick`` and ``tiny`` (the CLI tests).
+
+The ``everyday`` suite is a breadth survey: thirty common operations at 1e3, 1e5 and 2e6
+elements (``quick``: 1e3 and 1e5; ``tiny``: 1e3), compared with the faster of NumPy and (when
+installed) PyTorch-CPU. Its cases carry the nominal element count as ``size``, so the summary
+can give a geometric mean per size.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from math import prod
+from math import isqrt, prod
 
 import numpy as np
 
@@ -19,7 +24,7 @@ from .impls import host_dtype
 __all__ = ["SUITES", "Case", "build_cases", "SIZE_SETS"]
 
 SUITES = ("elementwise", "broadcast", "reduction", "matmul", "copy", "alloc", "dispatch",
-          "random", "softmax")
+          "random", "softmax", "everyday")
 SIZE_SETS = ("full", "quick", "tiny")
 
 
@@ -30,13 +35,15 @@ class Case:
     shape: tuple             # what the table shows (the main operand's shape)
     dtype: str
     op: str                  # operation name in impls
-    inputs: list             # [(shape, how)] how: "uniform" | "normal" | "zeros"
+    inputs: list             # [(shape, how)] how: "uniform" | "normal" | "zeros", or (in any
+                             # dtype) "mask": random bools, "index": int64 in [0, elements)
     kind: str                # "memory" | "compute" | "latency"
     work: float = 0.0        # bytes per call (memory) or flops per call (compute)
     size: int = 0            # x axis of the suite's plot (elements, or n for GEMM)
     kwargs: dict = field(default_factory=dict)
     views: tuple = ()        # per input: "" or "T" (transposed view of the stored array)
-    check: str = "close"     # "close" | "stats" | "shape"
+    check: str = "close"     # "close" | "stats" | "shape" | "argsort" (a valid permutation
+                             # that sorts the first input; ties may be ordered differently)
     rtol: float = 0.0        # 0: the dtype's default
     needs: tuple = ()        # tensorlib functions the case needs (skipped when absent)
     devices: tuple = ("cpu", "cuda")
@@ -44,6 +51,7 @@ class Case:
     roof: str = "memory"     # which roofline applies: "memory", "gemm", "pcie", or ""
     extra_args: tuple = ()   # Python scalars passed after the array inputs
     skip: str = ""           # a reason to skip known before anything runs
+    budget_scale: float = 1.0  # times the run's timing budget (big suites spend less per case)
 
     @property
     def key(self) -> tuple:
@@ -57,8 +65,18 @@ class Case:
             out.append(_array(rng, shape, dt, how))
         return out
 
+    def input_dtypes(self) -> list:
+        """The dtype name each input is handed to the implementations in: the case's dtype,
+        except masks (bool) and index arrays (int64)."""
+        return [{"mask": "bool", "index": "int64"}.get(how, self.dtype)
+                for _, how in self.inputs]
+
 
 def _array(rng, shape, dt, how):
+    if how == "mask":
+        return rng.random(shape) < 0.5
+    if how == "index":
+        return rng.integers(0, max(prod(shape), 1), size=shape, dtype=np.int64)
     if how == "zeros":
         return np.zeros(shape, dt)
     if dt.kind == "b":
@@ -86,6 +104,7 @@ _BASE = {
         "alloc": [256, 262_144, 16_777_216],
         "random": [10_000, 1_000_000, 10_000_000],
         "softmax": [(1024, 1024), (4096, 1024), (64, 32768)],
+        "everyday": [1_000, 100_000, 2_000_000],
     },
     "quick": {
         "elementwise": [1_000, 1_000_000, 10_000_000],
@@ -97,6 +116,7 @@ _BASE = {
         "alloc": [256, 16_777_216],
         "random": [1_000_000],
         "softmax": [(1024, 1024)],
+        "everyday": [1_000, 100_000],
     },
     "tiny": {
         "elementwise": [64, 4096],
@@ -108,6 +128,7 @@ _BASE = {
         "alloc": [16, 1024],
         "random": [4096],
         "softmax": [(8, 16)],
+        "everyday": [1_000],
     },
 }
 
@@ -238,6 +259,89 @@ def _softmax(sizes, dt):
                    "memory", _nbytes(dt, 2 * e), e, kwargs={"axis": -1})
 
 
+#: The everyday suite's matmul multiplies two k x k matrices, k = round(sqrt(elements)), at most
+#: this (2e6 elements: 1024 x 1024, ~2.1 GFLOP, tens of ms a call on 2 cores).
+EVERYDAY_MATMUL_CAP = 1024
+#: Everyday cases spend this fraction of the run's per-case timing budget: ninety cases at the
+#: full budget would triple the default run, and the survey's figures are geometric means over
+#: many cases, less sensitive to each case's sample count.
+EVERYDAY_BUDGET_SCALE = 0.5
+
+
+def square_ish(n: int) -> tuple:
+    """(m, k) with m * k == n, m <= k and m the largest divisor of n up to sqrt(n)."""
+    m = max(isqrt(n), 1)
+    while n % m:
+        m -= 1
+    return (m, n // m)
+
+
+def _everyday(sizes, dt):
+    if dt not in ("float32", "float64"):
+        yield Case("everyday", "everyday ops", (), dt, "add", [], "memory",
+                   skip=f"the everyday survey runs float32 and float64, not {dt}")
+        return
+    b = _nbytes(dt, 1)
+    for n in sizes:
+        v = [((n,), "uniform")]
+        vv = [((n,), "uniform")] * 2
+        mn = square_ish(n)
+        m2 = [(mn, "uniform")]
+        k = min(int(round(n ** 0.5)), EVERYDAY_MATMUL_CAP)
+        m, cols = mn
+
+        def case(name, op, inputs, work, shape=(n,), **kw):
+            kw.setdefault("budget_scale", EVERYDAY_BUDGET_SCALE)
+            return Case("everyday", name, shape, dt, op, inputs, kw.pop("kind", "memory"),
+                        work, n, **kw)
+
+        yield case("add", "add", vv, 3 * n * b)
+        yield case("multiply by python scalar", "multiply", v, 2 * n * b, extra_args=(2.5,))
+        for fn in ("exp", "log", "sin", "tanh", "sqrt"):
+            yield case(fn, fn, v, 2 * n * b)
+        yield case("pow 2.5", "pow", v, 2 * n * b, extra_args=(2.5,))
+        yield case("where", "where", [((n,), "mask")] + vv, n + 3 * n * b)
+        yield case("maximum", "maximum", vv, 3 * n * b)
+        yield case("less", "less", vv, 2 * n * b + n)
+        other = "float64" if dt == "float32" else "float32"
+        yield case(f"astype {other}", "astype", v, n * b + n * _nbytes(other, 1),
+                   kwargs={"dtype": other})
+        yield case("sum", "sum", v, n * b, rtol=_red_rtol(dt, n))
+        yield case("mean axis=0", "mean", m2, n * b + cols * b, shape=mn, kwargs={"axis": 0},
+                   rtol=_red_rtol(dt, m))
+        yield case("sum axis=1", "sum", m2, n * b + m * b, shape=mn, kwargs={"axis": 1},
+                   rtol=_red_rtol(dt, cols))
+        yield case("max", "amax", v, n * b)
+        yield case("argmax", "argmax", v, n * b)
+        yield case("std", "std", v, n * b, rtol=_red_rtol(dt, n))
+        yield case("cumsum", "cumsum", v, 2 * n * b, rtol=_scan_rtol(dt, n))
+        yield case("sort", "sort", v, 2 * n * b, roof="")
+        yield case("argsort", "argsort", v, n * b + 8 * n, roof="", check="argsort")
+        yield case("take (int64 indices)", "take", [((n,), "uniform"), ((n,), "index")],
+                   2 * n * b + 8 * n)
+        yield case("boolean mask", "mask_select", [((n,), "uniform"), ((n,), "mask")],
+                   n * b + n + n * b // 2)
+        yield case("transpose -> contiguous", "transpose_copy", [((cols, m), "uniform")],
+                   2 * n * b, shape=mn)
+        yield case("matmul", "matmul", [((k, k), "uniform")] * 2, 2.0 * k ** 3, shape=(k, k),
+                   kind="compute", roof="gemm", rtol=_mm_rtol(dt, k))
+        yield case("softmax last axis", "softmax", [(mn, "normal")], 2 * n * b, shape=mn,
+                   kwargs={"axis": -1})
+        yield case("concat", "concat", [((n // 2,), "uniform"), ((n - n // 2,), "uniform")],
+                   2 * n * b)
+        yield case("linspace", "linspace", [], n * b, kwargs={"num": n, "dtype": dt})
+        yield case("zeros", "zeros", [], n * b, kwargs={"shape": (n,), "dtype": dt})
+        yield case("strided slice multiply a[::2]*b[::2]", "strided_multiply", vv,
+                   2 * n * b + (n // 2) * b)
+
+
+def _scan_rtol(dt, n):
+    # A running sum's error grows with its length and depends on the order of additions
+    # (sequential or blocked); norm-wise against the last (largest) partial sum, the random-walk
+    # growth of a sum's error is the reduction's allowance, doubled.
+    return 2 * _red_rtol(dt, n)
+
+
 def build_cases(suites, dtypes, device, size_set="full") -> list:
     """Every case of ``suites`` x ``dtypes`` for ``device``, in suite order."""
     s = _BASE[size_set]
@@ -264,6 +368,8 @@ def build_cases(suites, dtypes, device, size_set="full") -> list:
             elif suite == "softmax":
                 gen = (_softmax(s["softmax"], dt) if dt in _FLOAT and not dt.startswith("complex")
                        else _float_only("softmax", dt))
+            elif suite == "everyday":
+                gen = _everyday(s["everyday"], dt)
             else:  # the CLI validated the names
                 raise ValueError(f"unknown suite {suite!r}")
             out.extend(c for c in gen if device in c.devices)

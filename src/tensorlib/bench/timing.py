@@ -12,7 +12,15 @@ import statistics
 import time
 from dataclasses import dataclass
 
-__all__ = ["Timing", "Budget", "time_cpu_pair", "time_cpu", "time_events"]
+__all__ = ["Timing", "Budget", "time_cpu_pair", "time_cpu_group", "time_cpu", "time_events",
+           "NOISY_IQR", "is_noisy"]
+
+#: A timing whose interquartile range exceeds this fraction of its median is flagged noisy: the
+#: middle half of its samples spread over more than a quarter of the value reported, so other
+#: work on the machine (or frequency changes) moved it more than most differences worth
+#: reporting. Quiet runs stay well below it (a few percent); a shared 2-core machine busy with
+#: other processes goes far above.
+NOISY_IQR = 0.25
 
 
 @dataclass
@@ -22,10 +30,18 @@ class Timing:
     q3_ms: float
     repeats: int   # samples taken
     number: int    # calls per sample
+    p90_ms: float = None  # 90th percentile of the samples (None: not computed)
 
     @property
     def iqr_ms(self) -> float:
         return self.q3_ms - self.q1_ms
+
+
+def is_noisy(median_ms, q1_ms, q3_ms, threshold: float = NOISY_IQR) -> bool:
+    """True when the interquartile range is above ``threshold`` times the median."""
+    if median_ms is None or q1_ms is None or q3_ms is None or not median_ms > 0:
+        return False
+    return (q3_ms - q1_ms) / median_ms > threshold
 
 
 @dataclass(frozen=True)
@@ -43,9 +59,10 @@ def _stats(per_call_s: list, number: int) -> Timing:
     if len(ms) >= 2:
         q = statistics.quantiles(ms, n=4, method="inclusive")
         q1, q3 = q[0], q[2]
+        p90 = statistics.quantiles(ms, n=10, method="inclusive")[8]
     else:
-        q1 = q3 = ms[0]
-    return Timing(statistics.median(ms), q1, q3, len(ms), number)
+        q1 = q3 = p90 = ms[0]
+    return Timing(statistics.median(ms), q1, q3, len(ms), number, p90)
 
 
 def _calibrate(fn, budget: Budget) -> tuple:
@@ -80,17 +97,26 @@ def time_cpu(fn, budget: Budget, sync=None) -> Timing:
 
 
 def time_cpu_pair(ours, base, budget: Budget) -> tuple:
-    """Time two CPU callables with their samples interleaved, so a burst of load from elsewhere
-    on a small shared machine hits both sides alike rather than whichever ran at the time."""
-    n_a, r_a = _calibrate(ours, budget)
-    n_b, r_b = _calibrate(base, budget)
-    a, b = [], []
-    for i in range(max(r_a, r_b)):
-        if i < r_a:
-            a.append(_sample(ours, n_a))
-        if i < r_b:
-            b.append(_sample(base, n_b))
-    return _stats(a, n_a), _stats(b, n_b)
+    """Time two CPU callables with their samples interleaved (see time_cpu_group)."""
+    return tuple(time_cpu_group([ours, base], budget))
+
+
+def time_cpu_group(fns, budget: Budget) -> list:
+    """Time several CPU callables (tensorlib, NumPy, PyTorch...) with their samples interleaved:
+    each repetition takes one sample of every callable that still needs one, so a burst of load
+    from elsewhere on a small shared machine hits all of them alike rather than whichever ran at
+    the time. The order within a repetition rotates, so none always runs right after another
+    one (warm caches, a frequency step). Returns one Timing per callable, in order."""
+    plan = [_calibrate(fn, budget) for fn in fns]
+    samples = [[] for _ in fns]
+    k = len(fns)
+    for i in range(max((r for _, r in plan), default=0)):
+        for j in range(k):
+            idx = (i + j) % k
+            number, repeats = plan[idx]
+            if i < repeats:
+                samples[idx].append(_sample(fns[idx], number))
+    return [_stats(s, number) for s, (number, _) in zip(samples, plan)]
 
 
 def time_events(fn, make_event, flush, budget: Budget, elapsed=None) -> Timing:
