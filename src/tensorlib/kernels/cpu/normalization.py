@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from ... import dtypes as _dt
+from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
@@ -236,7 +237,7 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         raise TypeError(f"{op}(): no CPU kernel computing in {acc}")
     mod = _module(op, x._dtype, acc, out._dtype)
     nrows = rows.n0 * rows.n1
-    nthreads = numba.get_num_threads()
+    nthreads = cores.threads()
     parallel = nthreads > 1 and nrows > 1 and nrows * rows.n >= PAR_GRAIN
     nchunk = min(nrows, nthreads * _CHUNKS_PER_THREAD) if parallel else 1
     meta = np.array([rows.n0, rows.n1, rows.n, rows.x_offset, rows.x_s0, rows.x_s1, rows.x_col,

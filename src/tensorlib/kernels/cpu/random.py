@@ -25,6 +25,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync, launch
 
 __all__ = ["uniform_kernel", "normal_kernel", "integers_kernel", "bernoulli_kernel",
@@ -193,7 +194,7 @@ def _module(key, prefix, make_source):
 
 
 def _threads():
-    return numba.config.NUMBA_NUM_THREADS
+    return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
 def _run(mod, out, n, seed, block, a, b):

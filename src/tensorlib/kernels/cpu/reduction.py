@@ -26,6 +26,7 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
+from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
@@ -412,7 +413,7 @@ def _value_meta(it, acc_itemsize):
 
 
 def _threads():
-    return numba.get_num_threads()
+    return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
 def _run_value(it, spec, div=1.0):

@@ -40,6 +40,7 @@ from ...storage import Storage
 from .casting import kernel_array
 from .pointwise import load_generated_module
 from .sort_network import lanes, network_source, W as NET_W
+from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync
 
 __all__ = ["sort_kernel", "searchsorted_kernel", "raw_view", "key_spec"]
@@ -852,7 +853,7 @@ def _module(dtype):
 
 
 def _threads():
-    return numba.config.NUMBA_NUM_THREADS
+    return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
 def _scratch(n, np_dtype, keep):

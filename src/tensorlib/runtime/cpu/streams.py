@@ -35,6 +35,8 @@ import threading
 import time
 from collections import deque
 
+from . import cores as _cores
+
 __all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inline_call",
            "set_current",
            "pool_queue", "synchronize_all", "all_queues", "sleep", "record_use", "Mark",
@@ -186,17 +188,18 @@ def _run_item(q, item):
     """Runs one item (on its worker, or inline); returns (error, name) or None."""
     fn, args, keep, prof = item
     lock = _parallel_lock if _unsafe_parallel(fn) else None
-    if tls.worker is q and getattr(fn, "targetoptions", None):
-        _share_cores()
+    team = -1  # -1: not a parallel kernel
+    if _is_parallel(fn):
+        team = _shared_team() if tls.worker is q else 0
     try:
         if lock is not None:
             lock.acquire()
         try:
             if prof is None:
-                fn(*args)
+                fn(*args) if team < 0 else _cores.call(fn, args, team)
             else:
                 t0 = _ns()
-                fn(*args)
+                fn(*args) if team < 0 else _cores.call(fn, args, team)
                 prof[0](q.id, t0, _ns(), prof)
         finally:
             if lock is not None:
@@ -222,28 +225,14 @@ def _unsafe_parallel(fn) -> bool:
     return bool(opts) and bool(opts.get("parallel"))
 
 
-def _share_cores():
-    """Before a parallel kernel on a stream's worker: the cores are shared among the streams
-    busy now (Numba's thread count is per thread), so streams running side by side do not each
-    start a team of all cores and oversubscribe them."""
-    global _numba
-    if _numba is None:
-        try:
-            import numba
-            _numba = numba
-        except ImportError:  # pragma: no cover - Numba kernels imply Numba
-            return
+def _shared_team() -> int:
+    """The team of a parallel kernel on a stream's worker: the cores are shared among the
+    streams busy now (Numba's thread count is per thread), so streams running side by side do
+    not each start a team of all cores and oversubscribe them."""
     busy = sum(1 for q in _pool if q._completed < q._submitted)
-    n = max(1, _numba.config.NUMBA_NUM_THREADS // max(1, busy))
-    if n != tls.threads:
-        tls.threads = n
-        try:
-            _numba.set_num_threads(n)
-        except Exception:  # noqa: BLE001 - keep Numba's default
-            pass
+    return max(1, _cores.team_size() // max(1, busy))
 
 
-_numba = None
 
 
 def _probe_layer():
@@ -285,7 +274,6 @@ class _TLS(threading.local):
         self.queue = DEFAULT
         self.stream = None  # the public stream object (None: the default stream)
         self.worker = None  # on a stream's worker thread: that stream's queue
-        self.threads = 0  # the Numba thread count this worker set last (0: never)
 
 
 tls = _TLS()
@@ -354,8 +342,21 @@ def launch(fn, name, writes, reads, *args):
     ``name``: the op, for the profiler. Returns what ``fn`` returns on the default stream, None
     when queued."""
     if not _slow:
+        if _is_parallel(fn):
+            return _cores.call(fn, args)
         return fn(*args)
     return _launch(fn, name, writes, reads, args)
+
+
+_parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher
+
+
+def _is_parallel(fn) -> bool:
+    par = _parallel_fns.get(fn)
+    if par is None:
+        opts = getattr(fn, "targetoptions", None)
+        par = _parallel_fns[fn] = bool(opts) and bool(opts.get("parallel"))
+    return par
 
 
 def _storages(writes, reads):
@@ -398,9 +399,9 @@ def _launch(fn, name, writes, reads, args):
 def _run_inline(fn, name, writes, args):
     sink = _prof
     if sink is None:
-        return fn(*args)
+        return _cores.call(fn, args) if _is_parallel(fn) else fn(*args)
     t0 = _ns()
-    r = fn(*args)
+    r = _cores.call(fn, args) if _is_parallel(fn) else fn(*args)
     t1 = _ns()
     pt = sink.tls
     sink.inline((name, getattr(writes, "nbytes", 0) if name == "copy" else 0, t0, t1, pt.cur,

@@ -1,0 +1,98 @@
+"""Parallel CPU kernels drop to one thread after a stall (runtime/cpu/cores.py), and several
+Python threads running big ops at once get right answers."""
+import threading
+import time
+
+import numba
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.runtime.cpu import cores
+
+
+@pytest.fixture
+def fresh_cores(monkeypatch):
+    monkeypatch.setattr(cores, "_until", 0.0)
+    monkeypatch.setattr(cores, "_cooldown", cores.FIRST_COOLDOWN_S)
+    yield
+    cores.use_threads(cores.team_size())
+
+
+def _stalling_kernel(seen):
+    def kernel():
+        seen.append(numba.get_num_threads())
+        time.sleep(3 * cores.STALL_S)  # off the CPU, as a thread waiting at the barrier
+    return kernel
+
+
+def _busy_kernel(seen):
+    def kernel():
+        seen.append(numba.get_num_threads())
+        t = time.perf_counter()
+        while time.perf_counter() - t < cores.STALL_S / 4:
+            pass
+    return kernel
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a team of 2 threads")
+def test_a_stall_switches_to_one_thread_for_a_cooldown(fresh_cores, monkeypatch):
+    seen = []
+    assert not cores.busy() and cores.threads() == cores.team_size()
+    cores.call(_stalling_kernel(seen), ())
+    assert seen == [cores.team_size()]
+    assert cores.busy() and cores.threads() == 1
+    cores.call(_busy_kernel(seen), ())
+    assert seen[-1] == 1  # during the cool-down: one thread
+    assert cores._cooldown == 2 * cores.FIRST_COOLDOWN_S  # a recurring stall waits longer
+    monkeypatch.setattr(cores, "_until", time.monotonic() - 1)  # the cool-down is over
+    cores.call(_busy_kernel(seen), ())
+    assert seen[-1] == cores.team_size() and not cores.busy()
+    assert cores._cooldown == cores.FIRST_COOLDOWN_S  # a clean run resets it
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a team of 2 threads")
+def test_cooldown_is_capped(fresh_cores, monkeypatch):
+    for _ in range(12):
+        monkeypatch.setattr(cores, "_until", 0.0)
+        cores.call(_stalling_kernel([]), ())
+    assert cores._cooldown == cores.MAX_COOLDOWN_S
+
+
+def test_kernels_choose_serial_work_splits_while_busy(fresh_cores, monkeypatch):
+    monkeypatch.setattr(cores, "_until", time.monotonic() + 60)
+    x = np.random.default_rng(0).standard_normal((300, 400)).astype(np.float32)
+    t = tl.asarray(x)
+    np.testing.assert_allclose(tl.sum(t, axis=1).numpy(), x.sum(axis=1), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(tl.softmax(t, axis=1).numpy(),
+                               np.exp(x) / np.exp(x).sum(axis=1, keepdims=True), rtol=1e-5)
+    np.testing.assert_array_equal(tl.sort(t.reshape(-1)).numpy(), np.sort(x.reshape(-1)))
+    np.testing.assert_array_equal((t + 1).numpy(), x + np.float32(1))
+
+
+def test_threads_running_big_ops_at_once_get_right_answers():
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal(1 << 17).astype(np.float32) for _ in range(4)]
+    errors = []
+
+    def work(x):
+        try:
+            t = tl.asarray(x)
+            for _ in range(5):
+                np.testing.assert_array_equal((t * 2.0 + 1.0).numpy(),
+                                              x * np.float32(2) + np.float32(1))
+                np.testing.assert_allclose(float(tl.sum(t)), float(x.sum(dtype=np.float64)),
+                                           rtol=1e-4, atol=1e-2)
+                np.testing.assert_array_equal(tl.cumsum(t[:1000], axis=0).numpy(),
+                                              np.cumsum(x[:1000]))
+                assert int(tl.argmax(t)) == int(np.argmax(x))
+        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(x,)) for x in data]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not any(th.is_alive() for th in threads)
+    if errors:
+        raise errors[0]
