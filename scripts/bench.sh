@@ -7,4 +7,6 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[bench]"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$HOME/.cache/tensorlib/numba}"
+# Compile the everyday kernels in parallel first (a no-op once the caches are warm).
+.venv/bin/python -m tensorlib.warmup --dtypes float32,float64
 exec .venv/bin/python -m tensorlib.bench "$@"
