@@ -116,7 +116,8 @@ def test_scalar_arguments_are_converted_and_checked_when_hot(monkeypatch):
         tl.add(a, a, alpha=2 ** 40)
 
 
-@pytest.mark.parametrize("case", ["big", "strided", "broadcast", "mixed_dtype", "scalar"])
+@pytest.mark.parametrize("case", ["big", "strided", "broadcast", "mixed_dtype",
+                                  "scalar_subclass"])
 def test_declines_what_it_does_not_handle(case, monkeypatch):
     a = tl.asarray(np.arange(8, dtype=np.float32))
     _warm(tl.add, a, a)
@@ -129,7 +130,13 @@ def test_declines_what_it_does_not_handle(case, monkeypatch):
     elif case == "mixed_dtype":
         args = (a, a.astype(tl.float64))
     else:
-        args = (a, 2.0)
+        # Python scalars of the exact types are served (tests/test_fast_paths_small.py);
+        # subclasses go the full way.
+        class Two(float):
+            pass
+        for _ in range(HOT_CALLS + 1):
+            tl.add(a, Two(2.0))
+        args = (a, Two(2.0))
     _NoIterator(monkeypatch)
     with pytest.raises(AssertionError, match="TensorIterator.build"):
         tl.add(*args)

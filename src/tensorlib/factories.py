@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import Device, to_device
+from .dispatch.keys import TLS_IN_USE
 from .storage import Storage
 from .tensor import Tensor, contiguous_strides
 
@@ -75,10 +76,26 @@ def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
     return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty", pin_memory)
 
 
+_PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_fill = None  # ops.copy.fill_ (imported on first use: ops.copy imports this module)
+
+
 def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
     shape = normalize_shape(shape, op)
     if dtype is None:
         dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
+    if (device is None and not pin_memory and type(dtype) is _dt.DType
+            and type(fill_value) in _PY_SCALAR_TYPES and not TLS_IN_USE[0]):
+        # Direct path (a CPU tensor, no dispatch key set on any thread): what empty_strided
+        # and the dispatcher's fill_ would do, without their general checks.
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes <= _MAX_BYTES:
+            global _fill
+            if _fill is None:
+                from .ops.copy import fill_ as _fill
+            t = Tensor._make(Storage.allocate(nbytes), shape, contiguous_strides(shape), 0,
+                             dtype)
+            return _fill(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)
 

@@ -5,7 +5,8 @@ from .. import dtypes as _dt
 from ..dispatch.iterator import TensorIterator, memory_overlap
 from ..dispatch.stub import get_stub
 from ..factories import empty_like
-from ..tensor import Tensor
+from ..storage import Storage
+from ..tensor import Tensor, contiguous_strides
 from .pointwise import PointwiseInfo
 
 __all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
@@ -15,8 +16,32 @@ COPY = PointwiseInfo(name="copy", expr="self", tensor_args=("self",), scalar_arg
 FILL = PointwiseInfo(name="fill", expr="value", tensor_args=("value",), scalar_args=())
 
 
+_PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_fill_fast: dict = {}  # backend key -> the device kernel's fill_dense (None: none)
+_copy_fast: dict = {}  # backend key -> the device kernel's copy_dense (None: none)
+
+
+def _fast_for(table, stub_name, attr, t):
+    ks = t._ks
+    try:
+        return table[ks]
+    except KeyError:
+        kern = get_stub(stub_name).kernel_for(t._storage.device.type)
+        fn = table[ks] = getattr(kern, attr, None)
+        return fn
+
+
 def copy_(self: Tensor, src: Tensor) -> Tensor:
     """Writes src (broadcast to self's shape, cast to self's dtype) into self."""
+    if (type(self) is Tensor and type(src) is Tensor and self._shape == src._shape
+            and self._ks == src._ks and self._storage is not src._storage
+            and (self._contiguous or self.is_contiguous())
+            and (src._contiguous or src.is_contiguous())
+            and self._storage.device == src._storage.device):
+        # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
+        fast = _fast_for(_copy_fast, "copy", "copy_dense", self)
+        if fast is not None and fast(self, src) is not None:
+            return self
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
     if src.device != self.device:
@@ -39,6 +64,12 @@ def _bad_copy(dst, src):
 
 
 def fill_(self: Tensor, value) -> Tensor:
+    if (type(value) in _PY_SCALAR_TYPES and type(self) is Tensor
+            and (self._contiguous or self.is_contiguous())):
+        # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
+        fast = _fast_for(_fill_fast, "fill", "fill_dense", self)
+        if fast is not None and fast(self, value) is not None:
+            return self
     it = TensorIterator.build("fill_", [self], [value], promote_inputs=False,
                               enforce_safe_cast=False, compute_dtype=_compute(self.dtype),
                               common_dtype=self.dtype)
@@ -71,6 +102,12 @@ def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
     if not same_device:
         from ..runtime.transfer import to_device
         return to_device(self, device, dtype=dtype)
+    if (type(self) is Tensor and type(dtype) is _dt.DType and self._numel
+            and (self._contiguous or self.is_contiguous())):
+        # A contiguous source: the C-order tensor empty_like would give, filled by copy_.
+        st = Storage.allocate(self._numel * dtype.itemsize, self._storage.device)
+        return copy_(Tensor._make(st, self._shape, contiguous_strides(self._shape), 0, dtype),
+                     self)
     return copy_(empty_like(self, dtype=dtype), self)
 
 

@@ -21,6 +21,10 @@ __all__ = ["PointwiseInfo", "make_pointwise_kernel", "DTYPE_CLASSES", "scalar_to
 # path's runner is made for it.
 HOT_CALLS = 32
 
+# Exact types of the Python-scalar operands the dense fast path serves (subclasses such as
+# np.float64 or an IntEnum go the full way).
+_PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
+
 # Compute-dtype classes an op may accept (ops.yaml `dtypes:`).
 DTYPE_CLASSES = {
     "all": "biufc",
@@ -100,22 +104,37 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     any error) until it has succeeded HOT_CALLS times; then its runner is made, with the output
     dtype the full path gave (making one may compile a kernel: not worth it for a combination
     used a few times). A runner ``run(a, b_or_None, args)`` returns None for what it does not take (e.g. big or
-    pending-stream operands); it reads the op's Scalar arguments from ``args``."""
+    pending-stream operands); it reads the op's Scalar arguments from ``args``. A binary op
+    with one contiguous tensor and one Python scalar (bool, int, float, complex: exact types)
+    is served the same way, per (dtype, backend, scalar type, scalar position): its runner
+    converts the scalar as the full path does (same errors) and runs a flat loop generated
+    for that operand kind."""
     runners = {}
 
-    def make_runner(dtype, ks, result):
-        if not isinstance(result, Tensor) or (info.int_to_float and dtype.kind in "biu"):
+    def make_runner(dtype, result, scalar_operand=None, scalar_type=None):
+        if not isinstance(result, Tensor) or (info.int_to_float and dtype.kind in "biu"
+                                              and scalar_operand is None):
             return None  # int -> float ops follow the settable default float dtype
         device_kernel = stub.kernels.get(result.device.type)
         make = getattr(device_kernel, "dense_runner", None)
-        return make(info, dtype, result._dtype, scalar_pos) if make is not None else None
+        if make is None:
+            return None
+        if scalar_operand is None:
+            return make(info, dtype, result._dtype, scalar_pos)
+        return make(info, dtype, result._dtype, scalar_pos, scalar_operand, scalar_type)
 
     counts = {}
 
     def counted(key, a, result):
         n = counts[key] = counts.get(key, 0) + 1
         if n >= HOT_CALLS:
-            runners[key] = make_runner(a._dtype, a._ks, result)
+            runners[key] = make_runner(a._dtype, result)
+        return result
+
+    def counted_scalar(key, t, pos, result):
+        n = counts[key] = counts.get(key, 0) + 1
+        if n >= HOT_CALLS:
+            runners[key] = make_runner(t._dtype, result, pos, key[2])
         return result
 
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
@@ -137,20 +156,43 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
             return kernel(*args, None)
     else:
         p0, p1 = tensor_pos
+        scalars = _PY_SCALAR_TYPES
 
         def functional(*args):
             a = args[p0]
             b = args[p1]
-            if (type(a) is Tensor and type(b) is Tensor and a._contiguous and b._contiguous
-                    and a._dtype is b._dtype and a._ks == b._ks and a._shape == b._shape):
-                key = (a._dtype, a._ks)
+            if type(a) is Tensor:
+                if type(b) is Tensor:
+                    if (a._contiguous and b._contiguous and a._dtype is b._dtype
+                            and a._ks == b._ks and a._shape == b._shape):
+                        key = (a._dtype, a._ks)
+                        run = runners.get(key)
+                        if run is not None:
+                            out = run(a, b, args)
+                            if out is not None:
+                                return out
+                        elif key not in runners:
+                            return counted(key, a, kernel(*args, None))
+                elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
+                    # A Python-scalar operand: per (dtype, backend, scalar type, position).
+                    key = (a._dtype, a._ks, type(b), 1)
+                    run = runners.get(key)
+                    if run is not None:
+                        out = run(a, b, args)
+                        if out is not None:
+                            return out
+                    elif key not in runners:
+                        return counted_scalar(key, a, 1, kernel(*args, None))
+            elif (type(b) is Tensor and type(a) in scalars
+                  and (b._contiguous or b.is_contiguous())):
+                key = (b._dtype, b._ks, type(a), 0)
                 run = runners.get(key)
                 if run is not None:
-                    out = run(a, b, args)
+                    out = run(b, a, args)
                     if out is not None:
                         return out
                 elif key not in runners:
-                    return counted(key, a, kernel(*args, None))
+                    return counted_scalar(key, b, 0, kernel(*args, None))
             return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"

@@ -151,8 +151,9 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype):
     tensors = [n for n in signature if n == "out" or n.startswith("a_")]
     rest = [n for n in signature if n not in tensors]
     elem = {"out": _kernel_np_name(out_dtype)}
+    tensor_dtypes = [d for d in dtypes if d is not None]  # loads (1-based) count tensors only
     for k, (var, arr, code) in loads.items():
-        elem[arr] = _kernel_np_name(dtypes[k - 1])
+        elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
     lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
              f"def flat({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
     for t in tensors:
@@ -169,8 +170,8 @@ def _kernel_np_name(dtype) -> str:
     return "uint16" if dtype.itemsize == 2 and dtype.kind == "f" else dtype.storage_np_dtype.name
 
 
-def _build(info, kinds, dtypes, compute, out_dtype):
-    """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input."""
+def _parts(info, kinds, dtypes, compute, out_dtype):
+    """(signature, loads, store, nops, what) of the generated loops for one combination."""
     result = info.result_dtype(compute)
     operand_names = ["out"]
     loads = {}
@@ -190,11 +191,17 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     signature = tensors + values + list(info.scalar_args)
     store = cast_code(result, out_dtype, "{}")
     what = f"{info.name} {kinds} {[d.name if d else 'scalar' for d in dtypes]} -> {compute.name} -> {out_dtype.name}"
+    return signature, loads, store, nops, what
+
+
+def _build(info, kinds, dtypes, compute, out_dtype):
+    """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input."""
+    signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
     src = _HEADER.format(what=what)
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
     if "S" not in kinds:
-        # Tensor dtypes in ``dtypes`` line up with ``loads`` (1-based) only without scalars.
+        # (with Python-scalar operands the flat loop gets a module of its own: flat_entry)
         src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype)
     return load_generated_module(info.name, src)
 
@@ -230,45 +237,94 @@ def run_pointwise(it, info, scalar_values):
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
 
 
-def dense_runner(info, dtype, out_dtype, scalar_pos):
-    """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
-    (see ops/pointwise.py): allocates the output and calls the module's ``flat`` loop with raw
-    addresses. Declines (returns None) above the parallel grain, for empty tensors, and while a
-    user CPU stream is current: the full path handles those. Operands with queued CPU-stream
-    work are waited for, as the full path's Storage.typed() does; under the profiler the loop
-    is recorded as the full path's launch would record it. ``scalar_pos``: where the op's Scalar arguments are in ``args``."""
-    compute = compute_dtype_for(dtype)
-    ntensors = len(info.tensor_args)
-    kinds = "T" * ntensors
-    key = (info.name, kinds, (dtype,) * ntensors, compute, out_dtype)
-    mod = _kernels.get(key)
-    if mod is None:
-        with _lock:
-            mod = _kernels.get(key) or _build(info, kinds, (dtype,) * ntensors, compute,
-                                              out_dtype)
-            _kernels[key] = mod
-    flat = _entry_point(mod.flat, 1 + ntensors,
-                        [compute.np_dtype.type(0) for _ in info.scalar_args])
-    item = dtype.itemsize
-    out_item = out_dtype.itemsize
-    name = info.name
-    # The last Scalar argument and its value in the compute dtype, as one tuple (replaced
-    # atomically): an argument left at its default is the same object on every call.
+_SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}
+_flats: dict = {}
+
+
+def flat_entry(info, kinds, dtypes, compute, out_dtype):
+    """The compiled entry point of the ``flat(n, addresses..., values...)`` loop for one
+    combination (kinds / dtypes as in ``_build``; values: the Python-scalar operands then the
+    op's Scalar arguments, each already of the compute dtype). Without Python-scalar operands
+    the loop lives in the combination's kernel module; with them, in a module of its own (so
+    the modules the full path loads keep their text, and their disk-cached compiles)."""
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    fn = _flats.get(key)
+    if fn is not None:
+        return fn
+    with _lock:
+        fn = _flats.get(key)
+        if fn is not None:
+            return fn
+        if "S" in kinds:
+            signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+            src = (_HEADER.format(what=what + " (flat loop)") + "\n"
+                   + _flat_source(info, signature, loads, store, dtypes, out_dtype))
+            mod = load_generated_module(info.name + "_flat", src)
+        else:
+            mod = _kernels.get(key)
+            if mod is None:
+                mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+        nvalues = kinds.count("S") + len(info.scalar_args)
+        fn = _entry_point(mod.flat, 1 + kinds.count("T"),
+                          [compute.np_dtype.type(0)] * nvalues)
+        _flats[key] = fn
+    return fn
+
+
+def _last_value_cache(compute, name, arg):
+    """``convert(v)``: ``scalar_to_compute(v, compute, name, arg)``, remembering the last
+    value: an argument left at its default, or a literal in a loop, is the same object on every
+    call. The (object, value) pair is replaced as one tuple, so threads may share it."""
     last = (object(), None)
 
-    def scalar(v):
+    def convert(v):
         nonlocal last
         seen = last
         if v is seen[0]:
             return seen[1]
-        c = scalar_to_compute(v, compute, name, sname)  # raises on a bad value
+        c = scalar_to_compute(v, compute, name, arg)  # raises on a bad value
         last = (v, c)
         return c
 
+    return convert
+
+
+def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
+    """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
+    (see ops/pointwise.py): allocates the output and calls the ``flat`` loop with raw
+    addresses. With ``scalar_operand`` (0 or 1) that operand of a binary op is a Python scalar
+    of ``scalar_type`` instead (converted to the compute dtype exactly as the full path does,
+    with its errors). Declines (returns None) above the parallel grain, for empty tensors, and
+    while a user CPU stream is current: the full path handles those. Operands with queued
+    CPU-stream work are waited for, as the full path's Storage.typed() does; under the profiler
+    the loop is recorded as the full path's launch would record it. ``scalar_pos``: where the
+    op's Scalar arguments are in ``args``. The runner is ``run(t, other, args)``: ``t`` a
+    tensor operand, ``other`` the second tensor, the Python scalar, or None (unary)."""
+    ntensors = len(info.tensor_args)
     if len(scalar_pos) > 1 or (ntensors == 1 and scalar_pos):
         return None  # no such pointwise op today; the full path serves it
+    if scalar_operand is None:
+        compute = compute_dtype_for(dtype)
+        kinds = "T" * ntensors
+        dtypes = (dtype,) * ntensors
+    else:
+        if ntensors != 2 or info.bool_args or scalar_type not in _SCALAR_SAMPLES:
+            return None
+        # What TensorIterator.build derives for (tensor, Python scalar): weak promotion.
+        common = _dt.result_type(dtype, _SCALAR_SAMPLES[scalar_type])
+        if info.int_to_float and common.kind in "biu":
+            return None  # int -> float ops follow the default float dtype: full path
+        compute = compute_dtype_for(common)
+        kinds = "ST" if scalar_operand == 0 else "TS"
+        dtypes = (None, dtype) if scalar_operand == 0 else (dtype, None)
+    flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
+    item = dtype.itemsize
+    out_item = out_dtype.itemsize
+    name = info.name
     sp = scalar_pos[0] if scalar_pos else None
-    sname = info.scalar_args[0] if scalar_pos else None
+    scalar = (_last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None)
+    value = (_last_value_cache(compute, name, info.tensor_args[scalar_operand])
+             if scalar_operand is not None else None)
 
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
     # of the ~3 us a tiny op takes.
@@ -287,6 +343,26 @@ def dense_runner(info, dtype, out_dtype, scalar_pos):
                     _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
             st = Storage.allocate(n * out_item)
             call(n, st._ptr, sa._ptr + a._offset * item)
+            return Tensor._make_dense(st, a, out_dtype)
+    elif scalar_operand is not None:
+        def run(a, b, args):
+            n = a._numel
+            if n >= GRAIN or not n:
+                return None
+            sa = a._storage
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+            v = value(b)  # the operand first, then the Scalar argument: the full path's order
+            st = Storage.allocate(n * out_item)
+            if sp is None:
+                call(n, st._ptr, sa._ptr + a._offset * item, v)
+            else:
+                call(n, st._ptr, sa._ptr + a._offset * item, v, scalar(args[sp]))
             return Tensor._make_dense(st, a, out_dtype)
     else:
         def run(a, b, args):
@@ -313,6 +389,81 @@ def dense_runner(info, dtype, out_dtype, scalar_pos):
     return run
 
 
+def _fill_info():
+    from ...ops.copy import COPY, FILL
+    return COPY, FILL
+
+
+_fill_flats: dict = {}
+
+
+def fill_dense(t, value):
+    """``t.fill_(value)`` for a contiguous CPU tensor and a Python scalar of an exact type
+    (ops/copy.py checked both): the fill kernel's flat loop on raw addresses, the value converted
+    as the full path converts it (same errors). Returns None (nothing done) for what the full
+    path must do: big tensors, a user CPU stream."""
+    n = t._numel
+    if not n:
+        return t  # as the full path: nothing to write, the value is not even converted
+    if n >= GRAIN:
+        return None
+    dtype = t._dtype
+    key = (dtype, type(value))
+    ent = _fill_flats.get(key)
+    if ent is None:
+        _, FILL = _fill_info()
+        # ops.copy.fill_: common dtype = the tensor's, compute = float64 for half types.
+        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+        ent = _fill_flats[key] = (flat_entry(FILL, "S", (None,), compute, dtype),
+                                  _last_value_cache(compute, "fill", "value"))
+    flat, convert = ent
+    st = t._storage
+    call = flat
+    if _streams._slow:
+        call = _inline_call(flat, "fill")
+        if call is None:
+            return None
+        if st._uses is not None:
+            _streams.wait_uses(st)
+    v = convert(value)
+    call(n, st._ptr + t._offset * dtype.itemsize, v)
+    return t
+
+
+_copy_flats: dict = {}
+
+
+def copy_dense(dst, src):
+    """``dst.copy_(src)`` for contiguous CPU tensors of one shape in different storages
+    (ops/copy.py checked that): the copy kernel's flat loop (casting as the full path casts).
+    Returns None for empty or big tensors, while a user CPU stream is current and under the
+    profiler."""
+    n = dst._numel
+    if n >= GRAIN or not n:
+        return None
+    key = (src._dtype, dst._dtype)
+    flat = _copy_flats.get(key)
+    if flat is None:
+        COPY, _ = _fill_info()
+        # ops.copy.copy_: common dtype = the source's (no promotion), output = dst's dtype.
+        flat = _copy_flats[key] = flat_entry(COPY, "T", (src._dtype,),
+                                             compute_dtype_for(src._dtype), dst._dtype)
+    sd, ss = dst._storage, src._storage
+    call = flat
+    if _streams._slow:
+        if _streams._prof is not None:
+            return None  # the profiler counts a copy's bytes: launch() records them
+        call = _inline_call(flat, "copy")
+        if call is None:
+            return None
+        if sd._uses is not None or ss._uses is not None:
+            _streams.wait_uses(sd)
+            _streams.wait_uses(ss)
+    call(n, sd._ptr + dst._offset * dst._dtype.itemsize,
+         ss._ptr + src._offset * src._dtype.itemsize)
+    return dst
+
+
 def _entry_point(dispatcher, naddresses, sample_scalars):
     """The compiled function behind a ``flat`` Numba dispatcher: calling it skips the
     dispatcher's per-call type resolution. Compiled (or loaded from the disk cache) by a call
@@ -325,3 +476,5 @@ def _entry_point(dispatcher, naddresses, sample_scalars):
 
 
 run_pointwise.dense_runner = dense_runner
+run_pointwise.fill_dense = fill_dense
+run_pointwise.copy_dense = copy_dense

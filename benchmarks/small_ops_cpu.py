@@ -1,0 +1,86 @@
+"""Per-call overhead on small (1e3-element) float32 tensors: tensorlib against NumPy.
+
+Run: python benchmarks/small_ops_cpu.py [--rounds N] [--number K] [--only NAME,...]
+Each op's tensorlib and NumPy callables are timed interleaved (round r times ours then
+theirs, K calls each), and the best round per call is reported, in microseconds, with the
+ratio ours/NumPy. Best-of-N because on a shared machine only the minimum is stable.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _cases(tl):
+    rng = np.random.default_rng(0)
+    n = 1000
+    xn = rng.random(n, dtype=np.float32)
+    yn = rng.random(n, dtype=np.float32)
+    x2n = rng.random((40, 25), dtype=np.float32)
+    mn = xn < yn
+    idxn = rng.integers(0, n, 100)
+    x, y, x2, m, idx = (tl.asarray(a) for a in (xn, yn, x2n, mn, idxn))
+    return [
+        ("x + y", lambda: x + y, lambda: xn + yn),
+        ("x < y", lambda: x < y, lambda: xn < yn),
+        ("x * 3.0", lambda: x * 3.0, lambda: xn * 3.0),
+        ("x + 1", lambda: x + 1, lambda: xn + 1),
+        ("zeros((1000,))", lambda: tl.zeros((n,)), lambda: np.zeros((n,), np.float32)),
+        ("full((1000,), 2.0)", lambda: tl.full((n,), 2.0), lambda: np.full((n,), 2.0, np.float32)),
+        ("x.astype(float64)", lambda: x.astype(tl.float64), lambda: xn.astype(np.float64)),
+        ("sum(x)", lambda: tl.sum(x), lambda: np.sum(xn)),
+        ("max(x)", lambda: tl.max(x), lambda: np.max(xn)),
+        ("argmax(x)", lambda: tl.argmax(x), lambda: np.argmax(xn)),
+        ("mean(x2, axis=0)", lambda: tl.mean(x2, axis=0), lambda: np.mean(x2n, axis=0)),
+        ("concat([x, y])", lambda: tl.concat([x, y]), lambda: np.concatenate([xn, yn])),
+        ("where(m, x, y)", lambda: tl.where(m, x, y), lambda: np.where(mn, xn, yn)),
+        ("linspace(0, 1, 1000)", lambda: tl.linspace(0, 1, n),
+         lambda: np.linspace(0, 1, n, dtype=np.float32)),
+        ("x[idx]", lambda: x[idx], lambda: xn[idxn]),
+        ("x[mask]", lambda: x[m], lambda: xn[mn]),
+        ("cumsum(x, axis=0)", lambda: tl.cumsum(x, axis=0), lambda: np.cumsum(xn, axis=0)),
+    ]
+
+
+def _per_call(fn, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15, help="timed rounds (best is kept)")
+    parser.add_argument("--number", type=int, default=200, help="calls per round")
+    parser.add_argument("--only", default="", help="comma-separated op names to run")
+    args = parser.parse_args(argv)
+
+    import tensorlib as tl
+
+    cases = _cases(tl)
+    if args.only:
+        keep = set(args.only.split(","))
+        cases = [c for c in cases if c[0] in keep]
+    print(f"{'op (1e3 float32)':<24}{'tensorlib us':>14}{'numpy us':>11}{'ratio':>9}")
+    ratios = []
+    for name, ours, theirs in cases:
+        for _ in range(100):  # warm: hot-path counters, kernel compiles, allocator caches
+            ours()
+            theirs()
+        best_o = best_t = float("inf")
+        for _ in range(args.rounds):
+            best_o = min(best_o, _per_call(ours, args.number))
+            best_t = min(best_t, _per_call(theirs, args.number))
+        ratios.append(best_o / best_t)
+        print(f"{name:<24}{best_o * 1e6:>14.2f}{best_t * 1e6:>11.2f}{best_o / best_t:>9.1f}",
+              flush=True)
+    geo = float(np.exp(np.mean(np.log(ratios))))
+    print(f"{'geomean ratio':<24}{'':>25}{geo:>9.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,350 @@
+"""Fast paths for small tensors (issue 13 item 2): each must give exactly what the full path
+gives (dtype, shape, values bit for bit, the same errors) and must actually be taken.
+
+The full path is reached with a non-contiguous view of the same values (every fast path
+declines those) or before a combination is hot; "taken" is checked by counting
+TensorIterator.build calls. Nothing here is timed.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib.dispatch.registration import POINTWISE
+from tensorlib.ops.pointwise import HOT_CALLS
+
+
+class _Builds:
+    """Counts TensorIterator.build (and .reduce) calls while installed."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        build = TensorIterator.build.__func__
+        reduce_ = TensorIterator.reduce.__func__
+
+        def counting_build(cls, *args, **kwargs):
+            self.n += 1
+            return build(cls, *args, **kwargs)
+
+        def counting_reduce(cls, *args, **kwargs):
+            self.n += 1
+            return reduce_(cls, *args, **kwargs)
+
+        monkeypatch.setattr(TensorIterator, "build", classmethod(counting_build))
+        monkeypatch.setattr(TensorIterator, "reduce", classmethod(counting_reduce))
+
+
+def _strided(t):
+    """A non-contiguous view holding t's values (the full path's input); a 0-d t gives a
+    strided 1-d view of two copies (see _full_0d)."""
+    if t.ndim == 0:
+        base = tl.empty((2, 2), dtype=t.dtype)
+        base[:, 0] = t
+        return base[:, 0]
+    base = tl.empty(t.shape + (2,), dtype=t.dtype)
+    base[..., 0] = t
+    view = base[..., 0]
+    assert not view.is_contiguous() or t.size <= 1
+    return view
+
+
+def _full_0d(result):
+    """The full path's answer for a 0-d operand, from its 2-element strided stand-in."""
+    return result[0:1].reshape(()) if isinstance(result, tl.Tensor) else result
+
+
+def _bits(t):
+    arr = np.ascontiguousarray(t._to_host_numpy())
+    return arr.view(np.uint8) if arr.dtype != np.bool_ and arr.size else arr
+
+
+def _same(got, ref):
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    assert np.array_equal(_bits(got), _bits(ref))
+
+
+def _outcome(fn, *args):
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", fn(*args)
+    except Exception as e:  # noqa: BLE001 - compared with the other path's outcome
+        return "error", (type(e), str(e))
+
+
+def _check_same_outcome(fast, full):
+    assert fast[0] == full[0], (fast, full)
+    if fast[0] == "ok":
+        _same(fast[1], full[1])
+    else:
+        assert fast[1] == full[1]
+
+
+# ---------------------------------------------------------------- Python-scalar operands
+_VALUES = {
+    "f": [np.nan, -np.inf, -0.0, 0.5, 3.0, 1e30, -2.5, 0.0, 7.25, 1e-30],
+    "i": [-3, 0, 7, 2, -128, 5, 1, 100, 9, -1],
+    "u": [3, 0, 7, 2, 128, 5, 1, 100, 9, 255],
+    "b": [True, False, True, False, True, True, False, False, True, False],
+    "c": [1 + 2j, -0.0 - 1j, np.nan, 3.5, 0j, -2 + 0.5j, 1e30j, 1, 2, 3],
+}
+
+SCALARS = [0, 1, -1, 3, 255, 2 ** 31, 2 ** 63, 2 ** 70, -2 ** 70, True, False, 2.5, -0.0, 0.0,
+           math.nan, math.inf, -math.inf, 1e300, 3.0, 1 + 2j, -0.0j]
+
+# (op, dtype) pairs: every op's flat loop comes from one generator, and each (op, dtype,
+# scalar type, position) compiles a loop on a cold cache, so the pairs cover the kinds of
+# expression (arithmetic, comparison, bitwise, int -> float, real-only) and every dtype.
+CASES = [("add", tl.float32), ("add", tl.int8), ("add", tl.uint64), ("add", tl.bool),
+         ("multiply", tl.float16), ("multiply", tl.bfloat16), ("multiply", tl.complex64),
+         ("subtract", tl.float64), ("subtract", tl.uint8), ("divide", tl.float32),
+         ("divide", tl.int32), ("floor_divide", tl.int64), ("remainder", tl.float32),
+         ("pow", tl.float32), ("pow", tl.int16), ("maximum", tl.float64), ("less", tl.float32),
+         ("equal", tl.complex128), ("greater_equal", tl.uint32), ("bitwise_and", tl.int32),
+         ("bitwise_left_shift", tl.uint8), ("logical_or", tl.bool), ("atan2", tl.float64),
+         ("copysign", tl.float32)]
+
+_WARM = {bool: True, int: 1, float: 1.0, complex: 1j}
+
+
+def _tensor(dtype, n=10):
+    kind = dtype.kind
+    vals = _VALUES[kind][:n]
+    if dtype.kind == "f" and dtype.itemsize == 2:
+        return tl.asarray(np.array(vals, np.float32)).astype(dtype)
+    return tl.asarray(np.array(vals, dtype.np_dtype))
+
+
+def _warm_scalar(fn, t, scalar, first):
+    """Makes (t's dtype, type(scalar), position) hot; False when the full path refuses it."""
+    warm = _WARM[type(scalar)]
+    for _ in range(HOT_CALLS + 1):
+        try:
+            with np.errstate(all="ignore"):
+                fn(warm, t) if first else fn(t, warm)
+        except Exception:  # noqa: BLE001 - the combination is invalid for this op
+            return False
+    return True
+
+
+@pytest.mark.parametrize("name, dtype", CASES, ids=lambda x: str(x))
+def test_python_scalar_operand_matches_the_full_path(name, dtype, monkeypatch):
+    if name not in POINTWISE:
+        pytest.skip(f"{name} is not a pointwise op here")
+    fn = getattr(tl, name)
+    t = _tensor(dtype)
+    s_view = _strided(t)
+    for first in (False, True):
+        for scalar in SCALARS:
+            if not _warm_scalar(fn, t, scalar, first):
+                continue
+            args = (scalar, t) if first else (t, scalar)
+            ref_args = (scalar, s_view) if first else (s_view, scalar)
+            full = _outcome(fn, *ref_args)
+            if t.ndim == 0 and full[0] == "ok":
+                full = ("ok", _full_0d(full[1]))
+            builds = _Builds(monkeypatch)
+            fast = _outcome(fn, *args)
+            monkeypatch.undo()
+            _check_same_outcome(fast, full)
+            declined = (POINTWISE[name].int_to_float and fast[0] == "ok"
+                        and tl.result_type(dtype, scalar).kind in "biu")
+            assert builds.n == int(declined), f"{name}({args}): the full path ran"
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (1,), (2, 3)])
+def test_python_scalar_zero_dim_and_empty(shape, monkeypatch):
+    base = tl.asarray(np.arange(math.prod(shape), dtype=np.float32).reshape(shape))
+    _warm_scalar(tl.multiply, base, 2.5, False)
+    _warm_scalar(tl.subtract, base, 2.5, True)
+    for fn, args in ((tl.multiply, (base, 2.5)), (tl.subtract, (2.5, base))):
+        ref = fn(*[_strided(a) if isinstance(a, tl.Tensor) else a for a in args])
+        if base.ndim == 0:
+            ref = _full_0d(ref)
+        builds = _Builds(monkeypatch)
+        got = fn(*args)
+        monkeypatch.undo()
+        _same(got, ref)
+        assert builds.n == (0 if base.size else 1)  # empty tensors take the full path
+
+
+def test_python_scalar_errors_match(monkeypatch):
+    a = tl.asarray(np.array([1, 2, 3], np.int8))
+    _warm_scalar(tl.add, a, 1, False)
+    _warm_scalar(tl.add, a, 1.0, False)
+    for bad in (2 ** 70, 300, -129):
+        with pytest.raises(OverflowError, match="out of bounds for int8"):
+            tl.add(a, bad)
+    # a float scalar promotes an int tensor to float32: fine, on the fast path
+    builds = _Builds(monkeypatch)
+    assert tl.add(a, 0.5).tolist() == [1.5, 2.5, 3.5]
+    assert builds.n == 0
+    monkeypatch.undo()
+    with pytest.raises(TypeError, match="alpha"):
+        tl.add(a, 1, alpha=1.5)
+    b = tl.asarray(np.array([True, False]))
+    _warm_scalar(tl.logical_and, b, True, False)
+    with pytest.raises(TypeError):
+        tl.bitwise_and(b, 2.5)
+
+
+def test_python_scalar_with_alpha_and_default(monkeypatch):
+    a = tl.asarray(np.array([1.5, -2.0, 4.0], np.float32))
+    _warm_scalar(tl.add, a, 2.0, False)
+    builds = _Builds(monkeypatch)
+    r1 = tl.add(a, 2.0, alpha=3)
+    r2 = tl.add(a, 2.0)
+    r3 = tl.subtract(a, 1.0, alpha=2) if False else None
+    assert builds.n == 0
+    monkeypatch.undo()
+    assert r1.tolist() == [7.5, 4.0, 10.0] and r2.tolist() == [3.5, 0.0, 6.0] and r3 is None
+
+
+def test_python_scalar_declines_strided_and_numpy_scalars(monkeypatch):
+    a = tl.asarray(np.arange(8, dtype=np.float32))
+    _warm_scalar(tl.multiply, a, 2.0, False)
+    builds = _Builds(monkeypatch)
+    tl.multiply(a[::2], 2.0)
+    assert builds.n == 1
+    r = tl.multiply(a, np.float64(2.0))  # NumPy scalars become Python ones in the binding
+    assert r.dtype == tl.float32 and builds.n == 1
+
+
+def test_python_scalar_on_a_user_stream_and_under_the_profiler(monkeypatch):
+    a = tl.asarray(np.arange(6, dtype=np.float32))
+    _warm_scalar(tl.multiply, a, 3.0, False)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        x = a * 3.0  # queued: full path
+        y = x * 2.0
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.arange(6, dtype=np.float32) * 6)
+    with tl.profiler.profile() as prof:
+        for _ in range(4):
+            out = a * 3.0
+    np.testing.assert_array_equal(out.numpy(), np.arange(6, dtype=np.float32) * 3)
+    rows = {r.key: r.count for r in prof.key_averages()}
+    assert rows["multiply"] == 4
+
+
+# ---------------------------------------------------------------- fill_, full, zeros, ones
+FILL_VALUES = [0, 1, -1, 7, 2 ** 70, True, False, 2.5, -0.0, math.nan, math.inf, -math.inf,
+               1e300, 1 + 1e-11, 1 + 2j, 255, -129]
+ALL_DTYPES = [tl.bool, tl.int8, tl.int16, tl.int32, tl.int64, tl.uint8, tl.uint16, tl.uint32,
+              tl.uint64, tl.float16, tl.bfloat16, tl.float32, tl.float64, tl.complex64,
+              tl.complex128]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_fill_and_full_match_the_full_path(dtype, monkeypatch):
+    for value in FILL_VALUES:
+        ref_t = _strided(tl.empty((5,), dtype=dtype))
+        full = _outcome(lambda: ref_t.fill_(value).contiguous())
+        fast_t = tl.empty((5,), dtype=dtype)
+        builds = _Builds(monkeypatch)
+        fast = _outcome(lambda: fast_t.fill_(value))
+        made = _outcome(lambda: tl.full((5,), value, dtype=dtype))
+        monkeypatch.undo()
+        _check_same_outcome(fast, full)
+        _check_same_outcome(made, full)
+        assert builds.n == 0
+
+
+def test_full_zeros_ones_defaults_shapes_and_errors(monkeypatch):
+    builds = _Builds(monkeypatch)
+    assert tl.full((2, 3), 2.5).dtype == tl.float32
+    assert tl.full((2,), 3).dtype == tl.int64 and tl.full((2,), True).dtype == tl.bool
+    assert tl.full((2,), 1j).dtype == tl.complex64
+    z = tl.zeros((2, 0, 3))
+    assert z.shape == (2, 0, 3)
+    assert tl.zeros(()).shape == () and tl.zeros(()).item() == 0.0
+    o = tl.ones((3, 1, 2), dtype=tl.int16)
+    assert o.stride() == (2, 2, 1) and o.tolist() == [[[1, 1]], [[1, 1]], [[1, 1]]]
+    assert builds.n == 0
+    monkeypatch.undo()
+    assert tl.zeros((2, 0, 3)).stride() == tl.empty((2, 0, 3)).stride()
+    with pytest.raises(OverflowError, match="out of bounds for uint8"):
+        tl.full((3,), 256, dtype=tl.uint8)
+    with pytest.raises(TypeError):
+        tl.full((3,), 2.5, dtype=tl.int32)
+    with pytest.raises(ValueError, match="negative dimension"):
+        tl.zeros((2, -1))
+    with pytest.raises(OverflowError):
+        tl.zeros((2 ** 40, 2 ** 40))
+
+
+def test_full_under_the_profiler_and_on_a_stream():
+    with tl.profiler.profile() as prof:
+        t = tl.zeros((4,))
+    assert t.tolist() == [0.0] * 4
+    keys = {r.key for r in prof.key_averages()}
+    assert "zeros" in keys and "fill_" in keys
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        u = tl.full((4,), 3.0)
+        v = u * 2.0
+    s.synchronize()
+    assert v.tolist() == [6.0] * 4
+
+
+# ---------------------------------------------------------------- astype, copy_, clone
+@pytest.mark.parametrize("src", [tl.float32, tl.float16, tl.bfloat16, tl.float64, tl.int8,
+                                 tl.uint64, tl.bool, tl.complex64], ids=str)
+def test_astype_and_copy_match_the_full_path(src, monkeypatch):
+    vals = {"f": _VALUES["f"], "i": _VALUES["i"], "u": _VALUES["u"], "b": _VALUES["b"],
+            "c": _VALUES["c"]}[src.kind]
+    x = tl.asarray(np.array(vals, np.float64 if src.kind == "f" else None)) if src.kind != "f" \
+        else tl.asarray(np.array(vals, np.float64)).astype(src)
+    x = x.astype(src)
+    xs = _strided(x)
+    for dst in ALL_DTYPES:
+        if src.kind == "c" and dst.kind != "c":
+            continue
+        full = _outcome(lambda: xs.astype(dst))
+        builds = _Builds(monkeypatch)
+        fast = _outcome(lambda: x.astype(dst))
+        into = tl.empty((x.size,), dtype=dst)
+        copied = _outcome(lambda: into.copy_(x))
+        monkeypatch.undo()
+        _check_same_outcome(fast, full)
+        _check_same_outcome(copied, full)
+        assert fast[1].is_contiguous() and fast[1].stride() == (1,)
+        assert builds.n == 0
+
+
+def test_astype_shapes_views_and_declines(monkeypatch):
+    base = tl.asarray(np.arange(24, dtype=np.float32)).reshape((2, 3, 4))
+    view = base[1]  # contiguous, at an offset
+    builds = _Builds(monkeypatch)
+    a = view.astype(tl.int64)
+    z = tl.asarray(np.float32(2.5)).astype(tl.float64)
+    same = view.astype(tl.float32, copy=False)
+    assert builds.n == 0
+    e = base[:, :0].astype(tl.int8)  # empty: full path
+    t = base.permute((2, 0, 1)).astype(tl.float64)  # not contiguous: full path
+    monkeypatch.undo()
+    assert builds.n == 2
+    assert a.tolist() == np.arange(12, 24).reshape(3, 4).tolist() and a.stride() == (4, 1)
+    assert z.shape == () and z.item() == 2.5 and same is view
+    assert e.shape == (2, 0, 4) and t.stride() == (1, 12, 4)  # the source's memory order
+    np.testing.assert_array_equal(t.numpy(), np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+                                  .transpose(2, 0, 1))
+    c = view.clone()
+    c[0, 0] = 100.0
+    assert view[0, 0].item() == 12.0
+
+
+def test_copy_declines_overlap_readonly_and_profiler():
+    a = tl.asarray(np.arange(6, dtype=np.float32))
+    a[1:4].copy_(a[0:3])  # same storage: the full path (copies the overlapping source first)
+    assert a.tolist() == [0.0, 0.0, 1.0, 2.0, 4.0, 5.0]
+    ro = tl.asarray(np.frombuffer(np.arange(3, dtype=np.float32).tobytes(), np.float32))
+    with pytest.raises(ValueError, match="read-only"):
+        ro.copy_(tl.zeros((3,)))
+    with pytest.raises(ValueError, match="read-only"):
+        ro.fill_(1.0)
+    with tl.profiler.profile() as prof:
+        b = a.astype(tl.float64)
+    assert b.tolist() == [0.0, 0.0, 1.0, 2.0, 4.0, 5.0]
+    assert any("copy" in r.key for r in prof.key_averages())
