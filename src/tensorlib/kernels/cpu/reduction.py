@@ -27,7 +27,10 @@ from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
 from .pointwise import load_generated_module
 from ...runtime.cpu import cores
+from ...runtime.cpu import streams as _streams
 from ...runtime.cpu.streams import launch
+from ...storage import Storage
+from ...tensor import Tensor
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "sqdev_kernel", "var_kernel", "std_kernel", "argmax_kernel",
@@ -140,6 +143,38 @@ def block(a, q, st, nb@M):
     else:
         for i in range(nb):
             acc = comb(acc, fmap(load(a[np.uint64(q + i * st)])@M))
+    return acc
+
+"""
+
+# float32/float64 max and min over a contiguous block. The float select chain of ``comb`` does
+# not vectorize here (LLVM keeps scalar vmaxss even under fastmath), but an integer max does:
+# flipping the non-sign bits of negative floats makes their bit patterns order as signed ints
+# (-inf < ... < -0.0 < +0.0 < ... < +inf). nans are caught from the largest magnitude bits and
+# make the block's result nan, as comb would; ties of -0.0 and +0.0 give +0.0 for max, -0.0
+# for min (IEEE maximum/minimum).
+_MINMAX_BLOCK_SRC = _BLOCK_SRC.split("@BLOCKJIT")[0] + """
+from tensorlib.kernels.cpu.scalar_math import _from_bits
+
+
+@BLOCKJIT
+def block(a, q, st, nb):
+    if st == 1:
+        bits = a[q:q + nb].view(SINT)
+        m = SINT(KEY0)
+        mag = SINT(0)
+        for k in range(nb):
+            b = bits[k]
+            key = SINT(b ^ SINT(SINT(b >> SHIFT) & MASK))
+            m = key if key CMP m else m
+            u = SINT(b & MASK)
+            mag = u if u > mag else mag
+        if mag > EXPBITS:
+            return ACCT(np.nan)
+        return _from_bits(ACCT(0), SINT(m ^ SINT(SINT(m >> SHIFT) & MASK)))
+    acc = INIT
+    for i in range(nb):
+        acc = comb(acc, load(a[np.uint64(q + i * st)]))
     return acc
 
 """
@@ -354,7 +389,17 @@ class _ValueSpec:
         rep = {"@M": ", m" if has_aux else "", "@MV": ", mv[i]" if has_aux else "",
                "INIT": self.init, "ACCT": acct, "BLOCKN": str(BLOCK), "FANN": str(FAN),
                "@BLOCKJIT": _njit(fastmath=self.reassoc), "@INLJIT": inl}
-        src += _fill(_BLOCK_SRC, rep)
+        if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
+                self.acc_dt is self.in_dt:
+            bits = self.in_dt.itemsize * 8
+            sint = f"np.int{bits}"
+            rep.update({"CMP": ">" if self.op == "max" else "<", "SINT": sint,
+                        "SHIFT": f"{sint}({bits - 1})", "MASK": f"{sint}({(1 << (bits - 1)) - 1})",
+                        "EXPBITS": f"{sint}({0x7f800000 if bits == 32 else 0x7ff0000000000000})",
+                        "KEY0": str(-(1 << (bits - 1)) if self.op == "max" else (1 << (bits - 1)) - 1)})
+            src += _fill(_MINMAX_BLOCK_SRC, rep)
+        else:
+            src += _fill(_BLOCK_SRC, rep)
         for fname, par in (("serial", False), ("parallel", True)):
             rep.update({
                 "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
@@ -422,8 +467,10 @@ def _run_value(it, spec, div=1.0):
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = kernel_array(it.operands[-1])
-    launch(mod.parallel if parallel else mod.serial, spec.op, it.operands[0],
-           it.operands[1:], meta, out, aux, inp, np.float64(div))
+    fn = mod.parallel if parallel else mod.serial
+    launch(fn, spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp, np.float64(div))
+    if _cap.on:
+        _captured(it, "value", fn, parallel, meta, div)
 
 
 def _load_dt(dtype):
@@ -649,8 +696,12 @@ def _arg_reduce(it, op):
             len(kept), len(red), tile]
     meta += [shape[d] for d in kept] + [out_s[d] for d in kept] + [in_s[d] for d in kept]
     meta += [shape[d] for d in red] + [in_s[d] for d in red]
-    launch(mod.parallel if parallel else mod.serial, op, it.operands[0], it.operands[1:],
-           np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[-1]))
+    fn = mod.parallel if parallel else mod.serial
+    meta = np.array(meta, np.int64)
+    launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
+           kernel_array(it.operands[-1]))
+    if _cap.on:
+        _captured(it, "arg", fn, parallel, meta, None)
 
 
 def argmax_kernel(it):
@@ -659,6 +710,84 @@ def argmax_kernel(it):
 
 def argmin_kernel(it):
     _arg_reduce(it, "argmin")
+
+
+# ---------------------------------------------------------------- plans (small-call fast path)
+# ops/reduction.py caches, per (op, input dtype/shape/strides/offset, axis, keepdims, dtype),
+# what one full-path call launched: the serial kernel and its meta. A later call with the same
+# key allocates the result and calls that kernel directly, skipping TensorIterator.reduce and
+# the meta packing. Only single-launch reductions below the parallel grain are planned (their
+# meta does not depend on the thread count), and a plan declines while CPU streams are in use
+# or the profiler records (the full path launches then).
+class _Capture(threading.local):
+    def __init__(self):
+        self.on = False
+        self.got = None
+        self.count = 0
+
+
+_cap = _Capture()
+
+
+def _captured(it, kind, fn, parallel, meta, div):
+    _cap.count += 1
+    _cap.got = None if parallel or it.naux else (it, kind, fn, meta, div)
+
+
+class capture:
+    """``with capture() as c: res = <full-path call>`` then ``c.runner(x, res)``: a plan
+    ``run(x) -> result or None`` repeating that call for inputs of x's key, or None."""
+
+    def __enter__(self):
+        self.prev = (_cap.on, _cap.got, _cap.count)
+        _cap.on, _cap.got, _cap.count = True, None, 0
+        return self
+
+    def __exit__(self, *exc):
+        self.got, self.count = _cap.got, _cap.count
+        _cap.on, _cap.got, _cap.count = self.prev
+        return False
+
+    def runner(self, x, res):
+        if self.count != 1 or self.got is None or _streams._slow:
+            return None
+        it, kind, fn, meta, div = self.got
+        result = it.result
+        if (type(res) is not Tensor or res._storage is not result._storage or res._offset
+                or result._offset or it.operands[-1]._storage is not x._storage
+                or it.operands[-1]._offset != x._offset or result._storage._owner
+                is not None or res._storage.device.type != "cpu"):
+            return None  # e.g. the input was copied first, or the result is not fresh
+        return _make_plan(kind, fn, meta, div, result._storage.nbytes, res._shape,
+                          res._strides, res._dtype, _kernel_np(result._dtype),
+                          _kernel_np(x._dtype))
+
+
+def _kernel_np(dt):
+    return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
+
+
+def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np):
+    allocate = Storage.allocate
+    make = Tensor._make
+    if kind == "value":
+        d = np.float64(div)
+
+        def run(x):
+            if _streams._slow:
+                return None
+            st = allocate(nbytes)
+            out = st.typed(out_np)
+            fn(meta, out, out, x._storage.typed(in_np), d)
+            return make(st, shape, strides, 0, dtype)
+    else:
+        def run(x):
+            if _streams._slow:
+                return None
+            st = allocate(nbytes)
+            fn(meta, st.typed(out_np), x._storage.typed(in_np))
+            return make(st, shape, strides, 0, dtype)
+    return run
 
 
 # ---------------------------------------------------------------- scans

@@ -1,0 +1,66 @@
+"""float max/min over contiguous blocks run as integer max/min of order-preserving bit keys
+(kernels/cpu/reduction.py): NumPy is the oracle for values and nan propagation."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import tensorlib as tl
+
+FLOATS = [np.float32, np.float64]
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("n", [1, 7, 1023, 1024, 1025, 5000, 70_000])
+def test_values_and_nan_anywhere(dt, n):
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal(n) * 1e3).astype(dt)
+    t = tl.asarray(a)
+    assert tl.max(t).item() == a.max() and tl.min(t).item() == a.min()
+    for pos in {0, n // 2, n - 1}:
+        b = a.copy()
+        b[pos] = np.nan
+        assert np.isnan(tl.max(tl.asarray(b)).item()) and np.isnan(tl.min(tl.asarray(b)).item())
+        b[pos] = -np.nan  # sign bit set: still a nan
+        assert np.isnan(tl.max(tl.asarray(b)).item()) and np.isnan(tl.min(tl.asarray(b)).item())
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_special_values(dt):
+    tiny = np.finfo(dt).smallest_subnormal
+    big = np.finfo(dt).max
+    cases = [[-np.inf] * 3, [np.inf] * 3, [-np.inf, np.inf], [tiny, -tiny, 0.0],
+             [-big, big, -np.inf], [-1.0, -2.0, -0.5], [-tiny, -0.0]]
+    for c in cases:
+        a = np.array(c * 700, dt)
+        assert tl.max(tl.asarray(a)).item() == a.max(), c
+        assert tl.min(tl.asarray(a)).item() == a.min(), c
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_signed_zeros_follow_ieee_maximum(dt):
+    a = np.array([-0.0, 0.0] * 600, dt)
+    assert np.signbit(tl.max(tl.asarray(a)).item()) == False  # noqa: E712
+    assert np.signbit(tl.min(tl.asarray(a)).item()) == True  # noqa: E712
+    z = np.full(2000, -0.0, dt)
+    assert np.signbit(tl.max(tl.asarray(z)).item()) and np.signbit(tl.min(tl.asarray(z)).item())
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1,
+                max_size=300),
+       st.sampled_from(FLOATS), st.integers(1, 3))
+def test_property_against_numpy(vals, dt, step):
+    a = np.array(vals, dt)[::step]
+    t = tl.asarray(np.array(vals, dt))[::step]
+    for f, g in ((tl.max, np.max), (tl.min, np.min)):
+        got, want = f(t).item(), g(a)
+        assert (np.isnan(got) and np.isnan(want)) or got == want
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_axis_reductions(dt):
+    a = np.random.default_rng(3).standard_normal((37, 2100)).astype(dt)
+    a[5, 1000] = np.nan
+    t = tl.asarray(a)
+    for axis in (0, 1):
+        np.testing.assert_array_equal(tl.max(t, axis=axis).numpy(), a.max(axis=axis))
+        np.testing.assert_array_equal(tl.min(t, axis=axis).numpy(), a.min(axis=axis))
