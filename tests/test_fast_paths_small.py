@@ -348,3 +348,82 @@ def test_copy_declines_overlap_readonly_and_profiler():
         b = a.astype(tl.float64)
     assert b.tolist() == [0.0, 0.0, 1.0, 2.0, 4.0, 5.0]
     assert any("copy" in r.key for r in prof.key_averages())
+
+
+# ---------------------------------------------------------------- reductions (plans)
+import tensorlib.ops.reduction as _red  # noqa: E402
+
+RED_OPS = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all"]
+RED_DTYPES = [tl.float32, tl.float64, tl.float16, tl.int32, tl.uint8, tl.bool, tl.complex64]
+
+
+def _red_inputs(dtype):
+    rng = np.random.default_rng(3)
+    vals = rng.standard_normal(24) * 10
+    vals[5] = np.nan if dtype.kind in "fc" else vals[5]
+    base = tl.asarray(vals.astype(np.float64)).astype(dtype)
+    cube = base.reshape((2, 3, 4))
+    return {"1d": base, "0d": base[3], "cube": cube, "offset": cube[1],
+            "transposed": cube.permute((2, 0, 1)), "empty": base[:0],
+            "empty_rows": cube[:, :0]}
+
+
+_AXES = [None, 0, -1, (0, 1)]
+
+
+def _red_call(name, x, axis, keepdims):
+    fn = getattr(tl, name)
+    if name in ("argmax", "argmin") and isinstance(axis, tuple):
+        axis = axis[0]
+    return fn(x, axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("name", RED_OPS)
+@pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
+def test_reduction_plans_match_the_full_path(name, dtype, monkeypatch):
+    for xname, x in _red_inputs(dtype).items():
+        for axis in _AXES:
+            for keepdims in (False, True):
+                monkeypatch.setattr(_red, "_plans", {})
+                full = _outcome(_red_call, name, x, axis, keepdims)  # makes the plan
+                planned = bool(_red._plans) and next(iter(_red._plans.values())) is not None
+                builds = _Builds(monkeypatch)
+                fast = _outcome(_red_call, name, x, axis, keepdims)
+                n = builds.n
+                monkeypatch.undo()
+                _check_same_outcome(fast, full)
+                # argmax/argmin(axis=None) of a non-contiguous tensor reduce a flattened copy:
+                # no plan (declined), the full path every time
+                copied = name.startswith("arg") and axis is None and not x.is_contiguous()
+                if full[0] == "ok" and full[1].size and x.size and not copied:
+                    assert planned and n == 0, (name, xname, axis, keepdims)
+
+
+def test_reduction_plans_decline_streams_profiler_and_out(monkeypatch):
+    x = tl.asarray(np.arange(10, dtype=np.float32))
+    monkeypatch.setattr(_red, "_plans", {})
+    ref = tl.sum(x)
+    with tl.profiler.profile() as prof:
+        assert tl.sum(x).item() == ref.item() == 45.0
+    keys = {r.key for r in prof.key_averages()}
+    assert "sum" in keys and any(k != "sum" and "sum" in k for k in keys)  # the kernel row
+    o = tl.empty(())
+    builds = _Builds(monkeypatch)
+    tl.sum(x, out=o)
+    assert builds.n == 1 and o.item() == 45.0
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        y = x * 2.0
+        z = tl.sum(y)  # queued after the multiply
+    s.synchronize()
+    assert z.item() == 90.0
+
+
+def test_reduction_plan_results_are_fresh(monkeypatch):
+    x = tl.asarray(np.arange(12, dtype=np.int32)).reshape((3, 4))
+    monkeypatch.setattr(_red, "_plans", {})
+    a = tl.sum(x, axis=1)
+    b = tl.sum(x, axis=1)
+    b[0] = 100
+    assert a.tolist() == [6, 22, 38] and b.tolist() == [100, 22, 38]
+    assert b.dtype == tl.int64 and b.stride() == a.stride() and b.is_contiguous()

@@ -84,6 +84,50 @@ def _real_only(op, x):
                         f"not ordered")
 
 
+# ---------------------------------------------------------------- plans
+# Small-call fast path: per (op, input dtype, backend, shape, strides, offset, axis, keepdims,
+# dtype) the device kernel may hand back a plan from the first full-path call (its
+# ``capture``): the kernel and loop metadata that call used, which later calls with the same
+# key run directly. Everything the full path checks is a function of the key, so a key that
+# raised once never gets a plan; a plan declines (returns None) whatever it cannot serve.
+_plans: dict = {}
+_MAX_PLANS = 4096
+
+
+def _plan_key(op, x, axis, keepdims, dtype):
+    if type(x) is not Tensor or not (axis is None or type(axis) in (int, tuple)):
+        return None
+    return (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, keepdims, dtype)
+
+
+def _planned(key, x, full, *args):
+    """Runs ``full(*args)`` (the full path) and tries to make a plan of it for ``key``."""
+    kern = get_stub(key[0]).kernels.get(x._storage.device.type)
+    capture = getattr(kern, "capture", None)
+    if capture is None:
+        return full(*args)
+    with capture() as c:
+        res = full(*args)
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    _plans[key] = c.runner(x, res)
+    return res
+
+
+def _fast(op, x, axis, keepdims, dtype, full, *args):
+    key = _plan_key(op, x, axis, keepdims, dtype)
+    if key is None:
+        return full(*args)
+    run = _plans.get(key)
+    if run is not None:
+        res = run(x)
+        if res is not None:
+            return res
+    elif key not in _plans:
+        return _planned(key, x, full, *args)
+    return full(*args)
+
+
 # ---------------------------------------------------------------- sum, prod
 def _sum_prod(op, x, axis, keepdims, dtype, out, identity):
     _check_tensor(op, x)
@@ -95,10 +139,16 @@ def _sum_prod(op, x, axis, keepdims, dtype, out, identity):
 
 
 def sum(x, axis=None, keepdims=False, dtype=None, out=None):  # noqa: A001
+    if out is None:
+        return _fast("sum", x, axis, keepdims, dtype, _sum_prod, "sum", x, axis, keepdims,
+                     dtype, None, 0)
     return _sum_prod("sum", x, axis, keepdims, dtype, out, 0)
 
 
 def prod(x, axis=None, keepdims=False, dtype=None, out=None):
+    if out is None:
+        return _fast("prod", x, axis, keepdims, dtype, _sum_prod, "prod", x, axis, keepdims,
+                     dtype, None, 1)
     return _sum_prod("prod", x, axis, keepdims, dtype, out, 1)
 
 
@@ -116,6 +166,12 @@ def _nan_of(dtype):
 
 
 def mean(x, axis=None, keepdims=False, out=None):
+    if out is None:
+        return _fast("mean", x, axis, keepdims, None, _mean, x, axis, keepdims, None)
+    return _mean(x, axis, keepdims, out)
+
+
+def _mean(x, axis, keepdims, out):
     _check_tensor("mean", x)
     res, acc = _mean_dtypes(x)
     it = TensorIterator.reduce("mean", x, axis, keepdims, out, out_dtype=res, compute_dtype=acc)
@@ -133,10 +189,14 @@ def _minmax(op, x, axis, keepdims, out):
 
 
 def max(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    if out is None:
+        return _fast("max", x, axis, keepdims, None, _minmax, "max", x, axis, keepdims, None)
     return _minmax("max", x, axis, keepdims, out)
 
 
 def min(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    if out is None:
+        return _fast("min", x, axis, keepdims, None, _minmax, "min", x, axis, keepdims, None)
     return _minmax("min", x, axis, keepdims, out)
 
 
@@ -164,10 +224,14 @@ def _arg(op, x, axis, keepdims, out):
 
 
 def argmax(x, axis=None, keepdims=False, out=None):
+    if out is None:
+        return _fast("argmax", x, axis, keepdims, None, _arg, "argmax", x, axis, keepdims, None)
     return _arg("argmax", x, axis, keepdims, out)
 
 
 def argmin(x, axis=None, keepdims=False, out=None):
+    if out is None:
+        return _fast("argmin", x, axis, keepdims, None, _arg, "argmin", x, axis, keepdims, None)
     return _arg("argmin", x, axis, keepdims, out)
 
 
@@ -213,6 +277,12 @@ def std(x, axis=None, keepdims=False, correction=0.0, out=None):
 
 # ---------------------------------------------------------------- any, all
 def any(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    if out is None:
+        return _fast("any", x, axis, keepdims, None, _any, x, axis, keepdims, None)
+    return _any(x, axis, keepdims, out)
+
+
+def _any(x, axis, keepdims, out):
     _check_tensor("any", x)
     it = TensorIterator.reduce("any", x, axis, keepdims, out, out_dtype=_dt.bool_,
                                compute_dtype=_dt.bool_)
@@ -220,6 +290,12 @@ def any(x, axis=None, keepdims=False, out=None):  # noqa: A001
 
 
 def all(x, axis=None, keepdims=False, out=None):  # noqa: A001
+    if out is None:
+        return _fast("all", x, axis, keepdims, None, _all, x, axis, keepdims, None)
+    return _all(x, axis, keepdims, out)
+
+
+def _all(x, axis, keepdims, out):
     _check_tensor("all", x)
     it = TensorIterator.reduce("all", x, axis, keepdims, out, out_dtype=_dt.bool_,
                                compute_dtype=_dt.bool_)
