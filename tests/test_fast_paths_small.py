@@ -427,3 +427,129 @@ def test_reduction_plan_results_are_fresh(monkeypatch):
     b[0] = 100
     assert a.tolist() == [6, 22, 38] and b.tolist() == [100, 22, 38]
     assert b.dtype == tl.int64 and b.stride() == a.stride() and b.is_contiguous()
+
+
+# ---------------------------------------------------------------- where (three tensor operands)
+@pytest.mark.parametrize("dtypes", [(tl.bool, tl.float32, tl.float32),
+                                    (tl.bool, tl.int8, tl.float64),
+                                    (tl.bool, tl.float16, tl.bool),
+                                    (tl.uint8, tl.complex64, tl.int32)], ids=str)
+def test_where_matches_the_full_path(dtypes, monkeypatch):
+    dc, da, db = dtypes
+    rng = np.random.default_rng(1)
+    c = tl.asarray(rng.integers(0, 2, 12)).astype(dc).reshape((3, 4))
+    a = tl.asarray(rng.standard_normal(12) * 50).astype(da).reshape((3, 4))
+    b = tl.asarray(rng.standard_normal(12) * 50).astype(db).reshape((3, 4))
+    full = _outcome(tl.where, _strided(c), _strided(a), _strided(b))
+    for _ in range(HOT_CALLS + 1):
+        _outcome(tl.where, c, a, b)
+    builds = _Builds(monkeypatch)
+    fast = _outcome(tl.where, c, a, b)
+    monkeypatch.undo()
+    _check_same_outcome(fast, full)
+    if full[0] == "ok":
+        assert builds.n == 0 and fast[1].stride() == (4, 1)
+
+
+def test_where_declines_broadcast_scalars_and_strides(monkeypatch):
+    c = tl.asarray(np.array([True, False, True]))
+    a = tl.asarray(np.array([1.0, 2.0, 3.0], np.float32))
+    for _ in range(HOT_CALLS + 1):
+        tl.where(c, a, a)
+    builds = _Builds(monkeypatch)
+    assert tl.where(c, a, 0.0).tolist() == [1.0, 0.0, 3.0]
+    assert tl.where(c, a, a[:1]).tolist() == [1.0, 1.0, 3.0]
+    assert builds.n == 2
+    # contiguous with an odd stride on a size-1 dim: the result is still C order
+    col = a[:, None]
+    cc = c[:, None]
+    ref = tl.where(_strided(cc), _strided(col), _strided(col))
+    for _ in range(HOT_CALLS + 1):
+        got = tl.where(cc, col, col)
+    monkeypatch.undo()
+    assert got.stride() == ref.stride() and got.tolist() == ref.tolist()
+
+
+def test_scalar_operand_result_is_c_order_on_odd_size1_strides():
+    a = tl.asarray(np.array([1.0, 2.0, 3.0], np.float32))[:, None]
+    for _ in range(HOT_CALLS + 1):
+        got = a * 2.0
+    assert got.stride() == (1, 1) and got.tolist() == [[2.0], [4.0], [6.0]]
+
+
+# ---------------------------------------------------------------- x[idx], x[mask]
+import tensorlib.advanced_indexing as _adv  # noqa: E402
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.int64, tl.bool, tl.float16, tl.complex128,
+                                   tl.uint8], ids=str)
+def test_getitem_index_and_mask_match_the_full_path(dtype, monkeypatch):
+    rng = np.random.default_rng(2)
+    base = tl.asarray(rng.standard_normal(60) * 100).astype(dtype)
+    cases = [base, base.reshape((12, 5)), base.reshape((3, 4, 5)), base[10:40]]
+    for x in cases:
+        n0 = x.shape[0]
+        idxs = [tl.asarray(rng.integers(-n0, n0, 7)), tl.asarray(np.array([0], np.int32)),
+                tl.asarray(rng.integers(0, n0, 9).astype(np.int32))]
+        mask = tl.asarray(rng.integers(0, 2, x.shape).astype(bool))
+        for key in idxs + [mask, tl.asarray(np.zeros(x.shape, bool))]:
+            full = _outcome(lambda: _strided(x)[key].contiguous())
+            plans = []
+            real_plan = _adv._plan
+            monkeypatch.setattr(_adv, "_plan", lambda *a: plans.append(1) or real_plan(*a))
+            fast = _outcome(lambda: x[key])
+            monkeypatch.undo()
+            assert not plans  # served without parsing/planning the key
+            _check_same_outcome(fast, full)
+            xn = x.astype(tl.complex128 if dtype.kind == "c" else tl.float64).numpy()
+            np.testing.assert_array_equal(
+                fast[1].astype(tl.complex128 if dtype.kind == "c" else tl.float64).numpy(),
+                xn[key.numpy()])
+            assert fast[1].is_contiguous() and fast[1].stride() == tl.empty(fast[1].shape).stride()
+
+
+def test_getitem_fast_errors_and_declines():
+    x = tl.asarray(np.arange(10, dtype=np.float32))
+    with pytest.raises(IndexError, match="index 10 is out of bounds for dimension 0 with size 10"):
+        x[tl.asarray(np.array([1, 10]))]
+    with pytest.raises(IndexError, match="index -11 is out of bounds"):
+        x[tl.asarray(np.array([-11]))]
+    with pytest.raises(IndexError):
+        x[tl.asarray(np.ones(4, bool))]  # mask shape mismatch
+    assert x[tl.asarray(np.array([], np.int64))].shape == (0,)
+    assert x[tl.asarray(np.array(3))].item() == 3.0  # 0-d index: a view, basic indexing
+    assert x[tl.asarray(np.array([[1, 2], [3, 4]]))].shape == (2, 2)
+    assert x[tl.asarray(np.array(True))].shape == (1, 10)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        y = x * 2.0
+        z = y[tl.asarray(np.array([9, 0]))]  # must see the queued multiply
+    s.synchronize()
+    assert z.tolist() == [18.0, 0.0]
+
+
+# ---------------------------------------------------------------- concat
+def test_concat_matches_the_full_path(monkeypatch):
+    rng = np.random.default_rng(4)
+    for dtype in (tl.float32, tl.int16, tl.bool, tl.complex64):
+        a = tl.asarray(rng.standard_normal((2, 3)) * 10).astype(dtype)
+        b = tl.asarray(rng.standard_normal((4, 3)) * 10).astype(dtype)
+        e = a[:0]
+        for arrays, axis in (([a, b], 0), ([a, e, b], -2), ([a[0], b[1]], 0),
+                             ([a[None], b[None, :2]], 1), ([a], 0)):
+            full = _outcome(lambda: tl.concat([_strided(t) for t in arrays], axis=axis))
+            builds = _Builds(monkeypatch)
+            fast = _outcome(lambda: tl.concat(arrays, axis=axis))
+            monkeypatch.undo()
+            _check_same_outcome(fast, full)
+            assert fast[1].stride() == full[1].stride()
+            assert builds.n == 0
+    a = tl.asarray(np.arange(6, dtype=np.float32)).reshape((2, 3))
+    with pytest.raises(ValueError, match="does not match"):
+        tl.concat([a, a.reshape((3, 2))])
+    with pytest.raises(ValueError, match="0-d"):
+        tl.concat([a[0, 0], a[0, 0]])
+    assert tl.concat([a, a.astype(tl.float64)]).dtype == tl.float64  # mixed: general path
+    assert tl.concat([a, a], axis=1).tolist() == [[0, 1, 2, 0, 1, 2], [3, 4, 5, 3, 4, 5]]
+    with tl.profiler.profile() as prof:
+        tl.concat([a, a])
+    assert "copy_" in {r.key for r in prof.key_averages()}  # dispatched as before

@@ -5,7 +5,10 @@ from __future__ import annotations
 import operator
 
 from .dispatch.dispatcher import check_writable
+from .dispatch.keys import backend_key_for
 from .tensor import Tensor
+
+_CPU_KEY = backend_key_for("cpu")
 
 __all__ = ["getitem", "setitem", "basic_index"]
 
@@ -71,7 +74,18 @@ def _is_basic(key) -> bool:
                for k in items)
 
 
+_getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
+
+
 def getitem(self: Tensor, key):
+    if type(key) is Tensor and key._ks == self._ks and key._ks == _CPU_KEY:
+        # Small-call fast path: x[idx] / x[mask] without parsing and planning the key.
+        global _getitem_dense
+        if _getitem_dense is None:
+            from .kernels.cpu.indexing import getitem_dense as _getitem_dense
+        out = _getitem_dense(self, key)
+        if out is not None:
+            return out
     if _is_basic(key):
         return basic_index(self, key)
     from .advanced_indexing import advanced_getitem

@@ -12,11 +12,15 @@ before the dispatcher with a ValueError.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 from .. import dtypes as _dt
+from ..dispatch.keys import TLS_IN_USE
 from ..factories import empty
-from ..tensor import Tensor
+from ..storage import Storage
+from ..tensor import Tensor, contiguous_strides
+from .copy import copy_ as _copy_
 from .views import broadcast_shapes, broadcast_to, narrow, normalize_axes, normalize_axis, \
     reshape, select, unsqueeze
 
@@ -48,8 +52,49 @@ def _index_tensor(op, ix, arg):
 
 
 # ---------------------------------------------------------------- concat, stack
+def _concat_dense(arrays, axis):
+    """concat of contiguous tensors of one dtype and backend along an axis with only size-1
+    dims before it (each input is one block of the output), while no dispatch key is set on
+    any thread: the output is allocated and each input copied in by ops.copy.copy_ directly.
+    None for anything else (the general path checks, raises and handles it)."""
+    first = arrays[0]
+    if type(first) is not Tensor or type(axis) is not int or TLS_IN_USE[0]:
+        return None
+    shape = first._shape
+    nd = len(shape)
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd or math.prod(shape[:ax]) != 1:
+        return None
+    dtype, ks = first._dtype, first._ks
+    rest = shape[ax + 1:]
+    total = 0
+    for a in arrays:
+        if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+                or len(a._shape) != nd or a._shape[ax + 1:] != rest
+                or a._shape[:ax] != shape[:ax] or not (a._contiguous or a.is_contiguous())):
+            return None
+        total += a._shape[ax]
+    oshape = shape[:ax] + (total,) + rest
+    inner = math.prod(rest)
+    device = first._storage.device
+    out = Tensor._make(Storage.allocate(total * inner * dtype.itemsize, device), oshape,
+                       contiguous_strides(oshape), 0, dtype)
+    start = 0
+    for a in arrays:
+        n = a._shape[ax]
+        if n:
+            dst = Tensor._make(out._storage, a._shape, a._strides, start * inner, dtype)
+            _copy_(dst, a)
+        start += n
+    return out
+
+
 def concat(arrays, axis=0):
     op = "concat"
+    if arrays and axis is not None:
+        out = _concat_dense(arrays, axis)
+        if out is not None:
+            return out
     if not arrays:
         raise ValueError(f"{op}(): argument 'arrays' must hold at least one tensor")
     dev = _same_device(op, arrays)

@@ -93,7 +93,48 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     kernel.__name__ = kernel.__qualname__ = f"{info.name}_structured"
     if len(tensor_pos) <= 2 and not skip:
         kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub)
+    elif len(tensor_pos) == 3 and not scalar_pos:
+        kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub)
     return kernel
+
+
+def _dense_fast_path3(info, kernel, tensor_pos, stub):
+    """The dense fast path for three tensor operands (``where``): contiguous, of one shape and
+    backend, per (dtypes, backend) once HOT_CALLS full calls succeeded (see _dense_fast_path);
+    the device kernel's ``dense_runner3`` makes the runner."""
+    runners = {}
+    counts = {}
+    p0, p1, p2 = tensor_pos
+
+    def functional(*args):
+        a = args[p0]
+        b = args[p1]
+        c = args[p2]
+        if (type(a) is Tensor and type(b) is Tensor and type(c) is Tensor
+                and a._shape == b._shape == c._shape and a._ks == b._ks == c._ks
+                and (a._contiguous or a.is_contiguous()) and (b._contiguous or b.is_contiguous())
+                and (c._contiguous or c.is_contiguous())):
+            key = (a._dtype, b._dtype, c._dtype, a._ks)
+            run = runners.get(key)
+            if run is not None:
+                out = run(a, b, c)
+                if out is not None:
+                    return out
+            elif key not in runners:
+                result = kernel(*args, None)
+                n = counts[key] = counts.get(key, 0) + 1
+                if n >= HOT_CALLS:
+                    make = None
+                    if isinstance(result, Tensor):
+                        make = getattr(stub.kernels.get(result.device.type), "dense_runner3",
+                                       None)
+                    runners[key] = (make(info, key[:3], result._dtype, ())
+                                    if make is not None else None)
+                return result
+        return kernel(*args, None)
+
+    functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
+    return functional
 
 
 def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):

@@ -17,7 +17,10 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import kernel_array
 from .pointwise import GRAIN, load_generated_module
+from ...runtime.cpu import streams as _streams
 from ...runtime.cpu.streams import host_sync
+from ...storage import Storage
+from ...tensor import Tensor, contiguous_strides
 
 __all__ = ["index", "index_put", "nonzero"]
 
@@ -475,3 +478,60 @@ def nonzero(x, offset_strides=None, base=0):
         mod.nonzero_pass(arr, x._offset, shape, strides, CHUNK, starts, total, mode, out2,
                          out1, ostrides, base)
     return out
+
+
+# ---- small-call fast path (indexing.getitem) ----------------------------------------------------
+_ZERO = np.zeros(1, np.int64)  # the offsets of an empty pre/post shape: one, at 0
+_posts: dict = {}
+
+
+def getitem_dense(t, key):
+    """``t[key]`` for a key tensor on t's device that the general path would turn into the plans
+    ``index()`` serves directly: a 1-D contiguous int32/int64 index over dim 0, or a bool mask
+    of t's whole shape. Same kernels, same results; returns None (the general path runs, and
+    raises what it raises) for anything else: big results, CPU streams or the profiler in use,
+    an out-of-range index."""
+    if _streams._slow or not t._shape:
+        return None
+    kd = key._dtype
+    if kd is _dt.int64 or kd is _dt.int32:
+        if len(key._shape) != 1 or not key.is_contiguous():
+            return None
+        pk = (t._shape[1:], t._strides[1:])
+        post = _posts.get(pk)
+        if post is None:
+            if len(_posts) > 1024:
+                _posts.clear()
+            post = _posts[pk] = _offsets(*pk) if pk[0] else _ZERO
+        nidx = key._numel
+        n = nidx * post.size
+        if not n or n >= GRAIN:
+            return None
+        shape = (nidx,) + pk[0]
+        st = Storage.allocate(n * t._dtype.itemsize)
+        out = Tensor._make(st, shape, contiguous_strides(shape), 0, t._dtype)
+        bad = _direct_module(False).gather_direct(
+            _raw(out)[:n], _raw(t), kernel_array(key), key._offset, nidx, t._shape[0],
+            t._strides[0], t._offset, _ZERO, post, CHUNK)
+        return out if bad < 0 else None
+    if kd is _dt.bool_ and key._shape == t._shape and t._numel < GRAIN:
+        if t.is_contiguous() and key.is_contiguous():
+            # Both dense: the selected elements are moved as raw words by NumPy (no offsets
+            # array; a move is a move, whichever loop does it).
+            size = t._numel
+            mask = kernel_array(key)[key._offset:key._offset + size]
+            n = int(np.count_nonzero(mask))
+            st = Storage.allocate(n * t._dtype.itemsize)
+            out = Tensor._make(st, (n,), (1,), 0, t._dtype)
+            if n:
+                np.compress(mask, _raw(t)[t._offset:t._offset + size], out=_raw(out)[:n])
+            return out
+        offsets = nonzero(key, t._strides, t._offset)
+        n = offsets._numel
+        st = Storage.allocate(n * t._dtype.itemsize)
+        out = Tensor._make(st, (n,), (1,), 0, t._dtype)
+        if n:
+            adv = offsets._storage.typed(np.int64)[offsets._offset:offsets._offset + n]
+            _move_module().gather_serial(_raw(out)[:n], _raw(t), _ZERO, adv, _ZERO)
+        return out
+    return None

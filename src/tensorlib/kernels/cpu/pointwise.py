@@ -21,7 +21,7 @@ from ...dispatch.iterator import compute_dtype_for
 from ...runtime.cpu import streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launch
 from ...storage import Storage
-from ...tensor import Tensor
+from ...tensor import Tensor, contiguous_strides
 from .casting import cast_code, kernel_array
 from ...ops.pointwise import scalar_to_compute
 
@@ -363,7 +363,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 call(n, st._ptr, sa._ptr + a._offset * item, v)
             else:
                 call(n, st._ptr, sa._ptr + a._offset * item, v, scalar(args[sp]))
-            return Tensor._make_dense(st, a, out_dtype)
+            return _c_order_like(st, a, out_dtype)
     else:
         def run(a, b, args):
             n = a._numel
@@ -386,6 +386,54 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 call(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
                      scalar(args[sp]))
             return Tensor._make_dense(st, a, out_dtype)
+    return run
+
+
+def _c_order_like(st, a, dtype):
+    """A tensor over ``st`` of contiguous ``a``'s shape with C-order strides: what the full path
+    allocates when it does not take its dense set-up (it copies the strides of ``a`` then, whose
+    size-1 dims may have any stride)."""
+    t = Tensor._make_dense(st, a, dtype)
+    s = a._strides
+    if len(s) != 1 or s[0] != 1:
+        c = contiguous_strides(a._shape)
+        if c != s:
+            t._strides = c
+    return t
+
+
+def dense_runner3(info, dtypes, out_dtype, scalar_pos):
+    """The dense fast path's runner for a pointwise op with three tensor operands (``where``) on
+    contiguous operands of one shape and backend, of the ``dtypes`` given: as dense_runner,
+    ``run(a, b, c)``."""
+    if scalar_pos or len(info.tensor_args) != 3:
+        return None
+    promoted = [d for name, d in zip(info.tensor_args, dtypes) if name not in info.bool_args]
+    common = _dt.result_type(*promoted) if len(promoted) > 1 else promoted[0]
+    if info.int_to_float and common.kind in "biu":
+        return None
+    flat = flat_entry(info, "TTT", tuple(dtypes), compute_dtype_for(common), out_dtype)
+    ia, ib, ic = (d.itemsize for d in dtypes)
+    out_item = out_dtype.itemsize
+    name = info.name
+
+    def run(a, b, c):
+        n = a._numel
+        if n >= GRAIN or not n:
+            return None
+        sa, sb, sc = a._storage, b._storage, c._storage
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            for s_ in (sa, sb, sc):
+                if s_._uses is not None:
+                    _streams.wait_uses(s_)  # as Storage.typed() would on the default stream
+        st = Storage.allocate(n * out_item)
+        call(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,
+             sc._ptr + c._offset * ic)
+        return _c_order_like(st, a, out_dtype)
     return run
 
 
@@ -476,5 +524,6 @@ def _entry_point(dispatcher, naddresses, sample_scalars):
 
 
 run_pointwise.dense_runner = dense_runner
+run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.fill_dense = fill_dense
 run_pointwise.copy_dense = copy_dense
