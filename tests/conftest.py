@@ -12,6 +12,12 @@ settings.register_profile("tensorlib", max_examples=25, deadline=None,
                                                  HealthCheck.data_too_large])
 settings.load_profile("tensorlib")
 
+# Tests check the parallel variants too: compile them at their first big call (users' scripts
+# defer that compile to a background thread, see runtime/cpu/cores.py).
+from tensorlib.runtime.cpu import cores  # noqa: E402
+
+cores.DEFER_PARALLEL_COMPILE = False
+
 
 def pytest_collection_modifyitems(config, items):
     from tensorlib.runtime_probe import cuda_gpu_present

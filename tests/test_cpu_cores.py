@@ -96,3 +96,35 @@ def test_threads_running_big_ops_at_once_get_right_answers():
     assert not any(th.is_alive() for th in threads)
     if errors:
         raise errors[0]
+
+
+def test_parallel_variant_compiles_in_the_background(monkeypatch):
+    """First big call: the serial twin; once it has compiled, the parallel variant compiles on
+    a background thread and serves later calls."""
+    import types
+    from numba import njit, prange
+
+    @njit(nogil=True)
+    def serial(out, x):
+        for i in range(x.size):
+            out[i] = x[i] * 2.0
+
+    @njit(nogil=True, parallel=True)
+    def parallel(out, x):
+        for i in prange(x.size):
+            out[i] = x[i] * 2.0
+
+    mod = types.SimpleNamespace(serial=serial, parallel=parallel)
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
+    x = np.arange(10.0)
+    out = np.empty_like(x)
+    assert not cores.parallel_ready(mod)  # nothing compiled yet: run serial
+    serial(out, x)
+    assert not cores.parallel_ready(mod)  # starts the background compile
+    cores._compiling[parallel].join(120)
+    assert cores.parallel_ready(mod)
+    parallel(out, x)
+    np.testing.assert_array_equal(out, x * 2.0)
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", False)
+    mod2 = types.SimpleNamespace(serial=serial, parallel=njit(parallel=True)(parallel.py_func))
+    assert cores.parallel_ready(mod2)  # not deferred: the caller compiles it now

@@ -25,6 +25,7 @@ from ... import dtypes as _dt
 from ...ops.views import expand
 from .casting import cast_code
 from .pointwise import load_generated_module
+from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
 
 __all__ = ["matmul_kernel", "BLAS_DTYPES"]
@@ -200,7 +201,7 @@ def _numba_matmul(a, b, out):
     np_t = _STORAGE[dtype]
     arrays = (a._storage.typed(np_t), b._storage.typed(np_t), out._storage.typed(np_t))
     work = out._numel * a.shape[-1]
-    fn = mod.parallel if work >= PARALLEL_WORK else mod.serial
+    fn = mod.parallel if work >= PARALLEL_WORK and cores.parallel_ready(mod) else mod.serial
     launch(fn, "matmul", out, (a, b), _meta(a, b, out), *arrays)
 
 

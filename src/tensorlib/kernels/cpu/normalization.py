@@ -238,7 +238,8 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
     mod = _module(op, x._dtype, acc, out._dtype)
     nrows = rows.n0 * rows.n1
     nthreads = cores.threads()
-    parallel = nthreads > 1 and nrows > 1 and nrows * rows.n >= PAR_GRAIN
+    parallel = nthreads > 1 and nrows > 1 and nrows * rows.n >= PAR_GRAIN and \
+        cores.parallel_ready(mod)
     nchunk = min(nrows, nthreads * _CHUNKS_PER_THREAD) if parallel else 1
     meta = np.array([rows.n0, rows.n1, rows.n, rows.x_offset, rows.x_s0, rows.x_s1, rows.x_col,
                      rows.out_offset, rows.out_s0, rows.out_s1, rows.out_col, nchunk], np.int64)

@@ -10,6 +10,10 @@ process then runs parallel kernels on one thread for a cool-down (0.25 s, doubli
 recur, at most 8 s) and tries the whole team again after it. A quiet machine never pays more
 than the two clock reads per parallel kernel.
 
+Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
+calls run its serial twin and the parallel variant compiles on a background thread
+(:func:`parallel_ready`): a script that calls each op once never waits for a parallel compile.
+
 Numba's thread count is per calling thread: each thread applies the count it needs before its
 kernel (:func:`use_threads`). Only the standard library is imported; Numba is imported on first
 use (parallel kernels imply it).
@@ -19,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 
-__all__ = ["call", "threads", "use_threads", "team_size", "busy", "STALL_S"]
+__all__ = ["call", "threads", "use_threads", "team_size", "busy", "parallel_ready", "STALL_S"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -89,3 +93,37 @@ def call(fn, args, team: int = 0):
     elif _cooldown != FIRST_COOLDOWN_S:
         _cooldown = FIRST_COOLDOWN_S  # a clean run with the whole team: the load has gone
     return result
+
+
+DEFER_PARALLEL_COMPILE = True  # False: a parallel variant compiles at its first big call
+_compiling: dict = {}    # parallel dispatcher -> its background compile thread
+_compiling_lock = threading.Lock()
+
+
+def parallel_ready(mod) -> bool:
+    """Whether ``mod.parallel`` (a Numba parallel dispatcher whose twin ``mod.serial`` takes the
+    same arguments) should serve a big call now. False until it is compiled: the caller runs
+    ``mod.serial`` meanwhile. Once the serial twin has compiled (so its argument types are
+    known: from the second big call on), the parallel variant compiles on a background thread
+    (or loads from the disk cache); calls after that run in parallel."""
+    par = mod.parallel
+    if par.signatures or not DEFER_PARALLEL_COMPILE:
+        return True
+    sigs = mod.serial.signatures
+    if sigs and par not in _compiling:
+        with _compiling_lock:
+            if par not in _compiling:
+                # Not a daemon: interpreter exit must not kill it inside LLVM (that aborts).
+                t = threading.Thread(target=_compile, args=(par, list(sigs)),
+                                     name="tensorlib-parallel-compile")
+                _compiling[par] = t
+                t.start()
+    return False
+
+
+def _compile(dispatcher, sigs):
+    for sig in sigs:
+        try:
+            dispatcher.compile(sig)
+        except Exception:  # noqa: BLE001 - the next call compiles it and raises there
+            return
