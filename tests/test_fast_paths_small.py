@@ -12,6 +12,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib.runtime.cpu import streams as _cpu_streams
 from tensorlib.dispatch.registration import POINTWISE
 from tensorlib.ops.pointwise import HOT_CALLS
 
@@ -415,8 +416,17 @@ def test_reduction_plans_decline_streams_profiler_and_out(monkeypatch):
     with tl.stream(s):
         y = x * 2.0
         z = tl.sum(y)  # queued after the multiply
+        builds.n = 0
+        tl.sum(x)
+        assert builds.n == 1  # a user stream is current: the full path (it enqueues)
     s.synchronize()
     assert z.item() == 90.0
+    with tl.stream(s):
+        _cpu_streams.sleep(0.05)
+        w = x * 3.0  # queued behind the sleep
+    builds.n = 0
+    assert tl.sum(w).item() == 135.0  # default stream again: the plan, after w's writer
+    assert builds.n == 0
 
 
 def test_reduction_plan_results_are_fresh(monkeypatch):
@@ -553,3 +563,41 @@ def test_concat_matches_the_full_path(monkeypatch):
     with tl.profiler.profile() as prof:
         tl.concat([a, a])
     assert "copy_" in {r.key for r in prof.key_averages()}  # dispatched as before
+
+
+# ---------------------------------------------------------------- cumsum / cumprod (plans)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float16, tl.int32, tl.bool, tl.complex64],
+                         ids=str)
+def test_scan_plans_match_the_full_path(name, dtype, monkeypatch):
+    fn = getattr(tl, name)
+    for xname, x in _red_inputs(dtype).items():
+        for axis in (None, 0, -1, 5):
+            for out_dtype in (None, tl.float64):
+                if out_dtype is not None and dtype.kind == "c":
+                    continue
+                monkeypatch.setattr(_red, "_plans", {})
+                full = _outcome(lambda: fn(x, axis=axis, dtype=out_dtype))
+                builds = _Builds(monkeypatch)
+                fast = _outcome(lambda: fn(x, axis=axis, dtype=out_dtype))
+                n = builds.n
+                monkeypatch.undo()
+                _check_same_outcome(fast, full)
+                if full[0] == "ok":
+                    assert fast[1].stride() == full[1].stride()
+                copied = axis is None and not x.is_contiguous()
+                if full[0] == "ok" and x.size and not copied:
+                    assert n == 0, (name, xname, axis)
+
+
+def test_scan_plans_with_out_and_cumulative_sum_take_the_full_path(monkeypatch):
+    x = tl.asarray(np.arange(1, 6, dtype=np.float32))
+    monkeypatch.setattr(_red, "_plans", {})
+    tl.cumsum(x)
+    o = tl.empty((5,))
+    builds = _Builds(monkeypatch)
+    tl.cumsum(x, out=o)
+    r = tl.cumulative_sum(x, include_initial=True)
+    assert builds.n == 2
+    monkeypatch.undo()
+    assert o.tolist() == [1, 3, 6, 10, 15] and r.tolist() == [0, 1, 3, 6, 10, 15]

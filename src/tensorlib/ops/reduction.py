@@ -371,10 +371,16 @@ def _as_1d(op, out):
 
 
 def cumsum(x, axis=None, dtype=None, out=None):
+    if out is None:
+        return _fast("cumsum", x, axis, False, dtype, _torch_scan, "cumsum", x, axis, dtype,
+                     None, 0)
     return _torch_scan("cumsum", x, axis, dtype, out, 0)
 
 
 def cumprod(x, axis=None, dtype=None, out=None):
+    if out is None:
+        return _fast("cumprod", x, axis, False, dtype, _torch_scan, "cumprod", x, axis, dtype,
+                     None, 1)
     return _torch_scan("cumprod", x, axis, dtype, out, 1)
 
 

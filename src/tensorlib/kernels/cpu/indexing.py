@@ -491,8 +491,8 @@ def getitem_dense(t, key):
     of t's whole shape. Same kernels, same results; returns None (the general path runs, and
     raises what it raises) for anything else: big results, CPU streams or the profiler in use,
     an out-of-range index."""
-    if _streams._slow or not t._shape:
-        return None
+    if not t._shape or (_streams._slow and _streams.tls.queue is not _streams.DEFAULT):
+        return None  # (on the default stream, Storage.typed() waits for queued writers)
     kd = key._dtype
     if kd is _dt.int64 or kd is _dt.int32:
         if len(key._shape) != 1 or not key.is_contiguous():

@@ -470,7 +470,7 @@ def _run_value(it, spec, div=1.0):
     fn = mod.parallel if parallel else mod.serial
     launch(fn, spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp, np.float64(div))
     if _cap.on:
-        _captured(it, "value", fn, parallel, meta, div)
+        _captured(it.operands[0], it.operands[-1], "value", fn, parallel or it.naux, meta, div)
 
 
 def _load_dt(dtype):
@@ -701,7 +701,7 @@ def _arg_reduce(it, op):
     launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
            kernel_array(it.operands[-1]))
     if _cap.on:
-        _captured(it, "arg", fn, parallel, meta, None)
+        _captured(it.operands[0], it.operands[-1], "arg", fn, parallel, meta, None)
 
 
 def argmax_kernel(it):
@@ -717,8 +717,8 @@ def argmin_kernel(it):
 # what one full-path call launched: the serial kernel and its meta. A later call with the same
 # key allocates the result and calls that kernel directly, skipping TensorIterator.reduce and
 # the meta packing. Only single-launch reductions below the parallel grain are planned (their
-# meta does not depend on the thread count), and a plan declines while CPU streams are in use
-# or the profiler records (the full path launches then).
+# meta does not depend on the thread count), and a plan declines while a user CPU stream is
+# current or the profiler records (the full path launches then).
 class _Capture(threading.local):
     def __init__(self):
         self.on = False
@@ -729,9 +729,12 @@ class _Capture(threading.local):
 _cap = _Capture()
 
 
-def _captured(it, kind, fn, parallel, meta, div):
+def _captured(out, inp, kind, fn, unplannable, meta, div):
+    """A launch during a capture: ``out`` / ``inp`` the output and input operands (views of the
+    result and input storages), ``kind`` the kernel's signature (value: meta, out, aux, inp,
+    div; arg: meta, out, inp)."""
     _cap.count += 1
-    _cap.got = None if parallel or it.naux else (it, kind, fn, meta, div)
+    _cap.got = None if unplannable else (out, inp, kind, fn, meta, div)
 
 
 class capture:
@@ -749,18 +752,24 @@ class capture:
         return False
 
     def runner(self, x, res):
-        if self.count != 1 or self.got is None or _streams._slow:
+        if self.count != 1 or self.got is None or (_streams._slow and _declines()):
             return None
-        it, kind, fn, meta, div = self.got
-        result = it.result
-        if (type(res) is not Tensor or res._storage is not result._storage or res._offset
-                or result._offset or it.operands[-1]._storage is not x._storage
-                or it.operands[-1]._offset != x._offset or result._storage._owner
-                is not None or res._storage.device.type != "cpu"):
+        out, inp, kind, fn, meta, div = self.got
+        st = res._storage if type(res) is Tensor else None
+        if (st is None or out._storage is not st or res._offset or out._offset
+                or inp._storage is not x._storage or inp._offset != x._offset
+                or st._owner is not None or st.device.type != "cpu"
+                or out._dtype is not res._dtype or inp._dtype is not x._dtype):
             return None  # e.g. the input was copied first, or the result is not fresh
-        return _make_plan(kind, fn, meta, div, result._storage.nbytes, res._shape,
-                          res._strides, res._dtype, _kernel_np(result._dtype),
-                          _kernel_np(x._dtype))
+        return _make_plan(kind, fn, meta, div, st.nbytes, res._shape, res._strides,
+                          res._dtype, _kernel_np(res._dtype), _kernel_np(x._dtype))
+
+
+def _declines():
+    """Once CPU streams were used or the profiler runs: a plan runs only on the default stream
+    (the input's queued writers are waited for by Storage.typed(), as on the full path) and
+    not under the profiler (launch() records kernels)."""
+    return _streams._prof is not None or _streams.tls.queue is not _streams.DEFAULT
 
 
 def _kernel_np(dt):
@@ -774,7 +783,7 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
         d = np.float64(div)
 
         def run(x):
-            if _streams._slow:
+            if _streams._slow and _declines():
                 return None
             st = allocate(nbytes)
             out = st.typed(out_np)
@@ -782,7 +791,7 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             return make(st, shape, strides, 0, dtype)
     else:
         def run(x):
-            if _streams._slow:
+            if _streams._slow and _declines():
                 return None
             st = allocate(nbytes)
             fn(meta, st.typed(out_np), x._storage.typed(in_np))
@@ -895,8 +904,12 @@ def _scan(it, n, out_stride, in_stride, op):
     meta = [int(inner), n, out_stride, in_stride, len(shape), tile, lay.offsets[0],
             lay.offsets[1]]
     meta += list(shape) + list(lay.strides[0]) + list(lay.strides[1])
-    launch(mod.parallel if parallel else mod.serial, op, it.operands[0], it.operands[1:],
-           np.array(meta, np.int64), kernel_array(it.operands[0]), kernel_array(it.operands[1]))
+    fn = mod.parallel if parallel else mod.serial
+    meta = np.array(meta, np.int64)
+    launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
+           kernel_array(it.operands[1]))
+    if _cap.on:
+        _captured(it.operands[0], it.operands[1], "arg", fn, parallel, meta, None)
 
 
 def cumsum_kernel(it, n, out_stride, in_stride):
