@@ -601,3 +601,30 @@ def test_scan_plans_with_out_and_cumulative_sum_take_the_full_path(monkeypatch):
     assert builds.n == 2
     monkeypatch.undo()
     assert o.tolist() == [1, 3, 6, 10, 15] and r.tolist() == [0, 1, 3, 6, 10, 15]
+
+
+# ---------------------------------------------------------------- linspace, arange
+@pytest.mark.parametrize("dtype", [None, tl.float32, tl.float64, tl.float16, tl.int32,
+                                   tl.uint8, tl.complex64], ids=str)
+def test_linspace_and_arange_match_the_general_path(dtype):
+    for start, stop, num in ((0, 1, 1000), (-3.5, 7.25, 13), (0, 10, 5), (2, 2, 1), (0, 1, 0),
+                             (1e-3, 255, 7)):
+        got = tl.linspace(start, stop, num, dtype=dtype)
+        # the general path: empty + range fill + the end point through __setitem__
+        d = got.dtype
+        ref = tl.empty((num,), dtype=d)
+        step = (stop - start) / (num - 1) if num > 1 else 0.0
+        ref._fill_range(start, step)
+        if num > 1:
+            ref[num - 1] = stop
+        _same(got, ref)
+        with tl.profiler.profile():  # a dispatch key set: the general path itself
+            again = tl.linspace(start, stop, num, dtype=dtype)
+        _same(again, ref)
+    a = tl.arange(2, 30, 3, dtype=dtype)
+    assert a.shape == (10,) and a.stride() == (1,)
+    np.testing.assert_array_equal(a.astype(tl.float64).numpy(), np.arange(2, 30, 3))
+    with pytest.raises(ValueError, match="non-negative"):
+        tl.linspace(0, 1, -1)
+    with pytest.raises(ValueError, match="nonzero"):
+        tl.arange(0, 1, 0)

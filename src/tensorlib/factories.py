@@ -78,6 +78,7 @@ def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
 
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use: ops.copy imports this module)
+_coerce = None  # advanced_indexing._coerce_scalar (likewise)
 
 
 def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
@@ -174,8 +175,17 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
                             f"elements") from None
     if dtype is None:
         dtype = _dt.result_type(start, stop, step)
-    t = empty(n, dtype=dtype, device=device)
+    t = _empty_1d(n, dtype, device, "arange")
     return t._fill_range(start, step)
+
+
+def _empty_1d(n, dtype, device, op):
+    """empty((n,), dtype, device): allocated directly for a CPU tensor of a DType."""
+    if device is None and type(dtype) is _dt.DType and type(n) is int and 0 <= n:
+        nbytes = n * dtype.itemsize
+        if nbytes <= _MAX_BYTES:
+            return Tensor._make(Storage.allocate(nbytes), (n,), (1,), 0, dtype)
+    return empty(n, dtype=dtype, device=device)
 
 
 def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor:
@@ -188,10 +198,20 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         dtype = _dt.result_type(start, stop, 1.0)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = empty(num, dtype=dtype, device=device)
+    t = _empty_1d(num, dtype, device, "linspace")
     t._fill_range(start, step)
     if endpoint and num > 1:
-        t[num - 1] = stop  # exact end point, as NumPy guarantees
+        # exact end point, as NumPy guarantees
+        if TLS_IN_USE[0] or t._storage.device.type != "cpu":
+            t[num - 1] = stop
+        else:  # what t[num - 1] = stop does, without its key parsing and dispatch
+            global _fill, _coerce
+            if _fill is None:
+                from .ops.copy import fill_ as _fill
+            if _coerce is None:
+                from .advanced_indexing import _coerce_scalar as _coerce
+            _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype),
+                  _coerce(stop, t._dtype, "__setitem__"))
     return t
 
 
