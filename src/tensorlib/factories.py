@@ -8,7 +8,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import Device, to_device
-from .dispatch.keys import TLS_IN_USE
+from .dispatch.keys import TLS_IN_USE, backend_key_for
 from .storage import Storage
 from .tensor import Tensor, contiguous_strides
 
@@ -16,6 +16,7 @@ __all__ = ["asarray", "tensor", "from_numpy", "empty", "empty_strided", "zeros",
            "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "normalize_shape"]
 
 _MAX_BYTES = 2 ** 62  # beyond any machine; also keeps every byte offset inside int64
+_CPU_KS = backend_key_for("cpu")
 
 
 def normalize_shape(shape, op: str, arg: str = "shape") -> tuple:
@@ -81,21 +82,40 @@ _fill = None  # ops.copy.fill_ (imported on first use: ops.copy imports this mod
 _coerce = None  # advanced_indexing._coerce_scalar (likewise)
 
 
+def _new_dense_cpu(shape, dtype):
+    """A new C-order CPU tensor of ``shape`` (a tuple of ints >= 0) and DType ``dtype``, or None
+    when its size needs the general checks (empty_strided raises for it)."""
+    numel = math.prod(shape)
+    nbytes = numel * dtype.itemsize
+    if nbytes > _MAX_BYTES:
+        return None
+    t = object.__new__(Tensor)
+    t._storage = Storage.allocate(nbytes)
+    t._shape = shape
+    t._strides = (1,) if len(shape) == 1 else contiguous_strides(shape)
+    t._offset = 0
+    t._dtype = dtype
+    t._ks = _CPU_KS
+    t._numel = numel
+    t._contiguous = True
+    return t
+
+
 def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
-    shape = normalize_shape(shape, op)
+    if not (type(shape) is tuple and len(shape) == 1 and type(shape[0]) is int
+            and shape[0] >= 0):
+        shape = normalize_shape(shape, op)
     if dtype is None:
         dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
     if (device is None and not pin_memory and type(dtype) is _dt.DType
             and type(fill_value) in _PY_SCALAR_TYPES and not TLS_IN_USE[0]):
         # Direct path (a CPU tensor, no dispatch key set on any thread): what empty_strided
         # and the dispatcher's fill_ would do, without their general checks.
-        nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes <= _MAX_BYTES:
+        t = _new_dense_cpu(shape, dtype)
+        if t is not None:
             global _fill
             if _fill is None:
                 from .ops.copy import fill_ as _fill
-            t = Tensor._make(Storage.allocate(nbytes), shape, contiguous_strides(shape), 0,
-                             dtype)
             return _fill(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)

@@ -85,6 +85,10 @@ def _compute(dtype):
 
 
 def clone(self: Tensor) -> Tensor:
+    if type(self) is Tensor:
+        out = _dense_copy(self, self._dtype)
+        if out is not None:
+            return out
     return copy_(empty_like(self), self)
 
 
@@ -102,13 +106,27 @@ def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
     if not same_device:
         from ..runtime.transfer import to_device
         return to_device(self, device, dtype=dtype)
-    if (type(self) is Tensor and type(dtype) is _dt.DType and self._numel
-            and (self._contiguous or self.is_contiguous())):
-        # A contiguous source: the C-order tensor empty_like would give, filled by copy_.
-        st = Storage.allocate(self._numel * dtype.itemsize, self._storage.device)
-        return copy_(Tensor._make(st, self._shape, contiguous_strides(self._shape), 0, dtype),
-                     self)
+    if type(self) is Tensor and type(dtype) is _dt.DType:
+        out = _dense_copy(self, dtype)
+        if out is not None:
+            return out
     return copy_(empty_like(self, dtype=dtype), self)
+
+
+def _dense_copy(self, dtype):
+    """A copy of contiguous, non-empty ``self`` as ``dtype`` into the C-order tensor empty_like
+    would give, through copy_'s fast path; None for other tensors."""
+    if not self._numel or not (self._contiguous or self.is_contiguous()):
+        return None
+    shape = self._shape
+    st = Storage.allocate(self._numel * dtype.itemsize, self._storage.device)
+    out = Tensor._make(st, shape, (1,) if len(shape) == 1 else contiguous_strides(shape), 0,
+                       dtype)
+    out._contiguous = True
+    fast = _fast_for(_copy_fast, "copy", "copy_dense", out)
+    if fast is not None and fast(out, self) is not None:
+        return out
+    return copy_(out, self)
 
 
 def fill_range(self: Tensor, start, step) -> Tensor:
