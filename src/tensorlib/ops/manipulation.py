@@ -20,7 +20,7 @@ from ..dispatch.keys import TLS_IN_USE
 from ..factories import empty
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
-from .copy import copy_ as _copy_
+from .copy import _copy_fast, _fast_for, copy_ as _copy_
 from .views import broadcast_shapes, broadcast_to, narrow, normalize_axes, normalize_axis, \
     reshape, select, unsqueeze
 
@@ -79,12 +79,16 @@ def _concat_dense(arrays, axis):
     device = first._storage.device
     out = Tensor._make(Storage.allocate(total * inner * dtype.itemsize, device), oshape,
                        contiguous_strides(oshape), 0, dtype)
+    fast = _fast_for(_copy_fast, "copy", "copy_dense", first)  # the device's copy_ fast path
+    st = out._storage
     start = 0
     for a in arrays:
         n = a._shape[ax]
         if n:
-            dst = Tensor._make(out._storage, a._shape, a._strides, start * inner, dtype)
-            _copy_(dst, a)
+            dst = Tensor._make(st, a._shape, a._strides, start * inner, dtype)
+            dst._contiguous = True
+            if fast is None or fast(dst, a) is None:
+                _copy_(dst, a)
         start += n
     return out
 
