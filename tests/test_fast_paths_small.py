@@ -628,3 +628,38 @@ def test_linspace_and_arange_match_the_general_path(dtype):
         tl.linspace(0, 1, -1)
     with pytest.raises(ValueError, match="nonzero"):
         tl.arange(0, 1, 0)
+
+
+# ---------------------------------------------------------------- property test (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+_H_OPS = [("add", "float32"), ("multiply", "int32"), ("less", "float64"),
+          ("subtract", "uint8"), ("divide", "int16")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(_H_OPS), first=st.booleans(), data=st.data(),
+       scalar=st.one_of(st.integers(-2 ** 70, 2 ** 70), st.floats(allow_nan=True),
+                        st.booleans(), st.complex_numbers(max_magnitude=1e10)))
+def test_scalar_operand_property(case, first, data, scalar):
+    name, dtype_name = case
+    arr = data.draw(hnp.arrays(np.dtype(dtype_name), st.integers(1, 40)))
+    fn = getattr(tl, name)
+    t = tl.asarray(arr)
+    if not _warm_scalar(fn, t, scalar, first):
+        return
+    s_view = _strided(t)
+    args = (scalar, t) if first else (t, scalar)
+    full = _outcome(fn, *((scalar, s_view) if first else (s_view, scalar)))
+    calls = []
+    real = TensorIterator.build.__func__
+    TensorIterator.build = classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k))
+    try:
+        fast = _outcome(fn, *args)
+    finally:
+        TensorIterator.build = classmethod(real)
+    _check_same_outcome(fast, full)
+    declined = (POINTWISE[name].int_to_float and fast[0] == "ok"
+                and tl.result_type(t.dtype, scalar).kind in "biu")
+    assert len(calls) == int(declined)
