@@ -15,7 +15,8 @@ import threading
 
 device, iterations, nthreads, timeout_s = (sys.argv[1], int(sys.argv[2]), int(sys.argv[3]),
                                            float(sys.argv[4]))
-faulthandler.dump_traceback_later(timeout_s, exit=True)
+WARMUP_LIMIT_S = 600  # first-use compiles on a cold cache; the traced phase gets timeout_s
+faulthandler.dump_traceback_later(WARMUP_LIMIT_S, exit=True)
 if device == "cuda":
     os.environ["TENSORLIB_CUDA_BACKEND"] = "interpret"
     os.environ.setdefault("TENSORLIB_CUDA_MEMORY", str(1 << 30))
@@ -105,6 +106,7 @@ def main():
     tl.synchronize(device)
     before = _allocated()
     gc.freeze()  # what exists now is never garbage: keeps each collection cheap
+    faulthandler.dump_traceback_later(timeout_s, exit=True)
     tracer = _tracer()
     threading.settrace(tracer)
     threads = [threading.Thread(target=_work, args=(s, errors)) for s in range(1, nthreads)]
