@@ -34,6 +34,8 @@ from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype, from_dtype
 
+from . import vector_math as _vm
+
 __all__ = [
     # 16-bit float storage conversions
     "f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16",
@@ -57,6 +59,11 @@ __all__ = [
 ]
 
 SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+# Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
+# inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
+# so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
+VECTOR_MATH_DIGEST = "e9f952eafb109e64"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -136,13 +143,15 @@ def _stub(name, arity):
     return f
 
 
-def _define(name, arity, make):
+def _define(name, arity, make, inline="never"):
     """Create helper ``name``: operands are cast to their common type ``t``
-    and ``make(t)`` returns the implementation (or None: unsupported)."""
+    and ``make(t)`` returns the implementation (or None: unsupported).
+    ``inline="always"``: the implementation is inlined into the caller in Numba's IR (the
+    vector_math kernels: too big for LLVM's inliner, and a call stops vectorization)."""
     stub = _stub(name, arity)
 
     # strict=False: the typing function takes *args, the impls named params
-    @overload(stub, prefer_literal=True, strict=False, jit_options=_JIT)
+    @overload(stub, prefer_literal=True, strict=False, jit_options=_JIT, inline=inline)
     def _ov(*args):
         t = _common(args)
         if t is None:
@@ -1141,6 +1150,22 @@ imag_part = _define("imag_part", 1, _mk_imag_part)
 # math (float32 stays float32: Numba maps np.* on float32 to the libm f-variants)
 # --------------------------------------------------------------------------
 
+# exp, expm1, log, log1p, sin, cos, tanh, sigmoid on float32 / float64 use the branch-free
+# kernels of vector_math.py (the loops calling them vectorize; libm calls do not). Complex
+# types keep the helpers above.
+
+def _mk_vfunc(f32, f64, complex_fn):
+    def make(t):
+        if t == types.float32:
+            return lambda a: f32(a)
+        if t == types.float64:
+            return lambda a: f64(a)
+        if _kind(t) == "c" and complex_fn is not None:
+            return complex_fn
+        return None
+    return make
+
+
 def _mk_ufunc1(fn, complex_ok=True):
     def make(t):
         k = _kind(t)
@@ -1179,6 +1204,10 @@ def _mk_rsqrt(t):
 
 
 def _mk_sigmoid(t):
+    if t == types.float32:
+        return lambda a: _vm.sigmoid_f32(a)
+    if t == types.float64:
+        return lambda a: _vm.sigmoid_f64(a)
     if _kind(t) != "f":
         return None
 
@@ -1214,17 +1243,17 @@ def _mk_logaddexp(t):
     return impl
 
 
-exp = _define("exp", 1, _mk_cfunc(np.exp, _c_exp))
+exp = _define("exp", 1, _mk_vfunc(_vm.exp_f32, _vm.exp_f64, _c_exp), inline="always")
 exp2 = _define("exp2", 1, _mk_cfunc(np.exp2, _c_exp2))
-expm1 = _define("expm1", 1, _mk_ufunc1(np.expm1))
-log = _define("log", 1, _mk_cfunc(np.log, _c_log))
+expm1 = _define("expm1", 1, _mk_vfunc(_vm.expm1_f32, _vm.expm1_f64, lambda a: np.expm1(a)), inline="always")
+log = _define("log", 1, _mk_vfunc(_vm.log_f32, _vm.log_f64, _c_log), inline="always")
 log2 = _define("log2", 1, _mk_cfunc(np.log2, _c_log2))
 log10 = _define("log10", 1, _mk_cfunc(np.log10, _c_log10))
-log1p = _define("log1p", 1, _mk_ufunc1(np.log1p))
+log1p = _define("log1p", 1, _mk_vfunc(_vm.log1p_f32, _vm.log1p_f64, lambda a: np.log1p(a)), inline="always")
 sqrt = _define("sqrt", 1, _mk_cfunc(np.sqrt, _c_sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
-sin = _define("sin", 1, _mk_cfunc(np.sin, _c_sin))
-cos = _define("cos", 1, _mk_cfunc(np.cos, _c_cos))
+sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
+cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_cfunc(np.tan, _c_tan))
 asin = _define("asin", 1, _mk_cfunc(np.arcsin, _c_asin))
 acos = _define("acos", 1, _mk_cfunc(np.arccos, _c_acos))
@@ -1232,11 +1261,11 @@ atan = _define("atan", 1, _mk_cfunc(np.arctan, _c_atan))
 atan2 = _define("atan2", 2, _mk_ufunc2(np.arctan2))
 sinh = _define("sinh", 1, _mk_cfunc(np.sinh, _c_sinh))
 cosh = _define("cosh", 1, _mk_cfunc(np.cosh, _c_cosh))
-tanh = _define("tanh", 1, _mk_cfunc(np.tanh, _c_tanh))
+tanh = _define("tanh", 1, _mk_vfunc(_vm.tanh_f32, _vm.tanh_f64, _c_tanh), inline="always")
 asinh = _define("asinh", 1, _mk_cfunc(np.arcsinh, _c_asinh))
 acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
 atanh = _define("atanh", 1, _mk_cfunc(np.arctanh, _c_atanh))
-sigmoid = _define("sigmoid", 1, _mk_sigmoid)
+sigmoid = _define("sigmoid", 1, _mk_sigmoid, inline="always")
 erf = _define("erf", 1, _mk_erf)
 floor = _define("floor", 1, _mk_rounding(np.floor))
 ceil = _define("ceil", 1, _mk_rounding(np.ceil))

@@ -1,0 +1,584 @@
+"""Branch-free float32 / float64 transcendental kernels that LLVM vectorizes.
+
+Numba lowers ``np.exp`` & co. on a float to one scalar libm call per element, which keeps the
+generated pointwise loops (kernels/cpu/pointwise.py) from vectorizing. The helpers here are
+plain arithmetic instead: range reduction, a polynomial, and special values (nan, +-inf,
++-0.0, overflow, underflow, denormals) resolved with selects, so a loop calling them becomes
+SIMD code (``<4 x double>`` / ``<8 x float>`` on AVX2). ``scalar_math.py`` routes the real
+float cases of exp, expm1, log, log1p, sin, cos, tanh, sigmoid here; complex types keep their
+helpers there.
+
+float32 computes internally in float64 (one conversion each way, exact): the double-precision
+intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded
+one except within ~2**-6 ulp of a rounding boundary (measured max error <= 0.51 ulp; see
+tests/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite reduction, the
+fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
+
+Argument reduction for sin/cos: float32 uses a Payne-Hanek reduction for every input (a
+per-exponent table of 2/pi, so the huge arguments are exact too); float64 uses a 3-part
+Cody-Waite reduction with fma, exact to ~2**-100 absolute while |x| < 2**50 and falls back to a
+2/pi table reduction above that (see ``_sincos_f64``).
+
+Everything here is ``register_jitable``: it compiles into (and is cached with) the calling
+kernel. No helper branches or calls out (``fastmath`` stays off: results do not depend on
+compiler reassociation).
+"""
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, register_jitable
+
+_JIT = {"error_model": "numpy", "fastmath": False}
+# Inlined in Numba's IR (not left to LLVM's inliner, which gives up on bodies this large and
+# leaves a call that stops the caller's loop from vectorizing).
+_INL = {"error_model": "numpy", "fastmath": False, "inline": "always"}
+
+
+# --------------------------------------------------------------------------
+# primitives
+# --------------------------------------------------------------------------
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c with one rounding (llvm.fma: the FMA instruction on x86-64 with FMA3)."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [t], ir.FunctionType(t, [t, t, t]))
+        return builder.call(fn, args)
+
+    return a(a, b, c), codegen
+
+
+def _bitcast(src, dst, lty):
+    @intrinsic
+    def cast(typingctx, x):
+        if x != src:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], lty)
+
+        return dst(src), codegen
+
+    return cast
+
+
+f64_bits = _bitcast(types.float64, types.uint64, ir.IntType(64))
+bits_f64 = _bitcast(types.uint64, types.float64, ir.DoubleType())
+
+_SHIFT = 6755399441055744.0          # 1.5 * 2**52: x + SHIFT rounds x to an integer
+_SHIFT_BITS = np.uint64(0x4338000000000000)
+_SIGN = np.uint64(0x8000000000000000)
+_TWO52 = 4503599627370496.0
+_TWO52_BITS = np.uint64(0x4330000000000000)
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01   # fdlibm split: k * LN2_HI exact for |k| < 2**11
+_LN2_LO = 1.90821492927058770002e-10
+_LN2 = 0.6931471805599453
+_LN2_LO53 = 2.3190468138462996e-17     # ln2 - float64(ln2)
+_INF = math.inf
+_NAN = math.nan
+
+
+@register_jitable(**_INL)
+def _pow2(kd):
+    """2**k for an integer-valued double k in [-1022, 1023] (no float->int conversion)."""
+    u = f64_bits(kd + _SHIFT) + np.uint64(1023)
+    return bits_f64(u << np.uint64(52))
+
+
+@register_jitable(**_INL)
+def _copysign(mag, sgn):
+    return bits_f64((f64_bits(mag) & ~_SIGN) | (f64_bits(sgn) & _SIGN))
+
+
+@register_jitable(**_INL)
+def _flipsign(v, flip):
+    """v with its sign bit xor'ed by flip's lowest bit (flip: uint64)."""
+    return bits_f64(f64_bits(v) ^ (flip << np.uint64(63)))
+
+
+# --------------------------------------------------------------------------
+# exp / expm1
+# --------------------------------------------------------------------------
+
+@register_jitable(**_INL)
+def _exp_poly13(r):
+    # Taylor series of exp on |r| <= ln2/2 to degree 13 (truncation < 2**-57 relative)
+    p = 1.0 / 6227020800.0
+    p = fma(p, r, 1.0 / 479001600.0)
+    p = fma(p, r, 1.0 / 39916800.0)
+    p = fma(p, r, 1.0 / 3628800.0)
+    p = fma(p, r, 1.0 / 362880.0)
+    p = fma(p, r, 1.0 / 40320.0)
+    p = fma(p, r, 1.0 / 5040.0)
+    p = fma(p, r, 1.0 / 720.0)
+    p = fma(p, r, 1.0 / 120.0)
+    p = fma(p, r, 1.0 / 24.0)
+    p = fma(p, r, 1.0 / 6.0)
+    p = fma(p, r, 0.5)
+    return p  # exp(r) = 1 + r + r*r*p
+
+
+@register_jitable(**_INL)
+def exp_f64(x):
+    xc = min(max(x, -746.0), 710.0)
+    t = fma(xc, _LOG2E, _SHIFT)
+    k = t - _SHIFT                          # round(x / ln2)
+    r = fma(-k, _LN2, xc)                   # exact (|r| <= ln2/2, k has <= 11 bits)
+    r = fma(-k, _LN2_LO53, r)
+    p = fma(r * r, _exp_poly13(r), r) + 1.0
+    k1 = np.floor(k * 0.5)                  # 2**k as two factors: each stays normal
+    res = p * _pow2(k1) * _pow2(k - k1)
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def exp_f32(x):
+    xd = np.float64(x)
+    xc = min(max(xd, -104.0), 90.0)
+    t = fma(xc, _LOG2E, _SHIFT)
+    k = t - _SHIFT
+    r = fma(-k, _LN2, xc)
+    # degree 8 Taylor on |r| <= ln2/2: truncation ~2**-32
+    p = 1.0 / 40320.0
+    p = fma(p, r, 1.0 / 5040.0)
+    p = fma(p, r, 1.0 / 720.0)
+    p = fma(p, r, 1.0 / 120.0)
+    p = fma(p, r, 1.0 / 24.0)
+    p = fma(p, r, 1.0 / 6.0)
+    p = fma(p, r, 0.5)
+    p = fma(p, r, 1.0)
+    p = fma(p, r, 1.0)
+    res = np.float32(p * _pow2(k))
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def _expm1_core(x, lo):
+    """expm1 for x already clamped to [lo, 710] (lo <= -40), not nan."""
+    t = fma(x, _LOG2E, _SHIFT)
+    k = t - _SHIFT
+    r = fma(-k, _LN2, x)
+    r = fma(-k, _LN2_LO53, r)
+    q = fma(r * r, _exp_poly13(r), r)       # expm1(r)
+    # expm1(x) = 2**k (q + 1 - 2**-k); no harmful cancellation for any k (see tests)
+    k1 = np.floor(k * 0.5)
+    k2 = k - k1
+    s1 = _pow2(k1)
+    s2 = _pow2(k2)
+    y = q + (1.0 - _pow2(-k1) * _pow2(-k2))
+    res = y * s1 * s2
+    return res if k != 0.0 else q
+
+
+@register_jitable(**_INL)
+def expm1_f64(x):
+    xc = min(max(x, -40.0), 710.0)
+    res = _expm1_core(xc, -40.0)
+    res = res if x == x else x
+    return res if (x != 0.0) else x  # keeps -0.0
+
+
+@register_jitable(**_INL)
+def _expm1_f32core(xd):
+    """expm1 of a double in [-20, 90] to ~2**-32 relative."""
+    t = fma(xd, _LOG2E, _SHIFT)
+    k = t - _SHIFT
+    r = fma(-k, _LN2, xd)
+    p = 1.0 / 3628800.0
+    p = fma(p, r, 1.0 / 362880.0)
+    p = fma(p, r, 1.0 / 40320.0)
+    p = fma(p, r, 1.0 / 5040.0)
+    p = fma(p, r, 1.0 / 720.0)
+    p = fma(p, r, 1.0 / 120.0)
+    p = fma(p, r, 1.0 / 24.0)
+    p = fma(p, r, 1.0 / 6.0)
+    p = fma(p, r, 0.5)
+    q = fma(r * r, p, r)
+    y = q + (1.0 - _pow2(-k))
+    res = y * _pow2(k)
+    return res if k != 0.0 else q
+
+
+@register_jitable(**_INL)
+def expm1_f32(x):
+    xd = min(max(np.float64(x), -20.0), 90.0)
+    res = np.float32(_expm1_f32core(xd))
+    res = res if x == x else x
+    return res if x != 0 else x
+
+
+# --------------------------------------------------------------------------
+# log / log1p
+# --------------------------------------------------------------------------
+
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+_SQRT_HALF_OFF = np.uint64(0x3ff0000000000000 - 0x3fe6a09e667f3bcd)
+
+
+@register_jitable(**_INL)
+def _split(u):
+    """(k, z) with x = 2**k z, z in [sqrt(1/2), sqrt(2)), for the bit pattern u of a positive
+    normal double (unsigned arithmetic only: AVX2 has no 64-bit arithmetic shift)."""
+    e = (u + _SQRT_HALF_OFF) >> np.uint64(52)            # biased exponent of the result
+    z = bits_f64(u - (e << np.uint64(52)) + np.uint64(0x3ff0000000000000))
+    k = bits_f64(e | _TWO52_BITS) - _TWO52 - 1023.0     # exact int -> double
+    return k, z
+
+
+@register_jitable(**_INL)
+def _log_specials(x, res):
+    res = res if x != _INF else x
+    res = res if x != 0.0 else -_INF
+    res = res if not (x < 0.0) else _NAN
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def log_f64(x):
+    sub = x < 2.2250738585072014e-308
+    xs = x * 18014398509481984.0 if sub else x             # denormals: scale by 2**54
+    k, z = _split(f64_bits(xs))
+    k = k - 54.0 if sub else k
+    # fdlibm e_log.c: log(1+f) = f - (hfsq - s (hfsq + R(s*s)))
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    w = z2 * z2
+    t1 = w * fma(w, fma(w, _LG6, _LG4), _LG2)
+    t2 = z2 * fma(w, fma(w, fma(w, _LG7, _LG5), _LG3), _LG1)
+    R = t2 + t1
+    hfsq = 0.5 * f * f
+    res = k * _LN2_HI - ((hfsq - (s * (hfsq + R) + k * _LN2_LO)) - f)
+    return _log_specials(x, res)
+
+
+@register_jitable(**_INL)
+def _log_f32core(xd):
+    k, z = _split(f64_bits(xd))
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    # 2 atanh(s) = 2s (1 + z2/3 + z2^2/5 + ...): truncation (z2 <= 0.0295) ~2**-35
+    p = fma(z2, 1.0 / 13.0, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    ls = fma(2.0 * s * z2, p, 2.0 * s)
+    return fma(k, _LN2, ls)
+
+
+@register_jitable(**_INL)
+def log_f32(x):
+    xd = np.float64(x)   # float32 denormals are normal doubles
+    return np.float32(_log_specials(xd, _log_f32core(xd)))
+
+
+@register_jitable(**_INL)
+def log1p_f64(x):
+    # log1p(x) = log(u) + c/u with u = 1 + x rounded, c = (x - (u - 1)) the rounding error
+    # (Goldberg's trick, done with the correction term: exact to ~1 ulp).
+    u = 1.0 + x
+    uu = max(u, 2.2250738585072014e-308)   # u <= 0 / nan -> handled below
+    k, z = _split(f64_bits(uu))
+    c = (x - (u - 1.0)) if k < 54.0 else 0.0
+    c = c / u
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    w = z2 * z2
+    t1 = w * fma(w, fma(w, _LG6, _LG4), _LG2)
+    t2 = z2 * fma(w, fma(w, fma(w, _LG7, _LG5), _LG3), _LG1)
+    R = t2 + t1
+    hfsq = 0.5 * f * f
+    res = k * _LN2_HI - ((hfsq - (s * (hfsq + R) + (k * _LN2_LO + c))) - f)
+    res = res if abs(x) >= 1.1102230246251565e-16 else x   # |x| < 2**-53: log1p(x) = x
+    res = res if x != _INF else x
+    res = res if x != -1.0 else -_INF
+    res = res if not (x < -1.0) else _NAN
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def log1p_f32(x):
+    xd = np.float64(x)
+    u = 1.0 + xd              # exact for |x| >= 2**-29 ... and for the rest error < 2**-53
+    uu = max(u, 2.2250738585072014e-308)
+    c = (xd - (u - 1.0)) / uu
+    res = np.float32(_log_f32core(uu) + c)
+    res = res if abs(xd) >= 5.960464477539063e-08 else x   # |x| < 2**-24
+    res = res if x != _INF else x
+    res = res if x != -1.0 else np.float32(-_INF)
+    res = res if not (x < -1.0) else np.float32(_NAN)
+    return res if x == x else x
+
+
+# --------------------------------------------------------------------------
+# tanh / sigmoid
+# --------------------------------------------------------------------------
+
+@register_jitable(**_INL)
+def tanh_f64(x):
+    a = min(abs(x), 40.0)
+    em = _expm1_core(-2.0 * a, -80.0)      # in (-1, 0]
+    t = -em / (2.0 + em)
+    res = _copysign(t, x)
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def tanh_f32(x):
+    a = min(abs(np.float64(x)), 20.0)
+    em = _expm1_f32core(-2.0 * a)
+    t = np.float32(-em / (2.0 + em))
+    res = np.float32(_copysign(np.float64(t), np.float64(x)))
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def sigmoid_f64(x):
+    # 1 / (1 + exp(-x)) for x >= 0; exp(x) / (1 + exp(x)) for x < 0 (no overflow either way)
+    e = exp_f64(-abs(x))
+    d = 1.0 + e
+    res = 1.0 / d if x >= 0.0 else e / d
+    return res if x == x else x
+
+
+@register_jitable(**_INL)
+def sigmoid_f32(x):
+    xd = min(max(np.float64(x), -110.0), 110.0)
+    t = fma(-xd, _LOG2E, _SHIFT)
+    k = t - _SHIFT
+    r = fma(k, _LN2, xd)       # -x - k ln2, negated
+    p = 1.0 / 40320.0
+    p = fma(p, -r, 1.0 / 5040.0)
+    p = fma(p, -r, 1.0 / 720.0)
+    p = fma(p, -r, 1.0 / 120.0)
+    p = fma(p, -r, 1.0 / 24.0)
+    p = fma(p, -r, 1.0 / 6.0)
+    p = fma(p, -r, 0.5)
+    p = fma(p, -r, 1.0)
+    p = fma(p, -r, 1.0)
+    e = p * _pow2(k)           # exp(-x), finite for |x| <= 110
+    res = np.float32(1.0 / (1.0 + e))
+    return res if x == x else x
+
+
+# --------------------------------------------------------------------------
+# sin / cos
+# --------------------------------------------------------------------------
+
+_S1 = -1.66666666666666324348e-01
+_S2 = 8.33333333332248946124e-03
+_S3 = -1.98412698298579493134e-04
+_S4 = 2.75573137070700676789e-06
+_S5 = -2.50507602534068634195e-08
+_S6 = 1.58969099521155010221e-10
+_C1 = 4.16666666666666019037e-02
+_C2 = -1.38888888888741095749e-03
+_C3 = 2.48015872894767294178e-05
+_C4 = -2.75573143513906633035e-07
+_C5 = 2.08757232129817482790e-09
+_C6 = -1.13596475577881948265e-11
+
+# pi/2 as a double-double
+_PIO2_1 = 1.5707963267948966
+_PIO2_2 = 6.123233995736766e-17
+
+
+# Payne-Hanek tables: V(E) = 2**(E - bias) * (2/pi) mod 4 as fixed-point chunks, per biased
+# exponent E, so that x 2/pi mod 4 = m V(E) mod 4 for x = m 2**(E - bias), m an integer.
+
+def _two_over_pi_fixed(bits):
+    """floor(2/pi * 2**bits) (Machin's formula in integers)."""
+    g = bits + 40
+
+    def arctan_inv(n):
+        s, t, k = 0, (1 << g) // n, 0
+        while t:
+            s += -(t // (2 * k + 1)) if k & 1 else t // (2 * k + 1)
+            t //= n * n
+            k += 1
+        return s
+
+    pi = 4 * (4 * arctan_inv(5) - arctan_inv(239))   # pi * 2**g
+    return (2 << (g + bits)) // pi
+
+
+def _ph_table(nexp, bias, cuts):
+    """(len(cuts) - 1, nexp) array: chunk j of V(E) holds its bits from 2**-cuts[j]
+    (exclusive) down to 2**-cuts[j+1]."""
+    frac = cuts[-1]
+    top = _two_over_pi_fixed(bias + frac + 64)
+    out = np.zeros((len(cuts) - 1, nexp))
+    for e in range(nexp):
+        sh = e - bias + frac
+        v = (top << sh) if sh >= 0 else (top >> -sh)
+        v = (v >> (bias + frac + 64)) % (4 << frac)      # V(E) * 2**frac
+        for j in range(len(cuts) - 1):
+            lo, hi = cuts[j + 1], cuts[j]
+            chunk = (v >> (frac - lo)) & ((1 << (lo - hi)) - 1) if j else v >> (frac - lo)
+            out[j, e] = math.ldexp(chunk, -lo)
+    return out
+
+
+# float32: x = m 2**(E-150) with m < 2**24; V(E) in two 53-bit fixed-point chunks (bits
+# 2**1..2**-51 and 2**-52..2**-104), interleaved [G1(E), G2(E)] for E = 0..255
+_PH32 = np.ascontiguousarray(_ph_table(256, 150, [-2, 51, 104]).T).reshape(-1)
+
+f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
+bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
+
+
+@register_jitable(**_INL)
+def _sincos_f32(x, want_cos):
+    ux = np.uint64(f32_bits(x))
+    ua = ux & np.uint64(0x7fffffff)
+    e = np.intp(ua >> np.uint64(23))
+    m = np.float64(bits_f32(np.uint32((ua & np.uint64(0x7fffff)) | np.uint64(0x4b000000))))
+    # x 2/pi mod 4 = m V(E) mod 4: m g1 = p + err exactly (fma), p mod 4 exact, the
+    # fraction (a - n) exact; the rounding errors left are ~2**-80 absolute
+    g1 = _PH32[2 * e]
+    g2 = _PH32[2 * e + 1]
+    p = m * g1
+    err = fma(m, g1, -p)                      # m g1 = p + err exactly
+    a = fma(-4.0, np.floor(p * 0.25), p)      # p mod 4, exact
+    t = a + _SHIFT
+    n = t - _SHIFT
+    y = ((a - n) + err) + m * g2
+    r = y * _PIO2_1
+    z = r * r
+    s = fma(z * r, fma(z, fma(z, fma(z, fma(z, _S5, _S4), _S3), _S2), _S1), r)
+    c = fma(z * z, fma(z, fma(z, fma(z, _C4, _C3), _C2), _C1), fma(-0.5, z, 1.0))
+    q = f64_bits(t) - _SHIFT_BITS
+    q = q + np.uint64(1) if want_cos else q
+    v = c if (q & np.uint64(1)) != np.uint64(0) else s
+    flip = (q >> np.uint64(1)) & np.uint64(1)
+    if not want_cos:
+        flip = flip ^ (ux >> np.uint64(31))
+    v = _flipsign(v, flip)
+    xd = np.float64(x)
+    # |x| < 2**-12 (denormals too): sin x = x, cos x = 1 after rounding; inf -> nan
+    if want_cos:
+        v = v if abs(xd) >= 0.000244140625 else 1.0
+    else:
+        v = v if abs(xd) >= 0.000244140625 else xd
+    v = v if abs(xd) < _INF else xd - xd
+    return np.float32(v)
+
+
+
+@register_jitable(**_INL)
+def sin_f32(x):
+    return _sincos_f32(x, False)
+
+
+@register_jitable(**_INL)
+def cos_f32(x):
+    return _sincos_f32(x, True)
+
+
+# float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
+# 2**1..2**-51, 2**-52..2**-104, 2**-105..2**-157, 2**-158..2**-210), interleaved
+# [G1, G2, G3, G4] per E = 0..2047. The reduced argument is exact to ~2**-150 absolute, enough
+# for the closest approach of any double to a multiple of pi/2 (~2**-61, at 5.3e255).
+_PH64 = np.ascontiguousarray(_ph_table(2048, 1075, [-2, 51, 104, 157, 210]).T).reshape(-1)
+_MANT = np.uint64(0x000fffffffffffff)
+
+
+@register_jitable(**_INL)
+def _sincos_f64(x, want_cos):
+    ux = f64_bits(x)
+    ua = ux & ~_SIGN
+    e = np.intp(ua >> np.uint64(52))
+    m = bits_f64((ua & _MANT) | _TWO52_BITS)           # 2**52 + mantissa: the integer m
+    g1 = _PH64[4 * e]
+    g2 = _PH64[4 * e + 1]
+    g3 = _PH64[4 * e + 2]
+    g4 = _PH64[4 * e + 3]
+    # |x| 2/pi mod 4 = m V(E) mod 4 = (p1 + e1) + (p2 + e2) + (p3 + e3) + p4: products exact (fma),
+    # each split into an integer (kept mod 4) and a fraction; the fractions of p1 and e1 are
+    # multiples of 2**-51 in [-1/2, 1/2], so their sum is exact; TwoSum with p2's fraction.
+    p1 = m * g1
+    e1 = fma(m, g1, -p1)
+    p2 = m * g2
+    e2 = fma(m, g2, -p2)
+    p3 = m * g3
+    e3 = fma(m, g3, -p3)
+    p4 = m * g4
+    p1 = fma(-4.0, np.floor(p1 * 0.25), p1)             # p1 mod 4, exact
+    n1 = (p1 + _SHIFT) - _SHIFT                         # round to nearest (|v| < 2**51)
+    f1 = p1 - n1
+    n2 = (e1 + _SHIFT) - _SHIFT
+    f2 = e1 - n2
+    n3 = (p2 + _SHIFT) - _SHIFT
+    f3 = p2 - n3
+    a = f1 + f2
+    na = (a + _SHIFT) - _SHIFT
+    a = a - na
+    sm = a + f3
+    bb = sm - a
+    err = (a - (sm - bb)) + (f3 - bb)
+    ns = (sm + _SHIFT) - _SHIFT
+    h = sm - ns
+    # h + err + (p3 + e2) + (e3 + p4) with TwoSums: the sum may cancel to ~2**-62
+    t = p3 + e2
+    tb = t - p3
+    t_lo = (p3 - (t - tb)) + (e2 - tb)
+    u = t + err
+    ub = u - t
+    u_lo = (t - (u - ub)) + (err - ub)
+    y = h + u
+    yb = y - h
+    y_lo = (h - (y - yb)) + (u - yb)
+    y = y + (y_lo + ((u_lo + t_lo) + (e3 + p4)))
+    nq = ((n1 + n2) + (n3 + na)) + ns
+    q = f64_bits(nq + _SHIFT) - _SHIFT_BITS
+    # r = y pi/2 as a double-double (rh, rl)
+    rh = y * _PIO2_1
+    rl = fma(y, _PIO2_1, -rh) + y * _PIO2_2
+    z = rh * rh
+    w = z * z
+    # musl __sin(rh, rl, 1) and __cos(rh, rl)
+    sr = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    v = z * rh
+    s = rh - ((z * (0.5 * rl - v * sr) - rl) - v * _S1)
+    cr = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    w1 = 1.0 - hz
+    c = w1 + (((1.0 - w1) - hz) + (z * cr - rh * rl))
+    q = q + np.uint64(1) if want_cos else q
+    res = c if (q & np.uint64(1)) != np.uint64(0) else s
+    flip = (q >> np.uint64(1)) & np.uint64(1)
+    if not want_cos:
+        flip = flip ^ (ux >> np.uint64(63))            # sin is odd
+    res = _flipsign(res, flip)
+    # |x| < 2**-26 (denormals too): sin x = x, cos x = 1 after rounding; inf -> nan
+    if want_cos:
+        res = res if abs(x) >= 1.4901161193847656e-08 else 1.0
+    else:
+        res = res if abs(x) >= 1.4901161193847656e-08 else x
+    return res if abs(x) < _INF else x - x
+
+
+@register_jitable(**_INL)
+def sin_f64(x):
+    return _sincos_f64(x, False)
+
+
+@register_jitable(**_INL)
+def cos_f64(x):
+    return _sincos_f64(x, True)
