@@ -663,3 +663,16 @@ def test_scalar_operand_property(case, first, data, scalar):
     declined = (POINTWISE[name].int_to_float and fast[0] == "ok"
                 and tl.result_type(t.dtype, scalar).kind in "biu")
     assert len(calls) == int(declined)
+
+
+def test_reduction_first_seen_on_a_user_stream_is_planned_later(monkeypatch):
+    x = tl.asarray(np.arange(7, dtype=np.float32))
+    monkeypatch.setattr(_red, "_plans", {})
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        r = tl.max(x)
+    s.synchronize()
+    assert r.item() == 6.0 and not _red._plans
+    tl.max(x)
+    builds = _Builds(monkeypatch)
+    assert tl.max(x).item() == 6.0 and builds.n == 0

@@ -12,7 +12,7 @@ import numbers
 from .. import dtypes as _dt
 from ..dispatch.iterator import (TensorIterator, empty_strided_like_order, has_internal_overlap,
                                  memory_overlap)
-from ..dispatch.stub import get_stub
+from ..dispatch.stub import UnsupportedKernelError, get_stub
 from ..tensor import Tensor
 from .views import normalize_axis, narrow, reshape, select
 
@@ -102,15 +102,23 @@ def _plan_key(op, x, axis, keepdims, dtype):
 
 def _planned(key, x, full, *args):
     """Runs ``full(*args)`` (the full path) and tries to make a plan of it for ``key``."""
-    kern = get_stub(key[0]).kernels.get(x._storage.device.type)
+    try:
+        kern = get_stub(key[0]).kernel_for(x._storage.device.type)  # (loads the backend)
+    except UnsupportedKernelError:
+        kern = None
     capture = getattr(kern, "capture", None)
     if capture is None:
-        return full(*args)
-    with capture() as c:
         res = full(*args)
+        run = None  # this backend makes no plans
+    else:
+        with capture() as c:
+            res = full(*args)
+        run = c.runner(x, res)
+        if run is False:
+            return res  # not now (e.g. a user CPU stream is current): no entry yet
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
-    _plans[key] = c.runner(x, res)
+    _plans[key] = run
     return res
 
 

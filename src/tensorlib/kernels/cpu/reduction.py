@@ -739,7 +739,8 @@ def _captured(out, inp, kind, fn, unplannable, meta, div):
 
 class capture:
     """``with capture() as c: res = <full-path call>`` then ``c.runner(x, res)``: a plan
-    ``run(x) -> result or None`` repeating that call for inputs of x's key, or None."""
+    ``run(x) -> result or None`` repeating that call for inputs of x's key, None when the call
+    can't be planned, False when it can't be planned now (try again on a later call)."""
 
     def __enter__(self):
         self.prev = (_cap.on, _cap.got, _cap.count)
@@ -752,7 +753,9 @@ class capture:
         return False
 
     def runner(self, x, res):
-        if self.count != 1 or self.got is None or (_streams._slow and _declines()):
+        if _streams._slow and _declines():
+            return False  # no plan now (a user stream, the profiler): ask again later
+        if self.count != 1 or self.got is None:
             return None
         out, inp, kind, fn, meta, div = self.got
         st = res._storage if type(res) is Tensor else None
