@@ -14,14 +14,24 @@ one except within ~2**-6 ulp of a rounding boundary (measured max error <= 0.51 
 tests/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite reduction, the
 fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
 
-Argument reduction for sin/cos: float32 uses a Payne-Hanek reduction for every input (a
-per-exponent table of 2/pi, so the huge arguments are exact too); float64 uses a 3-part
-Cody-Waite reduction with fma, exact to ~2**-100 absolute while |x| < 2**50 and falls back to a
-2/pi table reduction above that (see ``_sincos_f64``).
+Argument reduction for sin/cos is Payne-Hanek for every input, branch-free: a table of
+2**e * 2/pi mod 4 per exponent (fixed-point chunks; the per-lane table loads are the only
+memory access), products split exactly with fma, fractions summed with TwoSums. It is exact
+to ~2**-80 (float32) / ~2**-150 (float64) absolute for all finite inputs, huge ones included
+(float64's closest approach to a multiple of pi/2, 2**-61 at 5.3e255, is right to the last
+bit). A Cody-Waite reduction would be ~2x cheaper but needs a fallback above ~2**50, and a
+fallback branch (or a libm call) in the loop body stops vectorization.
 
-Everything here is ``register_jitable``: it compiles into (and is cached with) the calling
-kernel. No helper branches or calls out (``fastmath`` stays off: results do not depend on
-compiler reassociation).
+Everything here is ``register_jitable(inline="always")``: inlined into the calling kernel in
+Numba's IR (LLVM's inliner refuses bodies this large, and the call left behind keeps the loop
+scalar), and cached with it. No helper branches or calls out; ``fastmath`` stays off (results
+do not depend on compiler reassociation). scalar_math.VECTOR_MATH_DIGEST must be updated after
+an edit here (tests/test_vector_math.py checks it): generated kernels are keyed on
+scalar_math.py's text.
+
+Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
+patterns): float32 <= 0.51 ulp for all eight functions; float64 exp 0.96, log 0.73, expm1 1.72,
+log1p ~1, sin/cos 1.28, tanh 2.5 ulp.
 """
 import math
 
