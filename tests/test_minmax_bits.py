@@ -64,3 +64,35 @@ def test_axis_reductions(dt):
     for axis in (0, 1):
         np.testing.assert_array_equal(tl.max(t, axis=axis).numpy(), a.max(axis=axis))
         np.testing.assert_array_equal(tl.min(t, axis=axis).numpy(), a.min(axis=axis))
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("n", [1, 5, 1024, 1025, 3000, 70_000])
+def test_argmax_argmin_first_extreme_and_first_nan(dt, n):
+    rng = np.random.default_rng(n + 7)
+    a = rng.integers(-5, 5, n).astype(dt)  # many ties: the first extreme must win
+    t = tl.asarray(a)
+    assert tl.argmax(t).item() == a.argmax() and tl.argmin(t).item() == a.argmin()
+    for pos in sorted({n - 1, n // 2, 0}):
+        b = a.copy()
+        b[pos] = np.nan
+        if pos + 1 < n:
+            b[-1] = np.nan  # a later nan never wins
+        assert tl.argmax(tl.asarray(b)).item() == b.argmax() == pos
+        assert tl.argmin(tl.asarray(b)).item() == b.argmin() == pos
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_argmax_signed_zeros_tie(dt):
+    for c in ([-0.0, 0.0], [0.0, -0.0], [-1.0, -0.0, 0.0], [1.0, 0.0, -0.0]):
+        a = np.array(c * 700, dt)
+        assert tl.argmax(tl.asarray(a)).item() == a.argmax(), c
+        assert tl.argmin(tl.asarray(a)).item() == a.argmin(), c
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), min_size=1,
+                max_size=300), st.sampled_from(FLOATS))
+def test_argmax_property_against_numpy(vals, dt):
+    a = np.array(vals, dt)
+    t = tl.asarray(a)
+    assert tl.argmax(t).item() == a.argmax() and tl.argmin(t).item() == a.argmin()

@@ -391,12 +391,7 @@ class _ValueSpec:
                "@BLOCKJIT": _njit(fastmath=self.reassoc), "@INLJIT": inl}
         if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
                 self.acc_dt is self.in_dt:
-            bits = self.in_dt.itemsize * 8
-            sint = f"np.int{bits}"
-            rep.update({"CMP": ">" if self.op == "max" else "<", "SINT": sint,
-                        "SHIFT": f"{sint}({bits - 1})", "MASK": f"{sint}({(1 << (bits - 1)) - 1})",
-                        "EXPBITS": f"{sint}({0x7f800000 if bits == 32 else 0x7ff0000000000000})",
-                        "KEY0": str(-(1 << (bits - 1)) if self.op == "max" else (1 << (bits - 1)) - 1)})
+            rep.update(_bit_keys(self.in_dt, self.op))
             src += _fill(_MINMAX_BLOCK_SRC, rep)
         else:
             src += _fill(_BLOCK_SRC, rep)
@@ -605,11 +600,7 @@ def KNAME(meta, out, inp):
             bi = 0
             if is0 == 1:
                 row = inp[pi:pi + n0]
-                for i in range(n0):
-                    v = load(row[i])
-                    if better(v, best):
-                        best = v
-                        bi = i
+@ARGROW
             else:
                 for i in range(n0):
                     v = load(inp[np.uint64(pi + i * is0)])
@@ -657,6 +648,66 @@ def KNAME(meta, out, inp):
 """
 
 
+_ARG_ROW_SCALAR = """\
+                for i in range(n0):
+                    v = load(row[i])
+                    if better(v, best):
+                        best = v
+                        bi = i"""
+_ARG_ROW_BITS = """\
+                bi = arg_of_bits(row, n0)"""
+
+# argmax/argmin of a contiguous float32/float64 row: the keys of _MINMAX_BLOCK_SRC (with -0.0
+# keyed as +0.0: they tie, and the first of them wins), one vectorized pass that keeps each
+# 1024-block's extreme, then a scan of the first block holding the overall extreme. A block
+# holding a nan is scanned for its first nan, which wins (NumPy's rule).
+_ARG_BITS_SRC = """
+@njit(cache=True, nogil=True)
+def arg_of_bits(row, n):
+    bits = row.view(SINT)
+    best = SINT(KEY0)
+    best_blk = 0
+    for blk in range((n + 1023) // 1024):
+        s = blk * 1024
+        e = min(n, s + 1024)
+        m = SINT(KEY0)
+        mag = SINT(0)
+        for k in range(s, e):
+            x = bits[k]
+            key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
+            key = SINT(0) if key == SINT(-1) else key
+            m = key if key CMP m else m
+            u = SINT(x & MASK)
+            mag = u if u > mag else mag
+        if mag > EXPBITS:
+            for k in range(s, e):
+                if SINT(bits[k] & MASK) > EXPBITS:
+                    return k
+        if blk == 0 or m CMP best:
+            best = m
+            best_blk = blk
+    s = best_blk * 1024
+    for k in range(s, min(n, s + 1024)):
+        x = bits[k]
+        key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
+        key = SINT(0) if key == SINT(-1) else key
+        if key == best:
+            return k
+    return 0
+
+"""
+
+
+def _bit_keys(dt, op):
+    """Tokens of the integer-key sources for float32/float64 max/min (op: max or min)."""
+    bits = dt.itemsize * 8
+    sint = f"np.int{bits}"
+    return {"CMP": ">" if op == "max" else "<", "SINT": sint, "SHIFT": f"{sint}({bits - 1})",
+            "MASK": f"{sint}({(1 << (bits - 1)) - 1})",
+            "EXPBITS": f"{sint}({0x7f800000 if bits == 32 else 0x7ff0000000000000})",
+            "KEY0": str(-(1 << (bits - 1)) if op == "max" else (1 << (bits - 1)) - 1)}
+
+
 def _arg_reduce(it, op):
     """Index of the first extreme along the single reduced dim (the caller flattens axis=None);
     a nan counts as the extreme, so the first nan wins, as in NumPy."""
@@ -671,8 +722,12 @@ def _arg_reduce(it, op):
         src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
         src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n"
         src += f"{inl}\ndef better(v, b):\n    return {better}\n\n"
+        by_bits = in_dt in (_dt.float32, _dt.float64) and acc is in_dt
+        if by_bits:
+            src += _fill(_ARG_BITS_SRC, _bit_keys(in_dt, op[3:]))
         for fname, par in (("serial", False), ("parallel", True)):
             src += "\n" + _fill(_ARG_SRC, {
+                "@ARGROW": _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR,
                 "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
                 "RANGE": "prange" if par else "range", "INIT": _extreme(acc, op[3:]),
                 "ACCT": _np_type(acc),
