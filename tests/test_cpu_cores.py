@@ -120,7 +120,9 @@ def test_parallel_variant_compiles_in_the_background(monkeypatch):
     out = np.empty_like(x)
     assert not cores.parallel_ready(mod)  # nothing compiled yet: run serial
     serial(out, x)
-    assert not cores.parallel_ready(mod)  # starts the background compile
+    assert not cores.parallel_ready(mod)  # a first big call: serial, nothing compiles
+    assert parallel not in cores._compiling
+    assert not cores.parallel_ready(mod)  # the second starts the background compile
     cores._compiling[parallel].join(120)
     assert cores.parallel_ready(mod)
     parallel(out, x)

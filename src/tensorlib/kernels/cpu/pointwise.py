@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...dispatch.iterator import compute_dtype_for
-from ...runtime.cpu import streams as _streams
+from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launch
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
@@ -233,7 +233,7 @@ def run_pointwise(it, info, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
-    fn = mod.parallel if it.numel >= GRAIN else mod.serial
+    fn = mod.parallel if it.numel >= GRAIN and cores.parallel_ready(mod) else mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
 
 

@@ -416,7 +416,7 @@ class _ValueSpec:
         return src
 
 
-def _value_meta(it, acc_itemsize):
+def _value_meta(it, acc_itemsize, mod):
     """Packs the reduction layout for the value kernels; returns (meta, parallel).
 
     meta: inner, n0, out/aux/in stride of dim 0, out/aux/in offsets, #kept dims, #reduced
@@ -433,7 +433,7 @@ def _value_meta(it, acc_itemsize):
     nkept = math.prod(shape[d] for d in kept)
     nrows = math.prod(shape[d] for d in red)
     nthreads = _threads()
-    parallel = nthreads > 1 and n0 * nkept * nrows >= PAR_GRAIN
+    parallel = nthreads > 1 and n0 * nkept * nrows >= PAR_GRAIN and cores.parallel_ready(mod)
     nsplit, tile = 1, 1
     if inner:
         if parallel:
@@ -458,7 +458,7 @@ def _threads():
 
 def _run_value(it, spec, div=1.0):
     mod = _get_module(spec.key(), f"red_{spec.op}", spec.source)
-    meta, parallel = _value_meta(it, spec.acc_dt.itemsize)
+    meta, parallel = _value_meta(it, spec.acc_dt.itemsize, mod)
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = kernel_array(it.operands[-1])
@@ -745,7 +745,7 @@ def _arg_reduce(it, op):
     assert len(red) <= (0 if inner else 1), "argmax/argmin reduce a single dim"
     nkept = math.prod(shape[d] for d in kept)
     nthreads = _threads()
-    parallel = nthreads > 1 and math.prod(shape) >= PAR_GRAIN
+    parallel = nthreads > 1 and math.prod(shape) >= PAR_GRAIN and cores.parallel_ready(mod)
     tile = 1 if inner else _tile_for(shape[0], nkept, nthreads, parallel, acc.itemsize)
     meta = [int(inner), shape[0], out_s[0], in_s[0], lay.offsets[0], lay.offsets[-1],
             len(kept), len(red), tile]
@@ -952,7 +952,7 @@ def _scan(it, n, out_stride, in_stride, op):
     lay = it.layout()
     shape = lay.shape
     nthreads = _threads()
-    parallel = nthreads > 1 and n * math.prod(shape) >= PAR_GRAIN
+    parallel = nthreads > 1 and n * math.prod(shape) >= PAR_GRAIN and cores.parallel_ready(mod)
     # Outer mode when another dim is closer together in the input than the scan axis: then
     # rows of that dim are scanned together (vectorizes, reads memory in order).
     inner = shape[0] == 1 or abs(in_stride) <= abs(lay.strides[1][0])

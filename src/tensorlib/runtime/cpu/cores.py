@@ -97,20 +97,25 @@ def call(fn, args, team: int = 0):
 
 DEFER_PARALLEL_COMPILE = True  # False: a parallel variant compiles at its first big call
 _compiling: dict = {}    # parallel dispatcher -> its background compile thread
+_big_calls: dict = {}    # parallel dispatcher -> big calls served by its serial twin so far
 _compiling_lock = threading.Lock()
 
 
 def parallel_ready(mod) -> bool:
     """Whether ``mod.parallel`` (a Numba parallel dispatcher whose twin ``mod.serial`` takes the
     same arguments) should serve a big call now. False until it is compiled: the caller runs
-    ``mod.serial`` meanwhile. Once the serial twin has compiled (so its argument types are
-    known: from the second big call on), the parallel variant compiles on a background thread
-    (or loads from the disk cache); calls after that run in parallel."""
+    ``mod.serial`` meanwhile. From the second big call on (the serial twin has compiled, so the
+    argument types are known, and the combination is evidently used more than once) the
+    parallel variant compiles on a background thread (or loads from the disk cache); calls
+    after that run in parallel."""
     par = mod.parallel
     if par.signatures or not DEFER_PARALLEL_COMPILE:
         return True
     sigs = mod.serial.signatures
     if sigs and par not in _compiling:
+        seen = _big_calls[par] = _big_calls.get(par, 0) + 1
+        if seen < 2:
+            return False  # a one-off big call: no parallel compile competing with the next op
         with _compiling_lock:
             if par not in _compiling:
                 # Not a daemon: interpreter exit must not kill it inside LLVM (that aborts).
