@@ -512,59 +512,7 @@ class CUDACachingAllocator:
         if block.stream_uses:
             self._insert_events(block)
             return
-        # Inlined copy of _free_block()'s merge (the hot path); keep the two in sync.
-        fl = self._pools[1 if block.small else 2][block.stream]
-        keys = fl.keys
-        blocks = fl.blocks
-        spare = self._spare
-        merged = merged_bytes = 0
-        p = block.prev
-        if p is not None and p.state == _FREE:
-            i = bisect_left(keys, p.size << _KEY_SHIFT | p.ptr)
-            del keys[i]
-            del blocks[i]
-            merged = 1
-            merged_bytes = p.size
-            block.ptr = p.ptr
-            block.size += merged_bytes
-            pp = p.prev
-            block.prev = pp
-            if pp is not None:
-                pp.next = block
-            else:
-                block.segment.head = block
-            p.prev = p.next = p.segment = None
-            if len(spare) < _MAX_SPARE:
-                spare.append(p)
-        n = block.next
-        if n is not None and n.state == _FREE:
-            i = bisect_left(keys, n.size << _KEY_SHIFT | n.ptr)
-            del keys[i]
-            del blocks[i]
-            merged += 1
-            merged_bytes += n.size
-            block.size += n.size
-            nn = n.next
-            block.next = nn
-            if nn is not None:
-                nn.prev = block
-            n.prev = n.next = n.segment = None
-            if len(spare) < _MAX_SPARE:
-                spare.append(n)
-        if block.prev is not None or block.next is not None:
-            if merged != 1:
-                self._bump(P, _I, _TI, _PI, 1 - merged)
-            self._bump(P, _IB, _TIB, _PIB, block.size - merged_bytes)
-        elif merged:
-            P[_I] -= merged
-            P[_IB] -= merged_bytes
-        block.state = _FREE
-        block.gc_base = self._gc_clock
-        key = block.size << _KEY_SHIFT | block.ptr
-        i = bisect_left(keys, key)
-        keys.insert(i, key)
-        blocks.insert(i, block)
-
+        self._free_block(block)
 
     def allocate(self, nbytes: int):
         """Storage's entry point: a block on the current stream, with a host ``buffer`` over
@@ -628,8 +576,7 @@ class CUDACachingAllocator:
         del fl.blocks[i]
 
     def _free_block(self, block) -> None:
-        """Return a no-longer-used block to its pool, merging with free neighbours.
-        (free_ptr() carries an inlined copy of the merge below: keep the two in sync.)"""
+        """Return a no-longer-used block to its pool, merging with free neighbours."""
         P = self._ps[1 if block.small else 2]
         if block.state == _PENDING:  # its record_stream events have completed
             P[_Q] -= 1
