@@ -335,8 +335,7 @@ def test_read_only_survives_a_round_trip():
     ro = np.arange(6.0).reshape(2, 3)
     ro.flags.writeable = False
     t = tl.from_numpy(ro)
-    if not getattr(t._storage, "readonly", False):
-        pytest.skip("Storage.readonly is not available")
+    assert t.is_readonly
     for protocol in PROTOCOLS:
         got = round_trip(t, protocol)
         assert got._storage.readonly and got.tolist() == t.tolist()

@@ -310,7 +310,7 @@ def tensor_dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=N
     elif t.device.type != "cpu":
         raise BufferError(f"__dlpack__(): can't export a tensor on device '{t.device}'")
     versioned = max_version is not None and tuple(max_version)[0] >= 1
-    readonly = not copied and bool(getattr(t._storage, "readonly", False))
+    readonly = not copied and t._storage.readonly
     if readonly and not versioned and not copy:
         raise BufferError("__dlpack__(): the tensor is read-only and the legacy DLPack "
                           "capsule (max_version None or < (1, 0)) has no read-only flag, so "

@@ -63,7 +63,7 @@ def reduce_tensor(t, protocol):
     """``Tensor.__reduce_ex__``: (reconstructor, arguments) as described in the module doc."""
     device = t.device
     host = t if device.type == "cpu" else t.cpu()
-    readonly = bool(getattr(t._storage, "readonly", False))
+    readonly = t._storage.readonly
     data = _host_bytes(host)
     if protocol >= 5:
         data = pickle.PickleBuffer(data)
