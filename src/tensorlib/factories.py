@@ -195,16 +195,16 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
                             f"elements") from None
     if dtype is None:
         dtype = _dt.result_type(start, stop, step)
-    t = _empty_1d(n, dtype, device, "arange")
+    t = _empty_1d(n, dtype, device)
     return t._fill_range(start, step)
 
 
-def _empty_1d(n, dtype, device, op):
+def _empty_1d(n, dtype, device):
     """empty((n,), dtype, device): allocated directly for a CPU tensor of a DType."""
     if device is None and type(dtype) is _dt.DType and type(n) is int and 0 <= n:
-        nbytes = n * dtype.itemsize
-        if nbytes <= _MAX_BYTES:
-            return Tensor._make(Storage.allocate(nbytes), (n,), (1,), 0, dtype)
+        t = _new_dense_cpu((n,), dtype)
+        if t is not None:
+            return t
     return empty(n, dtype=dtype, device=device)
 
 
@@ -218,7 +218,7 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         dtype = _dt.result_type(start, stop, 1.0)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = _empty_1d(num, dtype, device, "linspace")
+    t = _empty_1d(num, dtype, device)
     t._fill_range(start, step)
     if endpoint and num > 1:
         # exact end point, as NumPy guarantees
