@@ -118,6 +118,32 @@ class TensorIterator:
             it = cls._build_dense(op, inputs, int_to_float, output_dtype)
             if it is not None:
                 return it
+        # The plan cache: everything below except the operands' storages and offsets is a
+        # function of the key (op, options, and per operand its dtype, shape, strides, device,
+        # or a Python scalar's exact type), so a repeated layout reuses it.
+        key = None
+        if cls is TensorIterator:
+            key = _plan_key(op, outputs, inputs, (promote_inputs, int_to_float, output_dtype,
+                                                  enforce_safe_cast, check_same_dtype,
+                                                  compute_dtype, promote_skip, common_dtype))
+            if key is not None:
+                try:
+                    plan = _PLANS.get(key)
+                except TypeError:  # an unhashable option (e.g. a list as promote_skip)
+                    plan = key = None
+                if plan is not None:
+                    return plan.instantiate(op, outputs, inputs)
+        it = cls._build_general(op, outputs, inputs, promote_inputs, int_to_float,
+                                output_dtype, enforce_safe_cast, check_same_dtype,
+                                compute_dtype, promote_skip, common_dtype)
+        if key is not None:
+            _store_plan(key, it, outputs, inputs)
+        return it
+
+    @classmethod
+    def _build_general(cls, op, outputs, inputs, promote_inputs, int_to_float, output_dtype,
+                       enforce_safe_cast, check_same_dtype, compute_dtype, promote_skip,
+                       common_dtype):
         it = object.__new__(cls)
         it.op = op
         it.noutputs = len(outputs)
@@ -310,6 +336,133 @@ class TensorIterator:
                 shape = lay.shape[:d] + (length,) + lay.shape[d + 1:]
                 offsets = tuple(o + start * s[d] for o, s in zip(lay.offsets, lay.strides))
                 pending.append(Layout(shape, lay.strides, offsets))
+
+
+# ---- the plan cache -----------------------------------------------------------------------------
+# What TensorIterator.build derives from an operand layout (common / compute dtype, broadcast
+# shape, the outputs it allocates, the loop layout's shape and strides) depends on nothing but
+# the key below, so a repeated call with the same layout (a strided or broadcast op in a loop)
+# takes it from here instead of recomputing it; only the operands' offsets (and whether a given
+# output overlaps an input) are per call. Plans are stored only after a successful fresh build,
+# so every error still comes from the fresh path.
+_PLANS: dict = {}
+PLAN_CACHE_SIZE = 4096  # entries; the oldest goes first when full
+_SCALAR_KEY_TYPES = frozenset(_PY_SCALARS)  # exact types only (np.float64 & co. are not cached)
+
+
+def _plan_key(op, outputs, inputs, opts):
+    """The plan cache's key, or None when the call is not cacheable (a Tensor subclass, a
+    non-Python scalar operand, a non-Tensor out). A device is keyed as (backend key, index):
+    Device's own hash is a Python call."""
+    key = [op, opts]
+    for o in outputs:
+        if o is None:
+            key.append(None)
+        elif type(o) is Tensor:
+            key.append((o._dtype, o._shape, o._strides, o._ks, o._storage.device.index))
+        else:
+            return None
+    for x in inputs:
+        t = type(x)
+        if t is Tensor:
+            key.append((x._dtype, x._shape, x._strides, x._ks, x._storage.device.index))
+        elif t in _SCALAR_KEY_TYPES:
+            key.append(t)
+        else:
+            return None
+    if opts[1]:
+        key.append(_dt.default_float())  # int_to_float follows the default float dtype
+    return tuple(key)
+
+
+class _Plan:
+    """One cached TensorIterator set-up (see _PLANS)."""
+
+    __slots__ = ("device", "shape", "common", "compute", "allocs", "given", "tensor_idx",
+                 "lshape", "lstrides")
+
+    def instantiate(self, op, outputs, inputs):
+        it = object.__new__(TensorIterator)
+        it.op = op
+        it.noutputs = len(outputs)
+        it.device = device = self.device
+        it.shape = self.shape
+        it.common_dtype = self.common
+        it.compute_dtype = self.compute
+        ops = []
+        for out, alloc in zip(outputs, self.allocs):
+            if alloc is not None:
+                shape, strides, nbytes, dtype, ks, numel, contiguous = alloc
+                out = object.__new__(Tensor)
+                out._storage = Storage.allocate(nbytes, device)
+                out._shape = shape
+                out._strides = strides
+                out._offset = 0
+                out._dtype = dtype
+                out._ks = ks
+                out._numel = numel
+                out._contiguous = contiguous
+            ops.append(out)
+        fresh = True
+        if self.given:
+            # An input partially overlapping a given output is read from a copy (as build).
+            n = len(ops)
+            for x in inputs:
+                if type(x) is Tensor:
+                    for out in ops[:n]:
+                        if memory_overlap(out, x) == "partial":
+                            x = x.clone()
+                            fresh = False
+                            break
+                ops.append(x)
+        else:
+            ops.extend(inputs)
+        it.operands = ops
+        if fresh:
+            it._layout = Layout(self.lshape, self.lstrides,
+                                tuple([ops[k]._offset for k in self.tensor_idx]))
+        else:
+            it._layout = None  # a copied input has its own strides: computed fresh
+        return it
+
+
+def _store_plan(key, it, outputs, inputs):
+    n = it.noutputs
+    ops = it.operands
+    for i, x in enumerate(inputs):
+        if ops[n + i] is not x:
+            return  # an input was copied (overlap with out=): that depends on more than the key
+    from ..factories import _checked_nbytes
+    allocs = []
+    for i, o in enumerate(outputs):
+        if o is not None:
+            allocs.append(None)
+            continue
+        t = ops[i]
+        allocs.append((t._shape, t._strides, _checked_nbytes(t._shape, t._strides, t._dtype, it.op),
+                       t._dtype, t._ks, t._numel, t.is_contiguous()))
+    lay = it.layout()
+    plan = object.__new__(_Plan)
+    plan.device = it.device
+    plan.shape = it.shape
+    plan.common = it.common_dtype
+    plan.compute = it.compute_dtype
+    plan.allocs = tuple(allocs)
+    plan.given = any(a is None for a in allocs)
+    plan.tensor_idx = tuple(it.tensor_operands())
+    plan.lshape = lay.shape
+    plan.lstrides = lay.strides
+    if len(_PLANS) >= PLAN_CACHE_SIZE:
+        try:
+            del _PLANS[next(iter(_PLANS))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread got there first
+            pass
+    _PLANS[key] = plan
+
+
+def clear_plan_cache() -> None:
+    """Drops every cached TensorIterator plan (tests; nothing else needs it)."""
+    _PLANS.clear()
 
 
 # ---- helpers ------------------------------------------------------------------------------------
