@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import dtypes as _dt
-from .device import Device, to_device
+from .device import CPU as _CPU, Device, to_device
 from .dispatch.keys import TLS_IN_USE, backend_key_for
 from .storage import Storage
 from .tensor import Tensor, contiguous_strides
@@ -79,6 +79,7 @@ def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
 
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use: ops.copy imports this module)
+_fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
 _coerce = None  # advanced_indexing._coerce_scalar (likewise)
 
 
@@ -107,15 +108,19 @@ def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full"
         shape = normalize_shape(shape, op)
     if dtype is None:
         dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
-    if (device is None and not pin_memory and type(dtype) is _dt.DType
+    if ((device is None or device is _CPU) and not pin_memory and type(dtype) is _dt.DType
             and type(fill_value) in _PY_SCALAR_TYPES and not TLS_IN_USE[0]):
         # Direct path (a CPU tensor, no dispatch key set on any thread): what empty_strided
         # and the dispatcher's fill_ would do, without their general checks.
         t = _new_dense_cpu(shape, dtype)
         if t is not None:
-            global _fill
+            global _fill, _fill_dense
             if _fill is None:
-                from .ops.copy import fill_ as _fill
+                from .ops.copy import _fast_for, _fill_fast, fill_ as _fill
+                _fill_dense = _fast_for(_fill_fast, "fill", "fill_dense", t)
+            # the CPU kernel's small dense fill (what fill_ calls first), else fill_ itself
+            if _fill_dense is not None and _fill_dense(t, fill_value) is not None:
+                return t
             return _fill(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)

@@ -65,20 +65,52 @@ def basic_index(t: Tensor, key, op="__getitem__") -> Tensor:
     return t._view(shape, strides, offset)
 
 
+_BASIC_TYPES = frozenset((int, slice, type(None), type(Ellipsis)))  # exact types
+
+
 def _is_basic(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    # bool is an int subclass, but True/False index like 0-d masks (NumPy): advanced.
-    return all(k is None or k is Ellipsis or isinstance(k, slice)
-               or (hasattr(k, "__index__") and not isinstance(k, (Tensor, bool))
-                   and not hasattr(k, "__len__"))
-               for k in items)
+    for k in items:
+        if type(k) in _BASIC_TYPES:
+            continue
+        # bool is an int subclass, but True/False index like 0-d masks (NumPy): advanced.
+        if not (k is None or k is Ellipsis or isinstance(k, slice)
+                or (hasattr(k, "__index__") and not isinstance(k, (Tensor, bool))
+                    and not hasattr(k, "__len__"))):
+            return False
+    return True
+
+
+def _slice0(t: Tensor, k: slice) -> Tensor:
+    """``t[k]`` for a slice ``k`` and ``t.ndim >= 1``: what basic_index gives (same view, same
+    errors from ``slice.indices``), without expanding the key."""
+    shape = t._shape
+    start, stop, step = k.indices(shape[0])
+    n = len(range(start, stop, step))
+    stride = t._strides[0]
+    v = object.__new__(Tensor)
+    v._storage = t._storage
+    v._shape = (n,) + shape[1:]
+    v._strides = (stride * step,) + t._strides[1:]
+    v._offset = t._offset + start * stride if n else t._offset
+    v._dtype = t._dtype
+    v._ks = t._ks
+    v._numel = t._numel // shape[0] * n if shape[0] else 0
+    v._contiguous = None
+    return v
 
 
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
 
 
 def getitem(self: Tensor, key):
-    if type(key) is Tensor and key._ks == self._ks and key._ks == _CPU_KEY:
+    tk = type(key)
+    if tk is slice and self._shape and type(self) is Tensor:
+        return _slice0(self, key)
+    if tk is tuple and len(key) == 1 and type(key[0]) is Tensor:
+        key = key[0]  # x[(idx,)] is x[idx] (take() indexes this way)
+        tk = Tensor
+    if tk is Tensor and key._ks == self._ks and key._ks == _CPU_KEY:
         # Small-call fast path: x[idx] / x[mask] without parsing and planning the key.
         global _getitem_dense
         if _getitem_dense is None:

@@ -389,41 +389,51 @@ class _Plan:
         it.shape = self.shape
         it.common_dtype = self.common
         it.compute_dtype = self.compute
-        ops = []
-        for out, alloc in zip(outputs, self.allocs):
-            if alloc is not None:
-                shape, strides, nbytes, dtype, ks, numel, contiguous = alloc
-                out = object.__new__(Tensor)
-                out._storage = Storage.allocate(nbytes, device)
-                out._shape = shape
-                out._strides = strides
-                out._offset = 0
-                out._dtype = dtype
-                out._ks = ks
-                out._numel = numel
-                out._contiguous = contiguous
-            ops.append(out)
-        fresh = True
+        ops = list(outputs)
+        for i, alloc in self.allocs:
+            shape, strides, nbytes, dtype, ks, numel, contiguous = alloc
+            out = object.__new__(Tensor)
+            out._storage = Storage.allocate(nbytes, device)
+            out._shape = shape
+            out._strides = strides
+            out._offset = 0
+            out._dtype = dtype
+            out._ks = ks
+            out._numel = numel
+            out._contiguous = contiguous
+            ops[i] = out
         if self.given:
-            # An input partially overlapping a given output is read from a copy (as build).
-            n = len(ops)
+            # An input partially overlapping a given output is read from a copy (as build);
+            # only one sharing the output's storage can overlap it.
+            given = ops[:]
             for x in inputs:
                 if type(x) is Tensor:
-                    for out in ops[:n]:
-                        if memory_overlap(out, x) == "partial":
-                            x = x.clone()
-                            fresh = False
-                            break
-                ops.append(x)
+                    st = x._storage
+                    for out in given:
+                        if out._storage is st and memory_overlap(out, x) == "partial":
+                            it.operands = _operands_with_copies(given, inputs)
+                            it._layout = None  # a copied input has its own strides
+                            return it
+            ops.extend(inputs)
         else:
             ops.extend(inputs)
         it.operands = ops
-        if fresh:
-            it._layout = Layout(self.lshape, self.lstrides,
-                                tuple([ops[k]._offset for k in self.tensor_idx]))
-        else:
-            it._layout = None  # a copied input has its own strides: computed fresh
+        it._layout = Layout(self.lshape, self.lstrides,
+                            tuple([ops[k]._offset for k in self.tensor_idx]))
         return it
+
+
+def _operands_with_copies(outs, inputs):
+    """outputs + inputs, each input that partially overlaps an output replaced by a copy."""
+    ops = list(outs)
+    for x in inputs:
+        if isinstance(x, Tensor):
+            for out in outs:
+                if memory_overlap(out, x) == "partial":
+                    x = x.clone()
+                    break
+        ops.append(x)
+    return ops
 
 
 def _store_plan(key, it, outputs, inputs):
@@ -433,14 +443,13 @@ def _store_plan(key, it, outputs, inputs):
         if ops[n + i] is not x:
             return  # an input was copied (overlap with out=): that depends on more than the key
     from ..factories import _checked_nbytes
-    allocs = []
+    allocs = []  # (output position, what to allocate there) per allocated output
     for i, o in enumerate(outputs):
-        if o is not None:
-            allocs.append(None)
-            continue
-        t = ops[i]
-        allocs.append((t._shape, t._strides, _checked_nbytes(t._shape, t._strides, t._dtype, it.op),
-                       t._dtype, t._ks, t._numel, t.is_contiguous()))
+        if o is None:
+            t = ops[i]
+            nbytes = _checked_nbytes(t._shape, t._strides, t._dtype, it.op)
+            allocs.append((i, (t._shape, t._strides, nbytes, t._dtype, t._ks, t._numel,
+                               t.is_contiguous())))
     lay = it.layout()
     plan = object.__new__(_Plan)
     plan.device = it.device
@@ -448,7 +457,7 @@ def _store_plan(key, it, outputs, inputs):
     plan.common = it.common_dtype
     plan.compute = it.compute_dtype
     plan.allocs = tuple(allocs)
-    plan.given = any(a is None for a in allocs)
+    plan.given = len(allocs) < len(outputs)
     plan.tensor_idx = tuple(it.tensor_operands())
     plan.lshape = lay.shape
     plan.lstrides = lay.strides

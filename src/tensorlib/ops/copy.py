@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..dispatch.iterator import TensorIterator, memory_overlap
+from ..dispatch.keys import backend_key_for
 from ..dispatch.stub import get_stub
-from ..factories import empty_like
+from ..factories import _MAX_BYTES, empty_like
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 from .pointwise import PointwiseInfo
@@ -44,23 +45,41 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
             return self
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
-    if src.device != self.device:
+    if src._storage.device is not self._storage.device and src.device != self.device:
         from ..runtime.transfer import copy_between
         return copy_between(self, src)
     if memory_overlap(self, src) == "full":
         return self
-    if src.shape != self.shape:
+    if src._shape != self._shape:
         src = src.broadcast_to(self.shape) if src.ndim <= self.ndim else _bad_copy(self, src)
     it = TensorIterator.build("copy_", [self], [src], promote_inputs=False,
                               enforce_safe_cast=False)
     if it.numel:
-        get_stub("copy").kernel_for(it.device.type, src.dtype)(it, COPY, [])
+        _COPY_STUB.kernel_for(it.device.type, src.dtype)(it, COPY, [])
     return self
+
+
+_COPY_STUB = get_stub("copy")
+_FILL_STUB = get_stub("fill")
 
 
 def _bad_copy(dst, src):
     raise ValueError(f"copy_(): source shape {src.shape} cannot be broadcast to the destination "
                      f"shape {dst.shape}")
+
+
+# Contiguous CPU zero fills up to this size are one memset (one thread writes a few MiB as fast
+# as the parallel fill kernel starts); bigger ones use the kernel's threads.
+ZERO_FILL_MAX_BYTES = 4 << 20
+_CPU_KS = backend_key_for("cpu")
+_streams_mod = None
+
+
+def _cpu_streams():
+    global _streams_mod
+    if _streams_mod is None:
+        from ..runtime.cpu import streams as _streams_mod
+    return _streams_mod
 
 
 def fill_(self: Tensor, value) -> Tensor:
@@ -70,11 +89,20 @@ def fill_(self: Tensor, value) -> Tensor:
         fast = _fast_for(_fill_fast, "fill", "fill_dense", self)
         if fast is not None and fast(self, value) is not None:
             return self
+        if (value == 0 and (type(value) is int or type(value) is bool) and self._ks == _CPU_KS
+                and self._numel * self._dtype.itemsize <= ZERO_FILL_MAX_BYTES
+                and not self._storage.readonly and not _cpu_streams()._slow):
+            # A zero of every dtype is all-zero bytes (0 converts to every dtype without an
+            # error): one memset instead of the fill kernel, above its fast path's size. Not
+            # while CPU streams or the profiler are in use (the fill kernel is launched then).
+            off = self._offset * self._dtype.itemsize
+            self._storage.buffer[off:off + self._numel * self._dtype.itemsize].fill(0)
+            return self
     it = TensorIterator.build("fill_", [self], [value], promote_inputs=False,
                               enforce_safe_cast=False, compute_dtype=_compute(self.dtype),
                               common_dtype=self.dtype)
     if it.numel:
-        get_stub("fill").kernel_for(it.device.type, self.dtype)(it, FILL, [])
+        _FILL_STUB.kernel_for(it.device.type, self.dtype)(it, FILL, [])
     return self
 
 
@@ -92,11 +120,33 @@ def clone(self: Tensor) -> Tensor:
     return copy_(empty_like(self), self)
 
 
+_c_strides: dict = {}  # shape -> C-order strides (contiguous() of repeated shapes)
+
+
 def contiguous(self: Tensor) -> Tensor:
     if self.is_contiguous():
         return self
-    from ..factories import empty
-    return copy_(empty(self.shape, dtype=self.dtype, device=self.device), self)
+    shape = self._shape
+    nbytes = self._numel * self._dtype.itemsize
+    if type(self) is not Tensor or nbytes > _MAX_BYTES:
+        from ..factories import empty  # (its size checks raise for what cannot be allocated)
+        return copy_(empty(shape, dtype=self.dtype, device=self.device), self)
+    # What empty() gives (a C-order tensor on self's device), without its argument checks.
+    out = object.__new__(Tensor)
+    out._storage = Storage.allocate(nbytes, self._storage.device)
+    out._shape = shape
+    strides = _c_strides.get(shape)
+    if strides is None:
+        if len(_c_strides) >= 1024:
+            _c_strides.clear()
+        strides = _c_strides[shape] = contiguous_strides(shape)
+    out._strides = strides
+    out._offset = 0
+    out._dtype = self._dtype
+    out._ks = self._ks
+    out._numel = self._numel
+    out._contiguous = True
+    return copy_(out, self)
 
 
 def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
