@@ -1,7 +1,12 @@
 """CPU/CUDA parity check: every (op, dtype) that works on the CPU must give the same result on
 CUDA (interpret backend: Triton's interpreter on host memory, no GPU needed).
 
-    PYTHONPATH=src python scripts/cuda_parity.py [op ...]
+    PYTHONPATH=src python scripts/cuda_parity.py [--shard I/N] [op ...]
+
+On a machine with a GPU, ``TENSORLIB_CUDA_BACKEND=real`` runs the same cases through the
+compiled kernels instead (the interpreter and the GPU differ in pointer types, bf16 handling
+and reduction trees, so both are worth running). ``--shard I/N`` runs every N-th case from
+the I-th (0-based), for parallel processes.
 
 Prints a GAP line for an (op, dtype) the CPU runs and CUDA refuses, a DIFF line where the
 results differ (shape, dtype, or values beyond half-precision tolerance); exits 1 if any.
@@ -11,7 +16,7 @@ import os
 import sys
 import warnings
 
-os.environ["TENSORLIB_CUDA_BACKEND"] = "interpret"
+os.environ.setdefault("TENSORLIB_CUDA_BACKEND", "interpret")
 warnings.simplefilter("ignore")
 
 import numpy as np  # noqa: E402
@@ -103,10 +108,15 @@ def cases():
     yield from OTHERS.items()
 
 
-def main(only):
+def main(argv):
+    shard, count = 0, 1
+    if argv[:1] == ["--shard"]:
+        shard, count = (int(v) for v in argv[1].split("/"))
+        argv = argv[2:]
+    only = set(argv)
     problems = 0
-    for name, fn in cases():
-        if only and name not in only:
+    for i, (name, fn) in enumerate(cases()):
+        if (only and name not in only) or i % count != shard:
             continue
         for dtype in DTYPES:
             try:
@@ -129,4 +139,4 @@ def main(only):
 
 
 if __name__ == "__main__":
-    sys.exit(main(set(sys.argv[1:])))
+    sys.exit(main(sys.argv[1:]))

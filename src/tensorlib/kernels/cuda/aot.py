@@ -129,7 +129,8 @@ def _matmul_job(dtype, cls, cfg):
     return Job("matmul", label, build)
 
 
-def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None):
+def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None,
+                   partial=False):
     def build():
         from . import reduction as R
         from .launch import _ARG_DTYPE
@@ -147,21 +148,23 @@ def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None
         spec = R.ReductionSpec(nkept=nkept, nred=nred, **captured)
         fn = R._kernel_for(spec, "compiled")
         ptr = lambda dt: "*" + _triton_type(_ARG_DTYPE.get(dt, dt.name))  # noqa: E731
-        sig = {"p_out": ptr(out_dt)}
+        sig = {"p_out": ptr(spec.acc if partial else out_dt)}  # partial: the chunk buffer
         if aux_dt is not None:
             sig["p_aux"] = ptr(aux_dt)
         sig["p_in"] = ptr(in_dt)
         for p in fn.arg_names:
-            if p not in sig and p not in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64"):
+            if p not in sig and p not in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64", "PARTIAL"):
                 sig[p] = "i32"
         bo, br, warps = R.GPU_TILES[tiles]
-        for c in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64"):
+        for c in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64", "PARTIAL"):
             sig[c] = "constexpr"
-        const = {"BLOCK_O": bo, "BLOCK_R": br, "TREE": False, "IDX64": False}
+        const = {"BLOCK_O": bo, "BLOCK_R": br, "TREE": False, "IDX64": False,
+                 "PARTIAL": partial}
         attrs = {(fn.arg_names.index(p),): [["tt.divisibility", 16]]
                  for p in ("p_out", "p_aux", "p_in") if p in sig}
         return fn, sig, const, attrs, {"num_warps": warps, "enable_fp_fusion": False}
-    cfg = f"{in_dt.name}->{out_dt.name} kept{nkept} red{nred} {tiles}"
+    cfg = (f"{in_dt.name}->{out_dt.name} kept{nkept} red{nred} {tiles}"
+           + (" partial" if partial else ""))
     return Job(name, cfg, build)
 
 
@@ -293,9 +296,11 @@ def standard_kernels(quick=False):
                   ("min", _dt.bool_, _dt.bool_, _dt.uint8), ("any", f32, _dt.bool_, _dt.bool_),
                   ("all", _dt.bool_, _dt.bool_, _dt.bool_), ("var", f32, f32, f32),
                   ("std", _dt.bfloat16, _dt.bfloat16, f32)]
-    layouts = [(0, 1, "inner"), (1, 1, "inner"), (1, 1, "outer"), (2, 2, "outer")]
+    # (kept dims, reduced dims, tiles, partial): partial = stage 1 of a split reduction
+    layouts = [(0, 1, "full", False), (0, 1, "full", True), (1, 1, "inner", True),
+               (1, 1, "inner", False), (1, 1, "outer", False), (2, 2, "outer", False)]
     if quick:
-        reductions, layouts = reductions[:1] + reductions[-2:-1], layouts[1:3]
+        reductions, layouts = reductions[:1] + reductions[-2:-1], layouts[1:5]
     else:
         c64, c128 = _dt.complex64, _dt.complex128  # (re, im) pair accumulators
         reductions += [("sum", c64, c64, c64), ("prod", c64, c64, c64),
@@ -304,8 +309,9 @@ def standard_kernels(quick=False):
                        ("any", c64, _dt.bool_, _dt.bool_)]
     for name, in_dt, out_dt, compute in reductions:
         aux = compute if name in ("var", "std") else None
-        for nk, nr, tiles in layouts:
-            jobs.append(_reduction_job(name, in_dt, out_dt, compute, nk, nr, tiles, aux))
+        for nk, nr, tiles, partial in layouts:
+            jobs.append(_reduction_job(name, in_dt, out_dt, compute, nk, nr, tiles, aux,
+                                       partial))
     from .matmul import CONFIGS
     classes = [(_dt.float16, "half"), (_dt.bfloat16, "half"), (_dt.float32, "tf32"),
                (_dt.float32, "fp32"), (_dt.float64, "fp64"), (_dt.int8, "int8"),

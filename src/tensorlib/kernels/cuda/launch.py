@@ -28,6 +28,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -345,7 +346,9 @@ def kernel_cache_dir() -> str:
 _modules: dict = {}
 
 
+@functools.lru_cache(maxsize=None)
 def _helpers_digest() -> str:
+    # read once per process: the helper files do not change under a running program
     h = hashlib.sha1()
     for name in ("scalar_math.py", "complex_math.py", "_interp_libdevice.py", "launch.py"):
         with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:

@@ -173,7 +173,7 @@ def kernel(a_ptr, b_ptr, c_ptr, M, N, K,
 
 def mm_kernel(mode):
     """The matmul kernel built for ``mode`` ('compiled' or 'interpret')."""
-    return _launch.generated_module("matmul", _SOURCE, mode).kernel
+    return _launch.cached_module(None, "matmul", lambda: _SOURCE, mode).kernel
 
 
 # ---- dtype handling ---------------------------------------------------------------------------
@@ -214,11 +214,15 @@ def kernel_args(dtype, cls, interpret=False):
     if dtype is _dt.bool_:
         in_kind = out_kind = _BOOL_BYTES
         ptr = "uint8"
+    elif dtype is _dt.bfloat16 and interpret:
+        # the interpreter has no bf16 tiles: raw bits in, widened explicitly, rounded back out.
+        # On a GPU the pointers are typed bfloat16, so tl.dot takes them as they are and
+        # ``acc.to(bfloat16)`` rounds to nearest even (storing the bits through a bfloat16
+        # pointer would convert the integer 16256 to the value 16256.0)
+        in_kind = out_kind = _BF16_BITS
+        ptr = "uint16"
     elif dtype is _dt.bfloat16:
-        out_kind = _BF16_BITS
-        ptr = "uint16" if interpret else "bfloat16"
-        if interpret:
-            in_kind = _BF16_BITS
+        ptr = "bfloat16"
     if cls in ("half", "tf32", "fp32", "c64"):
         acc = tl.float32
     elif cls in ("fp64", "c128"):

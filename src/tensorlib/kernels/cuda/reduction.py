@@ -26,7 +26,9 @@ complex out= gets imaginary part 0.
 """
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
@@ -42,7 +44,7 @@ __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel
 
 _I32_MAX = 2 ** 31 - 1
 # (BLOCK_O, BLOCK_R, num_warps) on a GPU
-GPU_TILES = {"inner": (4, 512, 8), "outer": (128, 16, 4)}
+GPU_TILES = {"inner": (4, 512, 8), "outer": (128, 16, 4), "full": (1, 4096, 8)}
 
 
 class ReductionSpec:
@@ -145,8 +147,8 @@ def reduction_source(spec: ReductionSpec) -> str:
     params += [f"ksa{d}" for d in range(nk)] if aux else []
     params += [f"ksi{d}" for d in range(nk)]
     params += [f"rs{d}" for d in range(nr)] + [f"rsi{d}" for d in range(nr)]
-    params += ["div_lo", "div_hi", "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr",
-               "TREE: tl.constexpr", "IDX64: tl.constexpr"]
+    params += ["r_chunk", "div_lo", "div_hi", "BLOCK_O: tl.constexpr", "BLOCK_R: tl.constexpr",
+               "TREE: tl.constexpr", "IDX64: tl.constexpr", "PARTIAL: tl.constexpr"]
     acc_tl = comp_tl(spec.acc)
     accs, a_s, b_s = (value_names(spec.acc, n) for n in ("acc", "a", "b"))
     tile = "(BLOCK_O, BLOCK_R)"
@@ -180,8 +182,14 @@ def reduction_source(spec: ReductionSpec) -> str:
         for name, m in zip(value_names(spec.aux_dt, "m"), ms):
             lines.append(f"    {name} = ({m})[:, None]")
     lines += [f"    {a} = tl.full({tile}, {init}, {acc_tl})" for a, init in zip(accs, spec.init)]
+    # grid axis 1 splits the reduced elements into chunks of r_chunk (a multiple of BLOCK_R)
     lines += [
-        "    for start in range(0, n_red, BLOCK_R):",
+        "    sid = tl.program_id(1)",
+        "    if IDX64:",
+        "        r_lo = sid.to(tl.int64) * r_chunk",
+        "    else:",
+        "        r_lo = sid * r_chunk",
+        "    for start in range(r_lo, r_lo + r_chunk, BLOCK_R):",
         "        r = start + rr",
     ]
     body = []
@@ -213,11 +221,19 @@ def reduction_source(spec: ReductionSpec) -> str:
     lines += [f"        {acc} = tl.reshape({acc}, (BLOCK_O,))" for acc in accs]
     lines.append("    else:")
     lines.append(f"        {', '.join(accs)} = tl.reduce({tuple_code(accs)}, 1, combine)")
-    lines.append(f"    div = {scalar_code(_dt.float64, 'div_lo', 'div_hi')}")
+    # a partial result: the chunk's accumulator, stored at [sid, o] of a contiguous
+    # (n_split, n_out) buffer of the accumulator dtype (p_out points at it); a second
+    # reduction (split_spec) combines the chunks and finishes
+    scale = 2 if spec.acc.kind == "c" else 1
+    lines.append("    if PARTIAL:")
+    lines += ["        " + st for st in store_parts(
+        spec.acc, spec.acc, accs, f"p_out + (sid * n_out + o) * {scale}", "omask", "(BLOCK_O,)")]
+    lines.append("    else:")
+    lines.append(f"        div = {scalar_code(_dt.float64, 'div_lo', 'div_hi')}")
     res = value_names(spec.fin_dt, "res")
-    lines.append(f"    {', '.join(res)} = {', '.join(spec.fin)}")
-    lines += ["    " + st for st in store_parts(spec.out, spec.fin_dt, res, "p_out + oo", "omask",
-                                                 "(BLOCK_O,)")]
+    lines.append(f"        {', '.join(res)} = {', '.join(spec.fin)}")
+    lines += ["        " + st for st in store_parts(spec.out, spec.fin_dt, res, "p_out + oo",
+                                                     "omask", "(BLOCK_O,)")]
     return "\n".join(lines) + "\n"
 
 
@@ -271,7 +287,45 @@ def _tiles(mode, n_out, n_red, inner):
     if mode == "interpret":
         bo = min(_launch.next_pow2(n_out), 64)
         return bo, min(_launch.next_pow2(n_red), max(16, 4096 // bo)), 4
+    if n_out == 1:
+        return GPU_TILES["full"]  # no lanes wasted on outputs that do not exist
     return GPU_TILES["inner" if inner else "outer"]
+
+
+_SMS: dict = {}
+
+
+def _sm_count(device: int) -> int:
+    n = _SMS.get(device)
+    if n is None:
+        from ...runtime.cuda import context
+        n = _SMS[device] = context.state.driver.get_properties(device).multi_processor_count
+    return n
+
+
+def _split(mode, device, n_out, n_red, bo, br):
+    """(n_split, r_chunk): how many programs share each output's reduced elements. With few
+    outputs (a full reduction has one) one program per output would walk millions of
+    elements alone while the GPU's other SMs idle; splitting the reduced range into chunks
+    (partial results, then one combining pass) keeps about 4 programs per SM busy. The
+    interpreter splits from much smaller sizes so the tests reach this path."""
+    programs = _launch.cdiv(n_out, bo)
+    if mode == "interpret":
+        target, min_chunk = 4, 2 * br
+    else:
+        target, min_chunk = 4 * _sm_count(device), 8 * br
+    if programs >= target or n_red < 2 * min_chunk:
+        return 1, n_red
+    n_split = min(_launch.cdiv(target, programs), _launch.cdiv(n_red, min_chunk))
+    chunk = _launch.cdiv(_launch.cdiv(n_red, n_split), br) * br
+    return _launch.cdiv(n_red, chunk), chunk
+
+
+def _launch_reduction(spec, grid, args, device, tiles, idx64, partial, mode):
+    bo, br, warps = tiles
+    _launch.launch(_kernel_for(spec, mode), grid, args, device, BLOCK_O=bo, BLOCK_R=br,
+                   TREE=mode == "interpret", IDX64=idx64, PARTIAL=partial, num_warps=warps,
+                   enable_fp_fusion=False)
 
 
 def _run(it, spec_args, div=1.0):
@@ -288,18 +342,44 @@ def _run(it, spec_args, div=1.0):
     aux = it.naux > 0
     spec = ReductionSpec(nkept=len(kept), nred=len(red_sizes), **spec_args)
     mode = _launch.current_mode()
-    kernel = _kernel_for(spec, mode)
-    bo, br, warps = _tiles(mode, n_out, n_red, bool(red) and red[0] == 0)
-    args = [ops[0].arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
-    args += [n_out, n_red] + kept_sizes + [ops[0].strides[d] for d in kept]
-    if aux:
-        args += [ops[1].strides[d] for d in kept]
-    args += [ops[-1].strides[d] for d in kept] + red_sizes + red_in
-    args += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
+    device = it.device.index
+    tiles = _tiles(mode, n_out, n_red, bool(red) and red[0] == 0)
+    n_split, chunk = _split(mode, device, n_out, n_red, tiles[0], tiles[1])
+    out_kept = [ops[0].strides[d] for d in kept]
+    tail = [ops[-1].strides[d] for d in kept] + red_sizes + red_in + [chunk]
+    tail += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
     idx64 = not _fits(lay.shape, [op.strides for op in ops], n_out, n_red)
-    _launch.launch(kernel, (_launch.cdiv(n_out, bo),), args, it.device.index, BLOCK_O=bo,
-                   BLOCK_R=br, TREE=mode == "interpret", IDX64=idx64, num_warps=warps,
-                   enable_fp_fusion=False)
+    grid = (_launch.cdiv(n_out, tiles[0]), n_split)
+    if n_split == 1:
+        args = [ops[0].arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
+        args += [n_out, n_red] + kept_sizes + out_kept
+        args += [ops[1].strides[d] for d in kept] if aux else []
+        _launch_reduction(spec, grid, args + tail, device, tiles, idx64, False, mode)
+        return
+    # stage 1: each chunk's accumulator into part[sid, o]
+    from ...factories import empty
+    part = empty((n_split * n_out,), dtype=spec.acc, device=it.device)
+    part_arg = _launch.arg_for(part._storage.data_ptr(), spec.acc)
+    args = [part_arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
+    args += [n_out, n_red] + kept_sizes + out_kept
+    args += [ops[1].strides[d] for d in kept] if aux else []
+    _launch_reduction(spec, grid, args + tail, device, tiles, idx64, True, mode)
+    # stage 2: combine the chunks of each output (its kept coordinates are o's digits, so
+    # part's strides over the kept dims are contiguous) and finish
+    scale = 2 if spec.acc.kind == "c" else 1
+    part_kept = list(itertools.accumulate([scale] + kept_sizes[:-1], operator.mul))[:len(kept)]
+    final = ReductionSpec(op=spec_args["op"], in_dt=spec.acc, acc=spec.acc, out=spec.out,
+                          init=spec_args["init"], comb=spec_args["comb"],
+                          fin=spec_args.get("fin"), fin_dt=spec_args.get("fin_dt"),
+                          nkept=len(kept), nred=1)
+    tiles2 = _tiles(mode, n_out, n_split, n_out == 1)
+    args = [ops[0].arg, part_arg, n_out, n_split] + kept_sizes + out_kept + part_kept
+    args += [n_split, n_out * scale, n_split]
+    args += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
+    _launch_reduction(final, (_launch.cdiv(n_out, tiles2[0]), 1), args, device, tiles2,
+                      idx64, False, mode)
+    # the stream orders both launches; the allocator keeps part's block for this stream
+    del part
 
 
 def _in(it):
