@@ -45,3 +45,18 @@ def cuda_interpret():
     context.reset()
     mp.undo()
     context.reset()
+
+
+@pytest.fixture(scope="module")
+def cuda_real():
+    """CUDA on the real driver (a GPU; tests using it are marked ``gpu``) for a test module,
+    default allocator settings."""
+    from tensorlib.runtime.cuda import context
+    mp = pytest.MonkeyPatch()
+    mp.setenv("TENSORLIB_CUDA_BACKEND", "real")
+    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
+    context.reset()
+    yield
+    context.reset()
+    mp.undo()
+    context.reset()

@@ -19,13 +19,19 @@ _RNG = np.random.default_rng(7)
 def partial_launches(monkeypatch):
     """Counts stage-1 (partial) launches, so each test knows the split path ran."""
     seen = []
-    real = R._launch_reduction
+    real, real_arg = R._launch_reduction, R._launch_arg_reduction
 
     def spy(spec, grid, args, device, tiles, idx64, partial, mode):
         if partial:
             seen.append(grid)
         return real(spec, grid, args, device, tiles, idx64, partial, mode)
+
+    def spy_arg(spec, grid, args, device, tiles, idx64, partial, pairs, mode):
+        if partial:
+            seen.append(grid)
+        return real_arg(spec, grid, args, device, tiles, idx64, partial, pairs, mode)
     monkeypatch.setattr(R, "_launch_reduction", spy)
+    monkeypatch.setattr(R, "_launch_arg_reduction", spy_arg)
     return seen
 
 
@@ -104,3 +110,24 @@ def test_split_policy_on_a_gpu(monkeypatch):
     assert R._split("compiled", 0, 4 * 132 * inner[0], 1 << 20, inner[0], inner[1]) == (1, 1 << 20)
     # too little work per output to be worth a second launch
     assert R._split("compiled", 0, 1, 1000, full[0], full[1]) == (1, 1000)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("shape,axis", [((20011,), None), ((3, 9001), 1), ((9001, 3), 0)])
+def test_arg_reductions_first_index_across_chunks(partial_launches, op, dtype, shape, axis):
+    # few distinct values: the extreme repeats in several chunks and the first one must win
+    a = _RNG.integers(-3, 4, shape)
+    x = a > 0 if dtype == "bool" else a.astype(dtype)
+    got = getattr(tl, op)(_dev(x), axis=axis).cpu().numpy()
+    np.testing.assert_array_equal(got, getattr(np, op)(x, axis=axis))
+    assert partial_launches
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_reduction_nan_wins_in_a_late_chunk(partial_launches, op):
+    a = _RNG.standard_normal(30000).astype(np.float32)
+    a[26000] = np.nan
+    a[29000] = np.nan
+    assert int(getattr(tl, op)(_dev(a)).cpu().numpy()) == 26000
+    assert partial_launches
