@@ -1,0 +1,152 @@
+"""Layers call only downward: every import in src/tensorlib (module level and inside functions)
+is checked against the declared layer order (docs/ARCHITECTURE.md, "Layers").
+
+An import of a higher layer fails the test, naming both files, unless it is listed in
+KNOWN_UPWARD with its reason. That list is debt being paid off (issue 14): an entry whose
+import is gone fails too, so the list only shrinks and always matches the code.
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "src")
+
+# bottom to top; a module belongs to the layer of its longest matching prefix
+LAYERS = [
+    ("base", ["tensorlib.dtypes", "tensorlib.device", "tensorlib.formatting",
+              "tensorlib.runtime_probe", "tensorlib.dispatch.keys"]),
+    ("runtime", ["tensorlib.runtime"]),
+    ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
+                "tensorlib.cpu"]),
+    ("dispatch", ["tensorlib.dispatch"]),
+    ("kernels", ["tensorlib.kernels"]),
+    ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.indexing",
+             "tensorlib.advanced_indexing", "tensorlib.linalg", "tensorlib.random",
+             "tensorlib.dlpack", "tensorlib.serialization", "tensorlib.runtime.transfer"]),
+    ("api", ["tensorlib", "tensorlib.profiler", "tensorlib.array_api_info", "tensorlib.warmup",
+             "tensorlib.bench"]),
+]
+
+_FACTORIES = "raw allocation (empty / empty_strided) still lives with the creation ops"
+_NAMESPACE = "composite op calls public ops through the top-level namespace"
+KNOWN_UPWARD = {
+    ("tensorlib.dispatch.iterator", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.dispatch.iterator", "tensorlib.ops.views"): "axis normalization lives in ops",
+    ("tensorlib.dispatch.registration", "tensorlib.ops.pointwise"):
+        "the pointwise structured kernel is built by registration",
+    ("tensorlib.dispatch.stub", "tensorlib.kernels.cpu"): "stubs load their backends by name",
+    ("tensorlib.dispatch.stub", "tensorlib.kernels.cuda"): "stubs load their backends by name",
+    ("tensorlib.kernels.cpu.indexing", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cpu.matmul", "tensorlib.ops.views"): "broadcast helpers live in ops",
+    ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.copy"): "cast kernels call copy_",
+    ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.pointwise"):
+        "scalar_to_compute lives in ops, not in the dtype layer",
+    ("tensorlib.kernels.cuda.aot", "tensorlib"): "the AOT tool builds tensors to capture calls",
+    ("tensorlib.kernels.cuda.aot", "tensorlib.ops.copy"): "the AOT tool captures copy_ calls",
+    ("tensorlib.kernels.cuda.autotune", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cuda.indexing", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cuda.launch", "tensorlib.profiler._record"):
+        "launch reports to the profiler directly instead of through a handed sink",
+    ("tensorlib.kernels.cuda.pointwise", "tensorlib.ops.pointwise"):
+        "scalar_to_compute lives in ops, not in the dtype layer",
+    ("tensorlib.kernels.cuda.random", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cuda.reduction", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cuda.sorting", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.linalg", "tensorlib"): _NAMESPACE,
+    ("tensorlib.ops.composite", "tensorlib"): _NAMESPACE,
+    ("tensorlib.ops.manipulation", "tensorlib"): _NAMESPACE,
+    ("tensorlib.ops.sorting", "tensorlib"): _NAMESPACE,
+    ("tensorlib.runtime.cuda.streams", "tensorlib.streams"):
+        "the driver's streams subclass the public Stream / Event",
+    ("tensorlib.tensor", "tensorlib"): "Tensor methods forward to public functions",
+    ("tensorlib.tensor", "tensorlib.ops.views"): "Tensor methods forward to view ops",
+    ("tensorlib.tensor", "tensorlib.serialization"): "Tensor.__reduce_ex__ pickles through it",
+}
+
+
+def _module_name(path):
+    rel = os.path.relpath(path, SRC)[:-3].replace(os.sep, ".")
+    return rel[:-len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def _is_module(name):
+    path = os.path.join(SRC, *name.split("."))
+    return os.path.exists(path + ".py") or os.path.isdir(path)
+
+
+def _imports():
+    """(importing module, imported module, line) for every tensorlib import in src/."""
+    found = []
+    for folder, _, files in os.walk(os.path.join(SRC, "tensorlib")):
+        for file in files:
+            if not file.endswith(".py"):
+                continue
+            path = os.path.join(folder, file)
+            mod = _module_name(path)
+            package = mod if file == "__init__.py" else mod.rsplit(".", 1)[0]
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                        target = ".".join(parts + ([node.module] if node.module else []))
+                    else:
+                        target = node.module or ""
+                    for alias in node.names:  # `from pkg import submodule` imports the module
+                        sub = f"{target}.{alias.name}"
+                        found.append((mod, sub if _is_module(sub) else target, node.lineno))
+                elif isinstance(node, ast.Import):
+                    found += [(mod, a.name, node.lineno) for a in node.names]
+    return [(m, t, ln) for m, t, ln in found if t == "tensorlib" or t.startswith("tensorlib.")]
+
+
+def layer_of(module):
+    best = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and \
+                    (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    if best is None:
+        raise AssertionError(f"{module} belongs to no layer: add it to LAYERS")
+    return best[0]
+
+
+def _upward():
+    edges = {}
+    for src, dst, line in _imports():
+        if layer_of(dst) > layer_of(src):
+            edges.setdefault((src, dst), []).append(line)
+    return edges
+
+
+def test_every_module_has_a_layer():
+    for src, dst, _ in _imports():
+        layer_of(src)
+        layer_of(dst)
+
+
+def test_imports_only_call_down():
+    new = {edge: lines for edge, lines in _upward().items() if edge not in KNOWN_UPWARD}
+    assert not new, "imports of a higher layer:\n" + "\n".join(
+        f"  {src} ({LAYERS[layer_of(src)][0]}) imports {dst} ({LAYERS[layer_of(dst)][0]}) "
+        f"at line(s) {lines}" for (src, dst), lines in sorted(new.items()))
+
+
+def test_known_exceptions_still_exist():
+    gone = sorted(set(KNOWN_UPWARD) - set(_upward()))
+    assert not gone, f"remove these paid-off entries from KNOWN_UPWARD: {gone}"
+
+
+@pytest.mark.parametrize("src,dst,layer_src,layer_dst", [
+    ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.views", "kernels", "ops"),
+    ("tensorlib.runtime.transfer", "tensorlib.ops.copy", "ops", "ops"),
+    ("tensorlib.dispatch.keys", "tensorlib.dtypes", "base", "base"),
+])
+def test_layer_map(src, dst, layer_src, layer_dst):
+    # the map itself: longest prefix wins (runtime.transfer is an op, dispatch.keys is data)
+    assert LAYERS[layer_of(src)][0] == layer_src and LAYERS[layer_of(dst)][0] == layer_dst
