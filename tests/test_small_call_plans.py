@@ -328,3 +328,19 @@ def test_zero_fill_threshold_respected(monkeypatch):
     t = tl.ones((50_000,), dtype=tl.int32)
     t.fill_(0)
     assert not np.any(_np(t))
+
+
+@pytest.mark.parametrize("make", [lambda x: x, lambda x: x.T, lambda x: x[::-1], lambda x: x[:, ::2],
+                                  lambda x: tl.broadcast_to(x[:1], x.shape), lambda x: x[:0]])
+def test_empty_like_layout_cache_matches_fresh(make, monkeypatch):
+    from tensorlib import factories as F
+    t = make(tl.asarray(np.arange(24, dtype=np.float32).reshape(4, 6)))
+    monkeypatch.setattr(F, "_like_strides", {})
+    fresh = F._empty_like(t, None, None)
+    for dt in (None, tl.float64, tl.int8, None):
+        e = tl.empty_like(t, dtype=dt)
+        assert e.shape == fresh.shape and e._strides == fresh._strides and e._offset == 0
+        assert e.dtype == (t.dtype if dt is None else dt)
+        assert e.is_contiguous() == fresh.is_contiguous()
+        a = t.astype(tl.float64)
+        np.testing.assert_array_equal(_np(a), _np(t).astype(np.float64))

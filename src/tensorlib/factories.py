@@ -137,8 +137,36 @@ def ones(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
                 pin_memory=pin_memory, op="ones")
 
 
+_like_strides: dict = {}  # (shape, strides) of x -> strides of empty_like(x)
+
+
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
     """Same shape; keeps x's memory order when x is dense (PyTorch's preserve_format)."""
+    if device is None and type(x) is Tensor and (dtype is None or type(dtype) is _dt.DType):
+        # The layout depends on x's shape and strides only: remembered per pair.
+        dtype = x._dtype if dtype is None else dtype
+        nbytes = x._numel * dtype.itemsize
+        strides = _like_strides.get((x._shape, x._strides))
+        if strides is not None and nbytes <= _MAX_BYTES:
+            t = object.__new__(Tensor)
+            t._storage = Storage.allocate(nbytes, x._storage.device)
+            t._shape = x._shape
+            t._strides = strides
+            t._offset = 0
+            t._dtype = dtype
+            t._ks = x._ks
+            t._numel = x._numel
+            t._contiguous = None
+            return t
+        t = _empty_like(x, dtype, device)
+        if len(_like_strides) >= 1024:
+            _like_strides.clear()
+        _like_strides[(x._shape, x._strides)] = t._strides
+        return t
+    return _empty_like(x, dtype, device)
+
+
+def _empty_like(x, dtype, device):
     from .dispatch.iterator import empty_strided_like_order
     dtype = x.dtype if dtype is None else _dt.to_dtype(dtype, op="empty_like")
     device = x.device if device is None else _resolve_device(device, "empty_like")
