@@ -77,3 +77,25 @@ def test_axis_reductions_exact_integers(shape, axis):
     b = _RNG.integers(-100, 100, shape).astype(np.float32)
     np.testing.assert_array_equal(tl.max(tl.asarray(b, device="cuda"), axis=axis).cpu().numpy(),
                                   b.max(axis=axis))
+
+
+@pytest.mark.parametrize("layout", ["row_row", "row_kmajor", "mmajor_row", "batched"])
+def test_tf32_matmul_layouts(layout):
+    # tf32 stages M-/N-major operands K-major (matmul._k_major_copy) above 256 rows/columns
+    from tensorlib.kernels.cuda import flags
+    shape_a, shape_b = ((2, 300, 96), (2, 96, 520)) if layout == "batched" else \
+        ((300, 96), (96, 520))
+    a = _RNG.uniform(-1, 1, shape_a).astype(np.float32)
+    b = _RNG.uniform(-1, 1, shape_b).astype(np.float32)
+    ta, tb = tl.asarray(a, device="cuda"), tl.asarray(b, device="cuda")
+    if layout == "row_kmajor":
+        tb = tl.asarray(np.ascontiguousarray(b.T), device="cuda").mT
+    elif layout == "mmajor_row":
+        ta = tl.asarray(np.ascontiguousarray(a.T), device="cuda").mT
+    flags.backends.matmul.allow_tf32 = True
+    try:
+        got = (ta @ tb).cpu().numpy()
+    finally:
+        flags.backends.matmul.allow_tf32 = False
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < 5e-3

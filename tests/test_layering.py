@@ -50,6 +50,7 @@ KNOWN_UPWARD = {
     ("tensorlib.kernels.cuda.indexing", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.launch", "tensorlib.profiler._record"):
         "launch reports to the profiler directly instead of through a handed sink",
+    ("tensorlib.kernels.cuda.matmul", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.pointwise", "tensorlib.ops.pointwise"):
         "scalar_to_compute lives in ops, not in the dtype layer",
     ("tensorlib.kernels.cuda.random", "tensorlib.factories"): _FACTORIES,
