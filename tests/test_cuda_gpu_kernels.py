@@ -99,3 +99,18 @@ def test_tf32_matmul_layouts(layout):
         flags.backends.matmul.allow_tf32 = False
     want = a.astype(np.float64) @ b.astype(np.float64)
     assert np.max(np.abs(got - want)) / np.max(np.abs(want)) < 5e-3
+
+
+def test_negation_and_branch_cuts_keep_the_sign_of_zero():
+    # Triton before 3.7 compiles -x as 0 - x: kernels use scalar_math.neg instead
+    x = np.array([0.0, -0.0, 1.0, np.inf], np.float32)
+    got = tl.negative(tl.asarray(x, device="cuda")).cpu().numpy()
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(-x))
+    z = np.array([2 + 0j, complex(2, -0.0), -2 + 0j, 0.5 + 0j, 1 + 2j], np.complex128)
+    for dt in (np.complex64, np.complex128):
+        for op in ("asin", "acos", "acosh", "atanh", "asinh", "sqrt", "log", "negative"):
+            got = getattr(tl, op)(tl.asarray(z.astype(dt), device="cuda")).cpu().numpy()
+            want = getattr(tl, op)(tl.asarray(z.astype(dt))).numpy()  # the CPU kernels
+            np.testing.assert_allclose(got, want, rtol=1e-5, err_msg=f"{op} {dt}")
+            np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag),
+                                          err_msg=f"{op} {dt}")

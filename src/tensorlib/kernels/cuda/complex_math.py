@@ -47,6 +47,7 @@ _isinf = _sm.isinf
 _isfinite = _sm.isfinite
 _signbit = _sm.signbit
 _rint = _sm.round_half_even
+neg = _sm.neg  # -x with the right zero sign on every Triton version
 
 __all__ = [
     "c_add", "c_sub", "c_mul", "c_eq", "c_ne", "c_truth",
@@ -230,8 +231,8 @@ def c_reciprocal(ar, ai):
     r2 = fdiv_ieee(ar, ai)
     d2 = ar * r2 + ai
     first = tl.abs(ai) <= tl.abs(ar)
-    return _sel(first, fdiv_ieee(one, d1), fdiv_ieee(-r1, d1),
-                fdiv_ieee(r2, d2), fdiv_ieee(-one, d2))
+    return _sel(first, fdiv_ieee(one, d1), fdiv_ieee(neg(r1), d1),
+                fdiv_ieee(r2, d2), fdiv_ieee(neg(one), d2))
 
 
 @jit
@@ -241,12 +242,12 @@ def c_square(r, i):
 
 @jit
 def c_negative(r, i):
-    return -r, -i
+    return neg(r), neg(i)
 
 
 @jit
 def c_conj(r, i):
-    return r, -i
+    return r, neg(i)
 
 
 @jit
@@ -279,9 +280,9 @@ def c_sign(r, i):
     re = fdiv_ieee(r, m)
     im = fdiv_ieee(i, m)
     re, im = _sel(m == 0, zero, zero, re, im)
-    inf_r = tl.where(_isinf(i), nan, tl.where(r > 0, one, -one))
+    inf_r = tl.where(_isinf(i), nan, tl.where(r > 0, one, neg(one)))
     inf_re = tl.where(_isinf(r), inf_r, zero)
-    inf_im = tl.where(_isinf(r), tl.where(_isinf(i), nan, zero), tl.where(i > 0, one, -one))
+    inf_im = tl.where(_isinf(r), tl.where(_isinf(i), nan, zero), tl.where(i > 0, one, neg(one)))
     re, im = _sel(_isinf(m), inf_re, inf_im, re, im)
     return _sel(_isnan(m), nan, nan, re, im)
 
@@ -379,15 +380,15 @@ def _csinh_ccosh(x, y, COSH: tl.constexpr):
     inf = _full(x, _INF)
     zero = _full(x, 0.0)
     one = _full(x, 1.0)
-    neg = _signbit(x)
+    x_neg = _signbit(x)
     ax = tl.abs(x)
     s0, c0 = _sincos(y, tiny)
     if COSH:
-        s = tl.where(neg, -s0, s0)
+        s = tl.where(x_neg, neg(s0), s0)
         c = c0
     else:
         s = s0
-        c = tl.where(neg, -c0, c0)
+        c = tl.where(x_neg, neg(c0), c0)
     # finite x, finite y; |x| > t scales by exp(t) as in c_exp
     et = libdevice.exp(t)
     rx = ax - t
@@ -413,7 +414,7 @@ def _csinh_ccosh(x, y, COSH: tl.constexpr):
         fnre = y - y
         fnim = tl.where(x == 0, zero, nan)
     else:
-        fnre = tl.where(x == 0, tl.where(neg, -zero, zero), nan)
+        fnre = tl.where(x == 0, tl.where(x_neg, neg(zero), zero), nan)
         fnim = tl.where(x == 0, y - y, nan)
     fre, fim = _sel(_isfinite(y), ffre, ffim, fnre, fnim)
     # infinite x (fresh sin / cos of y: no sign adjustment)
@@ -426,9 +427,9 @@ def _csinh_ccosh(x, y, COSH: tl.constexpr):
         zre = inf
         zim = y * sgn
     else:
-        ire = tl.where(neg, -re_a, re_a)
+        ire = tl.where(x_neg, neg(re_a), re_a)
         iim = im_a
-        zre = tl.where(neg, -inf, inf)
+        zre = tl.where(x_neg, neg(inf), inf)
         zim = y
     ire, iim = _sel(y == 0, zre, zim, ire, iim)
     ire, iim = _sel(_isfinite(y), ire, iim, inf, y - y)
@@ -482,20 +483,20 @@ def c_tanh(x, y):
 @jit
 def c_sin(x, y):
     # sin z = -i sinh(i z); sin(+-inf/nan + i inf) = nan + i inf as glibc
-    r, i = _csinh_ccosh(-y, x, False)
+    r, i = _csinh_ccosh(neg(y), x, False)
     odd = _isinf(y) & (~_isfinite(x))
-    return _sel(odd, _nan(x), _full(x, _INF), i, -r)
+    return _sel(odd, _nan(x), _full(x, _INF), i, neg(r))
 
 
 @jit
 def c_cos(x, y):
-    return _csinh_ccosh(-y, x, True)  # cos z = cosh(i z)
+    return _csinh_ccosh(neg(y), x, True)  # cos z = cosh(i z)
 
 
 @jit
 def c_tan(x, y):
-    r, i = c_tanh(-y, x)  # tan z = -i tanh(i z)
-    return i, -r
+    r, i = c_tanh(neg(y), x)  # tan z = -i tanh(i z)
+    return i, neg(r)
 
 
 # ---------------------------------------------------------------- Numba's (log, sqrt, inverses)
@@ -563,7 +564,7 @@ def _nb_sqrt(a, b, thres):
     sb = tl.where(scale, b * 0.25, b)
     h = libdevice.hypot(sa, sb)
     t1 = _sqrt_ieee((sa + h) * 0.5)
-    t2 = _sqrt_ieee((-sa + h) * 0.5)
+    t2 = _sqrt_ieee((neg(sa) + h) * 0.5)
     re, im = _sel(sa >= 0, t1, fdiv_ieee(sb, 2.0 * t1), fdiv_ieee(tl.abs(sb), 2.0 * t2),
                   _copysign(t2, sb))
     re = tl.where(scale, re * 2.0, re)
@@ -600,7 +601,7 @@ def _nb_asinh(x, y):
     big = (tl.abs(x) > thres) | (tl.abs(y) > thres)
     lre = _copysign(libdevice.log(libdevice.hypot(x * 0.5, y * 0.5)) + _LN_4, x)
     lim = libdevice.atan2(y, tl.abs(x))
-    s1r, s1i = _nb_sqrt(1.0 + y, -x, _full(x, _SQRT_THRES_D))
+    s1r, s1i = _nb_sqrt(1.0 + y, neg(x), _full(x, _SQRT_THRES_D))
     s2r, s2i = _nb_sqrt(1.0 - y, x, _full(x, _SQRT_THRES_D))
     re = libdevice.asinh(s1r * s2i - s2r * s1i)
     im = libdevice.atan2(y, s1r * s2r - s1i * s2i)
@@ -613,8 +614,8 @@ def _nb_acos(x, y):
     thres = _full(x, _FLT_MAX_4)
     big = (tl.abs(x) > thres) | (tl.abs(y) > thres)
     lre = libdevice.atan2(tl.abs(y), x)
-    lim = _copysign(libdevice.log(libdevice.hypot(x * 0.5, y * 0.5)) + _LN_4, -y)
-    s1r, s1i = _nb_sqrt(1.0 - x, -y, _full(x, _SQRT_THRES_D))
+    lim = _copysign(libdevice.log(libdevice.hypot(x * 0.5, y * 0.5)) + _LN_4, neg(y))
+    s1r, s1i = _nb_sqrt(1.0 - x, neg(y), _full(x, _SQRT_THRES_D))
     s2r, s2i = _nb_sqrt(1.0 + x, y, _full(x, _SQRT_THRES_D))
     re = 2.0 * libdevice.atan2(s1r, s2r)
     im = libdevice.asinh(s2r * s1i - s2i * s1r)
@@ -627,27 +628,27 @@ def _nb_atanh(x0, y0):
     nan = _nan(x0)
     zero = _full(x0, 0.0)
     negate = x0 < 0.0
-    x = tl.where(negate, -x0, x0)
-    y = tl.where(negate, -y0, y0)
+    x = tl.where(negate, neg(x0), x0)
+    y = tl.where(negate, neg(y0), y0)
     ay = tl.abs(y)
     large = _isnan(x) | (x > _ATANH_LARGE) | (ay > _ATANH_LARGE)
     h = libdevice.hypot(x * 0.5, y * 0.5)
     lre = fdiv_ieee(fdiv_ieee(fdiv_ieee(x, _full(x, 4.0)), h), h)
     lre = tl.where(_isinf(x), zero, lre)
     lre = tl.where(_isinf(y), _copysign(zero, x), lre)
-    lim = -_copysign(_full(x, _PI_2), -y)
+    lim = _copysign(_full(x, _PI_2), y)  # = -copysign(pi/2, -y)
     one = (x == 1.0) & (ay < _ATANH_SMALL)
-    ore = -libdevice.log(fdiv_ieee(_sqrt_ieee(ay), _sqrt_ieee(libdevice.hypot(ay, _full(x, 2.0)))))
-    oim = _copysign(libdevice.atan2(_full(x, 2.0), -ay) * 0.5, y)
+    ore = neg(libdevice.log(fdiv_ieee(_sqrt_ieee(ay), _sqrt_ieee(libdevice.hypot(ay, _full(x, 2.0))))))
+    oim = _copysign(libdevice.atan2(_full(x, 2.0), neg(ay)) * 0.5, y)
     ore, oim = _sel(ay == 0, _full(x, _INF), y, ore, oim)
     sqay = ay * ay
     zr1 = 1.0 - x
     rre = libdevice.log1p(fdiv_ieee(4.0 * x, zr1 * zr1 + sqay)) * 0.25
-    rim = -libdevice.atan2(-2.0 * y, zr1 * (1.0 + x) - sqay) * 0.5
+    rim = neg(libdevice.atan2(-2.0 * y, zr1 * (1.0 + x) - sqay)) * 0.5
     re, im = _sel(one, ore, oim, rre, rim)
     re, im = _sel(large, lre, lim, re, im)
     im = tl.where(_isnan(y), nan, im)
-    return _sel(negate, -re, -im, re, im)
+    return _sel(negate, neg(re), neg(im), re, im)
 
 
 @jit
@@ -684,12 +685,12 @@ def c_asinh(x, y):
 def c_asin(x, y):
     # asin z = -i asinh(i z), Numba's; 0 + nan i stays itself (the CPU's patch)
     if x.dtype.is_fp64():
-        r, i = _nb_asinh(-y, x)
+        r, i = _nb_asinh(neg(y), x)
     else:
-        rw, iw = _nb_asinh(_wide(-y), _wide(x))
+        rw, iw = _nb_asinh(_wide(neg(y)), _wide(x))
         r = _narrow(x, rw)
         i = _narrow(x, iw)
-    return _sel((x == 0) & _isnan(y), x, y, i, -r)
+    return _sel((x == 0) & _isnan(y), x, y, i, neg(r))
 
 
 @jit
@@ -705,7 +706,7 @@ def c_acos(x, y):
 def c_acosh(x, y):
     # acosh z = +-i acos z, the sign following the imaginary part of z (glibc; the CPU's)
     wr, wi = c_acos(x, y)
-    return _sel(_signbit(y), wi, -wr, -wi, wr)
+    return _sel(_signbit(y), wi, neg(wr), neg(wi), wr)
 
 
 @jit
@@ -719,8 +720,8 @@ def c_atanh(x, y):
 
 @jit
 def c_atan(x, y):
-    r, i = c_atanh(-y, x)  # atan z = -i atanh(i z)
-    return i, -r
+    r, i = c_atanh(neg(y), x)  # atan z = -i atanh(i z)
+    return i, neg(r)
 
 
 # ---------------------------------------------------------------- power
@@ -736,7 +737,7 @@ def c_pow(ar, ai, br, bi):
     inr = (bi == 0) & (br > -100.0) & (br < 100.0)
     n = tl.where(inr, br, zero).to(tl.int32)       # truncates like int()
     isint = inr & (n.to(ar.dtype) == br)
-    m = tl.where(n < 0, -n, n)
+    m = tl.where(n < 0, neg(n), n)
     acc_r = one
     acc_i = zero
     p_r = ar

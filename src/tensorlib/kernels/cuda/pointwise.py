@@ -146,6 +146,14 @@ def translate(expr: str, names: dict, bool_arith: bool) -> str:
             fn = ast.Attribute(ast.Name("tl", ast.Load()), "where", ast.Load())
             return ast.copy_location(ast.Call(fn, [node.test, node.body, node.orelse], []), node)
 
+        def visit_UnaryOp(self, node):
+            self.generic_visit(node)
+            if isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
+                # scalar_math.neg: Triton's own -x gives +0.0 for +0.0 before 3.7
+                return ast.copy_location(ast.Call(ast.Name("neg", ast.Load()), [node.operand],
+                                                  []), node)
+            return node
+
         def visit_BinOp(self, node):
             self.generic_visit(node)
             if bool_arith and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
@@ -354,7 +362,7 @@ class _ComplexTranslator:
             if isinstance(node.op, ast.UAdd):
                 return a
             if a[0] != "c":
-                return ("r", f"(-{a[1]})")
+                return ("r", f"neg({a[1]})")  # scalar_math.neg: -(+0.0) is -0.0
             return self.call("c_negative", "c", [a])
         if (isinstance(node, ast.Compare) and len(node.ops) == 1
                 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):

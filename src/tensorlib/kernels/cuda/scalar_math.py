@@ -40,7 +40,7 @@ __all__ = [
     "i64_to_f32_odd", "f2i64", "f2u64", "to_bool", "fdiv_ieee",
     # arithmetic
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
-    "square", "negative", "absolute", "sign", "scale",
+    "neg", "square", "negative", "absolute", "sign", "scale",
     # complex parts (identity / zero on real types)
     "conj", "real_part", "imag_part",
     # comparison-ish
@@ -106,10 +106,10 @@ def u64_to_f32_odd(a):
 
 @jit
 def i64_to_f32_odd(v):
-    neg = v < 0
-    a = tl.where(neg, 0 - v, v).to(tl.uint64, bitcast=True)  # -INT64_MIN wraps to 2**63: right
+    is_neg = v < 0
+    a = tl.where(is_neg, 0 - v, v).to(tl.uint64, bitcast=True)  # -INT64_MIN wraps to 2**63
     r = u64_to_f32_odd(a)
-    return tl.where(neg, -r, r)
+    return tl.where(is_neg, neg(r), r)
 
 
 @jit
@@ -239,8 +239,8 @@ def power(a, b):
             e = e >> 1
         if a.dtype.is_int_signed():
             odd = (b & 1) != 0
-            neg = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0))
-            r = tl.where(b < 0, neg.to(a.dtype), r)
+            inv = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0))
+            r = tl.where(b < 0, inv.to(a.dtype), r)
         return r
 
 
@@ -276,9 +276,27 @@ def square(a):
 
 
 @jit
+def neg(a):
+    """-a as the CPU computes it (the sign bit flipped, also of 0.0 and nan): Triton before 3.7
+    lowers unary minus to 0 - a, which turns -(+0.0) into +0.0 and so picks the wrong side of
+    complex branch cuts, and a product with -1 keeps a nan's sign. Kernel code writes neg(x),
+    never -x."""
+    if a.dtype.is_floating():
+        if a.dtype.primitive_bitwidth == 64:
+            return (a.to(tl.uint64, bitcast=True) ^ 0x8000000000000000).to(a.dtype, bitcast=True)
+        elif a.dtype.primitive_bitwidth == 32:
+            return (a.to(tl.uint32, bitcast=True) ^ 0x80000000).to(a.dtype, bitcast=True)
+        else:
+            return ((a.to(tl.uint16, bitcast=True) ^ 0x8000).to(tl.uint16)).to(a.dtype,
+                                                                             bitcast=True)
+    else:
+        return 0 - a
+
+
+@jit
 def negative(a):
     if a.dtype.is_floating():
-        return -a
+        return neg(a)
     else:
         return 0 - a
 
@@ -512,7 +530,7 @@ def atanh(a):
 def sigmoid(a):
     # the two forms of the CPU helper, each where it cannot overflow
     one = tl.full(a.shape, 1.0, a.dtype)
-    pos = fdiv_ieee(one, one + libdevice.exp(-a))
+    pos = fdiv_ieee(one, one + libdevice.exp(neg(a)))
     e = libdevice.exp(a)
     return tl.where(a >= 0, pos, fdiv_ieee(e, one + e))
 
@@ -563,7 +581,7 @@ def hypot(a, b):
 def logaddexp(a, b):
     # npy_logaddexp: equal values (also equal infinities) avoid inf - inf
     d = a - b
-    r = tl.where(d > 0, a + libdevice.log1p(libdevice.exp(-d)),
+    r = tl.where(d > 0, a + libdevice.log1p(libdevice.exp(neg(d))),
                  tl.where(d <= 0, b + libdevice.log1p(libdevice.exp(d)), d))
     return tl.where(a == b, a + 0.6931471805599453, r)
 
