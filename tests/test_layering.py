@@ -17,7 +17,7 @@ SRC = os.path.join(os.path.dirname(__file__), "..", "src")
 # bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS = [
     ("base", ["tensorlib.dtypes", "tensorlib.device", "tensorlib.formatting",
-              "tensorlib.runtime_probe", "tensorlib.dispatch.keys"]),
+              "tensorlib.runtime_probe", "tensorlib.dispatch.keys", "tensorlib.shape"]),
     ("runtime", ["tensorlib.runtime"]),
     ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
                 "tensorlib.cpu"]),
@@ -34,7 +34,6 @@ _FACTORIES = "raw allocation (empty / empty_strided) still lives with the creati
 _NAMESPACE = "composite op calls public ops through the top-level namespace"
 KNOWN_UPWARD = {
     ("tensorlib.dispatch.iterator", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.dispatch.iterator", "tensorlib.ops.views"): "axis normalization lives in ops",
     ("tensorlib.dispatch.registration", "tensorlib.ops.pointwise"):
         "the pointwise structured kernel is built by registration",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cpu"): "stubs load their backends by name",
@@ -63,7 +62,6 @@ KNOWN_UPWARD = {
     ("tensorlib.runtime.cuda.streams", "tensorlib.streams"):
         "the driver's streams subclass the public Stream / Event",
     ("tensorlib.tensor", "tensorlib"): "Tensor methods forward to public functions",
-    ("tensorlib.tensor", "tensorlib.ops.views"): "Tensor methods forward to view ops",
     ("tensorlib.tensor", "tensorlib.serialization"): "Tensor.__reduce_ex__ pickles through it",
 }
 

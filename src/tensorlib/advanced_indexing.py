@@ -21,6 +21,7 @@ import numpy as np
 from . import dtypes as _dt
 from .dispatch.iterator import has_internal_overlap
 from .dispatch.stub import get_stub
+from .shape import broadcast_shapes
 from .tensor import Tensor
 
 __all__ = ["advanced_getitem", "advanced_setitem", "assign", "nonzero", "IndexPlan"]
@@ -137,7 +138,7 @@ def _parse(t: Tensor, key, op: str):
 def _plan(t: Tensor, key, op: str):
     """IndexPlan for key, or a plain key of ints/slices/None when nothing advanced is left."""
     from .factories import zeros
-    from .ops.views import broadcast_shapes, expand
+    from .ops.views import expand
     parsed = _parse(t, key, op)
     if not any(kind in ("array", "mask", "bool") for _, kind, _ in parsed):
         return tuple(v for _, kind, v in parsed)

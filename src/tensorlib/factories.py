@@ -9,8 +9,9 @@ import numpy as np
 from . import dtypes as _dt
 from .device import CPU as _CPU, Device, to_device
 from .dispatch.keys import TLS_IN_USE, backend_key_for
+from .shape import contiguous_strides, is_dense
 from .storage import Storage
-from .tensor import Tensor, contiguous_strides
+from .tensor import Tensor
 
 __all__ = ["asarray", "tensor", "from_numpy", "empty", "empty_strided", "zeros", "ones", "full",
            "empty_like", "zeros_like", "ones_like", "full_like", "arange", "linspace", "eye", "normalize_shape"]
@@ -172,19 +173,8 @@ def _empty_like(x, dtype, device):
     device = x.device if device is None else _resolve_device(device, "empty_like")
     # Only a dense x lends its order: an expanded or sliced one gives C order, as in PyTorch
     # (ordering by stride would put a broadcast dim innermost).
-    return empty_strided_like_order(x.shape, dtype, device, x if _is_dense(x) else None)
-
-
-def _is_dense(x: Tensor) -> bool:
-    """The elements fill one gap-free block (any dim order, any stride signs)."""
-    expected = 1
-    for s, n in sorted((abs(s), n) for n, s in zip(x.shape, x.stride()) if n != 1):
-        if n == 0:
-            return True
-        if s != expected:
-            return False
-        expected *= n
-    return True
+    return empty_strided_like_order(x.shape, dtype, device,
+                                    x if is_dense(x.shape, x.stride()) else None)
 
 
 def zeros_like(x, dtype=None, device=None):

@@ -21,6 +21,7 @@ import numpy as np
 import tensorlib as tl  # the package namespace: generated ops are looked up at call time
 
 from . import dtypes as _dt
+from .shape import normalize_axes
 from .tensor import Tensor
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
@@ -263,7 +264,6 @@ def _norm_axes(op, axis, ndim):
     if axis is None:
         return None
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
-    from .ops.views import normalize_axes
     return normalize_axes([operator.index(a) for a in axes], ndim, op)
 
 

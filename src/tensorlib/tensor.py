@@ -7,17 +7,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from .dispatch.keys import backend_key_for
+from .shape import contiguous_strides, is_contiguous as _is_contiguous, normalize_axis
 
-__all__ = ["Tensor", "contiguous_strides"]
-
-
-def contiguous_strides(shape) -> tuple:
-    strides = []
-    acc = 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
+__all__ = ["Tensor", "contiguous_strides"]  # contiguous_strides: re-exported from .shape
 
 
 class _HostView:
@@ -115,7 +107,6 @@ class Tensor:
     def stride(self, dim=None):
         if dim is None:
             return self._strides
-        from .ops.views import normalize_axis
         return self._strides[normalize_axis(dim, self.ndim, "stride")]
 
     def storage_offset(self) -> int:
@@ -130,18 +121,8 @@ class Tensor:
     def is_contiguous(self) -> bool:
         c = self._contiguous
         if c is None:
-            c = self._contiguous = self._compute_contiguous()
+            c = self._contiguous = _is_contiguous(self._shape, self._strides)
         return c
-
-    def _compute_contiguous(self) -> bool:
-        expected = 1
-        for n, s in zip(reversed(self._shape), reversed(self._strides)):
-            if n == 1:
-                continue
-            if s != expected:
-                return n == 0 or self._numel == 0
-            expected *= n
-        return True
 
     @property
     def is_cuda(self) -> bool:

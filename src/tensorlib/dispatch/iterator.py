@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
+from ..shape import broadcast_shapes, broadcast_strides, coalesce, contiguous_strides, \
+    normalize_axis, span
 from ..storage import Storage
-from ..tensor import Tensor, contiguous_strides
+from ..tensor import Tensor
 
 __all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order",
            "compute_dtype_for"]
@@ -56,20 +58,10 @@ def memory_overlap(a: Tensor, b: Tensor) -> str:
     if (a._shape == b._shape and a._strides == b._strides and a._offset == b._offset
             and a._dtype is b._dtype):
         return "full"
-    alo, ahi = _byte_extent(a)
-    blo, bhi = _byte_extent(b)
-    return "partial" if alo < bhi and blo < ahi else "none"
-
-
-def _byte_extent(t: Tensor):
-    item = t._dtype.itemsize
-    lo = hi = t._offset
-    for n, s in zip(t._shape, t._strides):
-        if s > 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
-    return lo * item, (hi + 1) * item
+    alo, aend = span(a._shape, a._strides, a._offset)
+    blo, bend = span(b._shape, b._strides, b._offset)
+    ai, bi = a._dtype.itemsize, b._dtype.itemsize
+    return "partial" if alo * ai < bend * bi and blo * bi < aend * ai else "none"
 
 
 def has_internal_overlap(t: Tensor) -> bool:
@@ -161,7 +153,7 @@ class TensorIterator:
         shape = tensors[0]._shape if tensors else given_outputs[0]._shape
         for t in tensors[1:]:
             if t._shape != shape:
-                shape = _broadcast(op, shape, t._shape)
+                shape = broadcast_shapes(shape, t._shape, op=op)
         it.shape = shape
 
         # Common dtype with Python scalars weak (result_type handles both).
@@ -282,7 +274,8 @@ class TensorIterator:
             return self._layout
         ndim = len(self.shape)
         idx = self.tensor_operands()
-        strides = [_broadcast_strides(self.operands[k], self.shape) for k in idx]
+        ops = self.operands
+        strides = [broadcast_strides(ops[k]._shape, ops[k]._strides, ndim) for k in idx]
         # Drop size-1 dims; order the rest by output stride magnitude (innermost first), ties
         # broken by the inputs so e.g. a transposed input still reads in its own order.
         dims = [d for d in range(ndim) if self.shape[d] != 1]
@@ -290,22 +283,8 @@ class TensorIterator:
         shape = [self.shape[d] for d in reversed(dims)]
         per_op = [[s[d] for d in reversed(dims)] for s in strides]
         # Coalesce dim j+1 into j when contiguous for all operands.
-        if shape:
-            cshape = [shape[0]]
-            cstr = [[s[0]] for s in per_op]
-            for j in range(1, len(shape)):
-                n = shape[j]
-                if all(s[j] == c[-1] * cshape[-1] for s, c in zip(per_op, cstr)):
-                    cshape[-1] *= n
-                else:
-                    cshape.append(n)
-                    for s, c in zip(per_op, cstr):
-                        c.append(s[j])
-            shape, per_op = cshape, cstr
-        else:
-            shape, per_op = [1], [[0] for _ in idx]
-        self._layout = Layout(tuple(shape), tuple(tuple(s) for s in per_op),
-                              tuple(self.operands[k]._offset for k in idx))
+        shape, per_op = coalesce(shape, per_op)
+        self._layout = Layout(shape, per_op, tuple(self.operands[k]._offset for k in idx))
         return self._layout
 
     def can_use_32bit_indexing(self) -> bool:
@@ -495,30 +474,6 @@ def _common_device(op, tensors):
     return dev
 
 
-def _broadcast(op, a, b):
-    n = max(len(a), len(b))
-    out = []
-    for i in range(n):
-        x = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
-        y = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
-            raise ValueError(f"{op}(): shapes {tuple(a)} and {tuple(b)} cannot be broadcast "
-                             f"together")
-    return tuple(out)
-
-
-def _broadcast_strides(t: Tensor, shape):
-    lead = len(shape) - t.ndim
-    out = [0] * lead
-    for n, s in zip(t._shape, t._strides):
-        out.append(0 if n == 1 else s)
-    return out
-
-
 def _check_output(op, out, shape, dtype, enforce_safe_cast):
     """Validates an out= tensor (pointwise and reduction modes alike)."""
     if not isinstance(out, Tensor):
@@ -563,7 +518,6 @@ def _reduce(cls, op: str, input, axes, keepdims: bool = False, out=None, out_dty
     accumulates in (default: float32 for half types, else out_dtype). aux: tensors of the result
     shape (keepdims or not) read alongside the output.
     """
-    from ..ops.views import normalize_axis
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'x' must be a Tensor, got {type(input).__name__}")
     ndim = input.ndim
@@ -639,24 +593,13 @@ def _reduce_layout(operands) -> Layout:
     only ever merge with reduced dims (their output stride is 0)."""
     inp = operands[-1]
     shape = inp._shape
-    strides = [_broadcast_strides(t, shape) for t in operands]
-    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    ndim = len(shape)
+    strides = [broadcast_strides(t._shape, t._strides, ndim) for t in operands]
+    dims = [d for d in range(ndim) if shape[d] != 1]
     dims.sort(key=lambda d: (abs(strides[-1][d]), abs(strides[0][d])), reverse=True)
     dims.reverse()
-    if not dims:
-        return Layout((1,), tuple((0,) for _ in operands), tuple(t._offset for t in operands))
-    cshape = [shape[dims[0]]]
-    cstr = [[s[dims[0]]] for s in strides]
-    for d in dims[1:]:
-        n = shape[d]
-        if all(s[d] == c[-1] * cshape[-1] for s, c in zip(strides, cstr)):
-            cshape[-1] *= n
-        else:
-            cshape.append(n)
-            for s, c in zip(strides, cstr):
-                c.append(s[d])
-    return Layout(tuple(cshape), tuple(tuple(c) for c in cstr),
-                  tuple(t._offset for t in operands))
+    lshape, lstrides = coalesce([shape[d] for d in dims], [[s[d] for d in dims] for s in strides])
+    return Layout(lshape, lstrides, tuple(t._offset for t in operands))
 
 
 TensorIterator.reduce = classmethod(_reduce)

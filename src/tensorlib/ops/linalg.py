@@ -13,8 +13,9 @@ from .. import dtypes as _dt
 from ..dispatch.iterator import has_internal_overlap, memory_overlap
 from ..dispatch.stub import get_stub
 from ..factories import empty
-from ..tensor import Tensor, contiguous_strides
-from .views import broadcast_shapes, expand, normalize_axes, permute, reshape, transpose, view
+from ..shape import broadcast_shapes, contiguous_strides, normalize_axes
+from ..tensor import Tensor
+from .views import expand, permute, reshape, transpose, view
 
 __all__ = ["matmul", "mm", "bmm", "vecdot", "tensordot", "matrix_transpose"]
 

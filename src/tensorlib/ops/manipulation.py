@@ -19,10 +19,10 @@ from .. import dtypes as _dt
 from ..dispatch.keys import TLS_IN_USE
 from ..factories import empty
 from ..storage import Storage
-from ..tensor import Tensor, contiguous_strides
+from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
+from ..tensor import Tensor
 from .copy import _copy_fast, _fast_for, copy_ as _copy_
-from .views import broadcast_shapes, broadcast_to, narrow, normalize_axes, normalize_axis, \
-    reshape, select, unsqueeze
+from .views import broadcast_to, narrow, reshape, select, unsqueeze
 
 __all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
            "broadcast_arrays", "take", "take_along_axis", "diff", "meshgrid_varargs",

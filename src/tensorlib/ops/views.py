@@ -6,82 +6,16 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor, contiguous_strides
+from ..shape import broadcast_shapes, contiguous_strides, infer_shape, normalize_axes, \
+    normalize_axis, span, view_strides as _view_strides
+from ..tensor import Tensor
 
+# normalize_axis, normalize_axes, infer_shape and broadcast_shapes live in tensorlib.shape (the
+# base layer) and are re-exported here for the ops and kernels that import them from views.
 __all__ = ["normalize_axis", "normalize_axes", "infer_shape", "view", "reshape", "transpose",
            "permute", "expand", "broadcast_to", "squeeze", "unsqueeze", "flatten", "unflatten",
            "narrow", "select", "diagonal", "unbind", "split", "chunk", "as_strided",
            "broadcast_shapes", "movedim"]
-
-
-def normalize_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
-    """Maps a possibly negative axis into [0, ndim); IndexError names the op and the value."""
-    if not -max(ndim, 1) <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise IndexError(f"{op}(): argument '{arg}' = {axis} is out of range for a tensor of "
-                         f"{ndim} dimension{'s' if ndim != 1 else ''}")
-    if ndim == 0:
-        return 0  # a 0-d tensor accepts axis 0 / -1 as "the whole scalar"
-    return axis + ndim if axis < 0 else axis
-
-
-def normalize_axes(axes, ndim: int, op: str, arg: str = "axis") -> tuple:
-    out = tuple(normalize_axis(a, ndim, op, arg) for a in axes)
-    if len(set(out)) != len(out):
-        raise ValueError(f"{op}(): argument '{arg}' has duplicate axes: {tuple(axes)}")
-    return out
-
-
-def infer_shape(shape, numel: int, op: str) -> tuple:
-    """Resolves one -1 in ``shape`` so that it holds ``numel`` elements."""
-    shape = tuple(shape)
-    unknown = [i for i, n in enumerate(shape) if n == -1]
-    if len(unknown) > 1:
-        raise ValueError(f"{op}(): only one dimension can be -1, got shape {shape}")
-    bad = [n for n in shape if n < -1]
-    if bad:
-        raise ValueError(f"{op}(): invalid negative size {bad[0]} in shape {shape}")
-    known = math.prod(n for n in shape if n != -1)
-    if unknown:
-        if known == 0 or numel % known:
-            raise ValueError(f"{op}(): shape {shape} is invalid for a tensor of {numel} elements")
-        i = unknown[0]
-        shape = shape[:i] + (numel // known,) + shape[i + 1:]
-    elif known != numel:
-        raise ValueError(f"{op}(): shape {shape} is invalid for a tensor of {numel} elements")
-    return shape
-
-
-def _view_strides(old_shape, old_strides, new_shape):
-    """Strides that view ``old`` as ``new_shape`` without copying, or None when impossible.
-
-    Walks groups of old dims that are contiguous with each other ("chunks"); each chunk must map
-    onto a run of new dims holding the same number of elements.
-    """
-    if math.prod(old_shape) <= 1 or not old_shape:
-        return contiguous_strides(new_shape)
-    new_strides = [0] * len(new_shape)
-    view_d = len(new_shape) - 1
-    chunk_stride = old_strides[-1]
-    tensor_numel = 1
-    view_numel = 1
-    for d in range(len(old_shape) - 1, -1, -1):
-        tensor_numel *= old_shape[d]
-        chunk_ends = d == 0 or (old_shape[d - 1] != 1
-                                and old_strides[d - 1] != tensor_numel * chunk_stride)
-        if chunk_ends:
-            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
-                new_strides[view_d] = view_numel * chunk_stride
-                view_numel *= new_shape[view_d]
-                view_d -= 1
-            if view_numel != tensor_numel:
-                return None
-            if d > 0:
-                chunk_stride = old_strides[d - 1]
-                tensor_numel = 1
-                view_numel = 1
-    if view_d != -1:
-        return None
-    return tuple(new_strides)
 
 
 def view(self: Tensor, shape) -> Tensor:
@@ -144,21 +78,6 @@ def movedim(self: Tensor, source, destination) -> Tensor:
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     return permute(self, order)
-
-
-def broadcast_shapes(*shapes, op: str = "broadcast_shapes") -> tuple:
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for s in shapes:
-        for i, n in enumerate(s, ndim - len(s)):
-            if n == out[i] or n == 1:
-                continue
-            if out[i] == 1:
-                out[i] = n
-            else:
-                raise ValueError(f"{op}(): shapes {' and '.join(str(tuple(x)) for x in shapes)} "
-                                 f"cannot be broadcast together")
-    return tuple(out)
 
 
 def expand(self: Tensor, shape) -> Tensor:
@@ -322,8 +241,8 @@ def as_strided(self: Tensor, size, stride, storage_offset=None) -> Tensor:
     if offset < 0:
         raise ValueError(f"as_strided(): negative storage_offset {offset}")
     if math.prod(size):
-        lo = offset + sum((n - 1) * s for n, s in zip(size, stride) if s < 0)
-        hi = offset + sum((n - 1) * s for n, s in zip(size, stride) if s > 0)
+        lo, hi = span(size, stride, offset)
+        hi -= 1
         capacity = self._storage.nbytes // self._dtype.itemsize
         if lo < 0 or hi >= capacity:
             raise ValueError(f"as_strided(): size {size}, stride {stride} and offset {offset} "

@@ -21,22 +21,17 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..shape import contiguous_strides, is_dense, span
+
 __all__ = ["to_device", "tensor_to", "cuda", "cpu", "copy_between", "pin_memory", "is_pinned",
            "empty_pinned"]
 
 
 # ---- helpers -----------------------------------------------------------------------------------
 def _is_dense(t) -> bool:
-    """True when ``t`` covers exactly numel elements with positive strides (any dim order)."""
-    if t._numel <= 1 or t.is_contiguous():
-        return True
-    dims = sorted((s, n) for n, s in zip(t._shape, t._strides) if n != 1)
-    expected = 1
-    for s, n in dims:
-        if s != expected:
-            return False
-        expected *= n
-    return True
+    """True when ``t``'s numel elements are the numel items from its data pointer up (dense,
+    strides positive, any dim order): one memcpy moves them and keeps the layout."""
+    return t.is_contiguous() or is_dense(t._shape, t._strides, allow_negative=False)
 
 
 def _driver():
@@ -120,15 +115,8 @@ def _cuda_copy_kernel(dtype):
 
 
 def _span(t):
-    """(first, end) element offsets in storage covering every element of ``t``."""
-    lo = hi = t._offset
-    for n, s in zip(t._shape, t._strides):
-        if n > 1:
-            if s < 0:
-                lo += (n - 1) * s
-            else:
-                hi += (n - 1) * s
-    return lo, hi + 1
+    """(first, end) element offsets in storage covering every element of ``t`` (not empty)."""
+    return span(t._shape, t._strides, t._offset)
 
 
 def _stage_to_host(t, stream, driver):
@@ -179,7 +167,6 @@ def _dense_on_device(t):
     """``t`` itself when dense, else a contiguous copy on its (CUDA) device."""
     if _is_dense(t):
         return t
-    from ..tensor import contiguous_strides
     out = _empty_strided(t._shape, contiguous_strides(t._shape), t._dtype, t.device)
     _device_copy(out, t)
     return out
@@ -412,7 +399,7 @@ def is_pinned(t) -> bool:
 
 def pin_memory(t):
     """A copy of CPU tensor ``t`` in pinned host memory (``t`` itself if already pinned)."""
-    from ..tensor import Tensor, contiguous_strides
+    from ..tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"pin_memory(): expected a Tensor, got {type(t).__name__}")
     if t.device.type != "cpu":
