@@ -47,8 +47,6 @@ KNOWN_UPWARD = {
     ("tensorlib.kernels.cuda.aot", "tensorlib.ops.copy"): "the AOT tool captures copy_ calls",
     ("tensorlib.kernels.cuda.autotune", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.indexing", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.launch", "tensorlib.profiler._record"):
-        "launch reports to the profiler directly instead of through a handed sink",
     ("tensorlib.kernels.cuda.matmul", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.pointwise", "tensorlib.ops.pointwise"):
         "scalar_to_compute lives in ops, not in the dtype layer",

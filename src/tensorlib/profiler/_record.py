@@ -322,39 +322,6 @@ def _host_func_name(fn) -> str:
     return name.lstrip("_") or "host_func"
 
 
-class _Scope:
-    __slots__ = ("tap", "name", "stream")
-
-    def __init__(self, tap, name, stream):
-        self.tap, self.name, self.stream = tap, name, stream
-
-    def run(self, fn, *args, **kwargs):
-        self.tap._timed(self.stream, self.name, "kernel", 0, "", "cudaLaunchKernel",
-                        partial(fn, *args, **kwargs), ())
-
-
-class _NullScope:
-    __slots__ = ()
-
-    def run(self, fn, *args, **kwargs):
-        return fn(*args, **kwargs)
-
-
-_NULL_SCOPE = _NullScope()
-
-
-def kernel_scope(name, stream):
-    """Hook for CUDA kernel launchers that bypass the driver (compiled Triton launches):
-    ``kernel_scope(name, stream_handle).run(fn, *args, **kw)`` runs ``fn(*args, **kw)`` and, while a
-    profiler runs, times the work it enqueues on ``stream_handle`` as kernel ``name``. Costs one
-    global read when no profiler runs."""
-    p = _active
-    tap = None if p is None else p._tap
-    if tap is None:
-        return _NULL_SCOPE
-    return _Scope(tap, name, stream)
-
-
 # ---- memory -------------------------------------------------------------------------------------
 def _memory_hook(p):
     append = p._memory.append
@@ -488,6 +455,10 @@ class profile:
         self._start_ns = _ns()
         if self._tap is not None:
             self._tap.install()
+            tap = self._tap
+            from ..kernels.cuda import launch as cuda_launch
+            cuda_launch.set_kernel_timer(lambda stream, name, fn: tap._timed(
+                stream, name, "kernel", 0, "", "cudaLaunchKernel", fn, ()))
         if self.profile_memory:
             from ..storage import set_memory_hook
             set_memory_hook(_memory_hook(self))
@@ -517,6 +488,8 @@ class profile:
                 from ..storage import set_memory_hook
                 set_memory_hook(None)
             if self._tap is not None:
+                from ..kernels.cuda import launch as cuda_launch
+                cuda_launch.set_kernel_timer(None)
                 self._tap.uninstall()
             with _state_lock:
                 _active = None

@@ -294,6 +294,18 @@ def _enqueue_interpreted(driver, stream, kernel, grid, args, kwargs):
         raise
 
 
+_kernel_timer = None  # while a profiler runs: its timer of compiled launches
+
+
+def set_kernel_timer(timer) -> None:
+    """The running profiler hands its timer in here (None: off), as CPU streams get their
+    sink, so this layer imports nothing above it. Compiled launches bypass the driver layer
+    the profiler taps, so ``timer(stream_handle, name, fn)`` runs ``fn()`` and times the work
+    it enqueues as kernel ``name``."""
+    global _kernel_timer
+    _kernel_timer = timer
+
+
 def launch(kernel, grid, args, device: int, **kwargs):
     """Runs ``kernel[grid](*args, **kwargs)`` on the current stream of CUDA device ``device``.
 
@@ -312,13 +324,14 @@ def launch(kernel, grid, args, device: int, **kwargs):
     if prev != device:
         context.set_device(device)
     try:
-        # Compiled launches bypass the driver layer: the profiler times them here (CUDA events
-        # around the launch on its stream); one global read while no profiler runs.
-        from ...profiler._record import kernel_scope
-        from ...runtime.cuda.streams import current_handle
+        timer = _kernel_timer
         try:
-            kernel_scope(kernel_name(kernel), current_handle(device)).run(kernel[grid], *args,
-                                                                          **kwargs)
+            if timer is None:
+                kernel[grid](*args, **kwargs)
+            else:
+                from ...runtime.cuda.streams import current_handle
+                timer(current_handle(device), kernel_name(kernel),
+                      partial(kernel[grid], *args, **kwargs))
         except Exception as e:  # compile errors, out of resources, bad arguments
             raise _launch_error(kernel, grid, args, kwargs, e) from e
     finally:
