@@ -48,8 +48,6 @@ KNOWN_UPWARD = {
     ("tensorlib.kernels.cuda.autotune", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.indexing", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.matmul", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.pointwise", "tensorlib.ops.pointwise"):
-        "scalar_to_compute lives in ops, not in the dtype layer",
     ("tensorlib.kernels.cuda.random", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.reduction", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.kernels.cuda.sorting", "tensorlib.factories"): _FACTORIES,

@@ -626,3 +626,28 @@ def isdtype(dtype, kind) -> bool:
         # Evaluate every entry so a bad one is reported even after a match.
         return any([_isdtype_one(d, k) for k in kind])
     return _isdtype_one(d, kind)
+
+
+def scalar_to_compute(value, compute, op, arg):
+    """A Python scalar as a NumPy scalar of the compute dtype, for every backend's kernels.
+
+    Out-of-range ints are an error (as in NumPy 2) rather than a silent wrap; a float that is
+    not integral, or complex into a real op, is a TypeError."""
+    if compute.kind in "iu":
+        if isinstance(value, float):
+            if not value.is_integer():  # also False for nan and inf
+                raise TypeError(f"{op}(): argument '{arg}' = {value!r} is not an integer, but "
+                                f"the op computes in {compute}")
+            value = int(value)
+        info = iinfo(compute)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
+    if compute is bool_ and not isinstance(value, bool):
+        if isinstance(value, (float, complex)) or value not in (0, 1):
+            raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
+                            f"tensors")
+    if compute.kind != "c" and isinstance(value, complex):
+        raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
+                        f"in {compute}")
+    with np.errstate(all="ignore"):
+        return compute.np_dtype.type(value)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dtypes import scalar_to_compute  # noqa: F401 - its home is the dtype layer
 from ..dispatch.iterator import TensorIterator
 from ..dispatch.stub import UnsupportedKernelError, get_stub
 from ..tensor import Tensor
@@ -238,28 +239,3 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
     return functional
-
-
-def scalar_to_compute(value, compute, op, arg):
-    """A Python scalar as a NumPy scalar of the compute dtype, for every backend's kernels.
-
-    Out-of-range ints are an error (as in NumPy 2) rather than a silent wrap; a float that is
-    not integral, or complex into a real op, is a TypeError."""
-    if compute.kind in "iu":
-        if isinstance(value, float):
-            if not value.is_integer():  # also False for nan and inf
-                raise TypeError(f"{op}(): argument '{arg}' = {value!r} is not an integer, but "
-                                f"the op computes in {compute}")
-            value = int(value)
-        info = _dt.iinfo(compute)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
-    if compute is _dt.bool_ and not isinstance(value, bool):
-        if isinstance(value, (float, complex)) or value not in (0, 1):
-            raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
-                            f"tensors")
-    if compute.kind != "c" and isinstance(value, complex):
-        raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
-                        f"in {compute}")
-    with np.errstate(all="ignore"):
-        return compute.np_dtype.type(value)
