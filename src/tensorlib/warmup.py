@@ -76,6 +76,8 @@ def _run(task):
 
     import tensorlib as tl
     from tensorlib.ops.pointwise import HOT_CALLS
+    from tensorlib.runtime.cpu import cores
+    cores.DEFER_PARALLEL_COMPILE = False  # big calls compile (or load) their parallel variant now
     t0 = time.perf_counter()
     ops = dict(_ops())
     if dtype.startswith("float"):

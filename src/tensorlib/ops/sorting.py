@@ -211,13 +211,21 @@ def _unique(op, x, counts=False, index=False, inverse=False):
     if n == 0:
         e = empty((0,), dtype=idx_dt, device=dev)
         return flat.clone(), e, empty(x.shape, dtype=idx_dt, device=dev), e
-    perm = argsort(flat)
-    s = flat[perm]
+    values_only = not (counts or index or inverse)
+    if values_only:
+        # A value sort is bit for bit flat[argsort(flat)] (stable), needs no permutation
+        # and shares its kernels with sort()
+        s = sort(flat)
+    else:
+        perm = argsort(flat)
+        s = flat[perm]
     # run starts in sorted order: nan != nan gives each nan its own run, -0.0 == 0.0 one run
     flags = empty((n,), dtype=_dt.bool_, device=dev)
     flags[0] = True
     if n > 1:  # a complex value with a nan part is != everything: distinct, as a real nan
         not_equal(s[1:], s[:-1], out=flags[1:])
+    if values_only:
+        return s[flags], None, None, None  # (the mask kernels x[mask] uses)
     # clone: the CPU gather kernel currently walks the index tensor's whole storage, and
     # nonzero's result is a view into a larger buffer
     starts = flags.nonzero()[0].clone()

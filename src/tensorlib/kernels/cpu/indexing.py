@@ -11,13 +11,14 @@ scatter only move bits, so they are specialised on the item size, not the dtype.
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 
 from ... import dtypes as _dt
 from .casting import kernel_array
 from .pointwise import GRAIN, load_generated_module
-from ...runtime.cpu import streams as _streams
+from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import host_sync
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
@@ -34,31 +35,8 @@ from numba import njit, prange
 
 """
 
-# Offsets of a strided block (C order), and the gather / scatter loops over pre x adv x post.
+# The gather / scatter loops over pre x adv x post.
 _MOVE_SOURCE = _COMMON + """
-@njit(cache=True, nogil=True, error_model='numpy')
-def strided_offsets(shape, strides, out):
-    n = out.size
-    nd = shape.size
-    if n == 0:
-        return
-    if nd == 0:
-        out[0] = 0
-        return
-    last = shape[nd - 1]
-    ls = strides[nd - 1]
-    for o in range(n // last):
-        rem = o
-        base = 0
-        for d in range(nd - 2, -1, -1):
-            sz = shape[d]
-            base += (rem % sz) * strides[d]
-            rem //= sz
-        k = o * last
-        for i in range(last):
-            out[k + i] = base + i * ls
-
-
 @njit(cache=True, nogil=True, error_model='numpy')
 def gather_serial(out, src, pre, adv, post):
     B = adv.size
@@ -346,12 +324,26 @@ def _i64(values):
 
 
 def _offsets(shape, strides):
-    n = 1
-    for s in shape:
-        n *= s
-    out = np.empty(n, np.int64)
-    _move_module().strided_offsets(_i64(shape), _i64(strides), out)
-    return out
+    """Element offsets of a strided block, C order (NumPy: pre / post blocks are small, and a
+    kernel compile for them costs more than they ever take)."""
+    out = np.zeros((), np.int64)
+    for size, stride in zip(shape, strides):
+        out = out[..., None] + np.arange(size, dtype=np.int64) * stride
+    return out.reshape(-1)
+
+
+def _ready(serial, parallel, args, work):
+    """Whether the parallel kernel should run now (cores.parallel_ready: it compiles in the
+    background once the combination is used for real work; the serial one serves before)."""
+    if cores.threads() < 2:
+        return False
+    tw = _pairs.get((serial, parallel))
+    if tw is None:
+        tw = _pairs[(serial, parallel)] = SimpleNamespace(serial=serial, parallel=parallel)
+    return cores.parallel_ready(tw, args, work)
+
+
+_pairs: dict = {}
 
 
 def _advanced_offsets(plan):
@@ -367,12 +359,16 @@ def _advanced_offsets(plan):
         adv.fill(plan.base_offset)
         return adv
     bshape = _i64(plan.index_shape)
-    parallel = n >= GRAIN
     for k, ix in enumerate(plan.indices):
         t = ix.tensor
-        mod = _offsets_module(t._dtype, parallel)
-        bad = mod.index_offsets(adv, kernel_array(t), t._offset, bshape, _i64(t._strides),
-                                ix.size, ix.stride, plan.base_offset, k == 0, CHUNK)
+        args = (adv, kernel_array(t), t._offset, bshape, _i64(t._strides), ix.size, ix.stride,
+                plan.base_offset, k == 0, CHUNK)
+        ser = _offsets_module(t._dtype, False).index_offsets
+        fn = ser
+        if n >= GRAIN:
+            par = _offsets_module(t._dtype, True).index_offsets
+            fn = par if _ready(ser, par, args, n) else ser
+        bad = fn(*args)
         if bad >= 0:
             plan.raise_out_of_bounds(k, int(bad))
     return adv
@@ -394,7 +390,7 @@ def _direct_module(parallel):
 def index(plan, out):
     """CPU 'index' stub: out (contiguous, plan.out_shape) <- plan.src at the planned offsets."""
     host_sync()  # bounds are checked on the host: run in stream order, inline
-    parallel = out._numel >= GRAIN
+    big = out._numel >= GRAIN
     dst, src = _raw(out)[out._offset:out._offset + out._numel], _raw(plan.src)
     ix = plan.indices[0] if len(plan.indices) == 1 and plan.offsets is None else None
     if ix is not None and ix.tensor._dtype in (_dt.int64, _dt.int32) and \
@@ -406,9 +402,13 @@ def index(plan, out):
         if pre.size * post.size == 0:
             _advanced_offsets(plan)  # nothing to copy, but indices are still checked
             return out
-        bad = _direct_module(parallel).gather_direct(
-            dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
-            plan.base_offset, pre, post, CHUNK)
+        args = (dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
+                plan.base_offset, pre, post, CHUNK)
+        fn = _direct_module(False).gather_direct
+        if big:
+            par = _direct_module(True).gather_direct
+            fn = par if _ready(fn, par, args, out._numel) else fn
+        bad = fn(*args)
         if bad >= 0:
             plan.raise_out_of_bounds(0, int(bad))
         return out
@@ -416,8 +416,13 @@ def index(plan, out):
     if out._numel == 0:
         return out
     mod = _move_module()
-    if parallel:
+    if big and _ready(mod.gather_serial, mod.gather_parallel,
+                      (dst, src, pre, adv, post, CHUNK), out._numel):
         mod.gather_parallel(dst, src, pre, adv, post, CHUNK)
+    elif pre.size == 1 and post.size == 1:
+        # one run of checked offsets (x[mask], x[idx] of other index kinds): NumPy's take
+        # (no kernel to compile; 'clip' is a no-op on valid offsets and writes out directly)
+        np.take(src, adv + (pre[0] + post[0]), out=dst, mode="clip")
     else:
         mod.gather_serial(dst, src, pre, adv, post)
     return out
@@ -434,10 +439,12 @@ def index_put(plan, values):
     mod = _move_module()
     val = _raw(values)[values._offset:values._offset + values._numel]
     vstep = 0 if values._numel == 1 else 1
-    if numel >= GRAIN and max(pre.size, post.size) > 1:
-        mod.scatter_parallel(_raw(plan.src), val, vstep, pre, adv, post)
+    args = (_raw(plan.src), val, vstep, pre, adv, post)
+    if numel >= GRAIN and max(pre.size, post.size) > 1 and \
+            _ready(mod.scatter_serial, mod.scatter_parallel, args, numel):
+        mod.scatter_parallel(*args)
     else:
-        mod.scatter_serial(_raw(plan.src), val, vstep, pre, adv, post)
+        mod.scatter_serial(*args)
 
 
 def nonzero(x, offset_strides=None, base=0):
@@ -450,14 +457,20 @@ def nonzero(x, offset_strides=None, base=0):
     nd = x.ndim
     n = x._numel
     nchunks = (n + CHUNK - 1) // CHUNK
-    mod = _nonzero_module(x._dtype, n >= GRAIN)
     arr = kernel_array(x)
     shape, strides = _i64(x._shape), _i64(x._strides)
     ostrides = _i64(offset_strides if offset_strides is not None else (0,) * nd)
     starts = np.zeros(max(nchunks, 1), np.int64)
     out2, out1 = np.empty((nd, 1), np.int64), np.empty(1, np.int64)
-    mod.nonzero_pass(arr, x._offset, shape, strides, CHUNK, starts, 0, 0, out2, out1, ostrides,
-                     base)
+    args = (arr, x._offset, shape, strides, CHUNK, starts, 0, 0, out2, out1, ostrides, base)
+    ser = _nonzero_module(x._dtype, False)
+    mod = ser
+    if n >= GRAIN:
+        par = _nonzero_module(x._dtype, True)
+        mod = par if _ready(ser.nonzero_pass, par.nonzero_pass, args, n) else ser
+    if mod is ser and x.is_contiguous():
+        return _nonzero_numpy(x, arr, offset_strides, base)
+    mod.nonzero_pass(*args)
     # Per-chunk counts -> each chunk's first output position (exclusive prefix sum).
     total = 0
     for c in range(nchunks):
@@ -478,6 +491,34 @@ def nonzero(x, offset_strides=None, base=0):
         mod.nonzero_pass(arr, x._offset, shape, strides, CHUNK, starts, total, mode, out2,
                          out1, ostrides, base)
     return out
+
+
+def _nonzero_numpy(x, arr, offset_strides, base):
+    """nonzero() of a contiguous tensor through NumPy's nonzero (what the serial kernel
+    computes, without a kernel to compile); the same result layout."""
+    from ...factories import empty
+    nd = x.ndim
+    v = arr[x._offset:x._offset + x._numel].reshape(x._shape)
+    if x._dtype.itemsize == 2 and x._dtype.kind == "f":
+        v = (v & np.uint16(0x7fff)) != 0  # raw half bits: any bit but the sign is nonzero
+    idx = np.nonzero(v)
+    total = idx[0].size
+    if offset_strides is None:
+        buf = empty((nd, total + 1), dtype=_dt.int64, device=x.device)
+        out2 = buf._storage.typed(np.int64)[:nd * (total + 1)].reshape(nd, total + 1)
+        for d in range(nd):
+            out2[d, :total] = idx[d]
+        return buf._view((nd, total), (total + 1, 1), 0)
+    buf = empty((total + 1,), dtype=_dt.int64, device=x.device)
+    out1 = buf._storage.typed(np.int64)[:total + 1]
+    if total:
+        o = out1[:total]
+        np.multiply(idx[0], offset_strides[0], out=o)
+        for d in range(1, nd):
+            o += idx[d] * offset_strides[d]
+        if base:
+            o += base
+    return buf._view((total,), (1,), 0)
 
 
 # ---- small-call fast path (indexing.getitem) ----------------------------------------------------

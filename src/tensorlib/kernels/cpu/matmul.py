@@ -201,7 +201,8 @@ def _numba_matmul(a, b, out):
     np_t = _STORAGE[dtype]
     arrays = (a._storage.typed(np_t), b._storage.typed(np_t), out._storage.typed(np_t))
     work = out._numel * a.shape[-1]
-    fn = mod.parallel if work >= PARALLEL_WORK and cores.parallel_ready(mod) else mod.serial
+    fn = mod.parallel if work >= PARALLEL_WORK and cores.parallel_ready(mod, work=work) \
+        else mod.serial
     launch(fn, "matmul", out, (a, b), _meta(a, b, out), *arrays)
 
 

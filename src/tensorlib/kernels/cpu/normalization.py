@@ -36,6 +36,7 @@ from .pointwise import load_generated_module
 __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "PAR_GRAIN"]
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
+ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
 _CHUNKS_PER_THREAD = 4
 
 _lock = threading.Lock()
@@ -85,7 +86,9 @@ def vexp32(x):
 def row_max(buf):
     # nan-ignoring max (a nan still reaches the sum); 16 lanes so the loop vectorizes
     n = buf.shape[0]
-    lanes = np.full(16, -np.inf, buf.dtype)
+    lanes = np.empty(16, buf.dtype)
+    for j in range(16):
+        lanes[j] = -np.inf
     nb = n // 16
     for blk in range(nb):
         for j in range(16):
@@ -164,6 +167,41 @@ def KNAME(meta, out, inp, w, b, eps):
                     out[np.uint64(qo + i * oc)] = store(FINAL)
 """
 
+# The serial loop for rows contiguous in the input and the output (column stride 1 both): the
+# general kernel's branches for exactly that layout (bit for bit its results), a smaller kernel
+# to compile for a first call.
+_ROWS_KERNEL = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def serial_rows(meta, out, inp, w, b, eps):
+    n1 = meta[1]
+    n = meta[2]
+    xo = meta[3]
+    xs0 = meta[4]
+    xs1 = meta[5]
+    oo = meta[7]
+    os0 = meta[8]
+    os1 = meta[9]
+    nrows = meta[0] * n1
+    buf = np.empty(0 if DIRECT else n, ACCT)
+    tmp = np.empty(n if TMP else 0, ACCT)
+    for r in range(nrows):
+        i0 = r // n1
+        i1 = r - i0 * n1
+        qx = xo + i0 * xs0 + i1 * xs1
+        qo = oo + i0 * os0 + i1 * os1
+        if DIRECT:
+            src = inp[qx:qx + n]
+        else:
+            seg = inp[qx:qx + n]
+            for i in range(n):
+                buf[i] = load(seg[i])
+            src = buf
+@BODY
+        dst = out[qo:qo + n]
+        for i in range(n):
+            dst[i] = store(FINAL)
+"""
+
 # Row bodies: turn buf into values that FINAL (an expression of buf[i]) maps to the result.
 _BODIES = {
     "softmax": ("""\
@@ -213,6 +251,11 @@ def _source(op, in_dt, acc, out_dt):
              .replace("TMP", "False" if op == "layer_norm" else "True")
              .replace("DIRECT", str(in_dt is acc)))
         src += "\n" + k.replace("ACCT", _np_type(acc))
+    k = (_ROWS_KERNEL.replace("@BODY\n", body.replace("\n            ", "\n        ")
+                              .replace("            ", "        ", 1))
+         .replace("FINAL", final).replace("TMP", "False" if op == "layer_norm" else "True")
+         .replace("DIRECT", str(in_dt is acc)))
+    src += "\n" + k.replace("ACCT", _np_type(acc))
     return src
 
 
@@ -238,8 +281,7 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
     mod = _module(op, x._dtype, acc, out._dtype)
     nrows = rows.n0 * rows.n1
     nthreads = cores.threads()
-    parallel = nthreads > 1 and nrows > 1 and nrows * rows.n >= PAR_GRAIN and \
-        cores.parallel_ready(mod)
+    parallel = nthreads > 1 and nrows > 1 and nrows * rows.n >= PAR_GRAIN
     nchunk = min(nrows, nthreads * _CHUNKS_PER_THREAD) if parallel else 1
     meta = np.array([rows.n0, rows.n1, rows.n, rows.x_offset, rows.x_s0, rows.x_s1, rows.x_col,
                      rows.out_offset, rows.out_s0, rows.out_s1, rows.out_col, nchunk], np.int64)
@@ -250,8 +292,18 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         ba = kernel_array(b)[b._offset:] if b is not None else _constant(acc, rows.n, 0)
     else:
         wa = ba = _constant(acc, 0, 0)
-    launch(mod.parallel if parallel else mod.serial, op, out, (x, w, b), meta,
-           kernel_array(out), kernel_array(x), wa, ba, float(eps))
+    args = (meta, kernel_array(out), kernel_array(x), wa, ba, float(eps))
+    if parallel and cores.parallel_ready(mod, args, nrows * rows.n):
+        fn = mod.parallel
+    elif ROWS_KERNEL and rows.x_col == 1 and rows.out_col == 1:
+        if parallel:
+            meta[11] = 1  # (nchunk: the serial kernels run one chunk)
+        fn = mod.serial_rows
+    else:
+        if parallel:
+            meta[11] = 1
+        fn = mod.serial
+    launch(fn, op, out, (x, w, b), *args)
 
 
 def softmax_kernel(out, x, rows, acc):

@@ -233,8 +233,63 @@ def run_pointwise(it, info, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
-    fn = mod.parallel if it.numel >= GRAIN and cores.parallel_ready(mod) else mod.serial
+    numel = it.numel
+    if numel >= GRAIN and cores.parallel_ready(mod, (meta, *arrays, *values), numel):
+        fn = mod.parallel
+    else:
+        plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
+        if plan is not None:
+            # Dense operands: the flat loop (the dense fast path's, compiled once for both;
+            # much smaller than the strided loop nest, so a cold first call compiles faster).
+            fkinds, fdtypes, args = plan
+            flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
+            _launch(flat, info.name, out, ops, numel, *args)
+            return
+        fn = mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
+
+
+def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):
+    """(kinds, dtypes, arguments after n) of the flat loop for a call whose tensor operands are
+    all dense over one coalesced dim, or None. A tensor operand broadcast from one element
+    (stride 0; e.g. a 0-d result of a reduction) of the compute dtype becomes a value operand
+    when no stream or profiler is in use (read now, as the kernel would read it: that is the
+    Python-scalar operand's loop, shared with ``x op 2.0``)."""
+    if len(lay.shape) != 1:
+        return None
+    strides, offsets = lay.strides, lay.offsets
+    if strides[0][0] != 1:
+        return None
+    out = ops[0]
+    fkinds, fdtypes = [], []
+    addrs = [out._storage._ptr + offsets[0] * out._dtype.itemsize]
+    vals = []
+    vi = ti = 0
+    for name, kind, dt, x in zip(info.tensor_args, kinds, dtypes, ops[1:]):
+        if kind == "S":
+            if name in info.bool_args:
+                return None  # the flat entry point takes compute-dtype values
+            fkinds.append("S")
+            fdtypes.append(None)
+            vals.append(values[vi])
+            vi += 1
+            continue
+        ti += 1
+        st = strides[ti][0]
+        if st == 1:
+            fkinds.append("T")
+            fdtypes.append(dt)
+            addrs.append(x._storage._ptr + offsets[ti] * dt.itemsize)
+        elif (st == 0 and dt is compute and name not in info.bool_args
+              and not _streams._slow and not (dt.itemsize == 2 and dt.kind == "f")):
+            fkinds.append("S")
+            fdtypes.append(None)
+            vals.append(arrays[ti][offsets[ti]])
+        else:
+            return None
+    if "T" not in fkinds:
+        return None
+    return "".join(fkinds), tuple(fdtypes), addrs + vals + values[vi:]
 
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}

@@ -200,8 +200,8 @@ def _threads():
 def _run(mod, out, n, seed, block, a, b):
     arr = kernel_array(out)
     seg = arr[out._offset:out._offset + n]
-    fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 and cores.parallel_ready(mod) \
-        else mod.serial
+    fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 and \
+        cores.parallel_ready(mod, work=n) else mod.serial
     launch(fn, "random", out, (), seg, n, np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32),
            np.uint64(block & 0xFFFFFFFFFFFFFFFF), a, b)
 
@@ -387,8 +387,8 @@ def bernoulli_kernel(out, probs, p, seed, block):
 
     mod = _module(("bernoulli", pdt, dt), "rand_bernoulli", source)
     seg = kernel_array(out)[out._offset:out._offset + n]
-    fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 and cores.parallel_ready(mod) \
-        else mod.serial
+    fn = mod.parallel if n >= PAR_GRAIN and _threads() > 1 and \
+        cores.parallel_ready(mod, work=n) else mod.serial
     launch(fn, "bernoulli", out, (probs,), seg, n, np.uint64(seed & 0xFFFFFFFF),
            np.uint64(seed >> 32), np.uint64(block & 0xFFFFFFFFFFFFFFFF), parr, ps)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -40,6 +41,7 @@ BLOCK = 1024          # elements per vectorized block of an inner reduction
 FAN = 256             # blocks summed into the first cascade level before spilling
 PAR_GRAIN = 1 << 16   # below this many input elements threads cost more than they save
 TILE_BYTES = 16384    # outer mode: accumulator tile per work item (fits L1)
+ROWS_KERNEL = True    # contiguous-row reductions use serial_rows (tests compare with False)
 
 _lock = threading.Lock()
 _mods: dict = {}
@@ -93,8 +95,34 @@ def _get_module(key, prefix, make_source):
             mod = _mods.get(key)
             if mod is None:
                 mod = load_generated_module(prefix, make_source())
+                if hasattr(mod, "serial_inner"):
+                    # (serial, parallel) twins per mode, for cores.parallel_ready
+                    mod.inner = SimpleNamespace(serial=mod.serial_inner,
+                                                parallel=mod.parallel_inner)
+                    mod.outer = SimpleNamespace(serial=mod.serial_outer,
+                                                parallel=mod.parallel_outer)
                 _mods[key] = mod
     return mod
+
+
+def _split_modes(func_src: str, name: str) -> str:
+    """A kernel of the form ``<head> if inner: <A> else: <B>`` (both branches running to the
+    function's end) as two functions ``<name>_inner`` (head + A) and ``<name>_outer`` (head +
+    B): a call compiles only the mode it uses (half the code: a cold first call compiles
+    about twice as fast)."""
+    lines = func_src.rstrip("\n").split("\n")
+    i = lines.index("    if inner:")
+    j = lines.index("    else:", i)
+    head = lines[:i]
+
+    def dedent(block):
+        return [ln[4:] if ln.startswith("    ") else ln for ln in block]
+
+    out = []
+    for mode, body in (("inner", lines[i + 1:j]), ("outer", lines[j + 1:])):
+        fn = [ln.replace(f"def {name}(", f"def {name}_{mode}(") for ln in head]
+        out.append("\n".join(fn + dedent(body)) + "\n")
+    return "\n\n".join(out)
 
 
 def _even_split(nwork, nthreads):
@@ -306,6 +334,41 @@ def KNAME(meta, out, aux, inp, div):
 @STORE_OUTER
 """
 
+# Inner mode over contiguous rows (in stride 1 along dim 0), no reduced outer dims, at most one
+# kept dim: sum(x), sum(x, axis=-1) of C-order x, ... The loop of serial_inner for exactly these
+# layouts (the same blocks and cascade: bit for bit its result), without the general layout
+# decoding: a smaller kernel, so a first call compiles faster.
+_ROWS_SRC = """
+@KERNELJIT
+def serial_rows(meta, out, aux, inp, div):
+    n0 = meta[1]
+    nk = meta[8]
+    po = meta[5]
+    pa = meta[6]
+    pi = meta[7]
+    nkept = meta[12] if nk else 1
+    so = meta[13] if nk else 0
+    sa = meta[14] if nk else 0
+    si = meta[15] if nk else 0
+    for j in range(nkept):
+@MEAN_ROWS
+        q = pi + j * si
+        l1 = INIT
+        l2 = INIT
+        cnt = 0
+        i = 0
+        while i < n0:
+            nb = min(BLOCKN, n0 - i)
+            l1 = comb(l1, block(inp, q + i, 1, nb@M))
+            cnt += 1
+            if cnt == FANN:
+                l2 = comb(l2, l1)
+                l1 = INIT
+                cnt = 0
+            i += nb
+        out[po + j * so] = fin(comb(l2, l1), div)
+"""
+
 _STORE_INNER_SERIAL = """\
             out[po] = fin(acc, div)"""
 _STORE_INNER_PAR = """\
@@ -412,11 +475,17 @@ class _ValueSpec:
                                 if has_aux else ""),
                 "AUXT": _np_type(self.aux_dt) if has_aux else acct,
             })
-            src += "\n" + _fill(_VALUE_SRC, rep)
+            src += "\n" + _split_modes(_fill(_VALUE_SRC, rep), fname)
+        rep.update({"@KERNELJIT": _njit(),
+                    "@MEAN_ROWS": "        m = aux[pa + j * sa]" if has_aux else ""})
+        src += "\n" + _fill(_ROWS_SRC, rep)
         return src
 
 
-def _value_meta(it, acc_itemsize, mod):
+_META_SAMPLE = np.empty(0, np.int64)  # a meta array's type, for cores.parallel_ready
+
+
+def _value_meta(it, acc_itemsize, mod, arrays=None):
     """Packs the reduction layout for the value kernels; returns (meta, parallel).
 
     meta: inner, n0, out/aux/in stride of dim 0, out/aux/in offsets, #kept dims, #reduced
@@ -433,7 +502,12 @@ def _value_meta(it, acc_itemsize, mod):
     nkept = math.prod(shape[d] for d in kept)
     nrows = math.prod(shape[d] for d in red)
     nthreads = _threads()
-    parallel = nthreads > 1 and n0 * nkept * nrows >= PAR_GRAIN and cores.parallel_ready(mod)
+    work = n0 * nkept * nrows
+    twins = mod.inner if inner else mod.outer
+    # (the argument types for a background compile: serial_rows may serve the calls before,
+    # so the serial twin's signature may not be known)
+    parallel = nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(
+        twins, arrays and (_META_SAMPLE, *arrays, np.float64(1.0)), work)
     nsplit, tile = 1, 1
     if inner:
         if parallel:
@@ -449,21 +523,27 @@ def _value_meta(it, acc_itemsize, mod):
     meta += [shape[d] for d in kept] + [out_s[d] for d in kept] + [aux_s[d] for d in kept]
     meta += [in_s[d] for d in kept]
     meta += [shape[d] for d in red] + [in_s[d] for d in red]
-    return np.array(meta, np.int64), parallel
+    if parallel:
+        fn = twins.parallel
+    elif ROWS_KERNEL and inner and in_s[0] == 1 and not red and len(kept) <= 1:
+        fn = mod.serial_rows  # (results bit for bit serial_inner's)
+    else:
+        fn = twins.serial
+    return np.array(meta, np.int64), fn, parallel
 
 
 def _threads():
     return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
-def _run_value(it, spec, div=1.0):
+def _run_value(it, spec, div=1.0, name=None):
     mod = _get_module(spec.key(), f"red_{spec.op}", spec.source)
-    meta, parallel = _value_meta(it, spec.acc_dt.itemsize, mod)
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = kernel_array(it.operands[-1])
-    fn = mod.parallel if parallel else mod.serial
-    launch(fn, spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp, np.float64(div))
+    meta, fn, parallel = _value_meta(it, spec.acc_dt.itemsize, mod, (out, aux, inp))
+    launch(fn, name or spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp,
+           np.float64(div))
     if _cap.on:
         _captured(it.operands[0], it.operands[-1], "value", fn, parallel or it.naux, meta, div)
 
@@ -484,11 +564,23 @@ def _extreme(acc, op):
 def _sum_like(it, op):
     acc = it.compute_dtype
     in_dt = it.operands[-1]._dtype
+    if op == "sum" and acc.kind in "fc":
+        _run_value(it, _float_sum_spec(in_dt, acc, it.operands[0]._dtype), 1.0, "sum")
+        return
     spec = _ValueSpec(op, in_dt, acc, acc, it.operands[0]._dtype,
                       init=_lit(acc, 0 if op == "sum" else 1),
                       comb="a + b" if op == "sum" else "a * b",
                       reassoc=op == "sum" and acc.kind in "fc")
     _run_value(it, spec)
+
+
+def _float_sum_spec(in_dt, acc, out_dt):
+    """The float / complex sum of sum and mean (one compiled module for both): the sum divided
+    by ``div`` in float64 / complex128, then cast to the output dtype. sum passes div = 1.0,
+    an exact no-op (an acc value is exact in the wider type and converts back unchanged)."""
+    return _ValueSpec("sum", in_dt, acc, acc, out_dt, init=_lit(acc, 0), comb="a + b",
+                      fin="acc / div", fin_dt=_dt.complex128 if acc.kind == "c" else _dt.float64,
+                      reassoc=True)
 
 
 def sum_kernel(it):
@@ -504,10 +596,13 @@ def mean_kernel(it):
     """Sum in the compute dtype, divided by the count in float64 (as NumPy's true_divide by an
     intp count does), then cast to the output dtype."""
     acc = it.compute_dtype
-    spec = _ValueSpec("mean", it.operands[-1]._dtype, acc, acc, it.operands[0]._dtype,
-                      init=_lit(acc, 0), comb="a + b", fin="acc / div",
-                      fin_dt=_dt.complex128 if acc.kind == "c" else _dt.float64, reassoc=True)
-    _run_value(it, spec, float(it.reduced_numel))
+    if acc.kind in "fc":
+        spec = _float_sum_spec(it.operands[-1]._dtype, acc, it.operands[0]._dtype)
+    else:
+        spec = _ValueSpec("mean", it.operands[-1]._dtype, acc, acc, it.operands[0]._dtype,
+                          init=_lit(acc, 0), comb="a + b", fin="acc / div",
+                          fin_dt=_dt.float64, reassoc=True)
+    _run_value(it, spec, float(it.reduced_numel), "mean")
 
 
 def _minmax(it, op):
@@ -648,6 +743,27 @@ def KNAME(meta, out, inp):
 """
 
 
+# Inner mode over contiguous rows, no reduced outer dims, at most one kept dim (argmax(x),
+# argmax(x, axis=-1) of C-order x): serial_inner's loop for exactly these layouts.
+_ARG_ROWS_SRC = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def serial_rows(meta, out, inp):
+    n0 = meta[1]
+    nk = meta[6]
+    po = meta[4]
+    pi = meta[5]
+    nkept = meta[9] if nk else 1
+    so = meta[10] if nk else 0
+    si = meta[11] if nk else 0
+    for j in range(nkept):
+        q = pi + j * si
+        best = INIT
+        bi = 0
+        row = inp[q:q + n0]
+@ARGROW
+        out[po + j * so] = STORE_BI
+"""
+
 _ARG_ROW_SCALAR = """\
                 for i in range(n0):
                     v = load(row[i])
@@ -726,13 +842,17 @@ def _arg_reduce(it, op):
         if by_bits:
             src += _fill(_ARG_BITS_SRC, _bit_keys(in_dt, op[3:]))
         for fname, par in (("serial", False), ("parallel", True)):
-            src += "\n" + _fill(_ARG_SRC, {
+            src += "\n" + _split_modes(_fill(_ARG_SRC, {
                 "@ARGROW": _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR,
                 "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
                 "RANGE": "prange" if par else "range", "INIT": _extreme(acc, op[3:]),
                 "ACCT": _np_type(acc),
                 "STORE_BIDX": cast_code(_dt.int64, out_dt, "bidx[i]"),
-                "STORE_BI": cast_code(_dt.int64, out_dt, "np.int64(bi)")})
+                "STORE_BI": cast_code(_dt.int64, out_dt, "np.int64(bi)")}), fname)
+        body = _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR
+        row = _ARG_ROWS_SRC.replace("@ARGROW", "\n".join(ln[8:] for ln in body.split("\n")))
+        src += "\n" + _fill(row, {"INIT": _extreme(acc, op[3:]), "STORE_BI": cast_code(
+            _dt.int64, out_dt, "np.int64(bi)")})
         return src
 
     mod = _get_module(("arg", op, in_dt, acc, out_dt), f"red_{op}", source)
@@ -745,16 +865,24 @@ def _arg_reduce(it, op):
     assert len(red) <= (0 if inner else 1), "argmax/argmin reduce a single dim"
     nkept = math.prod(shape[d] for d in kept)
     nthreads = _threads()
-    parallel = nthreads > 1 and math.prod(shape) >= PAR_GRAIN and cores.parallel_ready(mod)
+    work = math.prod(shape)
+    twins = mod.inner if inner else mod.outer
+    out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[-1])
+    parallel = nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(
+        twins, (_META_SAMPLE, out_a, in_a), work)
     tile = 1 if inner else _tile_for(shape[0], nkept, nthreads, parallel, acc.itemsize)
     meta = [int(inner), shape[0], out_s[0], in_s[0], lay.offsets[0], lay.offsets[-1],
             len(kept), len(red), tile]
     meta += [shape[d] for d in kept] + [out_s[d] for d in kept] + [in_s[d] for d in kept]
     meta += [shape[d] for d in red] + [in_s[d] for d in red]
-    fn = mod.parallel if parallel else mod.serial
+    if parallel:
+        fn = twins.parallel
+    elif ROWS_KERNEL and inner and in_s[0] == 1 and len(kept) <= 1:
+        fn = mod.serial_rows
+    else:
+        fn = twins.serial
     meta = np.array(meta, np.int64)
-    launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
-           kernel_array(it.operands[-1]))
+    launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
         _captured(it.operands[0], it.operands[-1], "arg", fn, parallel, meta, None)
 
@@ -952,7 +1080,8 @@ def _scan(it, n, out_stride, in_stride, op):
     lay = it.layout()
     shape = lay.shape
     nthreads = _threads()
-    parallel = nthreads > 1 and n * math.prod(shape) >= PAR_GRAIN and cores.parallel_ready(mod)
+    work = n * math.prod(shape)
+    parallel = nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(mod, work=work)
     # Outer mode when another dim is closer together in the input than the scan axis: then
     # rows of that dim are scanned together (vectorizes, reads memory in order).
     inner = shape[0] == 1 or abs(in_stride) <= abs(lay.strides[1][0])

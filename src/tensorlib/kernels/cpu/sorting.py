@@ -32,6 +32,7 @@ Each (key width, kind) gets a generated module in the kernel cache dir.
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -440,7 +441,8 @@ def sort_bucket(a, kb, out, base, r, dm, cnt, vals):
     m = a.size
     if r == 0 or m <= 1:
         if vals:
-            out[:] = a
+            for i in range(m):
+                out[i] = a[i]
         else:
             keys_out(a, out, dm)
         return
@@ -456,8 +458,9 @@ def sort_bucket(a, kb, out, base, r, dm, cnt, vals):
 DISPATCH
 
 
-@njit(nogil=True, error_model='numpy')
+@njit(cache=True, nogil=True, error_model='numpy')
 def vrow(src, out, ka, kb, cnt, desc):
+    # returns the number of nan / -0.0 (then fix_special must run on the row)
     # one row (short: its keys stay in cache): keys + digit counts + nan / -0.0 + sortedness
     # in one read, LSD passes over the byte digits that vary, values written by the last pass
     n = src.size
@@ -482,8 +485,9 @@ ZERO8
             ka[i] = KT(k)
 HIST8
         if nd == 0:
-            out[:] = src   # already in order: a stable sort leaves it as it is
-            return
+            for i in range(n):
+                out[i] = src[i]   # already in order: a stable sort leaves it as it is
+            return ns
         s = ka[:n]
         t = kb[:n]
         for ps in range(NPASS):
@@ -494,27 +498,40 @@ HIST8
             vpass(s, t, np.uint64(0), np.uint64(8 * ps), U255, c)
             s, t = t, s
         keys_out(s, out, dm)   # one sequential write of the values
-    if ns:
-        fix_special(src, out, desc)
+    return ns   # nan / -0.0 seen: the caller runs fix_rows
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
 def vrows_serial(src, out, rows, n, desc):
+    # returns how many rows hold nan / -0.0 (the caller then runs fix_rows: compiled only
+    # when some data has them)
     ka = np.empty(n, KT)
     kb = np.empty(n, KT)
     cnt = np.empty((NPASS, 256), np.int64)
+    special = 0
     for r in range(rows):
-        vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc)
+        if vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc):
+            special += 1
+    return special
 
 
 @njit(cache=True, nogil=True, error_model='numpy', parallel=True)
 def vrows_parallel(src, out, rows, n, nch, desc):
+    special = 0
     for c in prange(nch):
         ka = np.empty(n, KT)
         kb = np.empty(n, KT)
         cnt = np.empty((NPASS, 256), np.int64)
         for r in range(rows * c // nch, rows * (c + 1) // nch):
-            vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc)
+            if vrow(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], ka, kb, cnt, desc):
+                special += 1
+    return special
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def fix_rows(src, out, rows, n, desc):
+    for r in range(rows):
+        fix_special(src[r * n:(r + 1) * n], out[r * n:(r + 1) * n], desc)
 
 
 @njit(nogil=True, error_model='numpy')
@@ -647,7 +664,8 @@ def vlong_exact(src, out, a, desc, nch, target):
         nd += k1 < k0
         nna += k1 >= k0
     if nd == 0:
-        out[:] = src   # already in order (this includes all keys equal)
+        for i in range(n):
+            out[i] = src[i]   # already in order (this includes all keys equal)
         return
     if nna == 0:
         for i in range(n):   # strictly decreasing: no ties, so reversing is the stable sort
@@ -735,7 +753,8 @@ def vlong(src, out, a, desc, nch, target):
     while i < n and (tokey(src[i]) ^ dm) >= (tokey(src[i - 1]) ^ dm):
         i += 1
     if i == n:
-        out[:] = src   # a stable sort leaves it as it is
+        for i in range(n):
+            out[i] = src[i]   # a stable sort leaves it as it is
         return 0
     if i == 1:
         while i < n and (tokey(src[i]) ^ dm) < (tokey(src[i - 1]) ^ dm):
@@ -856,6 +875,18 @@ def _threads():
     return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
+def _twins(mod, serial, parallel):
+    """(serial, parallel) kernels of ``mod`` for cores.parallel_ready: a parallel kernel
+    compiles in the background once its combination is used for real work; the serial one
+    (cheaper to compile) serves meanwhile."""
+    key = (serial, parallel)
+    tw = mod.__dict__.get("_twins", {}).get(key)
+    if tw is None:
+        tw = SimpleNamespace(serial=getattr(mod, serial), parallel=getattr(mod, parallel))
+        mod.__dict__.setdefault("_twins", {})[key] = tw
+    return tw
+
+
 def _scratch(n, np_dtype, keep):
     """n elements of np_dtype from the caching host allocator (fresh NumPy buffers would pay
     page faults on every call); ``keep`` holds the Storage until the caller is done."""
@@ -938,11 +969,12 @@ def sort_kernel(src, values, indices, descending):
     if values is not None:
         _sort_values(mod, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
-    variant = "parallel" if big else "serial"
+    variant = "parallel" if big and cores.parallel_ready(
+        _twins(mod, "prepare_serial", "prepare_parallel"), work=total) else "serial"
     keep = []
     keys = _scratch(total, raw.dtype, keep)
     pay = kernel_array(indices)[indices._offset:indices._offset + total]
-    if n >= ROW_PAR:
+    if n >= ROW_PAR and variant == "parallel":
         # long rows: prepare into scratch, MSD-scatter into the result buffers
         kd = _scratch(total, keys.dtype, keep)
         ps = _scratch(total, pay.dtype, keep)
@@ -952,8 +984,10 @@ def sort_kernel(src, values, indices, descending):
             _sort_long_row(mod, keys[sl], ps[sl], kd[sl], pay[sl], raw.dtype.itemsize)
     else:
         getattr(mod, "prepare_" + variant)(raw, keys, pay, n, desc)
-        if big and rows > 1:
-            mod.rows_parallel(keys, pay, rows, n, min(rows, 8 * nthreads))
+        nch = min(rows, 8 * nthreads)
+        if big and rows > 1 and cores.parallel_ready(
+                _twins(mod, "rows_serial", "rows_parallel"), (keys, pay, rows, n, nch), total):
+            mod.rows_parallel(keys, pay, rows, n, nch)
         else:
             mod.rows_serial(keys, pay, rows, n)
 
@@ -963,7 +997,10 @@ def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
     all threads (MSD buckets, then cache-sized LSD); at least a vector's worth of rows up to
     NET_MAX long by the sorting network, row groups spread over threads; other short rows by
     LSD radix, spread over threads."""
-    if n >= ROW_PAR and nthreads > 1:
+    total = rows * n
+    if n >= ROW_PAR and nthreads > 1 and cores.parallel_ready(
+            _twins(mod, "vrows_serial", "vlong"),
+            (raw[:n], out[:n], out[:n], desc, nthreads, BUCKET_KEYS), total):
         keep = []
         a = _scratch(n, raw.dtype, keep)
         for r in range(rows):
@@ -976,16 +1013,32 @@ def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
             npad *= 2
         g = lanes(raw.dtype.itemsize)
         groups = -(-rows // g)
-        if big and groups > 1:
-            mod.vnet_parallel(raw, out, rows, n, npad, desc, min(groups, 8 * nthreads))
+        nch = min(groups, 8 * nthreads)
+        if big and groups > 1 and cores.parallel_ready(
+                _twins(mod, "net_groups", "vnet_parallel"),
+                (raw, out, rows, n, npad, desc, nch), total):
+            mod.vnet_parallel(raw, out, rows, n, npad, desc, nch)
         else:
             keep = []
             mod.net_groups(raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n,
                            npad, desc)
-    elif big and rows > 1:
-        mod.vrows_parallel(raw, out, rows, n, min(rows, 8 * nthreads), desc)
     else:
-        mod.vrows_serial(raw, out, rows, n, desc)
+        nch = min(rows, 8 * nthreads)
+        if big and rows > 1 and cores.parallel_ready(
+                _twins(mod, "vrows_serial", "vrows_parallel"), (raw, out, rows, n, nch, desc),
+                total):
+            special = mod.vrows_parallel(raw, out, rows, n, nch, desc)
+        elif rows == 1:
+            # one row: vrow itself (no row-loop kernel to compile around it)
+            keep = []
+            kt = raw.dtype
+            special = mod.vrow(raw, out, _scratch(n, kt, keep), _scratch(n, kt, keep),
+                               _scratch(raw.dtype.itemsize * 256, np.int64, keep).reshape(
+                                   raw.dtype.itemsize, 256), desc)
+        else:
+            special = mod.vrows_serial(raw, out, rows, n, desc)
+        if special:
+            mod.fix_rows(raw, out, rows, n, desc)
 
 
 def searchsorted_kernel(x1, x2, sorter, out, right):

@@ -22,12 +22,14 @@ to ~2**-80 (float32) / ~2**-150 (float64) absolute for all finite inputs, huge o
 bit). A Cody-Waite reduction would be ~2x cheaper but needs a fallback above ~2**50, and a
 fallback branch (or a libm call) in the loop body stops vectorization.
 
-Everything here is ``register_jitable(inline="always")``: inlined into the calling kernel in
-Numba's IR (LLVM's inliner refuses bodies this large, and the call left behind keeps the loop
-scalar), and cached with it. No helper branches or calls out; ``fastmath`` stays off (results
-do not depend on compiler reassociation). scalar_math.VECTOR_MATH_DIGEST must be updated after
-an edit here (tests/test_vector_math.py checks it): generated kernels are keyed on
-scalar_math.py's text.
+Everything here is compiled on its own (once per signature, cached on disk) by ``_vjit``, with
+LLVM's ``alwaysinline`` on the compiled function: a kernel calling it links that code and LLVM
+inlines it there (its cost model alone refuses bodies this large, and the call left behind
+keeps the loop scalar), then vectorizes the loop. Inlining in Numba's IR instead re-types the
+whole body inside every kernel: 2-8 s of compile time per kernel. No helper branches or
+calls out; ``fastmath`` stays off (results do not depend on compiler reassociation).
+scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here (tests/test_vector_math.py
+checks it): generated kernels are keyed on scalar_math.py's text.
 
 Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
 patterns): float32 <= 0.51 ulp for all eight functions; float64 exp 0.96, log 0.73, expm1 1.72,
@@ -38,12 +40,38 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, register_jitable
+from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
 
 _JIT = {"error_model": "numpy", "fastmath": False}
-# Inlined in Numba's IR (not left to LLVM's inliner, which gives up on bodies this large and
-# leaves a call that stops the caller's loop from vectorizing).
-_INL = {"error_model": "numpy", "fastmath": False, "inline": "always"}
+
+
+class _AlwaysInline(CPUDispatcher):
+    """A Numba dispatcher whose compiled functions LLVM always inlines into their callers.
+
+    Each helper compiles once per signature (and is cached on disk) on its own; a kernel that
+    calls it links the helper's LLVM module, in which the function carries LLVM's
+    ``alwaysinline`` attribute, so the caller's optimizer inlines it (LLVM's cost model would
+    refuse bodies this large and leave a call that keeps the loop scalar) and vectorizes the
+    loop. Numba's own ``inline='always'`` would splice the helper's IR into every caller and
+    type it again there: seconds of compile time per kernel for sin/cos."""
+
+    def add_overload(self, cres):
+        # Runs for fresh compiles (before the cache saves the library: the attribute is in the
+        # cached linking module too) and for loads from the disk cache.
+        if not cres.objectmode:
+            mod = cres.library._get_module_for_linking()
+            fn = mod.get_function(cres.fndesc.mangled_name)
+            if not any(b"alwaysinline" in a for a in fn.attributes):
+                fn.add_function_attribute("alwaysinline")
+        super().add_overload(cres)
+
+
+def _vjit(fn):
+    disp = _AlwaysInline(py_func=fn, locals={},
+                         targetoptions={"nopython": True, "nogil": True, **_JIT})
+    disp.enable_caching()
+    return disp
 
 
 # --------------------------------------------------------------------------
@@ -95,19 +123,19 @@ _INF = math.inf
 _NAN = math.nan
 
 
-@register_jitable(**_INL)
+@_vjit
 def _pow2(kd):
     """2**k for an integer-valued double k in [-1022, 1023] (no float->int conversion)."""
     u = f64_bits(kd + _SHIFT) + np.uint64(1023)
     return bits_f64(u << np.uint64(52))
 
 
-@register_jitable(**_INL)
+@_vjit
 def _copysign(mag, sgn):
     return bits_f64((f64_bits(mag) & ~_SIGN) | (f64_bits(sgn) & _SIGN))
 
 
-@register_jitable(**_INL)
+@_vjit
 def _flipsign(v, flip):
     """v with its sign bit xor'ed by flip's lowest bit (flip: uint64)."""
     return bits_f64(f64_bits(v) ^ (flip << np.uint64(63)))
@@ -117,7 +145,7 @@ def _flipsign(v, flip):
 # exp / expm1
 # --------------------------------------------------------------------------
 
-@register_jitable(**_INL)
+@_vjit
 def _exp_poly13(r):
     # Taylor series of exp on |r| <= ln2/2 to degree 13 (truncation < 2**-57 relative)
     p = 1.0 / 6227020800.0
@@ -135,7 +163,7 @@ def _exp_poly13(r):
     return p  # exp(r) = 1 + r + r*r*p
 
 
-@register_jitable(**_INL)
+@_vjit
 def exp_f64(x):
     xc = min(max(x, -746.0), 710.0)
     t = fma(xc, _LOG2E, _SHIFT)
@@ -148,7 +176,7 @@ def exp_f64(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def exp_f32(x):
     xd = np.float64(x)
     xc = min(max(xd, -104.0), 90.0)
@@ -169,7 +197,7 @@ def exp_f32(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def _expm1_core(x, lo):
     """expm1 for x already clamped to [lo, 710] (lo <= -40), not nan."""
     t = fma(x, _LOG2E, _SHIFT)
@@ -187,7 +215,7 @@ def _expm1_core(x, lo):
     return res if k != 0.0 else q
 
 
-@register_jitable(**_INL)
+@_vjit
 def expm1_f64(x):
     xc = min(max(x, -40.0), 710.0)
     res = _expm1_core(xc, -40.0)
@@ -195,7 +223,7 @@ def expm1_f64(x):
     return res if (x != 0.0) else x  # keeps -0.0
 
 
-@register_jitable(**_INL)
+@_vjit
 def _expm1_f32core(xd):
     """expm1 of a double in [-20, 90] to ~2**-32 relative."""
     t = fma(xd, _LOG2E, _SHIFT)
@@ -216,7 +244,7 @@ def _expm1_f32core(xd):
     return res if k != 0.0 else q
 
 
-@register_jitable(**_INL)
+@_vjit
 def expm1_f32(x):
     xd = min(max(np.float64(x), -20.0), 90.0)
     res = np.float32(_expm1_f32core(xd))
@@ -238,7 +266,7 @@ _LG7 = 1.479819860511658591e-01
 _SQRT_HALF_OFF = np.uint64(0x3ff0000000000000 - 0x3fe6a09e667f3bcd)
 
 
-@register_jitable(**_INL)
+@_vjit
 def _split(u):
     """(k, z) with x = 2**k z, z in [sqrt(1/2), sqrt(2)), for the bit pattern u of a positive
     normal double (unsigned arithmetic only: AVX2 has no 64-bit arithmetic shift)."""
@@ -248,7 +276,7 @@ def _split(u):
     return k, z
 
 
-@register_jitable(**_INL)
+@_vjit
 def _log_specials(x, res):
     res = res if x != _INF else x
     res = res if x != 0.0 else -_INF
@@ -256,7 +284,7 @@ def _log_specials(x, res):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def log_f64(x):
     sub = x < 2.2250738585072014e-308
     xs = x * 18014398509481984.0 if sub else x             # denormals: scale by 2**54
@@ -275,7 +303,7 @@ def log_f64(x):
     return _log_specials(x, res)
 
 
-@register_jitable(**_INL)
+@_vjit
 def _log_f32core(xd):
     k, z = _split(f64_bits(xd))
     f = z - 1.0
@@ -291,13 +319,13 @@ def _log_f32core(xd):
     return fma(k, _LN2, ls)
 
 
-@register_jitable(**_INL)
+@_vjit
 def log_f32(x):
     xd = np.float64(x)   # float32 denormals are normal doubles
     return np.float32(_log_specials(xd, _log_f32core(xd)))
 
 
-@register_jitable(**_INL)
+@_vjit
 def log1p_f64(x):
     # log1p(x) = log(u) + c/u with u = 1 + x rounded, c = (x - (u - 1)) the rounding error
     # (Goldberg's trick, done with the correction term: exact to ~1 ulp).
@@ -322,7 +350,7 @@ def log1p_f64(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def log1p_f32(x):
     xd = np.float64(x)
     u = 1.0 + xd              # exact for |x| >= 2**-29 ... and for the rest error < 2**-53
@@ -340,7 +368,7 @@ def log1p_f32(x):
 # tanh / sigmoid
 # --------------------------------------------------------------------------
 
-@register_jitable(**_INL)
+@_vjit
 def tanh_f64(x):
     a = min(abs(x), 40.0)
     em = _expm1_core(-2.0 * a, -80.0)      # in (-1, 0]
@@ -349,7 +377,7 @@ def tanh_f64(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def tanh_f32(x):
     a = min(abs(np.float64(x)), 20.0)
     em = _expm1_f32core(-2.0 * a)
@@ -358,7 +386,7 @@ def tanh_f32(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def sigmoid_f64(x):
     # 1 / (1 + exp(-x)) for x >= 0; exp(x) / (1 + exp(x)) for x < 0 (no overflow either way)
     e = exp_f64(-abs(x))
@@ -367,7 +395,7 @@ def sigmoid_f64(x):
     return res if x == x else x
 
 
-@register_jitable(**_INL)
+@_vjit
 def sigmoid_f32(x):
     xd = min(max(np.float64(x), -110.0), 110.0)
     t = fma(-xd, _LOG2E, _SHIFT)
@@ -453,7 +481,7 @@ f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
 bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
 
 
-@register_jitable(**_INL)
+@_vjit
 def _sincos_f32(x, want_cos):
     ux = np.uint64(f32_bits(x))
     ua = ux & np.uint64(0x7fffffff)
@@ -491,12 +519,12 @@ def _sincos_f32(x, want_cos):
 
 
 
-@register_jitable(**_INL)
+@_vjit
 def sin_f32(x):
     return _sincos_f32(x, False)
 
 
-@register_jitable(**_INL)
+@_vjit
 def cos_f32(x):
     return _sincos_f32(x, True)
 
@@ -509,7 +537,7 @@ _PH64 = np.ascontiguousarray(_ph_table(2048, 1075, [-2, 51, 104, 157, 210]).T).r
 _MANT = np.uint64(0x000fffffffffffff)
 
 
-@register_jitable(**_INL)
+@_vjit
 def _sincos_f64(x, want_cos):
     ux = f64_bits(x)
     ua = ux & ~_SIGN
@@ -584,11 +612,11 @@ def _sincos_f64(x, want_cos):
     return res if abs(x) < _INF else x - x
 
 
-@register_jitable(**_INL)
+@_vjit
 def sin_f64(x):
     return _sincos_f64(x, False)
 
 
-@register_jitable(**_INL)
+@_vjit
 def cos_f64(x):
     return _sincos_f64(x, True)

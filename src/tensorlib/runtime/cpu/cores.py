@@ -11,7 +11,7 @@ recur, at most 8 s) and tries the whole team again after it. A quiet machine nev
 than the two clock reads per parallel kernel.
 
 Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
-calls run its serial twin and the parallel variant compiles on a background thread
+calls run a serial kernel and the parallel variant compiles on a background thread
 (:func:`parallel_ready`): a script that calls each op once never waits for a parallel compile.
 
 Numba's thread count is per calling thread: each thread applies the count it needs before its
@@ -23,7 +23,8 @@ from __future__ import annotations
 import threading
 import time
 
-__all__ = ["call", "threads", "use_threads", "team_size", "busy", "parallel_ready", "STALL_S"]
+__all__ = ["call", "threads", "use_threads", "team_size", "busy", "parallel_ready", "STALL_S",
+           "PARALLEL_WORK"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -98,31 +99,44 @@ def call(fn, args, team: int = 0):
 DEFER_PARALLEL_COMPILE = True  # False: a parallel variant compiles at its first big call
 _compiling: dict = {}    # parallel dispatcher -> its background compile thread
 _big_calls: dict = {}    # parallel dispatcher -> big calls served by its serial twin so far
+_big_work: dict = {}     # parallel dispatcher -> elements those calls processed
 _compiling_lock = threading.Lock()
 
 
-def parallel_ready(mod) -> bool:
+PARALLEL_WORK = 1 << 22  # elements served serially before a parallel compile pays off
+
+
+def parallel_ready(mod, args=None, work=0) -> bool:
     """Whether ``mod.parallel`` (a Numba parallel dispatcher whose twin ``mod.serial`` takes the
-    same arguments) should serve a big call now. False until it is compiled: the caller runs
-    ``mod.serial`` meanwhile. From the second big call on (the serial twin has compiled, so the
-    argument types are known, and the combination is evidently used more than once) the
-    parallel variant compiles on a background thread (or loads from the disk cache); calls
-    after that run in parallel."""
+    same arguments) should serve a big call now. False until it is compiled: the caller runs a
+    serial kernel meanwhile. From the second big call on (the combination is evidently used
+    more than once), and once the big calls served serially processed ``PARALLEL_WORK``
+    elements (``work``: this call's element count; a compile holds the GIL for 1-3 s, worth
+    it only for real work), the parallel variant compiles on a background thread (or loads
+    from the disk cache) for the argument types of ``args`` (the call's arguments), or else
+    for those ``mod.serial`` was compiled for; calls after that run in parallel."""
     par = mod.parallel
     if par.signatures or not DEFER_PARALLEL_COMPILE:
         return True
-    sigs = mod.serial.signatures
-    if sigs and par not in _compiling:
-        seen = _big_calls[par] = _big_calls.get(par, 0) + 1
-        if seen < 2:
-            return False  # a one-off big call: no parallel compile competing with the next op
-        with _compiling_lock:
-            if par not in _compiling:
-                # Not a daemon: interpreter exit must not kill it inside LLVM (that aborts).
-                t = threading.Thread(target=_compile, args=(par, list(sigs)),
-                                     name="tensorlib-parallel-compile")
-                _compiling[par] = t
-                t.start()
+    if par in _compiling:
+        return False
+    if args is None:
+        sigs = list(mod.serial.signatures)
+        if not sigs:
+            return False  # counted once the serial twin has compiled (its types are known)
+    seen = _big_calls[par] = _big_calls.get(par, 0) + 1
+    done = _big_work[par] = _big_work.get(par, 0) + work
+    if seen < 2 or (work and done < PARALLEL_WORK):
+        return False  # a one-off big call: no parallel compile competing with the next op
+    if args is not None:
+        sigs = [tuple(par.typeof_pyval(a) for a in args)]
+    with _compiling_lock:
+        if par not in _compiling:
+            # Not a daemon: interpreter exit must not kill it inside LLVM (that aborts).
+            t = threading.Thread(target=_compile, args=(par, sigs),
+                                 name="tensorlib-parallel-compile")
+            _compiling[par] = t
+            t.start()
     return False
 
 

@@ -1,0 +1,222 @@
+"""Cold start (issue 13, item 5): a first call compiles only the small kernel it needs.
+
+Timings live in benchmarks/cold_start_cpu.py (a shared machine makes them flaky as tests);
+these check the structure that keeps first calls cheap, and that the cheaper routes give
+exactly what the full kernels give.
+"""
+import re
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.kernels.cpu import pointwise as kpw
+from tensorlib.kernels.cpu import vector_math
+from tensorlib.runtime.cpu import cores
+
+
+def _modules(prefix):
+    return [m for n, m in sys.modules.items() if n.startswith(prefix)]
+
+
+def test_dense_full_path_runs_the_flat_loop_only():
+    """A dense call on the full path (the dense fast path is not hot yet) runs the module's
+    flat loop; the strided loop nest stays uncompiled until a strided call needs it."""
+    x = tl.asarray(np.linspace(-3, 3, 1000).astype(np.float32))
+    y = tl.copysign(x, -1.0)  # Python-scalar operand: the flat loop of its own module
+    np.testing.assert_array_equal(y.numpy(), np.copysign(x.numpy(), np.float32(-1.0)))
+    r = tl.asarray(x.numpy()[::-1].copy())
+    z = tl.nextafter(x, r)  # two dense tensors: the combination module's flat loop
+    np.testing.assert_array_equal(z.numpy(), np.nextafter(x.numpy(), r.numpy()))
+    key = ("nextafter", "TT", (tl.float32, tl.float32), tl.float32, tl.float32)
+    mod = kpw._kernels[key]
+    assert mod.flat.signatures and not mod.serial.signatures
+    # a strided call needs the loop nest
+    s = tl.nextafter(x[::2], x[1::2])
+    np.testing.assert_array_equal(s.numpy(), np.nextafter(x.numpy()[::2], x.numpy()[1::2]))
+    assert mod.serial.signatures
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64"])
+def test_zero_d_operand_as_value(dt):
+    """A 0-d tensor operand of the compute dtype is read once and served by the
+    Python-scalar flat loop: same values, dtypes and errors as the strided loop."""
+    xn = (np.arange(-50, 50) * 1.5).astype(dt)
+    x = tl.asarray(xn)
+    c = x[60]
+    np.testing.assert_array_equal((x > c).numpy(), xn > xn[60])
+    np.testing.assert_array_equal((x - c).numpy(), xn - xn[60])
+    np.testing.assert_array_equal((c - x).numpy(), xn[60] - xn)
+    np.testing.assert_array_equal(tl.where(x > c, x, c).numpy(),
+                                  np.where(xn > xn[60], xn, xn[60]))
+    # a 0-d operand of another dtype promotes: the strided loop (stride 0) casts it; the
+    # same through a strided view of x
+    xs = tl.asarray(np.repeat(xn, 2))[::2]
+    for other in (tl.asarray(np.array(2, np.int32)), tl.asarray(np.array(2.5, np.float32)),
+                  tl.asarray(np.array(True))):
+        got, ref = x * other, xs * other
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+        got, ref = tl.maximum(other, x), tl.maximum(other, xs)
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+def test_vector_math_helpers_inline_by_llvm():
+    """vector_math helpers compile once on their own and LLVM inlines them (alwaysinline):
+    a loop calling one keeps no call to it and vectorizes."""
+    import numba
+
+    @numba.njit(error_model="numpy")
+    def loop(a, o):
+        for i in range(a.size):
+            o[i] = vector_math.sin_f64(a[i])
+
+    a = np.linspace(-4, 4, 64)
+    o = np.empty_like(a)
+    loop(a, o)
+    np.testing.assert_allclose(o, np.sin(a), rtol=1e-15, atol=1e-16)
+    llvm = loop.inspect_llvm(loop.signatures[0])
+    assert re.search(r"<\d+ x double>", llvm)
+    assert "sin_f64" not in " ".join(re.findall(r"call [^\n]*", llvm))
+    (cres,) = vector_math.sin_f64.overloads.values()
+    fn = cres.library._get_module_for_linking().get_function(cres.fndesc.mangled_name)
+    assert any(b"alwaysinline" in a for a in fn.attributes)
+
+
+def test_reduction_compiles_only_its_mode():
+    """A reduction compiles the kernel of its layout only: contiguous rows (serial_rows), the
+    general inner mode (serial_inner) or the outer mode (serial_outer)."""
+    x = tl.asarray(np.arange(24, dtype=np.float64).reshape(4, 6) * 0.5)
+    np.testing.assert_allclose(tl.sum(x).item(), 138.0)
+    mod = [m for m in _modules("tl_red_sum_") if "sum float64 -> float64 -> float64" in
+           open(m.__file__).read()][0]
+    assert mod.serial_rows.signatures and not mod.serial_outer.signatures
+    np.testing.assert_array_equal(tl.mean(x, axis=1).numpy(), x.numpy().mean(axis=1))
+    np.testing.assert_array_equal(tl.sum(x[:, ::2], axis=1).numpy(),
+                                  x.numpy()[:, ::2].sum(axis=1))
+    assert mod.serial_inner.signatures and not mod.serial_outer.signatures
+    np.testing.assert_array_equal(tl.sum(x, axis=0).numpy(), x.numpy().sum(axis=0))
+    assert mod.serial_outer.signatures
+    # sum and mean share the module: mean divides in float64, sum by 1.0 (exact)
+    xn = np.random.default_rng(0).random(1000).astype(np.float32)
+    t = tl.asarray(xn)
+    assert tl.sum(t).dtype == tl.float32
+    np.testing.assert_allclose(tl.sum(t).item(), xn.sum(dtype=np.float64), rtol=1e-6)
+    np.testing.assert_allclose(tl.mean(t).item(), xn.mean(dtype=np.float64), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int8"])
+def test_unique_values_and_mask_paths(dt):
+    rng = np.random.default_rng(1)
+    for n in (1, 7, 1000, 70000):
+        if dt.startswith("float"):
+            xn = np.round(rng.standard_normal(n), 1).astype(dt)
+            xn[:: max(1, n // 5)] = np.nan
+            xn[1:: max(2, n // 3)] = -0.0
+        else:
+            xn = rng.integers(-20, 20, n).astype(dt)
+        x = tl.asarray(xn)
+        u = tl.unique_values(x).numpy()
+        srt = np.sort(xn, kind="stable")
+        keep = np.concatenate(([True], srt[1:] != srt[:-1]))  # nan != nan: each its own
+        np.testing.assert_array_equal(u.view(np.uint8), srt[keep].view(np.uint8))
+        m = x > x[n // 2]
+        np.testing.assert_array_equal(x[m].numpy(), xn[xn > xn[n // 2]])
+        np.testing.assert_array_equal(tl.nonzero(m)[0].numpy(), np.nonzero(xn > xn[n // 2])[0])
+    # 2-D mask (multi-index and offsets through NumPy's nonzero), strided source
+    a = rng.random((30, 40)).astype(dt if dt.startswith("float") else "float32")
+    t = tl.asarray(a)
+    mask = t > 0.5
+    np.testing.assert_array_equal(t[mask].numpy(), a[a > 0.5])
+    np.testing.assert_array_equal(t.T[mask.T].numpy(), a.T[(a > 0.5).T])
+    got = tl.nonzero(mask)
+    for g, w in zip(got, np.nonzero(a > 0.5)):
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+def test_parallel_ready_waits_for_real_work(monkeypatch):
+    """With ``work`` given, the parallel variant compiles only once the serial one processed
+    PARALLEL_WORK elements over at least two big calls."""
+    from numba import njit, prange
+
+    @njit(nogil=True)
+    def serial(out, x):
+        for i in range(x.size):
+            out[i] = x[i] + 1.0
+
+    @njit(nogil=True, parallel=True)
+    def parallel(out, x):
+        for i in prange(x.size):
+            out[i] = x[i] + 1.0
+
+    mod = types.SimpleNamespace(serial=serial, parallel=parallel)
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
+    x = np.arange(8.0)
+    out = np.empty_like(x)
+    step = cores.PARALLEL_WORK // 3
+    for _ in range(3):  # 3 calls, 3 * step < PARALLEL_WORK: nothing compiles
+        assert not cores.parallel_ready(mod, (out, x), step)
+    assert parallel not in cores._compiling
+    assert not cores.parallel_ready(mod, (out, x), step)  # now past the budget: it starts
+    cores._compiling[parallel].join(120)  # compiled from the argument types, serial unused
+    assert not serial.signatures
+    assert cores.parallel_ready(mod, (out, x), step)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "std", "prod", "any", "argmax",
+                                "argmin"])
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "float16"])
+def test_rows_kernel_matches_general_kernel(op, dt, monkeypatch):
+    """serial_rows (contiguous rows) gives bit for bit what serial_inner gives."""
+    from tensorlib.kernels.cpu import reduction as kred
+    from tensorlib.ops import reduction as ored
+    rng = np.random.default_rng(3)
+    fn = getattr(tl, op)
+    for shape, axis in (((5000,), None), ((13, 2100), -1), ((3, 1), -1), ((0, 4), -1)):
+        xn = (rng.standard_normal(shape) * 3).astype(dt)
+        if dt.startswith("float") and xn.size:
+            xn.reshape(-1)[7 % xn.size] = np.nan if op == "max" else xn.reshape(-1)[0]
+        x = tl.asarray(xn)
+        kw = {} if axis is None else {"axis": axis}
+        ored._plans.clear()
+        try:
+            got = fn(x, **kw).numpy()
+        except Exception as e:  # noqa: BLE001 - what the op refuses, both refuse
+            with pytest.raises(type(e)):
+                monkeypatch.setattr(kred, "ROWS_KERNEL", False)
+                fn(x, **kw)
+            monkeypatch.setattr(kred, "ROWS_KERNEL", True)
+            continue
+        ored._plans.clear()  # (a small-call plan would repeat the first call's kernel)
+        monkeypatch.setattr(kred, "ROWS_KERNEL", False)
+        want = fn(x, **kw).numpy()
+        monkeypatch.setattr(kred, "ROWS_KERNEL", True)
+        ored._plans.clear()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
+                                      np.atleast_1d(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16"])
+def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
+    """serial_rows (rows contiguous in and out) gives bit for bit what serial gives."""
+    from tensorlib.kernels.cpu import normalization as knorm
+    rng = np.random.default_rng(4)
+    for shape in ((100, 1000), (7, 33), (5, 6, 40), (1, 1)):
+        xn = (rng.standard_normal(shape) * 4).astype(dt)
+        xn.reshape(-1)[0] = np.inf if shape[-1] > 1 else xn.reshape(-1)[0]
+        x = tl.asarray(xn)
+        w = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
+        b = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
+        calls = [lambda: tl.softmax(x, axis=-1), lambda: tl.log_softmax(x, axis=-1),
+                 lambda: tl.layer_norm(x, (shape[-1],), w, b),
+                 lambda: tl.layer_norm(x, (shape[-1],))]
+        for call in calls:
+            got = call().numpy()
+            monkeypatch.setattr(knorm, "ROWS_KERNEL", False)
+            want = call().numpy()
+            monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
