@@ -16,12 +16,12 @@
   asked for, what is allocated, what is reserved but unallocated, and the device's capacity.
 
 Statistics use PyTorch's key names (``allocated_bytes.all.current`` ...). Thread-safe: one lock
-per device allocator. Config from ``TENSORLIB_CUDA_ALLOC_CONF``, e.g.
-``max_split_size_mb:256,garbage_collection_threshold:0.8,roundup_power2_divisions:4``.
+per device allocator. The size constants, ``TENSORLIB_CUDA_ALLOC_CONF`` parsing and rounding
+rules are in ``alloc_config.py``; history, traces and snapshots in ``alloc_history.py`` (both
+re-exported here).
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from bisect import bisect_left
@@ -29,6 +29,10 @@ from collections import deque
 
 import numpy as np
 
+from .alloc_config import (_NO_LIMIT, ENV_ALLOC_CONF, LARGE_BUFFER, MIN_BLOCK_SIZE,
+                           MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
+                           AllocatorConfig, allocation_size, format_size, round_size)
+from .alloc_history import history_to_trace, new_history, replay_trace, segment_snapshot
 from .driver import CudaError, OutOfMemoryError
 
 __all__ = ["CUDACachingAllocator", "AllocatorConfig", "Block", "Segment", "round_size",
@@ -36,17 +40,9 @@ __all__ = ["CUDACachingAllocator", "AllocatorConfig", "Block", "Segment", "round
            "ENV_ALLOC_CONF", "MIN_BLOCK_SIZE", "SMALL_SIZE", "SMALL_BUFFER", "LARGE_BUFFER",
            "MIN_LARGE_ALLOC", "ROUND_LARGE"]
 
-ENV_ALLOC_CONF = "TENSORLIB_CUDA_ALLOC_CONF"
-MIN_BLOCK_SIZE = 512            # all sizes are rounded to at least this
-SMALL_SIZE = 1 << 20            # largest "small" request
-SMALL_BUFFER = 2 << 20          # small-pool segment size
-LARGE_BUFFER = 20 << 20         # large-pool segment size for requests < 10 MiB
-MIN_LARGE_ALLOC = 10 << 20      # from here, segments are the request rounded to 2 MiB
-ROUND_LARGE = 2 << 20
-_NO_LIMIT = 1 << 62             # max_split_size when unset
 _KEY_SHIFT = 64                 # free-list key = size << 64 | ptr: one int orders (size, address)
 
-# Block states
+# Block states (alloc_history.SNAPSHOT_STATES names them in snapshots)
 _FREE, _ALLOCATED, _PENDING = 0, 1, 2
 
 # Statistics. Each pool (1 = small, 2 = large) keeps one flat list of ints indexed by the
@@ -62,106 +58,6 @@ _FREE, _ALLOCATED, _PENDING = 0, 1, 2
 _NSTATS = 31
 _POOL_NAMES = ("all", "small_pool", "large_pool")
 _MAX_SPARE = 4096  # recycled Block objects kept for splits
-
-
-def format_size(n) -> str:
-    """Human-readable bytes, PyTorch style ('20.00 MiB')."""
-    n = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.2f} {unit}"
-        n /= 1024
-
-
-class AllocatorConfig:
-    """Parsed ``TENSORLIB_CUDA_ALLOC_CONF`` (comma-separated ``key:value`` pairs)."""
-
-    __slots__ = ("max_split_size", "garbage_collection_threshold", "roundup_power2_divisions")
-
-    def __init__(self, max_split_size=_NO_LIMIT, garbage_collection_threshold=0.0,
-                 roundup_power2_divisions=0):
-        self.max_split_size = max_split_size
-        self.garbage_collection_threshold = garbage_collection_threshold
-        self.roundup_power2_divisions = roundup_power2_divisions
-
-    @classmethod
-    def parse(cls, text: str | None, what: str = ENV_ALLOC_CONF) -> "AllocatorConfig":
-        cfg = cls()
-        if not text or not text.strip():
-            return cfg
-        for item in text.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            key, sep, value = item.partition(":")
-            key, value = key.strip(), value.strip()
-            if not sep:
-                raise ValueError(f"{what}: expected 'key:value', got {item!r}")
-            try:
-                if key == "max_split_size_mb":
-                    mb = int(value)
-                    if mb <= LARGE_BUFFER >> 20:
-                        raise ValueError(f"{what}: max_split_size_mb must be > "
-                                         f"{LARGE_BUFFER >> 20}, got {value!r}")
-                    cfg.max_split_size = mb << 20
-                elif key == "garbage_collection_threshold":
-                    t = float(value)
-                    if not 0.0 < t < 1.0:
-                        raise ValueError(f"{what}: garbage_collection_threshold must be in "
-                                         f"(0, 1), got {value!r}")
-                    cfg.garbage_collection_threshold = t
-                elif key == "roundup_power2_divisions":
-                    d = int(value)
-                    if d < 0 or (d & (d - 1)):
-                        raise ValueError(f"{what}: roundup_power2_divisions must be a power of "
-                                         f"two, got {value!r}")
-                    cfg.roundup_power2_divisions = d
-                elif key == "expandable_segments":
-                    if value.lower() not in ("false", "0"):
-                        raise ValueError(f"{what}: expandable_segments is not supported, got "
-                                         f"{value!r}")
-                else:
-                    raise ValueError(f"{what}: unknown option {key!r} (known: "
-                                     f"max_split_size_mb, garbage_collection_threshold, "
-                                     f"roundup_power2_divisions)")
-            except ValueError as e:
-                if str(e).startswith(what):
-                    raise
-                raise ValueError(f"{what}: bad value {value!r} for {key!r}") from None
-        return cfg
-
-    @classmethod
-    def from_env(cls) -> "AllocatorConfig":
-        return cls.parse(os.environ.get(ENV_ALLOC_CONF))
-
-    def __repr__(self):
-        mss = "unlimited" if self.max_split_size >= _NO_LIMIT else self.max_split_size
-        return (f"AllocatorConfig(max_split_size={mss}, garbage_collection_threshold="
-                f"{self.garbage_collection_threshold}, roundup_power2_divisions="
-                f"{self.roundup_power2_divisions})")
-
-
-def round_size(size: int, divisions: int = 0) -> int:
-    """The block size for a request of ``size`` bytes."""
-    if size < MIN_BLOCK_SIZE:
-        return MIN_BLOCK_SIZE
-    if divisions > 1 and size > MIN_BLOCK_SIZE * divisions:
-        # Round up to the next of `divisions` equal steps between two powers of two.
-        floor = 1 << (size.bit_length() - 1)
-        if floor == size:
-            return size
-        step = max(floor // divisions, MIN_BLOCK_SIZE)
-        return -(-size // step) * step
-    return (size + MIN_BLOCK_SIZE - 1) & -MIN_BLOCK_SIZE
-
-
-def allocation_size(size: int) -> int:
-    """The segment (device allocation) size for a rounded request of ``size`` bytes."""
-    if size <= SMALL_SIZE:
-        return SMALL_BUFFER
-    if size < MIN_LARGE_ALLOC:
-        return LARGE_BUFFER
-    return (size + ROUND_LARGE - 1) & -ROUND_LARGE
 
 
 class Segment:
@@ -892,7 +788,7 @@ class CUDACachingAllocator:
         with self._lock:
             if self._returned:
                 self._take_returned_locked()
-            self._history = deque(maxlen=max_entries) if enabled else None
+            self._history = new_history(enabled, max_entries)
             self._update_extra()
 
     def history(self) -> list:
@@ -1010,29 +906,7 @@ class CUDACachingAllocator:
                 self._take_returned_locked()
             if self._outstanding:
                 self._process_events()
-            out = []
-            for seg in sorted(self._segments.values(), key=lambda s: s.ptr):
-                blocks = []
-                allocated = active = requested = 0
-                b = seg.head
-                while b is not None:
-                    state = ("inactive", "active_allocated", "active_pending_free")[b.state]
-                    req = b.requested if b.state == _ALLOCATED else 0
-                    blocks.append({"address": b.ptr, "size": b.size, "requested_size": req,
-                                   "state": state})
-                    if b.state == _ALLOCATED:
-                        allocated += b.size
-                        requested += req
-                    if b.state != _FREE:
-                        active += b.size
-                    b = b.next
-                out.append({"device": self.device, "address": seg.ptr, "total_size": seg.size,
-                            "stream": seg.stream.id,
-                            "segment_type": "small" if seg.small else "large",
-                            "segment_pool_id": (0, 0), "is_expandable": False,
-                            "allocated_size": allocated, "active_size": active,
-                            "requested_size": requested, "blocks": blocks})
-            return out
+            return segment_snapshot(self._segments.values(), self.device)
 
     def check_invariants(self) -> None:
         """Consistency check of segments, free lists and stats (tests call it)."""
@@ -1082,34 +956,3 @@ class CUDACachingAllocator:
                 assert P[_SB] == seg_bytes[pool], (P[_SB], seg_bytes[pool])
                 assert P[_NB] == alloc_bytes[pool], (P[_NB], alloc_bytes[pool])
                 assert [P[_I], P[_IB]] == split_free[pool], ([P[_I], P[_IB]], split_free[pool])
-
-
-# ---- history replay ------------------------------------------------------------------------------
-def history_to_trace(history) -> list:
-    """Recorded history -> a replayable trace of ('alloc', key, size) / ('free', key)."""
-    trace, live, next_key = [], {}, 0
-    for action, ptr, _size, requested, _sid, _t in history:
-        if action == "alloc":
-            live[ptr] = next_key
-            trace.append(("alloc", next_key, requested))
-            next_key += 1
-        elif action == "free" and ptr in live:
-            trace.append(("free", live.pop(ptr)))
-    return trace
-
-
-def replay_trace(allocator: CUDACachingAllocator, trace, stream=None) -> dict:
-    """Run a trace through ``allocator``; returns its memory_stats() afterwards (blocks still
-    live at the end of the trace are freed first)."""
-    stream = stream or allocator._driver.default_stream(allocator.device)
-    live = {}
-    malloc, free = allocator.malloc, allocator.free
-    for item in trace:
-        if item[0] == "alloc":
-            live[item[1]] = malloc(max(1, item[2]), stream)
-        else:
-            free(live.pop(item[1]))
-    for b in live.values():
-        free(b)
-    return allocator.memory_stats()
-
