@@ -40,6 +40,8 @@ from functools import partial
 import numpy as np
 
 from ... import dtypes as _dt
+from ...runtime.cuda import context
+from ...runtime.cuda.streams import current_handle
 
 __all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers",
            "complex_helpers", "DeviceArg", "arg_for", "pack_scalar", "launch",
@@ -55,7 +57,6 @@ def current_mode() -> str:
     """'interpret' on the interpret backend, else 'compiled' (a real GPU, or AOT compiles)."""
     if _forced is not None:
         return _forced
-    from ...runtime.cuda import context
     return "interpret" if context.backend_name() == "interpret" else "compiled"
 
 
@@ -228,8 +229,6 @@ def _install_stream_hooks():
     except RuntimeError as e:
         raise UnsupportedKernelError(f"CUDA kernels: Triton cannot launch on this machine "
                                      f"({e})") from None
-    from ...runtime.cuda import context
-    from ...runtime.cuda.streams import current_handle
     drv = triton.runtime.driver.active
     drv.get_current_device = context.current_device
     drv.set_current_device = context.set_device
@@ -313,9 +312,7 @@ def launch(kernel, grid, args, device: int, **kwargs):
     interpreter ignores the options. Interpreted launches are asynchronous stream work; an
     error inside one surfaces at the stream's next synchronize, as a CUDA error would.
     """
-    from ...runtime.cuda import context
     if current_mode() == "interpret":
-        from ...runtime.cuda.streams import current_handle
         _enqueue_interpreted(context.state.driver, current_handle(device), kernel, grid, args,
                              kwargs)
         return
@@ -329,7 +326,6 @@ def launch(kernel, grid, args, device: int, **kwargs):
             if timer is None:
                 kernel[grid](*args, **kwargs)
             else:
-                from ...runtime.cuda.streams import current_handle
                 timer(current_handle(device), kernel_name(kernel),
                       partial(kernel[grid], *args, **kwargs))
         except Exception as e:  # compile errors, out of resources, bad arguments

@@ -550,38 +550,77 @@ def _fits_32bit(shape, operands):
     return True
 
 
+class _Prepared:
+    """What a launch of one generated kernel needs besides pointers and scalar values: the
+    kernel, grid, launch options and the size / stride arguments (all fixed by dtypes and
+    layout, so run_pointwise caches it per layout)."""
+
+    __slots__ = ("kernel", "grid", "tail", "options")
+
+    def __init__(self, kernel, grid, tail, options):
+        self.kernel, self.grid, self.tail, self.options = kernel, grid, tail, options
+
+
+def _prepare(name, expr, out: _Operand, inputs, scalar_args, compute, result, shape):
+    """inputs: (name, _Operand | None for a scalar, target dtype); scalar_args: (name,)."""
+    tensors = [out] + [x for _, x, _ in inputs if x is not None]
+    contig = len(shape) == 1 and all(op.strides == (1,) for op in tensors)
+    ndim = 0 if contig else len(shape)
+    spec_inputs = [(n, "T", x.dtype, target) if x is not None else (n, "S", target, target)
+                   for n, x, target in inputs]
+    spec = ElementwiseSpec(name, expr, spec_inputs, [(n, compute) for n in scalar_args],
+                           compute, result, out.dtype, ndim)
+    mode = _launch.current_mode()
+    numel = math.prod(shape)
+    tail = [numel]
+    if ndim:
+        tail += list(shape)
+        for op in tensors:
+            tail += list(op.strides)
+    path = "complex" if is_complex_spec(spec) else "nd" if ndim else "contig"
+    block, warps = _block(numel, path, mode)
+    options = dict(BLOCK=block, IDX64=not _fits_32bit(shape, tensors), num_warps=warps,
+                   enable_fp_fusion=False)
+    return _Prepared(_kernel_for(spec, mode), (_launch.cdiv(numel, block),), tail, options)
+
+
 def _launch_elementwise(name, expr, out: _Operand, inputs, scalar_args, compute, result,
                         shape, device: int):
     """inputs: (name, _Operand | NumPy scalar, target dtype); scalar_args: (name, NumPy scalar
     of the compute dtype). Launches one generated kernel over ``shape`` (dim 0 innermost)."""
-    tensors = [out] + [x for _, x, _ in inputs if isinstance(x, _Operand)]
-    contig = len(shape) == 1 and all(op.strides == (1,) for op in tensors)
-    ndim = 0 if contig else len(shape)
-    spec_inputs, words, targs = [], [], []
-    for n, x, target in inputs:
-        if isinstance(x, _Operand):
-            spec_inputs.append((n, "T", x.dtype, target))
-            targs.append(x.arg)
-        else:
-            spec_inputs.append((n, "S", target, target))
+    prep = _prepare(name, expr, out,
+                    [(n, x if isinstance(x, _Operand) else None, t) for n, x, t in inputs],
+                    [n for n, _ in scalar_args], compute, result, shape)
+    targs = [x.arg for _, x, _ in inputs if isinstance(x, _Operand)]
+    words = []
+    for _, x, target in inputs:
+        if not isinstance(x, _Operand):
             words += _scalar_words(x, target)
-    for n, v in scalar_args:
+    for _, v in scalar_args:
         words += _scalar_words(v, compute)
-    spec = ElementwiseSpec(name, expr, spec_inputs, [(n, compute) for n, _ in scalar_args],
-                           compute, result, out.dtype, ndim)
-    mode = _launch.current_mode()
-    kernel = _kernel_for(spec, mode)
-    numel = math.prod(shape)
-    args = [out.arg] + targs + words + [numel]
-    if ndim:
-        args += list(shape)
-        for op in tensors:
-            args += list(op.strides)
-    path = "complex" if is_complex_spec(spec) else "nd" if ndim else "contig"
-    block, warps = _block(numel, path, mode)
-    idx64 = not _fits_32bit(shape, tensors)
-    _launch.launch(kernel, (_launch.cdiv(numel, block),), args, device, BLOCK=block,
-                   IDX64=idx64, num_warps=warps, enable_fp_fusion=False)
+    _launch.launch(prep.kernel, prep.grid, [out.arg] + targs + words + prep.tail, device,
+                   **prep.options)
+
+
+_plans: dict = {}   # run_pointwise's launches, per (op, dtypes, scalar types, layout, mode)
+_PLANS_MAX = 4096
+_int_words: dict = {}  # (value, type, dtype) -> kernel words of a Python int / bool scalar
+
+
+def _words_of(value, dtype, op, arg):
+    """The kernel words of Python scalar ``value`` as ``dtype`` (checked: errors name ``op``
+    and ``arg``). Ints and bools (alpha=1, x * 2) are remembered; floats are not, as 0.0
+    and -0.0 would share a key."""
+    kind = type(value)
+    if kind is int or kind is bool:
+        key = (value, kind, dtype)
+        words = _int_words.get(key)
+        if words is None:
+            words = _scalar_words(scalar_to_compute(value, dtype, op, arg), dtype)
+            if len(_int_words) < 1024:
+                _int_words[key] = words
+        return words
+    return _scalar_words(scalar_to_compute(value, dtype, op, arg), dtype)
 
 
 def _device_index(it):
@@ -597,19 +636,41 @@ def run_pointwise(it, info, scalar_values):
             isinstance(x, Tensor) and x._dtype.kind == "c" for x in ops[1:])):
         return _complex_copy(it) if info.name == "copy" else _complex_fill(it, info)
     lay = it.layout()
-    outop = _operand(out, lay.strides[0], lay.offsets[0])
-    inputs, k = [], 1
+    mode = _launch.current_mode()
+    key = (info.name, info.expr, compute, tuple(lay.shape), tuple(lay.strides), mode,
+           tuple(x._dtype if isinstance(x, Tensor) else type(x) for x in ops))
+    plan = _plans.get(key)
+    if plan is None:
+        outop = _operand(out, lay.strides[0], lay.offsets[0])
+        inputs, k = [], 1
+        for name, x in zip(info.tensor_args, ops[1:]):
+            target = _dt.bool_ if name in info.bool_args else compute
+            if isinstance(x, Tensor):
+                inputs.append((name, _operand(x, lay.strides[k], lay.offsets[k]), target))
+                k += 1
+            else:
+                inputs.append((name, None, target))
+        plan = _prepare(info.name, info.expr, outop, inputs, info.scalar_args, compute,
+                        info.result_dtype(compute), lay.shape)
+        if len(_plans) >= _PLANS_MAX:
+            _plans.pop(next(iter(_plans)))
+        _plans[key] = plan
+    # per call: pointers at this call's offsets and the scalars' bits
+    offsets = lay.offsets
+    arg_for = _launch.arg_for
+    args = [arg_for(out._storage.data_ptr(), out._dtype, offsets[0])]
+    words, k = [], 1
     for name, x in zip(info.tensor_args, ops[1:]):
-        target = _dt.bool_ if name in info.bool_args else compute
         if isinstance(x, Tensor):
-            inputs.append((name, _operand(x, lay.strides[k], lay.offsets[k]), target))
+            args.append(arg_for(x._storage.data_ptr(), x._dtype, offsets[k]))
             k += 1
         else:
-            inputs.append((name, scalar_to_compute(x, target, info.name, name), target))
-    scalars = [(arg, scalar_to_compute(v, compute, info.name, arg))
-               for arg, v in zip(info.scalar_args, scalar_values)]
-    _launch_elementwise(info.name, info.expr, outop, inputs, scalars, compute,
-                        info.result_dtype(compute), lay.shape, _device_index(it))
+            target = _dt.bool_ if name in info.bool_args else compute
+            words += _words_of(x, target, info.name, name)
+    for arg, v in zip(info.scalar_args, scalar_values):
+        words += _words_of(v, compute, info.name, arg)
+    _launch.launch(plan.kernel, plan.grid, args + words + plan.tail, it.device.index,
+                   **plan.options)
 
 
 def component_operands(t, strides, offset):
