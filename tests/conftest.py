@@ -20,7 +20,7 @@ cores.DEFER_PARALLEL_COMPILE = False
 
 
 def pytest_collection_modifyitems(config, items):
-    from tensorlib.runtime_probe import cuda_gpu_present
+    from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if cuda_gpu_present():
         return
     skip = pytest.mark.skip(reason="needs a real CUDA GPU (none present)")

@@ -307,7 +307,7 @@ def test_shape_key_buckets():
 # ---- benchmark scripts without a GPU -------------------------------------------------------------
 @pytest.mark.parametrize("script", ["cuda_gemm.py", "cuda_bandwidth.py"])
 def test_benchmark_scripts_skip_without_gpu(script):
-    from tensorlib.runtime_probe import cuda_gpu_present
+    from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if cuda_gpu_present():
         pytest.skip("a GPU is present: the scripts would benchmark")
     env = dict(os.environ, TENSORLIB_CUDA_BACKEND="interpret")  # not a GPU either

@@ -4,7 +4,7 @@ import pytest
 
 import tensorlib as tl
 import tensorlib.cuda as tc
-from tensorlib.runtime import transfer as T
+from tensorlib.ops import transfer as T
 from tensorlib.runtime.cuda import context
 
 pytestmark = pytest.mark.gpu

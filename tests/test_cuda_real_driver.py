@@ -17,7 +17,7 @@ cu_real = pytest.importorskip("cuda.bindings.driver")
 
 import tensorlib as tl  # noqa: E402
 import tensorlib.cuda as tc  # noqa: E402
-from tensorlib.runtime import transfer as T  # noqa: E402
+from tensorlib.ops import transfer as T  # noqa: E402
 from tensorlib.runtime.cuda import context, real  # noqa: E402
 from tensorlib.runtime.cuda.driver import CudaError, OutOfMemoryError  # noqa: E402
 

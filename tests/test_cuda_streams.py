@@ -8,7 +8,7 @@ import pytest
 import tensorlib as tl
 import tensorlib.cuda as tc
 from tensorlib import streams as gs
-from tensorlib.runtime import transfer as T
+from tensorlib.ops import transfer as T
 from tensorlib.runtime.cuda import context
 from tensorlib.runtime.cuda.driver import CudaError
 

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import tensorlib as tl
 import tensorlib.cuda as tc
-from tensorlib.runtime import transfer as T
+from tensorlib.ops import transfer as T
 from tensorlib.runtime.cuda import context
 from tensorlib.runtime.cuda.driver import CudaUnavailableError
 
@@ -337,6 +337,6 @@ def test_import_is_lazy_and_safe_without_gpu():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120)
     assert out.returncode == 0, out.stderr
-    from tensorlib.runtime_probe import cuda_gpu_present
+    from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if not cuda_gpu_present():
         assert out.stdout.split() == ["False", "0"]

@@ -20,20 +20,19 @@ LAYERS = [
               "tensorlib.runtime_probe", "tensorlib.dispatch.keys", "tensorlib.shape"]),
     ("runtime", ["tensorlib.runtime"]),
     ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
-                "tensorlib.cpu"]),
+                "tensorlib.cpu", "tensorlib.allocation"]),
     ("dispatch", ["tensorlib.dispatch"]),
     ("kernels", ["tensorlib.kernels"]),
     ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.indexing",
              "tensorlib.advanced_indexing", "tensorlib.linalg", "tensorlib.random",
-             "tensorlib.dlpack", "tensorlib.serialization", "tensorlib.runtime.transfer"]),
+             "tensorlib.dlpack", "tensorlib.serialization"]),
     ("api", ["tensorlib", "tensorlib.profiler", "tensorlib.array_api_info", "tensorlib.warmup",
              "tensorlib.bench"]),
 ]
 
-_FACTORIES = "raw allocation (empty / empty_strided) still lives with the creation ops"
+_FACTORIES = "imports empty from the factories shim instead of tensorlib.allocation"
 _NAMESPACE = "composite op calls public ops through the top-level namespace"
 KNOWN_UPWARD = {
-    ("tensorlib.dispatch.iterator", "tensorlib.factories"): _FACTORIES,
     ("tensorlib.dispatch.registration", "tensorlib.ops.pointwise"):
         "the pointwise structured kernel is built by registration",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cpu"): "stubs load their backends by name",
@@ -45,12 +44,8 @@ KNOWN_UPWARD = {
         "scalar_to_compute lives in ops, not in the dtype layer",
     ("tensorlib.kernels.cuda.aot", "tensorlib"): "the AOT tool builds tensors to capture calls",
     ("tensorlib.kernels.cuda.aot", "tensorlib.ops.copy"): "the AOT tool captures copy_ calls",
-    ("tensorlib.kernels.cuda.autotune", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.indexing", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.matmul", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.random", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.reduction", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cuda.sorting", "tensorlib.factories"): _FACTORIES,
+    ("tensorlib.kernels.cuda.indexing", "tensorlib.ops.creation"):
+        "index buffers are made with full() (empty(...).fill_() would do)",
     ("tensorlib.linalg", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.composite", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.manipulation", "tensorlib"): _NAMESPACE,
@@ -139,9 +134,10 @@ def test_known_exceptions_still_exist():
 
 @pytest.mark.parametrize("src,dst,layer_src,layer_dst", [
     ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.views", "kernels", "ops"),
-    ("tensorlib.runtime.transfer", "tensorlib.ops.copy", "ops", "ops"),
+    ("tensorlib.ops.transfer", "tensorlib.ops.copy", "ops", "ops"),
+    ("tensorlib.dispatch.iterator", "tensorlib.allocation", "dispatch", "tensor"),
     ("tensorlib.dispatch.keys", "tensorlib.dtypes", "base", "base"),
 ])
 def test_layer_map(src, dst, layer_src, layer_dst):
-    # the map itself: longest prefix wins (runtime.transfer is an op, dispatch.keys is data)
+    # the map itself: longest prefix wins (dispatch.keys is data)
     assert LAYERS[layer_of(src)][0] == layer_src and LAYERS[layer_of(dst)][0] == layer_dst

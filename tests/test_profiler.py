@@ -398,7 +398,7 @@ def interpret_cuda(monkeypatch):
 
 def test_cuda_copies_and_kernels_on_interpret_streams(interpret_cuda):
     import tensorlib.cuda as tc
-    from tensorlib.runtime import transfer as T
+    from tensorlib.ops import transfer as T
     host = f32(np.arange(4096))
     side = tc.Stream()
     with profiler.profile() as prof:

@@ -354,7 +354,7 @@ def test_coalesce_examples():
 # ---- the callers --------------------------------------------------------------------------------
 def test_callers_dense_semantics():
     # empty_like keeps a dense layout's order, flips included (any stride signs)...
-    from tensorlib.runtime.transfer import _is_dense as transfer_dense
+    from tensorlib.ops.transfer import _is_dense as transfer_dense
     x = tl.asarray(np.arange(12, dtype=np.float32).reshape(3, 4)).T  # (4, 3), strides (1, 4)
     assert tl.empty_like(x).stride() == (1, 4)
     f = tl.flip(x, axis=0)  # strides (-1, 4): still one block

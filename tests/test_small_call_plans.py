@@ -333,7 +333,7 @@ def test_zero_fill_threshold_respected(monkeypatch):
 @pytest.mark.parametrize("make", [lambda x: x, lambda x: x.T, lambda x: x[::-1], lambda x: x[:, ::2],
                                   lambda x: tl.broadcast_to(x[:1], x.shape), lambda x: x[:0]])
 def test_empty_like_layout_cache_matches_fresh(make, monkeypatch):
-    from tensorlib import factories as F
+    from tensorlib import allocation as F
     t = make(tl.asarray(np.arange(24, dtype=np.float32).reshape(4, 6)))
     monkeypatch.setattr(F, "_like_strides", {})
     fresh = F._empty_like(t, None, None)

@@ -9,7 +9,7 @@ from .dtypes import (bfloat16, bool_, can_cast, complex64, complex128, finfo, fl
                      float64, iinfo, int8, int16, int32, int64, isdtype, result_type, uint8,
                      uint16, uint32, uint64)
 from .tensor import Tensor
-from .factories import asarray, from_numpy, tensor
+from .ops.creation import asarray, from_numpy, tensor
 from .dispatch import registration as _registration
 from . import dispatch, cpu, cuda
 from .streams import Event, Stream, stream, synchronize
@@ -51,7 +51,7 @@ def _install():
     Tensor.astype = functions["astype"]
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem
-    from .runtime import transfer
+    from .ops import transfer
     from .streams import record_stream
     Tensor.to = transfer.tensor_to
     Tensor.cuda = transfer.cuda

@@ -65,7 +65,7 @@ def _to_device(idx: Tensor, device):
 
 def _from_array(arr: np.ndarray, t: Tensor, op: str, what):
     """A NumPy index array -> ('mask'|'array'|'int', value)."""
-    from .factories import asarray
+    from .ops.creation import asarray
     kind = arr.dtype.kind
     if kind == "b":
         return ("bool", bool(arr)) if arr.ndim == 0 else ("mask", asarray(arr, device=t.device))
@@ -137,7 +137,7 @@ def _parse(t: Tensor, key, op: str):
 
 def _plan(t: Tensor, key, op: str):
     """IndexPlan for key, or a plain key of ints/slices/None when nothing advanced is left."""
-    from .factories import zeros
+    from .ops.creation import zeros
     from .ops.views import expand
     parsed = _parse(t, key, op)
     if not any(kind in ("array", "mask", "bool") for _, kind, _ in parsed):
@@ -225,7 +225,7 @@ def _plan(t: Tensor, key, op: str):
 # ---- getitem / setitem --------------------------------------------------------------------------
 def advanced_getitem(t: Tensor, key) -> Tensor:
     """t[key] for keys with index arrays or masks: a new tensor (a copy) of t's dtype."""
-    from .factories import empty
+    from .allocation import empty
     from .indexing import basic_index
     plan = _plan(t, key, "__getitem__")
     if not isinstance(plan, IndexPlan):
@@ -237,7 +237,7 @@ def advanced_getitem(t: Tensor, key) -> Tensor:
 
 def advanced_setitem(t: Tensor, key, value) -> None:
     """t[key] = value; repeated indices: the last write wins."""
-    from .factories import empty
+    from .allocation import empty
     from .indexing import basic_index
     op = "__setitem__"
     plan = _plan(t, key, op)
@@ -296,7 +296,7 @@ def _coerce_scalar(value, dtype, op):
 
 def _value_tensor(value, dtype, device, shape, op) -> Tensor:
     """The assigned value as a tensor that broadcasts to ``shape`` and may be cast to dtype."""
-    from .factories import asarray, full
+    from .ops.creation import asarray, full
     if isinstance(value, Tensor):
         src = value
     elif isinstance(value, _PY_SCALARS):

@@ -396,10 +396,10 @@ def from_dlpack(x, /, *, device=None, copy=None):
     copy is asked for (copy=True), or needed and allowed (copy=None: a different ``device``).
     copy=False never copies and raises BufferError instead. Read-only memory is shared as a
     read-only tensor (``is_readonly``)."""
-    from .factories import _resolve_device
+    from .allocation import resolve_device as _resolve_device
     target = None if device is None else _resolve_device(device, "from_dlpack")
     if isinstance(x, Tensor):
-        from .factories import asarray
+        from .ops.creation import asarray
         return asarray(x, device=target, copy=copy)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack(): {type(x).__name__} does not implement __dlpack__")

@@ -103,7 +103,7 @@ def _check_seed(value, op) -> int:
 
 
 def _resolve_device(device, op) -> Device:
-    from .factories import _resolve_device as resolve
+    from .allocation import resolve_device as resolve
     return resolve(device, op)
 
 
@@ -166,7 +166,7 @@ class Generator:
 
     def get_state(self):
         """(seed, offset) as a uint8 CPU tensor of 16 bytes (little-endian uint64 each)."""
-        from .factories import from_numpy
+        from .ops.creation import from_numpy
         with self._lock:
             raw = np.array([self._seed, self._offset], dtype="<u8").view(np.uint8)
         return from_numpy(raw.copy())

@@ -54,7 +54,7 @@ __all__ = ["FORMAT_VERSION", "reduce_tensor", "map_location"]
 FORMAT_VERSION = 1
 _FN = "tensorlib.serialization._rebuild_tensor()"
 _DTYPES = {d.name: d for d in _dt.ALL_DTYPES}
-_MAX_DIM = 1 << 62  # what factories can address; keeps every extent inside int64
+_MAX_DIM = 1 << 62  # what allocation can address; keeps every extent inside int64
 _tls = threading.local()
 
 
@@ -204,7 +204,7 @@ def _rebuild_tensor(version, device, dtype_name, shape, data, readonly=False):
     view = _check_data(data, nbytes)
     try:
         target = _target_device(device)
-        from .factories import empty
+        from .allocation import empty
         t = empty(shape, dtype=dtype, device=CPU)
         if nbytes:
             # one copy, into fresh storage: nothing of the caller's buffer is kept

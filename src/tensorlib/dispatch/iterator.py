@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
-from ..shape import broadcast_shapes, broadcast_strides, coalesce, contiguous_strides, \
-    normalize_axis, span
+from ..allocation import checked_nbytes, empty_strided_like_order
+from ..shape import broadcast_shapes, broadcast_strides, coalesce, normalize_axis, span
 from ..storage import Storage
 from ..tensor import Tensor
 
@@ -70,21 +70,6 @@ def has_internal_overlap(t: Tensor) -> bool:
     if t._numel == 0:
         return False
     return any(s == 0 and n > 1 for n, s in zip(t._shape, t._strides))
-
-
-def empty_strided_like_order(shape, dtype, device, order_from: Tensor | None) -> Tensor:
-    """Allocates a dense tensor of ``shape`` whose dims are laid out in ``order_from``'s memory
-    order (so a transposed input gives a transposed-layout output), else C order."""
-    from ..factories import empty_strided
-    if order_from is None or order_from.ndim != len(shape) or order_from.is_contiguous():
-        return empty_strided(shape, contiguous_strides(shape), dtype, device)
-    perm = sorted(range(len(shape)), key=lambda d: (-abs(order_from._strides[d]), d))
-    strides = [0] * len(shape)
-    acc = 1
-    for d in reversed(perm):
-        strides[d] = acc
-        acc *= max(shape[d], 1)
-    return empty_strided(shape, tuple(strides), dtype, device)
 
 
 class TensorIterator:
@@ -421,12 +406,11 @@ def _store_plan(key, it, outputs, inputs):
     for i, x in enumerate(inputs):
         if ops[n + i] is not x:
             return  # an input was copied (overlap with out=): that depends on more than the key
-    from ..factories import _checked_nbytes
     allocs = []  # (output position, what to allocate there) per allocated output
     for i, o in enumerate(outputs):
         if o is None:
             t = ops[i]
-            nbytes = _checked_nbytes(t._shape, t._strides, t._dtype, it.op)
+            nbytes = checked_nbytes(t._shape, t._strides, t._dtype, it.op)
             allocs.append((i, (t._shape, t._strides, nbytes, t._dtype, t._ks, t._numel,
                                t.is_contiguous())))
     lay = it.layout()

@@ -21,7 +21,7 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
 def to_device(self: Tensor, device, /, *, stream=None) -> Tensor:
     """Array API ``x.to_device(device, /, *, stream=None)``: x itself when already there,
     else a copy on ``device``, enqueued on ``stream`` (a tl.Stream; None: the current one)."""
-    from ..runtime import transfer
+    from . import transfer
     from ..streams import Stream, stream as stream_context
     if stream is not None and not isinstance(stream, Stream):
         raise TypeError(f"to_device(): argument 'stream' must be a tensorlib Stream or None, "

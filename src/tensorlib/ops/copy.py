@@ -5,7 +5,7 @@ from .. import dtypes as _dt
 from ..dispatch.iterator import TensorIterator, memory_overlap
 from ..dispatch.keys import backend_key_for
 from ..dispatch.stub import get_stub
-from ..factories import _MAX_BYTES, empty_like
+from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 from .pointwise import PointwiseInfo
@@ -46,7 +46,7 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
     if src._storage.device is not self._storage.device and src.device != self.device:
-        from ..runtime.transfer import copy_between
+        from .transfer import copy_between
         return copy_between(self, src)
     if memory_overlap(self, src) == "full":
         return self
@@ -129,7 +129,7 @@ def contiguous(self: Tensor) -> Tensor:
     shape = self._shape
     nbytes = self._numel * self._dtype.itemsize
     if type(self) is not Tensor or nbytes > _MAX_BYTES:
-        from ..factories import empty  # (its size checks raise for what cannot be allocated)
+        from ..allocation import empty  # (its size checks raise for what cannot be allocated)
         return copy_(empty(shape, dtype=self.dtype, device=self.device), self)
     # What empty() gives (a C-order tensor on self's device), without its argument checks.
     out = object.__new__(Tensor)
@@ -154,7 +154,7 @@ def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
     if dtype is self.dtype and same_device and not copy:
         return self
     if not same_device:
-        from ..runtime.transfer import to_device
+        from .transfer import to_device
         return to_device(self, device, dtype=dtype)
     if type(self) is Tensor and type(dtype) is _dt.DType:
         out = _dense_copy(self, dtype)

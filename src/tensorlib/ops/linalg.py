@@ -12,7 +12,7 @@ import math
 from .. import dtypes as _dt
 from ..dispatch.iterator import has_internal_overlap, memory_overlap
 from ..dispatch.stub import get_stub
-from ..factories import empty
+from ..allocation import empty
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes
 from ..tensor import Tensor
 from .views import expand, permute, reshape, transpose, view

@@ -17,7 +17,7 @@ import operator
 
 from .. import dtypes as _dt
 from ..dispatch.keys import TLS_IN_USE
-from ..factories import empty
+from ..allocation import empty
 from ..storage import Storage
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
 from ..tensor import Tensor
@@ -233,7 +233,7 @@ def repeat(x, repeats, axis=None):
         if len(repeats) == 1:
             repeats = repeats[0]
         else:
-            from ..factories import tensor
+            from .creation import tensor
             repeats = tensor(list(repeats), dtype=_dt.int64, device=x.device) if repeats \
                 else empty((0,), dtype=_dt.int64, device=x.device)
     if isinstance(repeats, Tensor) and repeats.ndim == 0:
@@ -254,7 +254,7 @@ def repeat(x, repeats, axis=None):
         raise ValueError(f"{op}(): argument 'repeats' must be non-negative")
     ends = cumulative_sum(repeats.astype(_dt.int64, copy=False))
     total = int(ends[-1].item()) if n else 0
-    from ..factories import arange
+    from .creation import arange
     positions = arange(total, dtype=_dt.int64, device=x.device)
     # output position p comes from the first element whose running count exceeds p
     src = searchsorted(ends, positions, side="right")
@@ -287,7 +287,7 @@ def _triangle(op, x, k, lower):
         raise ValueError(f"{op}(): argument 'x' must have at least 2 dimensions, got shape "
                          f"{x.shape}")
     from .. import greater_equal, less_equal, subtract, where
-    from ..factories import arange
+    from .creation import arange
     m, n = x.shape[-2:]
     rows = reshape(arange(m, dtype=_dt.int64, device=x.device), (m, 1))
     cols = arange(n, dtype=_dt.int64, device=x.device)
@@ -384,7 +384,7 @@ def take_along_axis(x, indices, axis=-1):
     if ix.ndim != x.ndim:
         raise ValueError(f"{op}(): 'indices' has {ix.ndim} dimensions but 'x' has {x.ndim}")
     ax = normalize_axis(axis, x.ndim, op)
-    from ..factories import arange
+    from .creation import arange
     # x[i0, ..., indices, ..., ik] with aranges on the other dims; advanced indexing broadcasts
     # them against indices (either side may have size 1 there)
     key = []

@@ -27,9 +27,8 @@ import math
 from collections import namedtuple
 
 from .. import dtypes as _dt
-from ..dispatch.iterator import empty_strided_like_order
 from ..dispatch.stub import get_stub
-from ..factories import empty, empty_strided
+from ..allocation import empty, empty_strided, empty_strided_like_order
 from ..tensor import Tensor
 from .views import normalize_axis
 

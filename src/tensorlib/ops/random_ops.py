@@ -18,7 +18,7 @@ import operator
 
 from .. import dtypes as _dt
 from ..dispatch.stub import get_stub
-from ..factories import _resolve_device, empty, normalize_shape
+from ..allocation import empty, normalize_shape, resolve_device as _resolve_device
 from ..random import blocks_needed, generator_for
 from ..tensor import Tensor
 

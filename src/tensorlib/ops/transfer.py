@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from ..allocation import empty_like, empty_pinned, empty_strided, empty_strided_like_order
 from ..shape import contiguous_strides, is_dense, span
 
 __all__ = ["to_device", "tensor_to", "cuda", "cpu", "copy_between", "pin_memory", "is_pinned",
@@ -35,12 +36,12 @@ def _is_dense(t) -> bool:
 
 
 def _driver():
-    from .cuda import context
+    from ..runtime.cuda import context
     return context.require("to")
 
 
 def _stream_for(idx):
-    from .cuda.streams import current_handle
+    from ..runtime.cuda.streams import current_handle
     return current_handle(idx)
 
 
@@ -50,30 +51,14 @@ def _target(device, op):
         return None
     dev = as_device(device, op=op)
     if dev.type == "cuda":
-        from .cuda import context
+        from ..runtime.cuda import context
         idx = context.resolve_index(dev, op)
         return Device("cuda", idx)
     return dev
 
 
 def _empty_strided(shape, strides, dtype, device):
-    from ..factories import empty_strided
     return empty_strided(shape, strides, dtype, device)
-
-
-def empty_pinned(shape, strides, dtype):
-    """An uninitialized CPU tensor in pinned memory with the given layout (what factories'
-    ``pin_memory=True`` should allocate)."""
-    from ..device import CPU
-    from ..factories import _checked_nbytes
-    from ..storage import Storage
-    from ..tensor import Tensor
-    from .cuda import pinned_allocator
-    alloc = pinned_allocator()
-    nbytes = _checked_nbytes(shape, strides, dtype, "pin_memory")
-    block = alloc.allocate(nbytes)
-    storage = Storage(nbytes, CPU, block.ptr, block.buffer, alloc, block)
-    return Tensor._make(storage, tuple(shape), tuple(strides), 0, dtype)
 
 
 def _pinned_block(t):
@@ -81,12 +66,12 @@ def _pinned_block(t):
     alloc = t._storage._allocator
     if alloc is None:
         return None
-    from .cuda.pinned import PinnedHostAllocator
+    from ..runtime.cuda.pinned import PinnedHostAllocator
     return t._storage._block if isinstance(alloc, PinnedHostAllocator) else None
 
 
 def _cpu_copy(dst, src):
-    from ..ops.copy import copy_
+    from .copy import copy_
     return copy_(dst, src)
 
 
@@ -139,7 +124,7 @@ def _device_copy(dst, src) -> None:
         return
     kernel = _cuda_copy_kernel(src._dtype)
     if kernel is not None:
-        from ..ops.copy import copy_
+        from .copy import copy_
         from ..dispatch.stub import UnsupportedKernelError
         try:
             copy_(dst, src)
@@ -175,12 +160,11 @@ def _dense_on_device(t):
 def _dense_on_host(t, dtype):
     """CPU tensor of ``dtype`` with t's values, dense (``t`` itself when already so)."""
     if dtype is not t._dtype:
-        from ..factories import empty_like
         out = empty_like(t, dtype=dtype)  # keeps t's memory order when t is dense
         _cpu_copy(out, t)
         t = out
     if not _is_dense(t):
-        from ..ops.copy import contiguous
+        from .copy import contiguous
         t = contiguous(t)
     return t
 
@@ -198,7 +182,7 @@ def _h2d(t, target, dtype, non_blocking):
     block = _pinned_block(src) if non_blocking else None
     if block is not None:
         # Asynchronous: the pinned block must outlive the copy even if `src` is freed now.
-        from .cuda import pinned_allocator
+        from ..runtime.cuda import pinned_allocator
         pinned_allocator().record_event(block, stream)
     else:
         driver.stream_synchronize(stream)
@@ -215,7 +199,7 @@ def _d2h(t, dtype, non_blocking):
         dst = empty_pinned(src._shape, src._strides, dtype)
         if nbytes:
             driver.memcpy_async(dst.data_ptr(), src.data_ptr(), nbytes, stream, "d2h")
-            from .cuda import pinned_allocator
+            from ..runtime.cuda import pinned_allocator
             pinned_allocator().record_event(dst._storage._block, stream)
         return dst
     dst = _empty_strided(src._shape, src._strides, src._dtype, CPU)
@@ -259,7 +243,6 @@ def _same_device_copy(t, dtype):
             driver.memcpy_async(dst.data_ptr(), t.data_ptr(), nbytes,
                                 _stream_for(t.device.index), "d2d")
         return dst
-    from ..dispatch.iterator import empty_strided_like_order
     dst = empty_strided_like_order(t._shape, dtype, t.device, t)
     _device_copy(dst, t)
     return dst
@@ -279,7 +262,7 @@ def to_device(t, device, dtype=None, non_blocking=False, copy=False):
         if dtype is t._dtype and not copy:
             return t
         if target.type == "cpu":
-            from ..ops.copy import astype
+            from .copy import astype
             return astype(t, dtype, copy=True)
         return _same_device_copy(t, dtype)
     if src_dev.type == "cpu" and target.type == "cuda":
@@ -346,7 +329,7 @@ def cuda(self, device=None, non_blocking=False):
     there."""
     from ..device import Device
     if device is None:
-        from .cuda import context
+        from ..runtime.cuda import context
         device = Device("cuda", context.current_device())
     elif isinstance(device, int) and not isinstance(device, bool):
         device = Device("cuda", device)
@@ -369,13 +352,13 @@ def copy_between(dst, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be a Tensor, got {type(src).__name__}")
     if src.device == dst.device:
-        from ..ops.copy import copy_
+        from .copy import copy_
         return copy_(dst, src)
     if src._shape != dst._shape:
         if src.ndim > dst.ndim:
             raise ValueError(f"copy_(): source shape {src.shape} cannot be broadcast to the "
                              f"destination shape {dst.shape}")
-        from ..ops.views import broadcast_to
+        from .views import broadcast_to
         src = broadcast_to(src, dst._shape)
     moved = to_device(src, dst.device, dtype=dst.dtype, non_blocking=non_blocking)
     if dst.device.type == "cpu":

@@ -90,7 +90,7 @@ class L2Flusher:
 
     def __init__(self, device: int, nbytes: int = DEFAULT_FLUSH_BYTES):
         from ... import dtypes as _dt
-        from ...factories import empty
+        from ...allocation import empty
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 4:
             raise ValueError(f"L2Flusher(): argument 'nbytes' must be an int >= 4, got "
                              f"{nbytes!r}")

@@ -303,7 +303,8 @@ def _coalesce(shape, strides):
 
 def _advanced_offsets(plan, mode, dev):
     """(adv int64 tensor over the index block, bad-position tensor or None)."""
-    from ...factories import empty, full
+    from ...allocation import empty
+    from ...ops.creation import full
     nb = math.prod(plan.index_shape)
     device = plan.src.device
     if plan.offsets is not None:  # a lone mask: nonzero already made the offsets
@@ -372,7 +373,8 @@ def index(plan, out):
 def _winners(adv, mode, dev, lo=None, span=None):
     """uint8 flags over adv: 1 where no later position holds the same offset. ``lo`` /
     ``span``: every adv lies in [lo, lo + span) (known from the index sizes and strides)."""
-    from ...factories import empty, full
+    from ...allocation import empty
+    from ...ops.creation import full
     from .sorting import sort_keys
     nb = adv._numel
     block, warps = _block(mode)
@@ -431,7 +433,7 @@ def nonzero(x, offset_strides=None, base=0):
     (rows contiguous), the C-order multi-indices of x's nonzero elements. With offset_strides
     (one per dim of x): the 1-D int64 tensor base + sum_d i_d * offset_strides[d] (element
     offsets of a masked tensor). Reads the count back to the host (it sizes the result)."""
-    from ...factories import empty
+    from ...allocation import empty
     mode = _launch.current_mode()
     dev = x.device.index
     nd = x.ndim

@@ -313,7 +313,7 @@ _K_MAJOR_MIN = 256
 def _k_major_copy(t, is_b):
     """A K-major copy of operand ``t`` (A: (..., m, k), B: (..., k, n)) as a tensor of the same
     shape: A row-major, B the transpose of a row-major (..., n, k) buffer."""
-    from ...factories import empty
+    from ...allocation import empty
     from ...tensor import Tensor
     from . import pointwise as P
     shape, strides = list(t._shape), list(t._strides)

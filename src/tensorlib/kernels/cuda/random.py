@@ -485,7 +485,7 @@ def _multinomial_module(mode):
 def multinomial_kernel(out, probs, num_samples, replacement, seed, block):
     """out: contiguous int64 (rows, num_samples); probs: contiguous float64 (rows, ncat).
     Synchronizes (the row checks raise here, as on the CPU)."""
-    from ...factories import empty
+    from ...allocation import empty
     rows, ncat = probs.shape
     k = int(num_samples)
     mode = _launch.current_mode()

@@ -357,7 +357,7 @@ def _run(it, spec_args, div=1.0):
         _launch_reduction(spec, grid, args + tail, device, tiles, idx64, False, mode)
         return
     # stage 1: each chunk's accumulator into part[sid, o]
-    from ...factories import empty
+    from ...allocation import empty
     part = empty((n_split * n_out,), dtype=spec.acc, device=it.device)
     part_arg = _launch.arg_for(part._storage.data_ptr(), spec.acc)
     args = [part_arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
@@ -651,7 +651,7 @@ def _arg_reduce(it, op):
         _launch_arg_reduction(spec, grid, args, device, tiles, idx64, False, False, mode)
         return
     # stage 1: each chunk's (value, first index) into vals / idx [sid, o]
-    from ...factories import empty
+    from ...allocation import empty
     idx = empty((n_split * n_out,), dtype=_dt.int64, device=it.device)
     vals = empty((n_split * n_out,), dtype=acc, device=it.device)
     idx_arg = _launch.arg_for(idx._storage.data_ptr(), _dt.int64)

@@ -229,7 +229,7 @@ def _grid(total, block):
 
 def _keys(src, sorter, descending, mode, dev):
     """Int keys (int32 / int64) of contiguous ``src``, read through ``sorter`` if given."""
-    from ...factories import empty
+    from ...allocation import empty
     total = sorter._numel if sorter is not None else src._numel
     out = empty((total,), dtype=key_dtype(src._dtype), device=src.device)
     block, warps = _elem_block(mode)
@@ -252,7 +252,7 @@ def sort_keys(keys, rows, n, idx_out, keys_out=None):
     """Stable sort of ``rows`` rows of ``n`` int keys (contiguous int32 / int64 tensor
     ``keys``, consumed): the row-local int64 positions in sorted order go to ``idx_out``
     (contiguous int64, rows * n), the sorted keys to ``keys_out`` if given."""
-    from ...factories import empty
+    from ...allocation import empty
     mode = _launch.current_mode()
     dev = keys.device.index
     mod = _module("sort", keys._dtype, mode)
@@ -292,7 +292,7 @@ def sort_keys(keys, rows, n, idx_out, keys_out=None):
 def sort_kernel(src, values, indices, descending):
     """src: contiguous (..., n) real or bool tensor, sorted along its last dim into ``values``
     (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
-    from ...factories import empty
+    from ...allocation import empty
     total = src._numel
     if total == 0:
         return

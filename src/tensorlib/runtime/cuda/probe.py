@@ -1,4 +1,5 @@
-"""Cheap checks of what hardware is present, safe to call on any machine."""
+"""Cheap checks of what hardware is present, safe to call on any machine (no tensorlib state,
+no driver initialisation beyond cuInit; tests and benchmarks ask it before using a GPU)."""
 from __future__ import annotations
 
 import functools

@@ -1,0 +1,339 @@
+"""Creation ops: ``full`` / ``zeros`` / ``ones``, the ``*_like`` fills, ``arange``, ``linspace``,
+``eye``, and tensors from existing data (``asarray``, ``tensor``, ``from_numpy``).
+
+Each allocates through ``allocation.py`` (the tensor layer's raw allocation: ``empty``,
+``empty_strided``, ``empty_like``, pinned memory) and then runs a fill kernel. ``tl.empty`` and
+``tl.empty_like`` are the allocation module's own functions.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..allocation import empty_1d, empty_like, empty_strided, new_dense_cpu, normalize_shape, \
+    resolve_device
+from ..device import CPU as _CPU
+from ..dispatch.keys import TLS_IN_USE
+from ..shape import contiguous_strides
+from ..storage import Storage
+from ..tensor import Tensor
+
+__all__ = ["asarray", "tensor", "from_numpy", "zeros", "ones", "full", "zeros_like", "ones_like",
+           "full_like", "arange", "linspace", "eye"]
+
+_PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
+_fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
+_fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
+_coerce = None  # advanced_indexing._coerce_scalar (likewise)
+
+
+def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
+    if not (type(shape) is tuple and len(shape) == 1 and type(shape[0]) is int
+            and shape[0] >= 0):
+        shape = normalize_shape(shape, op)
+    if dtype is None:
+        dtype = _dt.python_scalar_dtype(_scalar(fill_value, op))
+    if ((device is None or device is _CPU) and not pin_memory and type(dtype) is _dt.DType
+            and type(fill_value) in _PY_SCALAR_TYPES and not TLS_IN_USE[0]):
+        # Direct path (a CPU tensor, no dispatch key set on any thread): what empty_strided
+        # and the dispatcher's fill_ would do, without their general checks.
+        t = new_dense_cpu(shape, dtype)
+        if t is not None:
+            global _fill, _fill_dense
+            if _fill is None:
+                from .copy import _fast_for, _fill_fast, fill_ as _fill
+                _fill_dense = _fast_for(_fill_fast, "fill", "fill_dense", t)
+            # the CPU kernel's small dense fill (what fill_ calls first), else fill_ itself
+            if _fill_dense is not None and _fill_dense(t, fill_value) is not None:
+                return t
+            return _fill(t, fill_value)
+    t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
+    return t.fill_(fill_value)
+
+
+def zeros(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
+    # op= so size/device errors name the function the user called
+    return full(shape, 0, dtype=dtype or _dt.default_float(), device=device,
+                pin_memory=pin_memory, op="zeros")
+
+
+def ones(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
+    return full(shape, 1, dtype=dtype or _dt.default_float(), device=device,
+                pin_memory=pin_memory, op="ones")
+
+
+def zeros_like(x, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(0)
+
+
+def ones_like(x, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(1)
+
+
+def full_like(x, fill_value, dtype=None, device=None):
+    return empty_like(x, dtype=dtype, device=device).fill_(fill_value)
+
+
+def _scalar(v, op, arg="fill_value"):
+    if isinstance(v, Tensor):
+        return v.item()
+    if isinstance(v, (bool, int, float, complex)):
+        return v
+    if hasattr(v, "item") and hasattr(v, "dtype"):  # NumPy scalars
+        return v.item()
+    raise TypeError(f"{op}(): argument '{arg}' must be a number, got {type(v).__name__}")
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (_scalar(v, "arange", n) for v, n in
+                         ((start, "start"), (stop, "stop"), (step, "step")))
+    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+        if isinstance(v, complex):
+            raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
+    if step == 0:
+        raise ValueError("arange(): argument 'step' must be nonzero")
+    try:
+        n = max(math.ceil((stop - start) / step), 0)
+    except OverflowError:  # (stop - start) / step is inf
+        raise OverflowError(f"arange(): {start}..{stop} in steps of {step} has too many "
+                            f"elements") from None
+    if dtype is None:
+        dtype = _dt.result_type(start, stop, step)
+    t = empty_1d(n, dtype, device)
+    return t._fill_range(start, step)
+
+
+def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor:
+    start = _scalar(start, "linspace", "start")
+    stop = _scalar(stop, "linspace", "stop")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace(): argument 'num' must be non-negative, got {num}")
+    if dtype is None:
+        dtype = _dt.result_type(start, stop, 1.0)
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    t = empty_1d(num, dtype, device)
+    t._fill_range(start, step)
+    if endpoint and num > 1:
+        # exact end point, as NumPy guarantees
+        if TLS_IN_USE[0] or t._storage.device.type != "cpu":
+            t[num - 1] = stop
+        else:  # what t[num - 1] = stop does, without its key parsing and dispatch
+            global _fill, _coerce
+            if _fill is None:
+                from .copy import fill_ as _fill
+            if _coerce is None:
+                from ..advanced_indexing import _coerce_scalar as _coerce
+            _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype),
+                  _coerce(stop, t._dtype, "__setitem__"))
+    return t
+
+
+def eye(n_rows, n_cols=None, k=0, dtype=None, device=None) -> Tensor:
+    n_cols = n_rows if n_cols is None else n_cols
+    for v, arg in ((n_rows, "n_rows"), (n_cols, "n_cols")):
+        if v < 0:
+            raise ValueError(f"eye(): argument '{arg}' must be non-negative, got {v}")
+    t = full((n_rows, n_cols), 0, dtype=dtype or _dt.default_float(), device=device, op="eye")
+    if t.numel():
+        d = t.diagonal(k)
+        if d.numel():
+            d.fill_(1)
+    return t
+
+
+# ---- from existing data ------------------------------------------------------------------------
+_PY_DEFAULTS = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b": "bool"}
+
+
+def from_numpy(array) -> Tensor:
+    """A CPU tensor sharing ``array``'s memory (and keeping it alive); no copy."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy(): expected a numpy.ndarray, got {type(array).__name__}")
+    dtype = _dt.from_numpy_dtype(array.dtype)
+    if not array.dtype.isnative:
+        raise TypeError(f"from_numpy(): byte-swapped arrays ({array.dtype}) are not supported; "
+                        f"use array.astype(array.dtype.newbyteorder('='))")
+    item = array.itemsize
+    if any(s % item for s in array.strides):
+        raise ValueError(f"from_numpy(): strides {array.strides} are not a multiple of the "
+                         f"item size {item}")
+    storage, offset = Storage.from_buffer(array)
+    return Tensor._make(storage, array.shape, tuple(s // item for s in array.strides),
+                        offset // item, dtype)
+
+
+def _only_ints(obj) -> bool:
+    """Nested lists/tuples of Python (or NumPy) ints and bools only; stops at the first other."""
+    if isinstance(obj, (list, tuple)):
+        return all(_only_ints(x) for x in obj)
+    return isinstance(obj, (int, np.integer, np.bool_))
+
+
+_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
+
+
+def _scalars(obj):
+    """The scalars of nested lists/tuples, in order."""
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            yield from _scalars(x)
+    else:
+        yield obj
+
+
+def _convert_python(obj, np_dtype, dtype, op):
+    """``np.asarray(obj, dtype=np_dtype)``: each Python number converted once, straight to the
+    target (NumPy 2's rules: out-of-range ints and non-finite floats into an integer dtype
+    raise). Errors name op, the argument and the offending value."""
+    try:
+        return np.asarray(obj, dtype=np_dtype)
+    except (OverflowError, ValueError, TypeError) as e:
+        err = e
+    for x in _scalars(obj):  # the error path only: find the value NumPy refused
+        try:
+            np.asarray(x, dtype=np_dtype)
+        except (OverflowError, ValueError, TypeError) as e:
+            kind = type(e) if isinstance(e, (OverflowError, TypeError)) else ValueError
+            raise kind(f"{op}(): argument 'obj' holds the value {x!r:.60}, which {dtype} can't "
+                       f"represent ({e})") from None
+    raise ValueError(f"{op}(): cannot convert argument 'obj' ({type(obj).__name__}) to "
+                     f"{dtype}: {err}") from None
+
+
+def _infer_numpy(obj, op, dtype=None):
+    """Python data (scalars, nested lists/tuples, NumPy scalars inside them) -> NumPy array.
+
+    With ``dtype`` the numbers convert straight to it, rounding once (bfloat16, which NumPy
+    lacks: through the exact float64 / int64 values, then one rounding by the tensor cast).
+    Without it, tensorlib's defaults: float -> float32, complex -> complex64, int -> int64
+    (uint64 beyond int64), bool -> bool."""
+    try:
+        arr = np.asarray(obj)  # exact: float64 / complex128 / int64 / bool (or object)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{op}(): cannot build a tensor from {type(obj).__name__}: {e}") from None
+    python_data = not isinstance(obj, (np.ndarray, np.generic))
+    big_ints = python_data and arr.size and arr.dtype.kind in "fO" and _only_ints(obj)
+    if big_ints and (dtype is None or dtype is _dt.bfloat16 or dtype.kind in "iu"):
+        # NumPy turns ints beyond int64 into float64 (lists) or object (scalars): use uint64
+        # when they fit, never a lossy float.
+        try:
+            arr = np.asarray(obj, dtype=np.uint64)
+        except (OverflowError, ValueError):
+            if dtype is None:
+                raise OverflowError(f"{op}(): Python int out of the range of int64 and uint64 "
+                                    f"in {str(obj)[:60]}") from None
+            if dtype is _dt.bfloat16:  # beyond uint64: through float64, as NumPy's halves go
+                return _convert_python(obj, np.float64, dtype, op)
+            arr = None  # an integer dtype: _convert_python names the value
+    # object arrays: big ints among floats or complex (fine with a dtype, checked below)
+    numbers_only = big_ints or (python_data and dtype is not None and arr.dtype.kind == "O"
+                                and all(isinstance(x, _NUMBERS) for x in _scalars(obj)))
+    if arr is not None and arr.dtype.kind not in "biufc" and not numbers_only:
+        raise TypeError(f"{op}(): data must be numeric or bool, got {arr.dtype} from "
+                        f"{type(obj).__name__} ({str(obj)[:60]})")
+    if not python_data:
+        return arr
+    if dtype is None:
+        default = _PY_DEFAULTS[arr.dtype.kind]
+        if arr.dtype.kind == "u":
+            default = "uint64"
+        return arr.astype(default, copy=False)
+    if dtype is _dt.bfloat16:
+        if arr.dtype.kind == "O":
+            return _convert_python(obj, np.float64, dtype, op)
+        if arr.dtype.kind == "c":
+            raise TypeError(f"{op}(): argument 'obj' holds complex values, which bfloat16 "
+                            f"can't represent")
+        return arr  # exact; the tensor cast rounds once
+    if arr is not None and arr.dtype == dtype.np_dtype and not big_ints:
+        return arr  # already exact in the requested dtype
+    return _convert_python(obj, dtype.np_dtype, dtype, op)
+
+
+_PYBUF_FULL_RO = 0x11C  # PyBUF_INDIRECT | PyBUF_FORMAT: what memoryview() asks for
+
+
+def _buffer_numpy(obj):
+    """A NumPy array over the memory of a buffer-protocol object (memoryview, array.array,
+    bytes, bytearray, ctypes arrays, a class with ``__buffer__``), keeping the buffer's own
+    format as dtype (bytes: uint8) and its writability; None for other objects."""
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        # PEP 688's Python-level __buffer__ (memoryview() calls it itself from Python 3.12)
+        get = getattr(type(obj), "__buffer__", None)
+        if get is None:
+            return None
+        mv = get(obj, _PYBUF_FULL_RO)
+        if not isinstance(mv, memoryview):
+            mv = memoryview(mv)
+    try:
+        return np.asarray(mv)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"asarray(): unsupported buffer format {mv.format!r} of "
+                        f"{type(obj).__name__}: {e}") from None
+
+
+_NOT_BUFFERS = (list, tuple, bool, int, float, complex, str, np.generic)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
+    """Array API asarray: shares memory with a Tensor, a NumPy array or a buffer-protocol object
+    (memoryview, array.array, bytes...) when it can (copy=None), always copies with copy=True,
+    and raises if a copy is needed under copy=False. Read-only memory (a non-writeable NumPy
+    array, bytes) is shared as a read-only tensor; copy=True gives a writable one.
+
+    Python data (scalars, nested sequences) converts straight to ``dtype`` when given (one
+    rounding; out-of-range ints raise); without it: float -> float32, int -> int64, complex ->
+    complex64, bool -> bool."""
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype, op="asarray")
+    target = None if device is None else resolve_device(device, "asarray")
+    if isinstance(obj, Tensor):
+        src = obj
+    else:
+        from_np = None
+        if isinstance(obj, np.ndarray) or hasattr(obj, "__array_interface__") or \
+                hasattr(obj, "__array__"):
+            from_np = np.asarray(obj)
+        elif not isinstance(obj, _NOT_BUFFERS):
+            from_np = _buffer_numpy(obj)
+        if from_np is not None:
+            if from_np.dtype.kind not in "biufc":
+                raise TypeError(f"asarray(): unsupported array dtype {from_np.dtype}")
+        else:
+            if copy is False:
+                raise ValueError("asarray(): copy=False is impossible for Python sequences "
+                                 "and scalars")
+            from_np = _infer_numpy(obj, "asarray", dtype)
+        if from_np.dtype.byteorder not in "=|" or \
+                any(s % from_np.itemsize for s in from_np.strides):
+            if copy is False:
+                raise ValueError(f"asarray(): copy=False is impossible: the data "
+                                 f"({from_np.dtype}, strides {from_np.strides}) needs a copy "
+                                 f"to native byte order and aligned strides")
+            from_np = np.array(from_np, dtype=from_np.dtype.newbyteorder("="), order="C")
+        src = from_numpy(from_np)
+    need_copy = (dtype is not None and dtype is not src.dtype) or \
+        (target is not None and target != src.device)
+    if copy is False and need_copy:
+        raise ValueError(f"asarray(): copy=False is impossible: converting {src.dtype} on "
+                         f"'{src.device}' to {dtype or src.dtype} on '{target or src.device}' "
+                         f"needs a copy")
+    if need_copy or copy:
+        return src.astype(dtype or src.dtype, copy=True, device=target)
+    return src
+
+
+def tensor(data, *, dtype=None, device=None) -> Tensor:
+    """Always copies ``data`` (as torch.tensor does)."""
+    return asarray(data, dtype=dtype, device=device, copy=True)
