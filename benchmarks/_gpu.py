@@ -5,7 +5,7 @@ import sys
 def gpu_unavailable(script: str):
     """None when tensorlib can use a real CUDA GPU; else the exit code the script returns:
     0 (with one line on stdout) when there is no GPU, 1 when a GPU is present but unusable."""
-    from tensorlib.runtime_probe import cuda_gpu_present
+    from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if not cuda_gpu_present():
         print("no CUDA GPU present: skipped")
         return 0

@@ -207,7 +207,7 @@ def fake():
 
 def test_try_create_without_driver_reports_reason():
     drv, reason = real.try_create()
-    from tensorlib.runtime_probe import cuda_gpu_present
+    from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if not cuda_gpu_present():
         assert drv is None and reason  # e.g. "no CUDA driver library (...)"
 

@@ -17,7 +17,7 @@ SRC = os.path.join(os.path.dirname(__file__), "..", "src")
 # bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS = [
     ("base", ["tensorlib.dtypes", "tensorlib.device", "tensorlib.formatting",
-              "tensorlib.runtime_probe", "tensorlib.dispatch.keys", "tensorlib.shape"]),
+              "tensorlib.dispatch.keys", "tensorlib.shape"]),
     ("runtime", ["tensorlib.runtime"]),
     ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
                 "tensorlib.cpu", "tensorlib.allocation"]),
