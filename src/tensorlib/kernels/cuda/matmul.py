@@ -1,6 +1,6 @@
 """CUDA matmul kernel (Triton): tiled, grouped tile order, a small config list per dtype class.
 
-Stub contract (ops/linalg.py): a (..., M, K), b (..., K, N), out (..., M, N) with identical batch
+Stub contract (ops/matmul.py): a (..., M, K), b (..., K, N), out (..., M, N) with identical batch
 dims (zero strides where broadcast), one dtype for all three, out dense and overlapping neither
 input; every element of out is written.
 

@@ -1,4 +1,5 @@
-"""Linear algebra ops: matmul (and mm, bmm, vecdot, tensordot built on it), matrix_transpose.
+"""The matmul family: matmul (and mm, bmm, vecdot, tensordot built on it), matrix_transpose.
+(The public ``tl.linalg`` namespace is ``tensorlib/linalg.py``, built on these and other ops.)
 
 Device-generic part: shape rules (NumPy / Array API matmul), dtype promotion, output
 allocation and ``out=`` checks. The per-device work goes through the ``matmul`` DispatchStub,
