@@ -252,7 +252,7 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
         return "CUDA is not available: no memory summary.\n"
     idx = _ctx.resolve_index(device, "memory_summary")
     stats = _allocator_for(idx).memory_stats()
-    from .runtime.cuda.allocator import format_size
+    from .runtime.cuda.alloc_config import format_size
     width = 75
     line = "|" + "-" * width + "|"
     dline = "|" + "=" * width + "|"
