@@ -17,21 +17,16 @@ _RNG = np.random.default_rng(7)
 
 @pytest.fixture
 def partial_launches(monkeypatch):
-    """Counts stage-1 (partial) launches, so each test knows the split path ran."""
+    """Grids of stage-1 (partial) launches, so each test knows the split path ran."""
+    from tensorlib.kernels.cuda import launch as L
     seen = []
-    real, real_arg = R._launch_reduction, R._launch_arg_reduction
+    real = L.launch
 
-    def spy(spec, grid, args, device, tiles, idx64, partial, mode):
-        if partial:
+    def spy(kernel, grid, args, device, **kwargs):
+        if kwargs.get("PARTIAL"):
             seen.append(grid)
-        return real(spec, grid, args, device, tiles, idx64, partial, mode)
-
-    def spy_arg(spec, grid, args, device, tiles, idx64, partial, pairs, mode):
-        if partial:
-            seen.append(grid)
-        return real_arg(spec, grid, args, device, tiles, idx64, partial, pairs, mode)
-    monkeypatch.setattr(R, "_launch_reduction", spy)
-    monkeypatch.setattr(R, "_launch_arg_reduction", spy_arg)
+        return real(kernel, grid, args, device, **kwargs)
+    monkeypatch.setattr(L, "launch", spy)
     return seen
 
 

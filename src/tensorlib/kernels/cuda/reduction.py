@@ -321,15 +321,44 @@ def _split(mode, device, n_out, n_red, bo, br):
     return _launch.cdiv(n_red, chunk), chunk
 
 
-def _launch_reduction(spec, grid, args, device, tiles, idx64, partial, mode):
+class _Plan:
+    """A reduction's launches for one (spec, layout): kernels, grids, options and the size /
+    stride arguments, computed once (``_plans``); a call adds pointers and the divisor."""
+
+    __slots__ = ("first", "final", "n_split", "n_out", "acc")
+
+    def __init__(self, first, final, n_split, n_out, acc):
+        # first / final: (kernel, grid, size-and-stride args, launch options); final is None
+        # unless the reduction is split (stage 1 stores partials, stage 2 combines them)
+        self.first, self.final, self.n_split, self.n_out, self.acc = \
+            first, final, n_split, n_out, acc
+
+    def run(self, ptrs, div, device):
+        words = list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
+        kernel, grid, mid, options = self.first
+        if self.final is None:
+            _launch.launch(kernel, grid, ptrs + mid + words, device.index, **options)
+            return
+        from ...allocation import empty
+        part = empty((self.n_split * self.n_out,), dtype=self.acc, device=device)
+        part_arg = _launch.arg_for(part._storage.data_ptr(), self.acc)
+        _launch.launch(kernel, grid, [part_arg] + ptrs[1:] + mid + words, device.index,
+                       **options)
+        kernel, grid, mid, options = self.final
+        _launch.launch(kernel, grid, [ptrs[0], part_arg] + mid + words, device.index,
+                       **options)
+        # the stream orders both launches; the allocator keeps part's block for this stream
+        del part
+
+
+def _options(mode, tiles, idx64, partial):
     bo, br, warps = tiles
-    _launch.launch(_kernel_for(spec, mode), grid, args, device, BLOCK_O=bo, BLOCK_R=br,
-                   TREE=mode == "interpret", IDX64=idx64, PARTIAL=partial, num_warps=warps,
-                   enable_fp_fusion=False)
+    return dict(BLOCK_O=bo, BLOCK_R=br, TREE=mode == "interpret", IDX64=idx64,
+                PARTIAL=partial, num_warps=warps, enable_fp_fusion=False)
 
 
-def _run(it, spec_args, div=1.0):
-    lay, kept, red = _split_dims(it)
+def _plan(it, lay, spec_args, mode):
+    _, kept, red = _split_dims(it)
     ops = _operands(it, lay)
     if not red:  # nothing reduced along a non-trivial dim (e.g. reducing size-1 dims)
         red_sizes, red_in = [1], [0]
@@ -339,47 +368,58 @@ def _run(it, spec_args, div=1.0):
     kept_sizes = [lay.shape[d] for d in kept]
     n_out = math.prod(kept_sizes)
     n_red = math.prod(red_sizes)
-    aux = it.naux > 0
     spec = ReductionSpec(nkept=len(kept), nred=len(red_sizes), **spec_args)
-    mode = _launch.current_mode()
-    device = it.device.index
     tiles = _tiles(mode, n_out, n_red, bool(red) and red[0] == 0)
-    n_split, chunk = _split(mode, device, n_out, n_red, tiles[0], tiles[1])
+    n_split, chunk = _split(mode, it.device.index, n_out, n_red, tiles[0], tiles[1])
     out_kept = [ops[0].strides[d] for d in kept]
-    tail = [ops[-1].strides[d] for d in kept] + red_sizes + red_in + [chunk]
-    tail += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
+    mid = [n_out, n_red] + kept_sizes + out_kept
+    mid += [ops[1].strides[d] for d in kept] if it.naux > 0 else []
+    mid += [ops[-1].strides[d] for d in kept] + red_sizes + red_in + [chunk]
     idx64 = not _fits(lay.shape, [op.strides for op in ops], n_out, n_red)
-    grid = (_launch.cdiv(n_out, tiles[0]), n_split)
+    first = (_kernel_for(spec, mode), (_launch.cdiv(n_out, tiles[0]), n_split), mid,
+             _options(mode, tiles, idx64, n_split > 1))
     if n_split == 1:
-        args = [ops[0].arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
-        args += [n_out, n_red] + kept_sizes + out_kept
-        args += [ops[1].strides[d] for d in kept] if aux else []
-        _launch_reduction(spec, grid, args + tail, device, tiles, idx64, False, mode)
-        return
-    # stage 1: each chunk's accumulator into part[sid, o]
-    from ...allocation import empty
-    part = empty((n_split * n_out,), dtype=spec.acc, device=it.device)
-    part_arg = _launch.arg_for(part._storage.data_ptr(), spec.acc)
-    args = [part_arg] + ([ops[1].arg] if aux else []) + [ops[-1].arg]
-    args += [n_out, n_red] + kept_sizes + out_kept
-    args += [ops[1].strides[d] for d in kept] if aux else []
-    _launch_reduction(spec, grid, args + tail, device, tiles, idx64, True, mode)
-    # stage 2: combine the chunks of each output (its kept coordinates are o's digits, so
-    # part's strides over the kept dims are contiguous) and finish
+        return _Plan(first, None, 1, n_out, spec.acc)
+    # stage 2 combines the chunks of each output (its kept coordinates are o's digits, so
+    # the partials' strides over the kept dims are contiguous) and finishes
     scale = 2 if spec.acc.kind == "c" else 1
     part_kept = list(itertools.accumulate([scale] + kept_sizes[:-1], operator.mul))[:len(kept)]
-    final = ReductionSpec(op=spec_args["op"], in_dt=spec.acc, acc=spec.acc, out=spec.out,
-                          init=spec_args["init"], comb=spec_args["comb"],
-                          fin=spec_args.get("fin"), fin_dt=spec_args.get("fin_dt"),
-                          nkept=len(kept), nred=1)
+    final_spec = ReductionSpec(op=spec_args["op"], in_dt=spec.acc, acc=spec.acc, out=spec.out,
+                               init=spec_args["init"], comb=spec_args["comb"],
+                               fin=spec_args.get("fin"), fin_dt=spec_args.get("fin_dt"),
+                               nkept=len(kept), nred=1)
     tiles2 = _tiles(mode, n_out, n_split, n_out == 1)
-    args = [ops[0].arg, part_arg, n_out, n_split] + kept_sizes + out_kept + part_kept
-    args += [n_split, n_out * scale, n_split]
-    args += list(_launch.pack_scalar(_dt.float64.np_dtype.type(div), _dt.float64))
-    _launch_reduction(final, (_launch.cdiv(n_out, tiles2[0]), 1), args, device, tiles2,
-                      idx64, False, mode)
-    # the stream orders both launches; the allocator keeps part's block for this stream
-    del part
+    mid2 = [n_out, n_split] + kept_sizes + out_kept + part_kept
+    mid2 += [n_split, n_out * scale, n_split]
+    final = (_kernel_for(final_spec, mode), (_launch.cdiv(n_out, tiles2[0]), 1), mid2,
+             _options(mode, tiles2, idx64, False))
+    return _Plan(first, final, n_split, n_out, spec.acc)
+
+
+_plans: dict = {}  # (spec, operand dtypes, layout, mode, device) -> _Plan
+_PLANS_MAX = 4096
+
+
+def _run(it, spec_args, div=1.0):
+    lay = it.layout()
+    mode = _launch.current_mode()
+    ops = it.operands
+    key = (tuple(spec_args.items()), tuple(lay.shape), tuple(lay.strides), it.naux, mode,
+           it.device.index, tuple(t._dtype for t in ops))
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plan(it, lay, spec_args, mode)
+        if len(_plans) >= _PLANS_MAX:
+            _plans.pop(next(iter(_plans)))
+        _plans[key] = plan
+    arg_for = _launch.arg_for
+    ptrs = []
+    for t, off in zip(ops, lay.offsets):  # complex: the real component's pointer
+        if t._dtype.kind == "c":
+            ptrs.append(arg_for(t._storage.data_ptr(), _dt.real_for(t._dtype), off * 2))
+        else:
+            ptrs.append(arg_for(t._storage.data_ptr(), t._dtype, off))
+    plan.run(ptrs, div, it.device)
 
 
 def _in(it):
