@@ -44,8 +44,6 @@ KNOWN_UPWARD = {
         "scalar_to_compute lives in ops, not in the dtype layer",
     ("tensorlib.kernels.cuda.aot", "tensorlib"): "the AOT tool builds tensors to capture calls",
     ("tensorlib.kernels.cuda.aot", "tensorlib.ops.copy"): "the AOT tool captures copy_ calls",
-    ("tensorlib.kernels.cuda.indexing", "tensorlib.ops.creation"):
-        "index buffers are made with full() (empty(...).fill_() would do)",
     ("tensorlib.linalg", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.composite", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.manipulation", "tensorlib"): _NAMESPACE,

@@ -304,15 +304,15 @@ def _coalesce(shape, strides):
 def _advanced_offsets(plan, mode, dev):
     """(adv int64 tensor over the index block, bad-position tensor or None)."""
     from ...allocation import empty
-    from ...ops.creation import full
+    from .pointwise import full_1d as full
     nb = math.prod(plan.index_shape)
     device = plan.src.device
     if plan.offsets is not None:  # a lone mask: nonzero already made the offsets
         return plan.offsets, None
     if not plan.indices:
-        return full((nb,), plan.base_offset, dtype=_dt.int64, device=device), None
+        return full(nb, plan.base_offset, _dt.int64, device), None
     adv = empty((nb,), dtype=_dt.int64, device=device)
-    bad = full((len(plan.indices),), _BIG, dtype=_dt.int64, device=device)
+    bad = full(len(plan.indices), _BIG, _dt.int64, device)
     block, warps = _block(mode)
     for k, ix in enumerate(plan.indices):
         t = ix.tensor
@@ -374,12 +374,12 @@ def _winners(adv, mode, dev, lo=None, span=None):
     """uint8 flags over adv: 1 where no later position holds the same offset. ``lo`` /
     ``span``: every adv lies in [lo, lo + span) (known from the index sizes and strides)."""
     from ...allocation import empty
-    from ...ops.creation import full
+    from .pointwise import full_1d as full
     from .sorting import sort_keys
     nb = adv._numel
     block, warps = _block(mode)
     if span is not None and span <= DENSE_SPAN * nb + 4096:
-        last = full((span,), -1, dtype=_dt.int64, device=adv.device)
+        last = full(span, -1, _dt.int64, adv.device)
         win = empty((nb,), dtype=_dt.uint8, device=adv.device)
         aux = _aux_module(mode)
         _go(aux.last_writer, _grid(nb, block), [_arg(adv), _arg(last), nb, lo], dev,

@@ -41,7 +41,7 @@ from ...tensor import Tensor
 from . import launch as _launch
 from ...dtypes import scalar_to_compute
 
-__all__ = ["run_pointwise", "fill_range", "kernel_source", "ElementwiseSpec",
+__all__ = ["run_pointwise", "fill_range", "full_1d", "kernel_source", "ElementwiseSpec",
            "VALUE_TL", "cast_code", "GPU_CONFIG", "gpu_config", "is_complex_spec",
            "component_operands"]
 
@@ -749,6 +749,18 @@ def _range_kernel(acc, dtype, mode):
                                     step=scalar_code(acc, "d_lo", "d_hi"),
                                     store=store_code(dtype, cast_code(acc, dtype, "v")))
     return _launch.cached_module((acc, dtype), "range", source, mode).kernel
+
+
+def full_1d(n: int, value, dtype, device):
+    """A new 1-d tensor of ``n`` elements of ``value`` (real ``dtype``) on CUDA ``device``:
+    the kernels' own scratch buffers, without going up to the creation ops."""
+    from ...allocation import empty
+    t = empty((n,), dtype=dtype, device=device)
+    if n:
+        _launch_elementwise("fill", "value", _operand(t, (1,), 0),
+                            [("value", dtype.np_dtype.type(value), dtype)], [], dtype, dtype,
+                            (n,), device.index)
+    return t
 
 
 def fill_range(t, start, step):
