@@ -24,6 +24,9 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
 
+from .launch import Job
+from .launch import triton_type as _triton_type
+
 __all__ = ["standard_kernels", "compile_one", "main"]
 
 _QUICK_OPS = ("add", "divide", "floor_divide", "exp", "where", "equal", "bitwise_left_shift")
@@ -31,16 +34,6 @@ _QUICK_OPS = ("add", "divide", "floor_divide", "exp", "where", "equal", "bitwise
 
 
 # ---- what to compile ---------------------------------------------------------------------------
-class Job:
-    """One (kernel, configuration): ``build()`` returns (JITFunction, signature, constexprs,
-    attrs, options) in this process."""
-
-    def __init__(self, kernel, config, build):
-        self.kernel = kernel
-        self.config = config
-        self.build = build
-
-
 def _pointwise_job(name, expr, inputs, scalar_args, compute, result, out, ndim, idx64,
                    config):
     def build():
@@ -79,12 +72,6 @@ def _elementwise_signature(fn, spec, idx64):
     sig["BLOCK"] = sig["IDX64"] = "constexpr"
     const = {"BLOCK": block, "IDX64": idx64}
     return fn, sig, const, attrs, {"num_warps": warps, "enable_fp_fusion": False}
-
-
-def _triton_type(name):
-    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-            "uint16": "u16", "uint32": "u32", "uint64": "u64"}[name]
 
 
 def _range_job(acc, dtype):

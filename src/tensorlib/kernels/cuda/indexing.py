@@ -475,7 +475,7 @@ def nonzero(x, offset_strides=None, base=0):
 def aot_jobs(quick=False):
     """aot.Job list: offsets per index dtype kind, gather / scatter per layout and word size,
     nonzero per storage class, the counts scan and the scatter winners."""
-    from .aot import Job, _triton_type
+    from .launch import Job, triton_type as _triton_type
     ptr = lambda name: "*" + _triton_type(name)  # noqa: E731
 
     def attrs(fn, names):

@@ -417,3 +417,21 @@ def generated_module(prefix: str, source: str, mode: str):
         spec.loader.exec_module(mod)
         _modules[name] = mod
         return mod
+
+
+# ---- ahead-of-time compile jobs (aot.py compiles what each kernel module lists) ------------
+class Job:
+    """One (kernel, configuration): ``build()`` returns (JITFunction, signature, constexprs,
+    attrs, options) in this process."""
+
+    def __init__(self, kernel, config, build):
+        self.kernel = kernel
+        self.config = config
+        self.build = build
+
+
+def triton_type(name: str) -> str:
+    """Triton's signature name of a storage type name (``float32`` -> ``fp32``)."""
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+            "uint16": "u16", "uint32": "u32", "uint64": "u64"}[name]

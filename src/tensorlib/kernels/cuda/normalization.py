@@ -291,7 +291,7 @@ def layer_norm_kernel(out, x, rows, acc, w, b, eps):
 def aot_jobs(quick=False):
     """aot.Jobs compiling each op per storage dtype in its GPU configurations: a small and
     the largest single-pass block, and the looped variant."""
-    from .aot import Job, _triton_type
+    from .launch import Job, triton_type as _triton_type
     from .launch import _ARG_DTYPE
     f32, f64 = _dt.float32, _dt.float64
     dtypes = [f32] if quick else [f32, _dt.float16, _dt.bfloat16, f64]

@@ -529,13 +529,13 @@ def multinomial_kernel(out, probs, num_samples, replacement, seed, block):
 
 # ---- ahead-of-time compile jobs (aot.py) -------------------------------------------------------
 def _ptr(dtype):
-    from .aot import _triton_type
+    from .launch import triton_type as _triton_type
     from .launch import _ARG_DTYPE
     return "*" + _triton_type(_ARG_DTYPE.get(dtype, dtype.name))
 
 
 def _fill_job(kind, dtype, extra, idx64=False):
-    from .aot import Job
+    from .launch import Job
 
     def build():
         fn, _ = _kernel(kind, dtype, extra, "compiled")
@@ -554,7 +554,7 @@ def _fill_job(kind, dtype, extra, idx64=False):
 
 
 def _multinomial_job(name, const):
-    from .aot import Job
+    from .launch import Job
     ptrs = {"p_probs": "*fp64", "p_cdf": "*fp64", "p_keys": "*fp64", "p_fix": "*i64",
             "p_status": "*i64", "p_out": "*i64"}
 

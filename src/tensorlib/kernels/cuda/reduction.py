@@ -728,7 +728,7 @@ def argmin_kernel(it):
 
 def _arg_job(op, in_dt, acc, nkept, tiles, stage=0):
     """stage 0: a whole reduction; 1: a split reduction's chunks; 2: its combining pass."""
-    from .aot import Job, _triton_type
+    from .launch import Job, triton_type as _triton_type
     from .launch import _ARG_DTYPE
 
     def build():

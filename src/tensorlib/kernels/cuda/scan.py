@@ -228,7 +228,7 @@ def cumprod_kernel(it, n, out_stride, in_stride):
 
 # ---- ahead-of-time compile check (aot.py) ------------------------------------------------------
 def _job(op, in_dt, acc, out_dt, nd, loop):
-    from .aot import Job, _triton_type
+    from .launch import Job, triton_type as _triton_type
     from .launch import _ARG_DTYPE
 
     def build():

@@ -334,7 +334,7 @@ def searchsorted_kernel(x1, x2, sorter, out, right):
 def aot_jobs(quick=False):
     """aot.Job list: the key kernel per dtype, block_sort per key dtype and tile, merge, take
     and search per key dtype."""
-    from .aot import Job, _triton_type
+    from .launch import Job, triton_type as _triton_type
     jobs = []
     ptr = lambda name: "*" + _triton_type(name)  # noqa: E731
     al = lambda fn, names: {(fn.arg_names.index(p),): [["tt.divisibility", 16]]  # noqa: E731
