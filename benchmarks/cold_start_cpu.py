@@ -14,7 +14,9 @@ generated and compiled there, as on a machine's very first use.
   first call of each op of the list (1e5 elements, above the parallel grain: a cold big call
   runs the serial variant), in list order, so a kernel shared by two ops counts at the first.
   ``--quick`` runs a shorter list.
-``--profile`` adds, per op, the Numba compiles it triggered (exclusive seconds, top 6).
+``--profile`` adds, per op, the Numba compiles it triggered (exclusive seconds, top 6). Each op
+also shows the process CPU seconds of its call (on a shared machine wall time also counts other
+processes' time slices; a cold call is one busy thread, so its CPU time is the steadier figure).
 Targets (issue 13, item 5): every first call <= 0.5 s, the day-one total <= 5 s.
 """
 from __future__ import annotations
@@ -146,12 +148,14 @@ def _child(mode, dtype, names, profile):
                       "compiles": prof.take() if prof else []}), flush=True)
     for name in names:
         t = time.perf_counter()
+        c = time.process_time()
         err = None
         try:
             ops[name]()
         except Exception as e:  # noqa: BLE001 - an op a dtype refuses is reported, not fatal
             err = f"{type(e).__name__}: {e}"[:80]
-        print(json.dumps({"op": name, "s": time.perf_counter() - t, "err": err,
+        print(json.dumps({"op": name, "s": time.perf_counter() - t,
+                          "cpu": time.process_time() - c, "err": err,
                           "compiles": prof.take() if prof else []}), flush=True)
     print(json.dumps({"total": time.perf_counter() - t0}), flush=True)
 
@@ -190,7 +194,7 @@ def _print_run(title, recs, wall, limit):
             if r["s"] > limit:
                 worst.append(r["op"])
             err = f"   [{r['err']}]" if r["err"] else ""
-            print(f"  {r['op']:<20}{r['s']:7.2f} s{flag}{err}")
+            print(f"  {r['op']:<20}{r['s']:7.2f} s   (cpu {r['cpu']:5.2f} s){flag}{err}")
             for c in r["compiles"]:
                 print(f"      {c}")
         elif "total" in r:

@@ -128,7 +128,9 @@ def index_offsets(adv, idx, ioff, bshape, bstrides, size, stride, base, first, c
     last = bshape[nd - 1] if nd else 1
     ls = bstrides[nd - 1] if nd else 0
     nchunks = (n + chunk - 1) // chunk
-    bad = np.full(nchunks, -1, np.int64)
+    bad = np.empty(nchunks, np.int64)  # (np.full: one more implementation to compile)
+    for c in range(nchunks):
+        bad[c] = -1
     for c in {rng}(nchunks):
         j = c * chunk
         stop = min(n, j + chunk)
@@ -257,7 +259,9 @@ def gather_direct(out, src, idx, ioff, B, size, stride, base, pre, post, chunk):
     # storage, which may hold more); each runs a division-free loop per pre element.
     Q = post.size
     nchunks = (B + chunk - 1) // chunk
-    bad = np.full(nchunks, -1, np.int64)
+    bad = np.empty(nchunks, np.int64)  # (np.full: one more implementation to compile)
+    for c in range(nchunks):
+        bad[c] = -1
     for c in {rng}(nchunks):
         start = c * chunk
         stop = min(B, start + chunk)

@@ -82,7 +82,9 @@ def vexp32(x):
     return res if x == x else x
 
 
-@njit(cache=True, error_model='numpy')
+# (row_max / row_exp are inlined in Numba's IR: compiled apart, each cost a full compile and
+# machine code of its own that LLVM then inlined anyway; row_sum stays apart for its reassoc)
+@njit(inline='always', error_model='numpy')
 def row_max(buf):
     # nan-ignoring max (a nan still reaches the sum); 16 lanes so the loop vectorizes
     n = buf.shape[0]
@@ -222,7 +224,7 @@ _BODIES = {
 }
 
 _ROW_EXP = """
-@njit(cache=True, error_model='numpy')
+@njit(inline='always', error_model='numpy')
 def row_exp(dst, buf, m):
     for i in range(buf.shape[0]):
         dst[i] = fexp(buf[i] - m)

@@ -14,6 +14,14 @@ Reductions read ``TensorIterator.reduce``'s layout: dim 0 is the input's fastest
   traffic); threads take column tiles.
 When there are fewer outputs than threads the parallel variant also splits the reduced rows
 (``nsplit``) into per-thread partials combined at the end.
+
+Compile time (a cold first call): each variant is two functions, ``<variant>_inner`` and
+``<variant>_outer``, so a call compiles only its mode; contiguous rows (in stride 1 along dim 0,
+no reduced outer dims, at most one kept dim: sum(x), sum(x, axis=-1), argmax(x)...) take
+``serial_rows``, the inner loop without the general layout decoding (bit for bit
+serial_inner's results). Float sum and mean share one module (mean divides by the count, sum
+by 1.0). Helpers without fastmath are inlined in Numba's IR (compiled apart they cost a
+compile and machine code of their own).
 """
 from __future__ import annotations
 
@@ -183,16 +191,17 @@ def block(a, q, st, nb@M):
 # for min (IEEE maximum/minimum).
 _MINMAX_BLOCK_SRC = _BLOCK_SRC.split("@BLOCKJIT")[0] + """
 from tensorlib.kernels.cpu.scalar_math import _from_bits
+from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
 
 
 @BLOCKJIT
 def block(a, q, st, nb):
     if st == 1:
-        bits = a[q:q + nb].view(SINT)
+        seg = a[q:q + nb]
         m = SINT(KEY0)
         mag = SINT(0)
         for k in range(nb):
-            b = bits[k]
+            b = SINT(BITSF(seg[k]))
             key = SINT(b ^ SINT(SINT(b >> SHIFT) & MASK))
             m = key if key CMP m else m
             u = SINT(b & MASK)
@@ -451,7 +460,7 @@ class _ValueSpec:
         acct = _np_type(self.acc_dt)
         rep = {"@M": ", m" if has_aux else "", "@MV": ", mv[i]" if has_aux else "",
                "INIT": self.init, "ACCT": acct, "BLOCKN": str(BLOCK), "FANN": str(FAN),
-               "@BLOCKJIT": _njit(fastmath=self.reassoc), "@INLJIT": inl}
+               "@BLOCKJIT": _njit(fastmath=True) if self.reassoc else inl, "@INLJIT": inl}
         if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
                 self.acc_dt is self.in_dt:
             rep.update(_bit_keys(self.in_dt, self.op))
@@ -778,9 +787,11 @@ _ARG_ROW_BITS = """\
 # 1024-block's extreme, then a scan of the first block holding the overall extreme. A block
 # holding a nan is scanned for its first nan, which wins (NumPy's rule).
 _ARG_BITS_SRC = """
+from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
+
+
 @njit(cache=True, nogil=True)
 def arg_of_bits(row, n):
-    bits = row.view(SINT)
     best = SINT(KEY0)
     best_blk = 0
     for blk in range((n + 1023) // 1024):
@@ -789,7 +800,7 @@ def arg_of_bits(row, n):
         m = SINT(KEY0)
         mag = SINT(0)
         for k in range(s, e):
-            x = bits[k]
+            x = SINT(BITSF(row[k]))
             key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
             key = SINT(0) if key == SINT(-1) else key
             m = key if key CMP m else m
@@ -797,14 +808,14 @@ def arg_of_bits(row, n):
             mag = u if u > mag else mag
         if mag > EXPBITS:
             for k in range(s, e):
-                if SINT(bits[k] & MASK) > EXPBITS:
+                if SINT(SINT(BITSF(row[k])) & MASK) > EXPBITS:
                     return k
         if blk == 0 or m CMP best:
             best = m
             best_blk = blk
     s = best_blk * 1024
     for k in range(s, min(n, s + 1024)):
-        x = bits[k]
+        x = SINT(BITSF(row[k]))
         key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
         key = SINT(0) if key == SINT(-1) else key
         if key == best:
@@ -819,6 +830,7 @@ def _bit_keys(dt, op):
     bits = dt.itemsize * 8
     sint = f"np.int{bits}"
     return {"CMP": ">" if op == "max" else "<", "SINT": sint, "SHIFT": f"{sint}({bits - 1})",
+            "BITSF": f"f{bits}_bits",
             "MASK": f"{sint}({(1 << (bits - 1)) - 1})",
             "EXPBITS": f"{sint}({0x7f800000 if bits == 32 else 0x7ff0000000000000})",
             "KEY0": str(-(1 << (bits - 1)) if op == "max" else (1 << (bits - 1)) - 1)}
