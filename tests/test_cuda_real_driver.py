@@ -256,6 +256,14 @@ def fake_backend(monkeypatch, fake):
     monkeypatch.setenv("TENSORLIB_CUDA_BACKEND", "real")
     monkeypatch.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
     monkeypatch.setattr(real, "try_create", lambda: (real.RealDriver(fake, 1), None))
+    # The fake's memory is host memory: on a machine with a GPU, Triton must not launch on
+    # it (as on one without, where Triton finds no device and the staged paths run)
+    from tensorlib.dispatch.stub import UnsupportedKernelError
+    from tensorlib.kernels.cuda import launch
+
+    def no_triton():
+        raise UnsupportedKernelError("CUDA kernels: the fake driver has no device for Triton")
+    monkeypatch.setattr(launch, "_install_stream_hooks", no_triton)
     context.reset()
     yield fake
     context.reset()
