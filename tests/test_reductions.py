@@ -597,3 +597,12 @@ def test_parallel_var(four_threads):
     for axis in (0, 1, None):
         np.testing.assert_allclose(to_numpy(tl.var(tl.from_numpy(a), axis=axis)),
                                    a.var(axis=axis), rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_sum_with_infinite_part_keeps_finite_imaginary(dtype):
+    # (inf + 4j) is a complex sum's exact result; dividing it by (1 + 0j) would make 4j nan
+    x = np.array([[1 + 1j, complex(np.inf, 0.0), 2 + 3j], [1j, 2, 3]], dtype)
+    for axis in (None, 0, 1):
+        got = tl.sum(tl.asarray(x), axis=axis).numpy()
+        np.testing.assert_array_equal(got, np.sum(x, axis=axis))

@@ -573,7 +573,8 @@ def _extreme(acc, op):
 def _sum_like(it, op):
     acc = it.compute_dtype
     in_dt = it.operands[-1]._dtype
-    if op == "sum" and acc.kind in "fc":
+    if op == "sum" and acc.kind == "f":
+        # not complex: complex / (1.0 + 0j) is no no-op, (inf + 4j) / 1 gives inf + nan j
         _run_value(it, _float_sum_spec(in_dt, acc, it.operands[0]._dtype), 1.0, "sum")
         return
     spec = _ValueSpec(op, in_dt, acc, acc, it.operands[0]._dtype,
@@ -584,9 +585,11 @@ def _sum_like(it, op):
 
 
 def _float_sum_spec(in_dt, acc, out_dt):
-    """The float / complex sum of sum and mean (one compiled module for both): the sum divided
-    by ``div`` in float64 / complex128, then cast to the output dtype. sum passes div = 1.0,
-    an exact no-op (an acc value is exact in the wider type and converts back unchanged)."""
+    """The float / complex sum of mean, and of float sum (one compiled module for both): the
+    sum divided by ``div`` in float64 / complex128, then cast to the output dtype. A float
+    sum passes div = 1.0, an exact no-op (an acc value is exact in the wider type and converts
+    back unchanged); a complex sum has its own module (a complex division by 1 is not exact
+    for infinite parts)."""
     return _ValueSpec("sum", in_dt, acc, acc, out_dt, init=_lit(acc, 0), comb="a + b",
                       fin="acc / div", fin_dt=_dt.complex128 if acc.kind == "c" else _dt.float64,
                       reassoc=True)
