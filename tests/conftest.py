@@ -29,34 +29,33 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="module")
-def cuda_interpret():
-    """CUDA on the interpret backend (host memory, Triton's interpreter) for a test module:
-    two devices, a 1 GiB cap, default allocator settings. Modules use it with
-    ``pytestmark = pytest.mark.usefixtures("cuda_interpret")`` or request it per test."""
+def _cuda_backend(backend, **env):
+    """CUDA on ``backend`` with environment ``env``, default allocator settings, the context
+    reset before and after."""
     from tensorlib.runtime.cuda import context
     mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "interpret")
-    mp.setenv("TENSORLIB_CUDA_DEVICE_COUNT", "2")
-    mp.setenv("TENSORLIB_CUDA_MEMORY", str(1 << 30))
+    mp.setenv("TENSORLIB_CUDA_BACKEND", backend)
+    for name, value in env.items():
+        mp.setenv(name, value)
     mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
     context.reset()
     yield
     context.reset()
     mp.undo()
     context.reset()
+
+
+@pytest.fixture(scope="module")
+def cuda_interpret():
+    """CUDA on the interpret backend (host memory, Triton's interpreter) for a test module:
+    two devices, a 1 GiB cap, default allocator settings. Modules use it with
+    ``pytestmark = pytest.mark.usefixtures("cuda_interpret")`` or request it per test."""
+    yield from _cuda_backend("interpret", TENSORLIB_CUDA_DEVICE_COUNT="2",
+                             TENSORLIB_CUDA_MEMORY=str(1 << 30))
 
 
 @pytest.fixture(scope="module")
 def cuda_real():
     """CUDA on the real driver (a GPU; tests using it are marked ``gpu``) for a test module,
     default allocator settings."""
-    from tensorlib.runtime.cuda import context
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "real")
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+    yield from _cuda_backend("real")

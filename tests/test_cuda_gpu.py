@@ -7,19 +7,7 @@ import tensorlib.cuda as tc
 from tensorlib.ops import transfer as T
 from tensorlib.runtime.cuda import context
 
-pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(scope="module", autouse=True)
-def real_backend():
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TENSORLIB_CUDA_BACKEND", "real")
-    mp.delenv("TENSORLIB_CUDA_ALLOC_CONF", raising=False)
-    context.reset()
-    yield
-    context.reset()
-    mp.undo()
-    context.reset()
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_real")]
 
 
 def test_real_device_properties():
