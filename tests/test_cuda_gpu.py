@@ -5,7 +5,6 @@ import pytest
 import tensorlib as tl
 import tensorlib.cuda as tc
 from tensorlib.ops import transfer as T
-from tensorlib.runtime.cuda import context
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_real")]
 
