@@ -32,18 +32,13 @@ LAYERS = [
              "tensorlib.bench", "tensorlib.kernels.cuda.aot"]),
 ]
 
-_FACTORIES = "imports empty from the factories shim instead of tensorlib.allocation"
 _NAMESPACE = "composite op calls public ops through the top-level namespace"
 KNOWN_UPWARD = {
     ("tensorlib.dispatch.registration", "tensorlib.ops.pointwise"):
         "the pointwise structured kernel is built by registration",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cpu"): "stubs load their backends by name",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cuda"): "stubs load their backends by name",
-    ("tensorlib.kernels.cpu.indexing", "tensorlib.factories"): _FACTORIES,
-    ("tensorlib.kernels.cpu.matmul", "tensorlib.ops.views"): "broadcast helpers live in ops",
     ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.copy"): "cast kernels call copy_",
-    ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.pointwise"):
-        "scalar_to_compute lives in ops, not in the dtype layer",
     ("tensorlib.linalg", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.composite", "tensorlib"): _NAMESPACE,
     ("tensorlib.ops.manipulation", "tensorlib"): _NAMESPACE,

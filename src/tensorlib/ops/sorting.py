@@ -21,7 +21,7 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from ..dispatch.stub import get_stub
-from ..factories import empty
+from ..allocation import empty
 from ..tensor import Tensor
 from .views import movedim, normalize_axis, reshape
 

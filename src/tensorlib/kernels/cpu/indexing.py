@@ -456,7 +456,7 @@ def nonzero(x, offset_strides=None, base=0):
     contiguous), the C-order multi-indices of x's nonzero elements. With offset_strides (one
     per dim of x): the 1-D int64 tensor base + sum_d i_d * offset_strides[d] instead (element
     offsets of a masked tensor, so x[mask] needs no index tensors)."""
-    from ...factories import empty
+    from ...allocation import empty
     host_sync()  # the count sizes the output: run in stream order, inline
     nd = x.ndim
     n = x._numel
@@ -500,7 +500,7 @@ def nonzero(x, offset_strides=None, base=0):
 def _nonzero_numpy(x, arr, offset_strides, base):
     """nonzero() of a contiguous tensor through NumPy's nonzero (what the serial kernel
     computes, without a kernel to compile); the same result layout."""
-    from ...factories import empty
+    from ...allocation import empty
     nd = x.ndim
     v = arr[x._offset:x._offset + x._numel].reshape(x._shape)
     if x._dtype.itemsize == 2 and x._dtype.kind == "f":

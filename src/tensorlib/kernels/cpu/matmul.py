@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
-from ...ops.views import expand
+from ...shape import broadcast_strides
 from .casting import cast_code
 from .pointwise import load_generated_module
 from ...runtime.cpu import cores
@@ -227,7 +227,8 @@ def _dense(t):
     lead = t.ndim - 2
     shape = tuple(1 if s == 0 else n for n, s in zip(t.shape[:lead], t._strides[:lead]))
     base = t._view(shape + t.shape[-2:], t._strides, t._offset).contiguous()
-    return expand(base, t.shape)
+    return base._view(t.shape, tuple(broadcast_strides(base.shape, base._strides, t.ndim)),
+                      base._offset)
 
 
 def _blas_matmul(a, b, out, conj_a):

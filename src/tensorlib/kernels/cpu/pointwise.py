@@ -27,7 +27,7 @@ from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launc
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from .casting import cast_code, kernel_array
-from ...ops.pointwise import scalar_to_compute
+from ...dtypes import scalar_to_compute
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
 
