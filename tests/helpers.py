@@ -2,6 +2,8 @@
 every kind of layout (contiguous, transposed, negative and zero strides, 0-d, empty)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -106,3 +108,17 @@ def broadcast_pair(dtype1, dtype2, max_dims=3, elements1=None, elements2=None):
                                                elements=elements1)),
                             layouts(hnp.arrays(np.dtype(dtype2), s.input_shapes[1],
                                                elements=elements2))))
+
+
+def ptxas_available() -> bool:
+    """Whether Triton ships its NVIDIA toolchain (the ahead-of-time compile tests need ptxas).
+    A Triton without the NVIDIA backend skips those tests; one whose ptxas is missing fails
+    them loudly: that is a broken install, not a machine without a GPU."""
+    try:
+        from triton import knobs
+        ptxas = knobs.nvidia.ptxas
+    except (ImportError, AttributeError):
+        return False
+    if not os.path.exists(ptxas.path):
+        raise RuntimeError(f"Triton's ptxas is missing at {ptxas.path}: a broken Triton install")
+    return True

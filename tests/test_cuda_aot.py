@@ -10,18 +10,11 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 from tensorlib.runtime.cuda import context
 
 
-def _ptxas_available():
-    try:
-        from triton import knobs
-        return os.path.exists(knobs.nvidia.ptxas.path)
-    except Exception:  # noqa: BLE001 - no CUDA toolchain in this Triton build
-        return False
-
-
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_quick_subset_compiles_without_spills():
     src = os.path.dirname(os.path.dirname(tl.__file__))
     env = dict(os.environ)
@@ -72,7 +65,7 @@ def interpret_memory(monkeypatch):
     context.reset()
 
 
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_compiled_launch_path_builds_arguments_that_compile(interpret_memory, monkeypatch):
     """The compiled (real GPU) launch path, without a GPU: ops run with the compiled mode
     forced and the launch captured; each captured (kernel, arguments, constexprs) is then

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 
 pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
 
@@ -261,15 +262,9 @@ def test_matmul_mixed_out_and_empty():
 
 
 # ---- the compiled (GPU) launch path ------------------------------------------------------------
-def _ptxas_available():
-    try:
-        from triton import knobs
-        return os.path.exists(knobs.nvidia.ptxas.path)
-    except Exception:  # noqa: BLE001 - no CUDA toolchain in this Triton build
-        return False
 
 
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_compiled_complex_launches_compile(monkeypatch):
     """The compiled-mode kernels (tl.reduce / tl.associative_scan over (re, im) tuples, the
     two-accumulator matmul) run only on a GPU: capture their launches and compile each with

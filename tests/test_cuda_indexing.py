@@ -11,7 +11,8 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cuda import indexing as cuda_indexing
-from test_cuda_sorting import _ptxas_available, compile_captured
+from helpers import ptxas_available
+from test_cuda_sorting import compile_captured
 
 
 pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
@@ -259,7 +260,7 @@ def test_nonzero_many_blocks(monkeypatch):
 
 
 # ---- the compiled (GPU) launch path, without a GPU ---------------------------------------------
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_compiled_launch_path_compiles(monkeypatch):
     from tensorlib.kernels.cuda import launch
     captured = []

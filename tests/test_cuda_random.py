@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 from tensorlib import random as tlr
 from tensorlib.runtime.cuda import context
 
@@ -221,16 +222,7 @@ def test_errors_match_cpu(fn):
         mg.replace("cuda:0", "DEV").replace("'cpu'", "'DEV'")
 
 
-def _ptxas_available():
-    try:
-        import os
-        from triton import knobs
-        return os.path.exists(knobs.nvidia.ptxas.path)
-    except Exception:  # noqa: BLE001 - no CUDA toolchain in this Triton build
-        return False
-
-
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_float32_normal_ptx_has_no_fma():
     # Bit equality with the CPU on a GPU needs every float32 mul / add rounded separately:
     # with the kernels' launch options the PTX has explicit .rn operations (which ptxas never

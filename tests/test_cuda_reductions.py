@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 
 _RNG = np.random.default_rng(1234)
 
@@ -258,15 +259,9 @@ def test_cumulative_sum_prod_and_out():
 
 
 # ---- the compiled (GPU) launch path ------------------------------------------------------------
-def _ptxas_available():
-    try:
-        from triton import knobs
-        return os.path.exists(knobs.nvidia.ptxas.path)
-    except Exception:  # noqa: BLE001 - no CUDA toolchain in this Triton build
-        return False
 
 
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_compiled_launch_arguments_compile(monkeypatch):
     """The compiled-mode paths (tl.reduce / tl.associative_scan, GPU tiles) run only on a GPU:
     capture their launches and compile each with the signature Triton's JIT derives from the

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 from tensorlib.kernels.cuda import sorting as cuda_sorting
 
 
@@ -216,12 +217,6 @@ def test_unique_family(dtype):
 
 
 # ---- the compiled (GPU) launch path, without a GPU ---------------------------------------------
-def _ptxas_available():
-    try:
-        from triton import knobs
-        return os.path.exists(knobs.nvidia.ptxas.path)
-    except Exception:  # noqa: BLE001 - no CUDA toolchain in this Triton build
-        return False
 
 
 def compile_captured(captured):
@@ -247,7 +242,7 @@ def compile_captured(captured):
     return len(done)
 
 
-@pytest.mark.skipif(not _ptxas_available(), reason="Triton's ptxas is not available")
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
 def test_compiled_launch_path_compiles(monkeypatch):
     from tensorlib.kernels.cuda import launch
     captured = []
