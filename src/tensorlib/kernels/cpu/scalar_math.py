@@ -29,9 +29,8 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype, from_dtype
 
 from . import vector_math as _vm
@@ -185,25 +184,9 @@ def _ov_cpack(like, re, im):
     return lambda like, re, im: t(complex(re, im))
 
 
-# bit reinterpretation (no Numba builtin for scalars)
-def _bitcast(src, dst, lty):
-    @intrinsic
-    def cast(typingctx, x):
-        if x != src:
-            return None
-
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], lty)
-
-        return dst(src), codegen
-
-    return cast
-
-
-_f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
-_bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
-_f64_bits = _bitcast(types.float64, types.uint64, ir.IntType(64))
-_bits_f64 = _bitcast(types.uint64, types.float64, ir.DoubleType())
+# bit reinterpretation (no Numba builtin for scalars): vector_math's intrinsics
+_f32_bits, _bits_f32 = _vm.f32_bits, _vm.bits_f32
+_f64_bits, _bits_f64 = _vm.f64_bits, _vm.bits_f64
 
 
 def _bits(x):
