@@ -1,7 +1,8 @@
 """Dispatch keys and key sets (an int bitmask; a higher bit is a higher priority).
 
-Backend keys come from the tensors' devices; functionality keys (Tracer, Profiler) sit above them
-and are switched on per thread through the thread-local include set.
+Backend keys come from the tensors' devices; functionality keys sit above them: Autograd is in the
+key set of every tensor that requires grad (its kernel records the graph, then redispatches below
+itself), Tracer and Profiler are switched on per thread through the thread-local include set.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ __all__ = ["DispatchKey", "BACKEND_KEYS", "ALIAS_KEYS", "keyset_names", "tls",
 class DispatchKey(enum.IntEnum):
     CPU = 0
     CUDA = 1
-    # Functionality keys: their kernels receive (op, keyset, args, kwargs) and redispatch below.
+    # Functionality keys: their kernels receive (op, keyset, args) and redispatch below.
+    Autograd = 3
     Tracer = 4
     Profiler = 5
 
@@ -25,7 +27,7 @@ class DispatchKey(enum.IntEnum):
 NUM_KEYS = max(DispatchKey) + 1
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA)
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
-FIRST_FUNCTIONALITY = DispatchKey.Tracer
+FIRST_FUNCTIONALITY = DispatchKey.Autograd
 # An alias key registers one kernel at several runtime keys (PyTorch's CompositeExplicitAutograd).
 ALIAS_KEYS = {"CompositeExplicit": BACKEND_KEYS}
 
