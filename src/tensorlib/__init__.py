@@ -74,3 +74,9 @@ __all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "
             "default_generator", "from_dlpack", "__array_namespace_info__", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
             "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis", "linalg"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)
+
+# tensorlib tensors as dask.array chunks: registered with dask when (or once) dask.array is
+# imported; this imports no dask itself
+from .dask_backend import install_import_hook as _dask_hook  # noqa: E402
+_dask_hook()
+del _dask_hook
