@@ -1,0 +1,223 @@
+"""TracedFunction and the profiling executor.
+
+A call computes a guard key from its tensor arguments (dtype, shape, contiguity, device,
+requires_grad). A key seen for the first time runs the traced graph in the interpreter while
+recording every value's observed type (the trace itself counts as that profiling run for the
+example inputs' key); the next call with that key *specializes*: a copy of the graph gets the
+observed types, the standard passes and the fuser run, fusion groups compile, and the result is
+cached behind the key. At most ``config.max_specializations`` keys specialize per function;
+later new keys run the unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
+decision with its reason to stderr.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from ..tensor import Tensor
+from .interpreter import Interpreter, value_order
+
+__all__ = ["TracedFunction", "config", "last_executed_optimized_graph"]
+
+
+class _Config:
+    """JIT settings: ``max_specializations`` (per traced function), ``profiling_runs`` (calls
+    with a new key that run unoptimized before it specializes), ``fusion`` (on/off)."""
+
+    def __init__(self):
+        self.max_specializations = 8
+        self.profiling_runs = 1
+        self.fusion = True
+
+
+config = _Config()
+_last = threading.local()
+
+
+def last_executed_optimized_graph():
+    """The graph the last traced call on this thread ran (optimized, or the fallback)."""
+    return getattr(_last, "graph", None)
+
+
+def log(msg: str) -> None:
+    if os.environ.get("TENSORLIB_JIT_LOG", "") not in ("", "0"):
+        print(f"[tensorlib.jit] {msg}", file=sys.stderr, flush=True)
+
+
+def _guard_key(args):
+    key = []
+    for t in args:
+        dev = t._storage.device
+        key.append((t._dtype, t._shape, t._contiguous or t.is_contiguous(),
+                    dev.type, dev.index, t.requires_grad))
+    return tuple(key)
+
+
+def _describe_key(key) -> str:
+    parts = []
+    for dtype, shape, contig, dtype_dev, index, rg in key:
+        dev = dtype_dev if index is None else f"{dtype_dev}:{index}"
+        parts.append(f"{dtype.name}{list(shape)} {dev}{'' if contig else ' non-contiguous'}"
+                     f"{' requires_grad' if rg else ''}")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _key_change(old, new) -> str:
+    """Why ``new`` fails the guard of ``old``: the first differing field."""
+    names = ("dtype", "shape", "contiguity", "device", "device", "requires_grad")
+    for i, (a, b) in enumerate(zip(old, new)):
+        for name, x, y in zip(names, a, b):
+            if x != y:
+                return f"argument {i}: new {name} {y} (was {x})"
+    return "new argument types"
+
+
+class _Plan:
+    __slots__ = ("graph", "run", "groups")
+
+    def __init__(self, graph, run, groups=0):
+        self.graph = graph
+        self.run = run
+        self.groups = groups
+
+
+class TracedFunction:
+    """A traced function: ``.graph`` (as traced), ``.code`` (readable Python-like text),
+    callable with tensors of any shape/dtype/device the recorded ops accept."""
+
+    def __init__(self, graph, name, out_kind, arg_names, example_key=None, example_types=None):
+        self.graph = graph
+        self.__name__ = self.name = name
+        self._out_kind = out_kind
+        self._arg_names = tuple(arg_names)
+        self._base = Interpreter(graph)
+        self._plans = {}
+        self._profiles = {}
+        self._seen = {}
+        self._lock = threading.Lock()
+        self._last_key = None
+        if example_key is not None:
+            self._seen[example_key] = config.profiling_runs
+            self._profiles[example_key] = example_types
+
+    # ---- properties ----------------------------------------------------------------------
+    @property
+    def code(self) -> str:
+        return graph_code(self.graph, self.name)
+
+    def graph_for(self, *args):
+        """The optimized graph that runs for these arguments (specializing if needed)."""
+        self._check_args(args)
+        key = _guard_key(args)
+        plan = self._plans.get(key) or self._specialize(key, args)
+        return plan.graph
+
+    @property
+    def specializations(self) -> int:
+        return len(self._plans)
+
+    # ---- calling -------------------------------------------------------------------------
+    def _check_args(self, args):
+        n = len(self._arg_names)
+        if len(args) != n:
+            raise TypeError(f"{self.name}() (traced) takes {n} tensor argument"
+                            f"{'s' if n != 1 else ''} ({', '.join(self._arg_names)}), got "
+                            f"{len(args)}")
+        for name, a in zip(self._arg_names, args):
+            if type(a) is not Tensor and not isinstance(a, Tensor):
+                raise TypeError(f"{self.name}() (traced): argument '{name}' must be a Tensor, "
+                                f"got {type(a).__name__}")
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{self.name}() (traced) takes positional tensor arguments only, "
+                            f"got keyword(s) {sorted(kwargs)}")
+        self._check_args(args)
+        key = _guard_key(args)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._miss(key, args)
+            if plan is None:
+                return self._profile_run(key, args)
+        _last.graph = plan.graph
+        return self._wrap(plan.run(*args))
+
+    def _wrap(self, outs):
+        if self._out_kind == "tensor":
+            return outs[0]
+        return tuple(outs) if self._out_kind == "tuple" else list(outs)
+
+    def _miss(self, key, args):
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is not None:
+                return plan
+            seen = self._seen.get(key, 0)
+            if seen < config.profiling_runs:
+                why = (_key_change(self._last_key, key) if self._last_key is not None
+                       else "first call")
+                log(f"{self.name}: guard miss ({why}); profiling run {seen + 1} for "
+                    f"{_describe_key(key)}")
+                return None
+            if len(self._plans) >= config.max_specializations:
+                log(f"{self.name}: {len(self._plans)} specializations reached "
+                    f"(max_specializations); running the unoptimized graph for "
+                    f"{_describe_key(key)}")
+                return _Plan(self.graph, self._base)
+            return self._specialize(key, args)
+
+    def _profile_run(self, key, args):
+        outs, types = self._base.profile(*args)
+        self._profiles[key] = types
+        self._seen[key] = self._seen.get(key, 0) + 1
+        self._last_key = key
+        _last.graph = self.graph
+        return self._wrap(outs)
+
+    def _specialize(self, key, args):
+        from .fuser import fuse_and_compile
+        from .passes import run_standard_passes
+        g = self.graph.copy()
+        types = self._profiles.get(key)
+        if types is None:
+            _, types = self._base.profile(*args)
+        for v, t in zip(value_order(g), types):
+            v.type = t
+        run_standard_passes(g)
+        runners = {}
+        if config.fusion:
+            runners = fuse_and_compile(g)
+        g.lint()
+        plan = _Plan(g, Interpreter(g, runners), len(runners))
+        self._plans[key] = plan
+        self._last_key = key
+        log(f"{self.name}: specialized #{len(self._plans)} for {_describe_key(key)}: "
+            f"{len(g.nodes)} nodes, {len(runners)} fusion group(s)")
+        return plan
+
+    def __repr__(self):
+        return f"<TracedFunction {self.name}({', '.join(self._arg_names)})>"
+
+
+def graph_code(graph, name) -> str:
+    """Python-like text of a graph: one line per node (constants inlined)."""
+    def ref(v):
+        n = v.node
+        if n is not None and n.kind == "prim::Constant":
+            c = n.attrs["value"]
+            return "<tensor constant>" if isinstance(c, Tensor) else repr(c)
+        return v.name if v.name.isidentifier() else f"_{v.name}"
+
+    lines = [f"def {name}({', '.join(ref(v) for v in graph.inputs)}):"]
+    for n in graph.nodes:
+        if n.kind == "prim::Constant":
+            continue
+        lhs = ", ".join(ref(o) for o in n.outputs)
+        args = ", ".join(ref(i) for i in n.inputs)
+        fn = f"tl.{n.op_name}" if n.op_name else n.kind
+        lines.append(f"    {lhs} = {fn}({args})" if lhs else f"    {fn}({args})")
+    outs = ", ".join(ref(o) for o in graph.outputs)
+    lines.append(f"    return {outs}")
+    return "\n".join(lines) + "\n"
+

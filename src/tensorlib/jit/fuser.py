@@ -1,0 +1,2 @@
+def fuse_and_compile(g):
+    return {}

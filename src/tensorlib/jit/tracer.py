@@ -1,0 +1,279 @@
+"""The tracer: a boxed kernel at the ``Tracer`` dispatch key records every op a function runs.
+
+``trace(fn, example_inputs)`` switches the key on for this thread and calls ``fn``. Every op
+reaches the kernel through the dispatcher (so every op of ops.yaml traces with no per-op code):
+it runs the op below itself with the key excluded (ops an op calls inside are its own business,
+not recorded) and appends a ``tl::<op>`` node whose inputs are the Values of the tensor
+arguments and ``prim::Constant`` nodes for everything else (Python scalars, int lists, dtypes,
+devices). Views and in-place ops are recorded like any op; their schema's alias annotations
+(``Tensor(a)``, ``Tensor(a!)``) tell the passes what aliases what. A tensor used by the function
+but neither an input nor made by a traced op is a constant (its data is baked into the trace).
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+import warnings
+
+from ..dispatch import dispatcher
+from ..dispatch.keys import DispatchKey, exclude_keys, include_keys
+from ..tensor import Tensor
+from .ir import Graph, ScalarKind, TensorType, type_of_constant
+
+__all__ = ["TracerWarning", "TracingCheckError", "trace_graph", "ensure_registered",
+           "is_tracing"]
+
+
+class TracerWarning(UserWarning):
+    """The trace may not generalise: a traced tensor's data became a Python value (so control
+    flow or constants may depend on it)."""
+
+
+class TracingCheckError(RuntimeError):
+    """check_trace: running the trace did not reproduce the function's results."""
+
+
+class _Tls(threading.local):
+    def __init__(self):
+        self.state = None
+
+
+_tls = _Tls()
+_registered = False
+_reg_lock = threading.Lock()
+
+
+def is_tracing() -> bool:
+    return _tls.state is not None
+
+
+def _tracer_kernel(op, ks, args):
+    st = _tls.state
+    if st is None:  # another thread traces; this one does not
+        return op.redispatch(ks, args)
+    st.depth += 1
+    try:
+        with exclude_keys(DispatchKey.Tracer):
+            out = op.redispatch(ks, args)
+    finally:
+        st.depth -= 1
+    st.record(op, args, out)
+    return out
+
+
+def ensure_registered() -> None:
+    """Registers the tracer's kernel at the Tracer key for every op (once, on first use)."""
+    global _registered
+    with _reg_lock:
+        if not _registered:
+            dispatcher.fallback(DispatchKey.Tracer, _tracer_kernel)
+            _registered = True
+
+
+# ---- TracerWarning: a traced tensor converted to a Python value ------------------------------
+_CONVERSIONS = ("item", "tolist", "__bool__", "__len__", "__int__", "__float__", "__index__",
+                "__complex__", "numpy")
+_patch_count = [0]
+_originals: dict = {}
+
+
+def _warning_wrapper(name, orig):
+    def wrapper(self, *args, **kwargs):
+        st = _tls.state
+        if st is not None and not st.depth and st.is_traced(self):
+            what = name.strip("_")
+            warnings.warn(TracerWarning(
+                f"trace({st.fn_name}): converting a traced tensor to a Python value "
+                f"({what}()) may make the trace incorrect: the value is recorded as a "
+                f"constant, and control flow that depends on it is not recorded (other "
+                f"inputs may need another path)"), stacklevel=2)
+        if st is None:
+            return orig(self, *args, **kwargs)
+        st.depth += 1  # bool() calls item(): one warning for the outermost conversion
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            st.depth -= 1
+    wrapper.__name__ = name
+    wrapper.__qualname__ = f"Tensor.{name}"
+    wrapper.__doc__ = orig.__doc__
+    return wrapper
+
+
+def _basic_index(t, idx):
+    """``t[idx]`` for basic indices (ints, step-1 slices, None, Ellipsis) as dispatcher ops
+    (select / narrow / unsqueeze), so the trace records them; None for anything else."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    for i in idx:
+        if not (i is None or i is Ellipsis or isinstance(i, slice)
+                or (isinstance(i, int) and not isinstance(i, bool))):
+            return None
+    real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if sum(1 for i in idx if i is Ellipsis) > 1 or real > t.ndim:
+        return None
+    full = []
+    for i in idx:
+        if i is Ellipsis:
+            full += [slice(None)] * (t.ndim - real)
+        else:
+            full.append(i)
+    out, dim = t, 0
+    for i in full:
+        if i is None:
+            out = out.unsqueeze(dim)
+            dim += 1
+        elif isinstance(i, int):
+            out = out.select(dim, i)
+        else:
+            start, stop, step = i.indices(out.shape[dim])
+            if step != 1:
+                return None
+            if (start, stop) != (0, out.shape[dim]):
+                out = out.narrow(dim, start, max(0, stop - start))
+            dim += 1
+    return out
+
+
+def _traced_getitem(orig):
+    def __getitem__(self, idx):
+        st = _tls.state
+        if st is not None and not st.depth and st.is_traced(self):
+            out = _basic_index(self, idx)
+            if out is not None:
+                return out
+        return orig(self, idx)
+    return __getitem__
+
+
+def _patch():
+    with _reg_lock:
+        if _patch_count[0] == 0:
+            for name in _CONVERSIONS:
+                orig = Tensor.__dict__.get(name)
+                if orig is None:
+                    continue
+                _originals[name] = orig
+                setattr(Tensor, name, _warning_wrapper(name, orig))
+            _originals["__getitem__"] = Tensor.__dict__["__getitem__"]
+            Tensor.__getitem__ = _traced_getitem(_originals["__getitem__"])
+        _patch_count[0] += 1
+
+
+def _unpatch():
+    with _reg_lock:
+        _patch_count[0] -= 1
+        if _patch_count[0] == 0:
+            for name, orig in _originals.items():
+                setattr(Tensor, name, orig)
+            _originals.clear()
+
+
+# ---- recording -------------------------------------------------------------------------------
+class _State:
+    def __init__(self, fn_name):
+        self.fn_name = fn_name
+        self.graph = Graph()
+        self.values = {}     # id(tensor) -> (tensor, Value): the tensor kept alive with its id
+        self.storages = {}   # id(storage) -> storage of traced tensors
+        self.depth = 0
+
+    def is_traced(self, t) -> bool:
+        e = self.values.get(id(t))
+        return e is not None and e[0] is t
+
+    def bind(self, t, v):
+        self.values[id(t)] = (t, v)
+        self.storages[id(t._storage)] = t._storage
+
+    def tensor_value(self, t, where):
+        e = self.values.get(id(t))
+        if e is not None and e[0] is t:
+            return e[1]
+        if self.storages.get(id(t._storage)) is t._storage:
+            raise RuntimeError(
+                f"trace({self.fn_name}): {where} is a tensor that shares memory with traced "
+                f"data but was not made by a traced op (code that builds tensors without the "
+                f"dispatcher has no trace support); use tensorlib ops (view, select, ...) "
+                f"instead")
+        v = self.graph.constant(t)
+        self.bind(t, v)
+        return v
+
+    def arg_value(self, x, arg, op):
+        where = f"{op.name}(): argument '{arg.name}'"
+        if isinstance(x, Tensor):
+            return self.tensor_value(x, where)
+        if arg.type.base == "Tensor" and arg.type.is_list and x is not None:
+            items = [self.tensor_value(t, where) if isinstance(t, Tensor)
+                     else self.graph.constant(t) for t in x]
+            n = self.graph.create("prim::ListConstruct", items, (ScalarKind("Tensor[]"),))
+            self.graph.append(n)
+            return n.outputs[0]
+        return self.graph.constant(x)
+
+    def record(self, op, args, out):
+        g = self.graph
+        node = g.create("tl::" + op.name)
+        for arg, x in zip(op.schema.arguments, args):
+            node.add_input(self.arg_value(x, arg, op))
+        g.append(node)
+        rets = op.schema.returns
+        outs = out if len(rets) > 1 else (out,)
+        for ret, o in zip(rets, outs):
+            if isinstance(o, Tensor):
+                self.bind(o, node.add_output(TensorType.of(o)))
+            elif ret.type.is_list and isinstance(o, (list, tuple)) and all(
+                    isinstance(t, Tensor) for t in o):
+                lst = node.add_output(ScalarKind("Tensor[]"))
+                un = g.create("prim::ListUnpack", [lst], [TensorType.of(t) for t in o])
+                g.append(un)
+                for t, v in zip(o, un.outputs):
+                    self.bind(t, v)
+            else:
+                node.add_output(type_of_constant(o))
+
+
+def param_names(fn, n) -> list:
+    """Names for the graph inputs: the function's positional parameter names when they fit."""
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params[:n]]
+    if len(names) < n or len(set(names)) < n:
+        return [f"x{i}" for i in range(n)]
+    return names
+
+
+def trace_graph(fn, inputs, fn_name):
+    """Runs ``fn(*inputs)`` with the Tracer key on; returns (graph, outputs, output_kind)."""
+    ensure_registered()
+    if _tls.state is not None:
+        raise RuntimeError(f"trace({fn_name}): already tracing on this thread (nested "
+                           f"tl.jit.trace calls are not supported)")
+    st = _State(fn_name)
+    g = st.graph
+    for name, t in zip(param_names(fn, len(inputs)), inputs):
+        st.bind(t, g.add_input(TensorType.of(t), name))
+    _patch()
+    _tls.state = st
+    try:
+        with include_keys(DispatchKey.Tracer):
+            result = fn(*inputs)
+    finally:
+        _tls.state = None
+        _unpatch()
+    if isinstance(result, Tensor):
+        kind, outs = "tensor", [result]
+    elif isinstance(result, (tuple, list)) and result and all(
+            isinstance(r, Tensor) for r in result):
+        kind, outs = type(result).__name__, list(result)
+    else:
+        what = "nothing (None)" if result is None else f"a {type(result).__name__}"
+        raise TypeError(f"trace({fn_name}): the function returned {what}; a traced function "
+                        f"must return a Tensor or a non-empty tuple/list of Tensors")
+    for t in outs:
+        g.add_output(st.tensor_value(t, "an output"))
+    return g, outs, kind
