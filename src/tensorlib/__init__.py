@@ -19,6 +19,8 @@ from . import random
 from .random import (Generator, default_generator, manual_seed, seed, initial_seed,
                      get_rng_state, set_rng_state)
 from .dlpack import from_dlpack
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                 is_inference_mode_enabled, no_grad, set_grad_enabled)
 
 bool = bool_  # noqa: A001  (the Array API spells the dtype `bool`)
 
@@ -61,6 +63,8 @@ def _install():
     Tensor.record_stream = record_stream
     from .ops.composite import to_device as _to_device
     Tensor.to_device = _to_device
+    from . import autograd as _autograd
+    _autograd.install(functions, Tensor)
     return sorted(functions)
 
 
@@ -71,7 +75,8 @@ tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too
 
 __all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "Generator",
             "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-            "default_generator", "from_dlpack", "__array_namespace_info__", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
+            "default_generator", "from_dlpack", "autograd", "no_grad", "enable_grad",
+            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "__array_namespace_info__", "Stream", "Event", "stream", "asarray", "from_numpy", "tensor", "can_cast", "result_type",
             "finfo", "iinfo", "isdtype", "e", "pi", "inf", "nan", "newaxis", "linalg"]
            + [d.name for d in _dtypes_mod.ALL_DTYPES] + _FUNCTIONS)
 

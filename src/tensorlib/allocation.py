@@ -15,7 +15,7 @@ import operator
 
 from . import dtypes as _dt
 from .device import Device, to_device
-from .dispatch.keys import backend_key_for
+from .dispatch.keys import BACKEND_MASK, backend_key_for
 from .shape import contiguous_strides, is_dense
 from .storage import Storage
 from .tensor import Tensor
@@ -129,6 +129,7 @@ def new_dense_cpu(shape, dtype):
     t._offset = 0
     t._dtype = dtype
     t._ks = _CPU_KS
+    t._autograd = None
     t._numel = numel
     t._contiguous = True
     return t
@@ -160,7 +161,8 @@ def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
             t._strides = strides
             t._offset = 0
             t._dtype = dtype
-            t._ks = x._ks
+            t._ks = x._ks & BACKEND_MASK
+            t._autograd = None
             t._numel = x._numel
             t._contiguous = None
             return t

@@ -95,6 +95,7 @@ def _slice0(t: Tensor, k: slice) -> Tensor:
     v._offset = t._offset + start * stride if n else t._offset
     v._dtype = t._dtype
     v._ks = t._ks
+    v._autograd = None
     v._numel = t._numel // shape[0] * n if shape[0] else 0
     v._contiguous = None
     return v

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 
@@ -13,6 +14,28 @@ __all__ = ["Storage"]
 
 _new = object.__new__
 _host_allocate = host_allocator.allocate
+
+
+# Inference mode (tensorlib.autograd.inference_mode) marks the storage allocated inside it.
+# _INFERENCE[0]: threads inside inference mode now (while 0, allocation reads no thread-local).
+_INFERENCE = [0]
+
+
+class _InferenceDepth(threading.local):
+    depth = 0
+
+
+_inference_tls = _InferenceDepth()
+_inference_lock = threading.Lock()
+
+
+def set_inference_marking(delta: int) -> None:
+    """Enters (+1) or leaves (-1) inference marking on this thread."""
+    with _inference_lock:
+        depth = _inference_tls.depth
+        _inference_tls.depth = depth + delta
+        if (depth == 0) != (depth + delta == 0):
+            _INFERENCE[0] += 1 if delta > 0 else -1
 
 
 class Storage:
@@ -32,7 +55,7 @@ class Storage:
     """
 
     __slots__ = ("nbytes", "device", "buffer", "_ptr", "_allocator", "_block", "_owner", "_typed",
-                 "_uses", "readonly", "__weakref__")
+                 "_uses", "readonly", "version", "inference", "__weakref__")
 
     def __init__(self, nbytes, device, ptr, buffer, allocator=None, block=None, owner=None):
         self.nbytes = nbytes
@@ -45,6 +68,8 @@ class Storage:
         self._typed = {}
         self._uses = None
         self.readonly = False
+        self.version = 0  # bumped by every write through a tensor (autograd's saved-tensor check)
+        self.inference = _INFERENCE[0] > 0 and _inference_tls.depth > 0
 
     @classmethod
     def allocate(cls, nbytes, device=CPU):
@@ -64,6 +89,8 @@ class Storage:
             st._typed = {}
             st._uses = None
             st.readonly = False
+            st.version = 0
+            st.inference = _INFERENCE[0] > 0 and _inference_tls.depth > 0
             return st
         from .runtime.cuda import device_allocator_for
         allocator = device_allocator_for(device)

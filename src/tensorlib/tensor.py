@@ -6,10 +6,36 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch.keys import backend_key_for
+from .dispatch.keys import AUTOGRAD_BIT, BACKEND_MASK, backend_key_for
 from .shape import contiguous_strides, is_contiguous as _is_contiguous, normalize_axis
 
 __all__ = ["Tensor", "contiguous_strides"]  # contiguous_strides: re-exported from .shape
+
+
+class AutogradMeta:
+    """A tensor's autograd state, created only for tensors that take part in autograd.
+
+    ``grad_fn``/``output_nr``: the graph node that made the tensor and which of its outputs it is
+    (None for leaves). ``view_base``/``view_version``: for a differentiable view, the tensor it views
+    and the storage version when its ``grad_fn`` was last set (an in-place write through another
+    view makes that ``grad_fn`` stale). ``hooks``: gradient hooks in registration order.
+    ``accumulator``: a leaf's gradient-accumulating node, made once so every op that uses the leaf
+    points at the same node.
+    """
+
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
+                 "view_base", "view_version", "accumulator", "__weakref__")
+
+    def __init__(self, grad_fn=None, output_nr=0):
+        self.requires_grad = False
+        self.grad = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.hooks = None
+        self.retains_grad = False
+        self.view_base = None
+        self.view_version = 0
+        self.accumulator = None
 
 
 class _HostView:
@@ -24,7 +50,7 @@ class _HostView:
 
 class Tensor:
     __slots__ = ("_storage", "_shape", "_strides", "_offset", "_dtype", "_ks", "_numel",
-                 "_contiguous", "__weakref__")
+                 "_contiguous", "_autograd", "__weakref__")
     # NumPy defers binary operators to us instead of treating a Tensor as an object scalar.
     __array_ufunc__ = None
     __hash__ = object.__hash__
@@ -44,6 +70,7 @@ class Tensor:
         t._ks = backend_key_for(storage.device.type)
         t._numel = math.prod(shape)
         t._contiguous = None  # computed on first is_contiguous()
+        t._autograd = None
         return t
 
     @staticmethod
@@ -56,9 +83,10 @@ class Tensor:
         t._strides = like._strides
         t._offset = 0
         t._dtype = dtype
-        t._ks = like._ks
+        t._ks = like._ks & BACKEND_MASK
         t._numel = like._numel
         t._contiguous = True
+        t._autograd = None
         return t
 
     def _view(self, shape, strides, offset) -> "Tensor":
@@ -144,6 +172,88 @@ class Tensor:
         if self.ndim < 2:
             raise ValueError(f"mT: tensor must have at least 2 dimensions, got shape {self._shape}")
         return self.transpose(-2, -1)
+
+    # ---- autograd metadata (tensorlib.autograd records the graph; see AutogradMeta) -------
+    @property
+    def requires_grad(self) -> bool:
+        m = self._autograd
+        return m is not None and (m.requires_grad or m.grad_fn is not None)
+
+    @requires_grad.setter
+    def requires_grad(self, flag) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True) -> "Tensor":
+        """Marks a leaf tensor as one whose gradient backward() accumulates in ``.grad``."""
+        flag = bool(requires_grad)
+        m = self._autograd
+        if m is not None and m.grad_fn is not None:
+            if flag:
+                return self
+            raise RuntimeError(
+                "requires_grad_(False): this tensor is not a leaf (it has grad_fn "
+                f"{m.grad_fn.name()}); use detach() for a tensor outside the graph")
+        if flag and self._dtype.kind not in "fc":
+            raise RuntimeError(f"requires_grad_(): only float and complex tensors can require "
+                               f"gradients, got dtype {self._dtype}")
+        if m is None:
+            if not flag:
+                return self
+            m = self._autograd = AutogradMeta()
+        m.requires_grad = flag
+        self._ks = self._ks | AUTOGRAD_BIT if flag else self._ks & ~AUTOGRAD_BIT
+        return self
+
+    @property
+    def grad(self):
+        m = self._autograd
+        return None if m is None else m.grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad: must be a Tensor or None, got {type(value).__name__}")
+            if value._shape != self._shape or value._dtype is not self._dtype or \
+                    value.device != self.device:
+                raise RuntimeError(
+                    f"grad: assigned gradient has shape {value._shape}, dtype {value._dtype}, "
+                    f"device {value.device}; the tensor has shape {self._shape}, dtype "
+                    f"{self._dtype}, device {self.device}")
+        m = self._autograd
+        if m is None:
+            if value is None:
+                return
+            m = self._autograd = AutogradMeta()
+        m.grad = value
+
+    @property
+    def grad_fn(self):
+        m = self._autograd
+        return None if m is None else m.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        m = self._autograd
+        return m is None or m.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        """Bumped by every write into this tensor's storage (in-place ops, ``out=``,
+        ``__setitem__``, ``copy_``); shared by all views of the storage."""
+        return self._storage.version
+
+    def detach(self) -> "Tensor":
+        """A tensor over the same memory, outside the autograd graph."""
+        return Tensor._make(self._storage, self._shape, self._strides, self._offset, self._dtype)
+
+    def detach_(self) -> "Tensor":
+        m = self._autograd
+        if m is not None and m.view_base is not None:
+            raise RuntimeError("detach_(): can't detach a view in place; use detach()")
+        self._autograd = None
+        self._ks &= BACKEND_MASK
+        return self
 
     # ---- host access ----------------------------------------------------------------------
     def _host_interface(self) -> dict:

@@ -13,6 +13,7 @@ from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KE
 from .schema import FunctionSchema, parse_schema
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
+           "all_ops",
            "table", "DispatchError", "check_writable", "readonly_error"]
 
 
@@ -106,22 +107,28 @@ def readonly_error(op: str, arg: str, t) -> ValueError:
 
 def check_writable(t, op: str, arg: str = "self") -> None:
     """Raises readonly_error when tensor ``t`` is read-only (for writes that are not ops with a
-    schema, e.g. ``__setitem__``; ops are checked by their generated entry point)."""
-    if t._storage.readonly:
+    schema, e.g. ``__setitem__``; ops are checked by their generated entry point); otherwise
+    counts the write in the storage's version (autograd's check on saved tensors)."""
+    st = t._storage
+    if st.readonly:
         raise readonly_error(op, arg, t)
+    st.version += 1
 
 
 def _check_written_list(items, op, arg):
     if items is not None:
         for t in items:
             st = getattr(t, "_storage", None)
-            if st is not None and st.readonly:
-                raise readonly_error(op, arg, t)
+            if st is not None:
+                if st.readonly:
+                    raise readonly_error(op, arg, t)
+                st.version += 1
 
 
 def _write_checks(op: OperatorHandle) -> list:
     """Source lines refusing read-only tensors in the arguments the schema marks as written
-    (``Tensor(a!)``): the in-place ``self`` and ``out=``. Every op call enters through its
+    (``Tensor(a!)``): the in-place ``self`` and ``out=``, and counting the write in the storage's
+    version. Every op call enters through its
     generated caller, so this is the one check for writes through ops; ops without written
     arguments get no line, and a Tensor argument costs two slot reads (a zero-cost ``try`` lets
     a non-Tensor through to the kernel's own error)."""
@@ -135,11 +142,13 @@ def _write_checks(op: OperatorHandle) -> list:
             continue
         lines += [
             "    try:",
-            f"        ro = a{i}._storage.readonly",
+            f"        st = a{i}._storage",
             "    except AttributeError:",
-            "        ro = False",
-            "    if ro:",
-            f"        raise readonly_error({name!r}, {a.name!r}, a{i})",
+            "        pass",
+            "    else:",
+            "        if st.readonly:",
+            f"            raise readonly_error({name!r}, {a.name!r}, a{i})",
+            "        st.version += 1",
         ]
     return lines
 
@@ -229,6 +238,11 @@ def get_op(name: str) -> OperatorHandle:
 
 def has_op(name: str) -> bool:
     return name in _OPS
+
+
+def all_ops() -> list:
+    """Every defined operator (e.g. for a functionality that covers them all, like autograd)."""
+    return list(_OPS.values())
 
 
 def impl(name: str, key, fn) -> None:

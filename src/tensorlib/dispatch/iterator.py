@@ -363,6 +363,7 @@ class _Plan:
             out._offset = 0
             out._dtype = dtype
             out._ks = ks
+            out._autograd = None
             out._numel = numel
             out._contiguous = contiguous
             ops[i] = out

@@ -10,7 +10,7 @@ import enum
 import threading
 from contextlib import contextmanager
 
-__all__ = ["DispatchKey", "BACKEND_KEYS", "ALIAS_KEYS", "keyset_names", "tls",
+__all__ = ["DispatchKey", "BACKEND_KEYS", "BACKEND_MASK", "AUTOGRAD_BIT", "ALIAS_KEYS", "keyset_names", "tls",
            "include_keys", "exclude_keys", "backend_key_for", "set_tls_keys", "TLS_IN_USE",
            "TOP_KEY"]
 
@@ -27,6 +27,7 @@ class DispatchKey(enum.IntEnum):
 NUM_KEYS = max(DispatchKey) + 1
 BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA)
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
+AUTOGRAD_BIT = 1 << DispatchKey.Autograd
 FIRST_FUNCTIONALITY = DispatchKey.Autograd
 # An alias key registers one kernel at several runtime keys (PyTorch's CompositeExplicitAutograd).
 ALIAS_KEYS = {"CompositeExplicit": BACKEND_KEYS}

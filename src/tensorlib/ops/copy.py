@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..dispatch.iterator import TensorIterator, memory_overlap
-from ..dispatch.keys import backend_key_for
+from ..dispatch.keys import BACKEND_MASK, backend_key_for
 from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
 from ..storage import Storage
@@ -143,7 +143,8 @@ def contiguous(self: Tensor) -> Tensor:
     out._strides = strides
     out._offset = 0
     out._dtype = self._dtype
-    out._ks = self._ks
+    out._ks = self._ks & BACKEND_MASK
+    out._autograd = None
     out._numel = self._numel
     out._contiguous = True
     return copy_(out, self)

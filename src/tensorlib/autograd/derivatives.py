@@ -1,0 +1,135 @@
+"""derivatives.yaml: each op's backward formulas, compiled once at import into OpGrad specs.
+
+An entry is keyed by the op's name (``exp``, ``add``; one entry covers the functional, ``out=``
+and in-place overloads) and gives, per differentiable Tensor argument, a Python expression in
+tensorlib ops and the helpers of ``formulas.py``. Names an expression may use: the schema's
+arguments, ``grad`` (the gradient of the single output), ``grads`` (one per output, for ops with
+several), ``result`` / ``results`` (the op's outputs). An argument used only as ``x.shape``,
+``x.dtype``, ``x.ndim`` or ``x.device`` is saved as metadata, not as a tensor, so backward keeps
+no memory alive that it does not read.
+
+Other fields: ``not_differentiable: true`` (integer/bool outputs, sampling, creation: nothing
+flows back), ``output_differentiability: [true, false]`` (which outputs carry gradients).
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import os
+
+import yaml
+
+__all__ = ["OpGrad", "load_derivatives", "DerivativesError"]
+
+_META_ATTRS = {"shape", "dtype", "ndim", "device"}
+_SPECIAL = {"grad", "grads", "result", "results"}
+_FIELDS = {"name", "not_differentiable", "output_differentiability"}
+
+
+class DerivativesError(ValueError):
+    pass
+
+
+@dataclasses.dataclass
+class OpGrad:
+    """One op's backward: formulas per argument and what the forward must save."""
+    name: str
+    node_name: str
+    not_differentiable: bool
+    formulas: dict            # argument name -> expression source
+    output_differentiability: tuple | None
+    saved_args: dict = dataclasses.field(default_factory=dict)   # arg -> "tensor" | "meta" | "value"
+    saves_result: bool = False
+    fn: object = None          # compiled: fn(grads, env, needs) -> tuple per formula argument
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
+
+
+def _uses(expr: str, where: str):
+    """Names read by ``expr``; for each, whether every use is a metadata attribute."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        raise DerivativesError(f"{where}: formula {expr!r} is not a Python expression: {e}") \
+            from None
+    meta_only, names = {}, set()
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+            p = parents.get(node)
+            is_meta = isinstance(p, ast.Attribute) and p.value is node and p.attr in _META_ATTRS
+            meta_only[node.id] = meta_only.get(node.id, True) and is_meta
+    return names, meta_only
+
+
+def load_derivatives(path=None) -> dict[str, OpGrad]:
+    path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "derivatives.yaml")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path) as f:
+        raw = yaml.load(f, Loader=loader)
+    specs = {}
+    for i, item in enumerate(raw):
+        where = f"{os.path.basename(path)} entry {i}"
+        if not isinstance(item, dict) or "name" not in item:
+            raise DerivativesError(f"{where}: each entry needs a 'name', got {item!r}")
+        name = item["name"]
+        if name in specs:
+            raise DerivativesError(f"{where}: '{name}' is declared twice")
+        formulas = {k: str(v) for k, v in item.items() if k not in _FIELDS}
+        nd = bool(item.get("not_differentiable", False))
+        if nd and formulas:
+            raise DerivativesError(f"{where} ({name}): not_differentiable with formulas "
+                                   f"{sorted(formulas)}")
+        if not nd and not formulas:
+            raise DerivativesError(f"{where} ({name}): needs formulas or not_differentiable")
+        od = item.get("output_differentiability")
+        specs[name] = OpGrad(name, _camel(name) + "Backward", nd, formulas,
+                             tuple(bool(x) for x in od) if od is not None else None)
+    return specs
+
+
+def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
+    """Checks ``spec``'s formulas against the op's schema and compiles them into ``spec.fn``."""
+    where = f"derivatives.yaml ({spec.name})"
+    for arg in spec.formulas:
+        if arg not in tensor_args:
+            raise DerivativesError(f"{where}: '{arg}' is not a Tensor argument of the op "
+                                   f"(its Tensor arguments: {sorted(tensor_args)})")
+    used, meta = set(), {}
+    for arg, expr in spec.formulas.items():
+        names, m = _uses(expr, where)
+        used |= names
+        for k, v in m.items():
+            meta[k] = meta.get(k, True) and v
+    for n in used:
+        if n in arg_names:
+            if n in tensor_args:
+                spec.saved_args[n] = "meta" if meta[n] else "tensor"
+            else:
+                spec.saved_args[n] = "value"
+        elif n in ("result", "results"):
+            spec.saves_result = True
+        elif n not in _SPECIAL and n not in namespace and not hasattr(__builtins__, n) \
+                and n not in dir(__import__("builtins")):
+            raise DerivativesError(f"{where}: formula uses unknown name '{n}'")
+    lines = ["def backward(grads, env, needs):", "    grad = grads[0]"]
+    for n in sorted(spec.saved_args):
+        lines.append(f"    {n} = env[{n!r}]")
+    if spec.saves_result:
+        lines.append("    results = env['results']")
+        lines.append("    result = results[0]")
+    outs = []
+    for i, (arg, expr) in enumerate(spec.formulas.items()):
+        lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
+        outs.append(f"g{i}")
+    lines.append(f"    return ({', '.join(outs)},)")
+    src = "\n".join(lines) + "\n"
+    scope = dict(namespace)
+    exec(compile(src, f"<derivatives {spec.name}>", "exec"), scope)
+    spec.fn = scope["backward"]

@@ -1,0 +1,151 @@
+"""The backward engine: dependency-counted, iterative execution of the graph.
+
+One pass finds every node reachable from the roots (and, with ``inputs``, only those on a path to
+one of them) and counts how many edges enter each; a node runs once all of its consumers have
+sent their gradients, so no recursion is involved and a chain of any length runs in a loop.
+Gradients reaching the same (node, output) are summed in that node's input buffer. Without
+retain_graph a node drops its saved tensors as soon as it has run.
+"""
+from __future__ import annotations
+
+from ..dispatch.keys import AUTOGRAD_BIT, set_tls_keys, tls
+from .graph import AccumulateGrad
+
+__all__ = ["run_backward"]
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _reachable(roots, targets):
+    """Nodes reachable from ``roots`` (restricted to those leading to ``targets`` when given),
+    and how many edges from those nodes enter each."""
+    order, seen, stack = [], set(), [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        for nxt, _ in n.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    if targets is not None:
+        # A node is needed when it is a target or feeds a needed node; in reverse discovery
+        # order a node's successors were discovered after it, so walk the order backwards
+        # until nothing changes (one pass suffices for a DAG discovered depth-first, the loop
+        # covers diamond shapes).
+        needed = set(targets) & seen
+        changed = True
+        while changed:
+            changed = False
+            for n in reversed(order):
+                if n in needed:
+                    continue
+                for nxt, _ in n.next_functions:
+                    if nxt in needed:
+                        needed.add(n)
+                        changed = True
+                        break
+        order = [n for n in order if n in needed]
+        seen = needed
+    deps = dict.fromkeys(order, 0)
+    for n in order:
+        for nxt, _ in n.next_functions:
+            if nxt is not None and nxt in seen:
+                deps[nxt] += 1
+    return deps
+
+
+def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
+                 capture=None, accumulate: bool = True):
+    """Runs the graph from ``roots`` ((node, output number) pairs) seeded with ``root_grads``.
+
+    ``capture``: {(node, output number): index} whose incoming gradient is returned in a list
+    instead of flowing on (``autograd.grad``); then leaves accumulate only when ``accumulate``.
+    """
+    targets = None if capture is None else {n for n, _ in capture}
+    deps = _reachable([n for n, _ in roots], targets)
+    buffers = {}
+    for (node, nr), g in zip(roots, root_grads):
+        if node is None or node not in deps:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        buf[nr] = _add(buf[nr], g)
+    captured = None if capture is None else [None] * len(capture)
+    ready = [n for n in buffers if deps[n] == 0]
+    prev_excluded = tls.excluded
+    mode = prev_excluded & ~AUTOGRAD_BIT if create_graph else prev_excluded | AUTOGRAD_BIT
+    set_tls_keys(tls.included, mode)
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node.num_outputs
+            if node.tensor_pre_hooks is not None or type(node) is AccumulateGrad:
+                grads = _run_hooks(node, grads)
+            if capture is not None:
+                for nr in range(len(grads)):
+                    idx = capture.get((node, nr))
+                    if idx is not None:
+                        captured[idx] = _add(captured[idx], grads[nr])
+                if type(node) is AccumulateGrad and not accumulate:
+                    continue
+            if all(g is None for g in grads):
+                out = (None,) * len(node.next_functions)
+            else:
+                out = _apply(node, grads)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, out):
+                if nxt is None or nxt not in deps:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    buf[nr] = _add(buf[nr], g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+    finally:
+        set_tls_keys(tls.included, prev_excluded)
+    return captured
+
+
+def _apply(node, grads):
+    stream = node.stream
+    if stream is None:
+        out = node.apply(grads)
+    else:
+        from ..streams import stream as _use_stream  # a CUDA op's backward runs on its stream
+        with _use_stream(stream):
+            out = node.apply(grads)
+    n = len(node.next_functions)
+    if len(out) != n:
+        raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected {n}")
+    return out
+
+
+def _run_hooks(node, grads):
+    for nr in range(len(grads)):
+        hooks = node.pre_hooks(nr)
+        if not hooks:
+            continue
+        g = grads[nr]
+        for hook in list(hooks):
+            if g is None:
+                break
+            new = hook(g)
+            if new is not None:
+                g = new
+        grads[nr] = g
+    return grads

@@ -1,0 +1,136 @@
+"""tl.autograd.Function: ops whose forward and backward the user writes (PyTorch's API).
+
+``apply`` runs ``forward`` with recording off, then, when grad mode is on and an argument
+requires grad, makes one node whose backward calls the class's ``backward`` with the output
+gradients (None ones materialized as zeros) and checks that it returns one gradient per forward
+argument.
+"""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from .grad_mode import is_grad_enabled, no_grad
+from .graph import Node, SavedTensor, attach_output, edge_of, requires_grad
+from .namespace import ops as tl
+from .views import after_inplace
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """What ``forward`` hands to ``backward``: saved tensors and flags."""
+
+    def __init__(self, name, needs):
+        self._name = name
+        self.needs_input_grad = needs
+        self._saved = None
+        self._dirty = ()
+        self._released = False
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"{self._name}.save_for_backward(): only tensors (or None) can be "
+                                f"saved, got {type(t).__name__}")
+        self._saved = tuple(tensors)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(f"{self._name}: trying to backward through the graph a second time "
+                               f"(its saved tensors were freed); pass retain_graph=True to the "
+                               f"first backward()")
+        saved = self._saved or ()
+        record = is_grad_enabled()
+        return tuple(s.unpack(self._name, record) if isinstance(s, SavedTensor) else s
+                     for s in saved)
+
+
+class _FunctionNode(Node):
+    __slots__ = ("cls", "ctx", "out_meta")
+
+    def name(self):
+        return self.cls.__name__ + "Backward"
+
+    def release(self):
+        self.ctx._released = True
+        self.ctx._saved = None
+
+    def apply(self, grads):
+        ctx = self.ctx
+        if ctx.materialize_grads:
+            grads = [g if g is not None else tl.zeros(m[0], dtype=m[1], device=m[2])
+                     for g, m in zip(grads, self.out_meta)]
+        res = self.cls.backward(ctx, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n = len(self.next_functions)
+        if len(res) != n:
+            raise RuntimeError(f"function {self.cls.__name__}.backward returned an incorrect "
+                               f"number of gradients (expected {n}, got {len(res)})")
+        return list(res)
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
+    ``MyFunction.apply(*args)``."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"{type(self).__name__}: autograd Functions are not instantiated; "
+                           f"call {type(self).__name__}.apply(...)")
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("Function subclasses must define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("Function subclasses must define a static backward(ctx, ...)")
+
+    @classmethod
+    def apply(cls, *args):
+        record = is_grad_enabled() and any(requires_grad(a) for a in args)
+        needs = tuple(requires_grad(a) for a in args)
+        ctx = FunctionCtx(cls.__name__, needs)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        if not record:
+            return out
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        node = _FunctionNode(tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
+                                   for a in args), len(outs))
+        node.cls = cls
+        node.ctx = ctx
+        node.out_meta = [(t.shape, t.dtype, t.device) if isinstance(t, Tensor) else None
+                         for t in outs]
+        dirty = {id(t) for t in ctx._dirty}
+        outs = list(outs)
+        for i, t in enumerate(outs):
+            if not isinstance(t, Tensor):
+                continue
+            if id(t) in dirty:
+                after_inplace(t, node) if i == 0 else attach_output(t, node, i)
+                continue
+            if any(t is a for a in args):
+                # an input returned as is: the output is a new alias with its own history
+                t = outs[i] = t.detach()
+            attach_output(t, node, i)
+        if ctx._saved is not None:
+            ctx._saved = tuple(_save(t, cls.__name__, node, outs) for t in ctx._saved)
+        return outs[0] if single else tuple(outs)
+
+
+def _save(t, name, node, outs):
+    if t is None:
+        return None
+    for i, o in enumerate(outs):
+        if o is t:
+            return SavedTensor(t, "saved tensor", name, node, i)
+    return SavedTensor(t, "saved tensor", name)

@@ -1,0 +1,186 @@
+"""The backward graph: nodes, saved tensors, the leaves' gradient accumulators, and edges.
+
+A Node is one recorded op seen backwards: ``apply(grads)`` takes the gradients of the op's outputs
+(None where an output got no gradient) and returns one gradient per entry of
+``next_functions``, the (node, output number) pairs the op's differentiable inputs came from
+((None, 0) for an input that needs no gradient). A leaf that requires grad is reached through its
+AccumulateGrad node, which adds the incoming gradient to ``leaf.grad``.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+from ..dispatch.keys import AUTOGRAD_BIT
+from ..tensor import AutogradMeta, Tensor
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "requires_grad", "attach_output"]
+
+_accumulate_lock = threading.Lock()
+
+
+class Node:
+    """Base of every backward node. Subclasses set ``next_functions`` and implement ``apply``."""
+
+    __slots__ = ("next_functions", "tensor_pre_hooks", "num_outputs", "stream", "metadata",
+                 "__weakref__")
+    _name = "Node"
+
+    def __init__(self, next_functions=(), num_outputs=1):
+        self.next_functions = tuple(next_functions)
+        self.tensor_pre_hooks = None  # {output number: [hook, ...]}
+        self.num_outputs = num_outputs
+        self.stream = None
+        self.metadata = None
+
+    def name(self) -> str:
+        return self._name
+
+    def apply(self, grads):  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError(f"{type(self).__name__}.apply")
+
+    def release(self) -> None:
+        """Drops what was saved for backward (after a backward without retain_graph)."""
+
+    def register_prehook(self, output_nr: int, hook) -> None:
+        hooks = self.tensor_pre_hooks
+        if hooks is None:
+            hooks = self.tensor_pre_hooks = {}
+        hooks.setdefault(output_nr, []).append(hook)
+
+    def pre_hooks(self, output_nr: int):
+        hooks = self.tensor_pre_hooks
+        return None if hooks is None else hooks.get(output_nr)
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def __repr__(self):
+        return f"<{self.name()} object at 0x{id(self):x}>"
+
+
+class AccumulateGrad(Node):
+    """Adds the gradient that reaches a leaf to ``leaf.grad`` (after the leaf's hooks ran)."""
+
+    __slots__ = ("variable",)
+    _name = "AccumulateGrad"
+
+    def __init__(self, variable: Tensor):
+        super().__init__((), 1)
+        self.variable = variable
+
+    def pre_hooks(self, output_nr: int):
+        return self.variable._autograd.hooks
+
+    def register_prehook(self, output_nr, hook):
+        m = self.variable._autograd
+        if m.hooks is None:
+            m.hooks = []
+        m.hooks.append(hook)
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return ()
+        accumulate_into(self.variable, g)
+        return ()
+
+
+def accumulate_into(t: Tensor, g: Tensor) -> None:
+    """t.grad += g, without ever writing into a tensor the graph may still hand out (the first
+    gradient is copied unless it has a history of its own, as with create_graph=True)."""
+    m = t._autograd
+    with _accumulate_lock:
+        old = m.grad
+        if old is None:
+            m.grad = g if g.requires_grad else g.clone()
+        elif g.requires_grad or old.requires_grad:
+            m.grad = old + g
+        else:
+            old += g
+
+
+def accumulator_of(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, made on first use and kept (weakly) on the leaf, so every
+    op reading the leaf points at one node."""
+    m = t._autograd
+    ref = m.accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        m.accumulator = weakref.ref(node)
+    return node
+
+
+def requires_grad(t) -> bool:
+    m = getattr(t, "_autograd", None)
+    return m is not None and (m.grad_fn is not None or m.requires_grad)
+
+
+def edge_of(t):
+    """The (node, output number) a gradient for tensor ``t`` flows into; (None, 0) when ``t``
+    needs none."""
+    m = getattr(t, "_autograd", None)
+    if m is None:
+        return (None, 0)
+    if m.view_base is not None and m.view_version != t._storage.version:
+        from .views import refresh_view_grad_fn  # a stale view: regenerate from its base
+        refresh_view_grad_fn(t)
+    if m.grad_fn is not None:
+        return (m.grad_fn, m.output_nr)
+    if m.requires_grad:
+        return (accumulator_of(t), 0)
+    return (None, 0)
+
+
+def attach_output(t: Tensor, node: Node, output_nr: int) -> None:
+    """Makes ``t`` an output of ``node`` (so it requires grad and its gradient flows there)."""
+    m = t._autograd
+    if m is None:
+        m = t._autograd = AutogradMeta(node, output_nr)
+    else:
+        m.grad_fn = node
+        m.output_nr = output_nr
+        m.requires_grad = False
+    t._ks |= AUTOGRAD_BIT
+
+
+class SavedTensor:
+    """A tensor an op saved for its backward, with the storage version it had then.
+
+    An output of the node itself is kept as a detached alias (no reference cycle through its
+    grad_fn); unpacking it re-attaches the node when a graph of the backward is being recorded.
+    """
+
+    __slots__ = ("tensor", "version", "name", "node", "output_nr")
+
+    def __init__(self, t: Tensor, name: str, op: str, node=None, output_nr=0):
+        if t._storage.inference:
+            raise RuntimeError(
+                f"{op}(): argument '{name}' is an inference tensor (made inside inference_mode) "
+                f"and can't be saved for backward; make it outside inference_mode or clone() it "
+                f"there")
+        self.version = t._storage.version
+        self.name = name
+        if node is not None:
+            self.tensor = t.detach()
+            self.node = weakref.ref(node)
+            self.output_nr = output_nr
+        else:
+            self.tensor = t
+            self.node = None
+
+    def unpack(self, op: str, record: bool):
+        t = self.tensor
+        if t._storage.version != self.version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: {op}() saved '{self.name}' (a tensor of shape {t.shape}, "
+                f"dtype {t.dtype}) at version {self.version}; it is now at version "
+                f"{t._storage.version}. Clone it before the in-place write, or write out of place")
+        if self.node is not None and record:
+            node = self.node()
+            if node is not None:
+                t = t.detach()
+                attach_output(t, node, self.output_nr)
+        return t

@@ -1,0 +1,281 @@
+"""The Autograd dispatch key's kernel: run the op below autograd, then record its backward node.
+
+One boxed kernel serves every op (registered as the Autograd fallback). It runs only when an
+argument requires grad (the Autograd bit is in such tensors' key set) and grad mode is on (no_grad
+excludes the key). It redispatches with Autograd excluded, so the kernels of composite ops call
+other ops without recording them, then builds a FormulaNode from the op's derivatives.yaml entry:
+the edges of its differentiable inputs, the tensors its formulas read (with their versions), and
+the outputs' grad_fn.
+"""
+from __future__ import annotations
+
+from ..dispatch import dispatcher
+from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
+from ..tensor import Tensor
+from .derivatives import DerivativesError, compile_spec, load_derivatives
+from .namespace import fill as _fill_namespace, ops as _NS
+from .graph import Node, SavedTensor, attach_output, edge_of, requires_grad
+from .views import after_inplace, mark_view
+
+__all__ = ["install", "FormulaNode", "SPECS"]
+
+SPECS: dict = {}       # op name -> OpGrad (derivatives.yaml)
+_BY_OP: dict = {}      # OperatorHandle -> _OpInfo
+
+
+class _TensorMeta:
+    """What a formula may read of an argument saved as metadata only."""
+    __slots__ = ("shape", "dtype", "ndim", "device")
+
+    def __init__(self, t):
+        self.shape = t._shape
+        self.dtype = t._dtype
+        self.ndim = len(t._shape)
+        self.device = t.device
+
+
+class _OpInfo:
+    __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name")
+
+    def __init__(self, op, spec):
+        self.op = op
+        self.spec = spec
+        schema = op.schema
+        if schema.is_out:
+            self.kind = "out"
+        elif schema.arguments and schema.arguments[0].is_write:
+            self.kind = "inplace"
+        else:
+            self.kind = "functional"
+        names = [a.name for a in schema.arguments]
+        # (position, name, is_list) of each argument with a formula, in formula order
+        self.diff_args = tuple((names.index(a), a, schema.arguments[names.index(a)].type.is_list)
+                               for a in spec.formulas)
+        self.saved = tuple((names.index(n), n, how) for n, how in spec.saved_args.items())
+        ret = schema.returns
+        self.is_view = (self.kind == "functional" and len(ret) >= 1
+                        and ret[0].alias is not None and not ret[0].alias.is_write)
+        self.out_diff = spec.output_differentiability
+        self.node_name = spec.node_name
+
+
+class FormulaNode(Node):
+    """The backward of one recorded op: evaluates its derivatives.yaml formulas."""
+
+    __slots__ = ("info", "env", "input_meta", "needs", "out_meta")
+
+    def name(self) -> str:
+        return self.info.node_name
+
+    def release(self) -> None:
+        self.env = None
+
+    def apply(self, grads):
+        info = self.info
+        env = self.env
+        if env is None:
+            raise RuntimeError(
+                f"{info.node_name}: trying to backward through the graph a second time (or to "
+                f"read its saved tensors after they were freed); pass retain_graph=True to the "
+                f"first backward() or autograd.grad() call if you need to")
+        record = not tls.excluded & AUTOGRAD_BIT
+        op = info.spec.name
+        unpacked = {}
+        for k, v in env.items():
+            if type(v) is SavedTensor:
+                v = v.unpack(op, record)
+            elif k == "results":
+                v = [s.unpack(op, record) if type(s) is SavedTensor else s for s in v]
+            unpacked[k] = v
+        if self.num_outputs > 1:
+            grads = [g if g is not None else _zeros(m) for g, m in zip(grads, self.out_meta)]
+        raw = info.spec.fn(grads, unpacked, self.needs)
+        out = []
+        for (pos, name, is_list), g, need, meta in zip(info.diff_args, raw, self.needs,
+                                                       self.input_meta):
+            if not is_list:
+                out.append(_fit(g, meta, op, name) if need else None)
+                continue
+            n = len(meta)
+            if not need:
+                out.extend([None] * n)
+                continue
+            if g is None or len(g) != n:
+                raise RuntimeError(f"{info.node_name}: formula for '{name}' gave "
+                                   f"{'no' if g is None else len(g)} gradients for {n} tensors")
+            out.extend(_fit(gi, m, op, name) for gi, m in zip(g, meta))
+        return out
+
+
+def _zeros(meta):
+    shape, dtype, device = meta
+    return _NS.zeros(shape, dtype=dtype, device=device)
+
+
+def _fit(g, meta, op, name):
+    """The gradient shaped and typed as the input it is for: broadcast dimensions summed away,
+    the imaginary part dropped for a real input, cast back to the input's dtype."""
+    if g is None or meta is None:
+        return None
+    if not isinstance(g, Tensor):
+        raise RuntimeError(f"{op}: the formula for '{name}' returned {type(g).__name__}, "
+                           f"not a Tensor")
+    shape, dtype = meta
+    if g._shape != shape:
+        g = _NS.sum_to(g, shape)
+    if g._dtype is not dtype:
+        if g._dtype.kind == "c" and dtype.kind != "c":
+            g = _NS.real(g)
+        if g._dtype is not dtype:
+            g = g.astype(dtype)
+    return g
+
+
+
+
+def _run_below(op, ks, args):
+    """The op's kernel below Autograd, with Autograd excluded for everything it calls."""
+    inc, exc = tls.included, tls.excluded
+    set_tls_keys(inc, exc | AUTOGRAD_BIT)
+    try:
+        return op.redispatch(ks, args)
+    finally:
+        set_tls_keys(inc, exc)
+
+
+def autograd_kernel(op, ks, args):
+    info = _BY_OP.get(op)
+    if info is None or info.spec.not_differentiable:
+        return _run_below(op, ks, args)
+    schema_args = op.schema.arguments
+    kind = info.kind
+    if kind == "out":
+        for i in op.tensor_arg_positions:
+            a = args[i]
+            if (any(requires_grad(t) for t in a) if isinstance(a, (list, tuple))
+                    else requires_grad(a)):
+                raise RuntimeError(
+                    f"{op.schema.name}(): functions with out=... arguments don't support "
+                    f"automatic differentiation, but argument '{schema_args[i].name}' requires "
+                    f"grad; call it without out= (or inside tl.no_grad())")
+        return _run_below(op, ks, args)
+    # edges and metadata of the differentiable inputs
+    edges, metas, needs = [], [], []
+    for pos, name, is_list in info.diff_args:
+        a = args[pos]
+        if is_list:
+            group = []
+            need = False
+            for t in a:
+                e = edge_of(t) if isinstance(t, Tensor) else (None, 0)
+                edges.append(e)
+                group.append((t._shape, t._dtype) if isinstance(t, Tensor) else None)
+                need = need or e[0] is not None
+            metas.append(group)
+            needs.append(need)
+        elif isinstance(a, Tensor):
+            e = edge_of(a)
+            edges.append(e)
+            metas.append((a._shape, a._dtype))
+            needs.append(e[0] is not None)
+        else:
+            edges.append((None, 0))
+            metas.append(None)
+            needs.append(False)
+    if not any(needs):
+        return _run_below(op, ks, args)
+    if kind == "inplace":
+        self_t = args[0]
+        m = self_t._autograd
+        if m is not None and m.grad_fn is None and m.requires_grad:
+            raise RuntimeError(
+                f"{op.schema.name}(): a leaf tensor that requires grad is being used in an "
+                f"in-place operation; use an out-of-place op, or wrap the update in "
+                f"tl.no_grad() (as optimizers do)")
+    env = {}
+    for pos, name, how in info.saved:
+        a = args[pos]
+        if how == "value" or not isinstance(a, Tensor):
+            env[name] = a
+        elif how == "meta":
+            env[name] = _TensorMeta(a)
+        elif kind == "inplace" and pos == 0:
+            env[name] = SavedTensor(_clone_below(a), name, op.schema.name)
+        else:
+            env[name] = SavedTensor(a, name, op.schema.name)
+    out = _run_below(op, ks, args)
+    node = FormulaNode.__new__(FormulaNode)
+    Node.__init__(node, edges, 1)
+    node.info = info
+    node.needs = tuple(needs)
+    node.input_meta = metas
+    node.out_meta = None
+    if out.__class__ is Tensor:
+        if out._storage.device.type == "cuda":
+            node.stream = _current_stream(out)
+        if kind == "inplace":
+            after_inplace(out, node)
+        else:
+            attach_output(out, node, 0)
+            if info.is_view:
+                mark_view(out, args[0])
+        if info.spec.saves_result:
+            env["results"] = [SavedTensor(out, "result", op.schema.name, node, 0)]
+    else:
+        outs = list(out)
+        node.num_outputs = len(outs)
+        node.out_meta = [(t._shape, t._dtype, t.device) for t in outs]
+        od = info.out_diff
+        for i, t in enumerate(outs):
+            if od is None or (i < len(od) and od[i]):
+                attach_output(t, node, i)
+                if info.is_view:
+                    mark_view(t, args[0])
+        if info.spec.saves_result:
+            env["results"] = [SavedTensor(t, "result", op.schema.name, node, i)
+                              for i, t in enumerate(outs)]
+    node.env = env
+    return out
+
+
+def _clone_below(t):
+    inc, exc = tls.included, tls.excluded
+    set_tls_keys(inc, exc | AUTOGRAD_BIT)
+    try:
+        return t.clone()
+    finally:
+        set_tls_keys(inc, exc)
+
+
+def _current_stream(t):
+    from ..streams import current_stream
+    return current_stream(t.device)
+
+
+def install(functions: dict, helpers: dict) -> None:
+    """Compiles derivatives.yaml against the defined ops and registers the Autograd kernel.
+    ``functions``: the public op functions (what formulas call); ``helpers``: formulas.py."""
+    specs = load_derivatives()
+    namespace = {**functions, **helpers}
+    _fill_namespace(namespace)
+    SPECS.update(specs)
+    missing = []
+    for op in dispatcher.all_ops():
+        base = op.schema.name
+        spec = specs.get(base)
+        if spec is None and base.endswith("_"):
+            spec = specs.get(base[:-1])
+        if spec is None:
+            missing.append(op.name)
+            continue
+        if not spec.not_differentiable and spec.fn is None:
+            args = op.schema.arguments
+            compile_spec(spec, [a.name for a in args],
+                         {a.name for a in args if a.type.base == "Tensor"}, namespace)
+        if not spec.not_differentiable:
+            _BY_OP[op] = _OpInfo(op, spec)
+    if missing:
+        raise DerivativesError(
+            "derivatives.yaml: no entry (formulas or not_differentiable: true) for ops "
+            + ", ".join(sorted(missing)))
+    dispatcher.fallback(DispatchKey.Autograd, autograd_kernel)
