@@ -23,8 +23,9 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "gradgrad
 def install(functions: dict, tensor_cls) -> None:
     """Called once by tensorlib's __init__ with the generated op functions: compiles
     derivatives.yaml, registers the Autograd kernel and attaches the Tensor methods."""
+    from ..ops.creation import asarray
     from . import api, formulas, kernel
-    kernel.install(functions, formulas.HELPERS)
+    kernel.install({**functions, "asarray": asarray}, formulas.HELPERS)
     tensor_cls.backward = api.tensor_backward
     tensor_cls.register_hook = api.register_hook
     tensor_cls.retain_grad = api.retain_grad

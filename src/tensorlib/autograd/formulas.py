@@ -6,6 +6,7 @@ from __future__ import annotations
 import cmath
 import math
 
+from .. import dtypes as _dt
 from ..shape import normalize_axis
 from ..tensor import Tensor
 from .namespace import ops as tl
@@ -24,7 +25,7 @@ def _is_tensor(x):
 def conj(x):
     """Complex conjugate of a tensor or Python scalar; a no-op (no copy) for real values."""
     if _is_tensor(x):
-        return tl.conj(x) if x.dtype.kind == "c" else x
+        return x.conj() if x.dtype.kind == "c" else x
     return x.conjugate() if isinstance(x, complex) else x
 
 
@@ -231,7 +232,7 @@ def pow_exponent_backward(grad, base, exponent, result):
 
 
 def clip_backward(grad, x, lo, hi):
-    keep = tl.ones_like(x, dtype=tl.bool)
+    keep = tl.ones_like(x, dtype=_dt.bool_)
     if lo is not None:
         keep = tl.logical_and(keep, tl.greater_equal(x, lo))
     if hi is not None:
@@ -285,7 +286,7 @@ def as_strided_backward(grad, x, size, stride, storage_offset):
     read a position several times) and views the result with the input's geometry."""
     from .indexing_backward import index_add_flat
     n = x.untyped_storage().nbytes // x.dtype.itemsize
-    pos = tl.arange(n, dtype=tl.int64, device=x.device)
+    pos = tl.arange(n, dtype=_dt.int64, device=x.device)
     off = x.storage_offset() if storage_offset is None else storage_offset
     idx = tl.as_strided(pos, size, stride, off)
     flat = index_add_flat(n, tl.reshape(idx, (-1,)), tl.reshape(grad, (-1,)))
@@ -354,19 +355,21 @@ def vecdot_backward(grad, a, b, axis, which):
 
 
 def tensordot_backward(grad, a, b, axes, which):
-    """tensordot contracts the last k axes of a with the first k of b; its gradients contract
-    grad with the other operand over the free axes."""
-    k = axes[0] if len(axes) == 1 else None
-    if k is None:
-        raise RuntimeError("tensordot backward: only an integer 'axes' is supported")
-    fa = a.ndim - k
-    fb = b.ndim - k
+    """tensordot contracts the last k axes of a with the first k of b: as matrices,
+    out = A (free_a x C) @ B (C x free_b), so dA = dOut @ B^H and dB = A^H @ dOut."""
+    if not isinstance(axes, int):
+        if len(axes) != 1:
+            raise RuntimeError("tensordot backward: only an integer 'axes' is supported")
+        axes = axes[0]
+    k = axes
+    free_a, contracted, free_b = a.shape[:a.ndim - k], b.shape[:k], b.shape[k:]
+    na, nc, nb = math.prod(free_a), math.prod(contracted), math.prod(free_b)
+    g2 = tl.reshape(grad, (na, nb))
     if which == "a":
-        # grad: free_a + free_b ; b: contracted + free_b  -> a: free_a + contracted
-        return tl.tensordot(grad, conj(b), axes=[list(range(fa, fa + fb)),
-                                                 list(range(k, k + fb))])
-    # b: contracted + free_b = tensordot(conj(a) over free_a, grad over free_a)
-    return tl.tensordot(conj(a), grad, axes=[list(range(fa)), list(range(fa))])
+        r = tl.matmul(g2, conj(tl.matrix_transpose(tl.reshape(b, (nc, nb)))))
+        return tl.reshape(r, a.shape)
+    r = tl.matmul(conj(tl.matrix_transpose(tl.reshape(a, (na, nc)))), g2)
+    return tl.reshape(r, b.shape)
 
 
 def softmax_backward(grad, result, axis):

@@ -33,7 +33,7 @@ def _outputs(fn, args):
 def _rebuild(args, k, arr):
     out = list(args)
     t = args[k]
-    out[k] = tl.asarray(arr, dtype=t.dtype, device=t.device)
+    out[k] = tl.asarray(arr, dtype=t.dtype, device=t.device).requires_grad_(requires_grad(t))
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..shape import normalize_axis
 from .function import Function
 from .namespace import ops as tl
@@ -49,12 +50,12 @@ def _flat_positions(indices, axis, shape):
     for d in range(nd - 2, -1, -1):
         strides[d] = strides[d + 1] * shape[d + 1]
     ishape = indices.shape
-    pos = tl.astype(indices, tl.int64)
+    pos = tl.astype(indices, _dt.int64)
     pos = tl.where(tl.less(pos, 0), pos + shape[axis], pos) * strides[axis]
     for d in range(nd):
         if d == axis:
             continue
-        r = tl.arange(ishape[d], dtype=tl.int64, device=indices.device) * strides[d]
+        r = tl.arange(ishape[d], dtype=_dt.int64, device=indices.device) * strides[d]
         r = tl.reshape(r, tuple(ishape[d] if i == d else 1 for i in range(nd)))
         pos = pos + r
     return pos
@@ -82,7 +83,7 @@ def index_add_axis(grad, indices, axis, shape):
         n = 1
         for s in shape:
             n *= s
-        idx = tl.reshape(tl.astype(indices, tl.int64), (-1,))
+        idx = tl.reshape(tl.astype(indices, _dt.int64), (-1,))
         idx = tl.where(tl.less(idx, 0), idx + n, idx)
         return tl.reshape(index_add_flat(n, idx, tl.reshape(grad, (-1,))), shape)
     axis = normalize_axis(axis, len(shape), "take")
@@ -92,9 +93,9 @@ def index_add_axis(grad, indices, axis, shape):
     m = 1
     for s in rest:
         m *= s
-    idx = tl.astype(indices, tl.int64)
+    idx = tl.astype(indices, _dt.int64)
     idx = tl.where(tl.less(idx, 0), idx + shape[axis], idx)
-    pos = tl.reshape(idx, (-1, 1)) * m + tl.reshape(tl.arange(m, dtype=tl.int64,
+    pos = tl.reshape(idx, (-1, 1)) * m + tl.reshape(tl.arange(m, dtype=_dt.int64,
                                                               device=grad.device), (1, m))
     total = shape[axis] * m
     flat = index_add_flat(total, tl.reshape(pos, (-1,)), tl.reshape(g, (-1,)))
