@@ -1,2 +1,660 @@
-def fuse_and_compile(g):
-    return {}
+"""The fuser: groups connected pointwise ops (and a trailing last-axis reduction, with the
+softmax / normalization pattern of pointwise work over the reduced rows) into
+``prim::FusionGroup`` nodes, and compiles each group into ONE generated Numba kernel.
+
+Grouping is greedy in node order. A node joins a group that produced one of its inputs when
+(a) it is pointwise (an op with a ``pointwise:`` expression in ops.yaml, functional form) with
+the group's element shape, or, in a *rows* group, the reduced-row shape (..., 1); or (b) it
+is a sum / mean / max / min over the last axis of an element value (the group becomes a rows
+group); and no node outside the group that runs before it uses a group value (the group runs
+where its last member was). Every node must be pure by the alias analysis (no writes, nothing
+read from a written alias set), on the CPU, with complete observed types.
+
+Code generation is the eager kernels' (kernels/cpu/pointwise.py): each op's YAML expression
+with its arguments renamed, operands converted by ``casting.cast_code`` exactly as the eager
+kernel loads them (from the dtype eager would have stored, so float16 / bfloat16
+intermediates round where eager rounds), each result converted to the dtype eager would store
+and kept in a register. Pointwise groups loop like the eager kernel (coalesced dims, tiles,
+a contiguous branch LLVM vectorizes, a parallel twin); rows groups run one row per iteration
+of a parallel loop, a pass over the row per reduction (recomputing the element values it
+needs) and a last pass that stores.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import threading
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..allocation import empty_strided_like_order
+from ..dispatch.iterator import compute_dtype_for
+from ..shape import broadcast_strides, coalesce
+from ..tensor import Tensor
+from .ir import Graph, TensorType
+from .passes import AliasDb, dce, pointwise_info
+
+__all__ = ["fuse", "fuse_and_compile", "compile_group", "FusionError"]
+
+GRAIN = 1 << 15
+TILE = 1 << 14
+_REDUCE_OPS = ("sum", "mean", "max", "min")
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class FusionError(RuntimeError):
+    pass
+
+
+# ---- what eager computes per node ------------------------------------------------------------
+def _const(v):
+    n = v.node
+    if n is not None and n.kind == "prim::Constant":
+        return n.attrs["value"]
+    raise KeyError
+
+
+def _is_py_scalar_const(v) -> bool:
+    try:
+        c = _const(v)
+    except KeyError:
+        return False
+    return type(c) in _PY_SCALARS
+
+
+def node_dtypes(info, node):
+    """(compute dtype, dtype eager stores) of a pointwise node, by the TensorIterator's rules,
+    or None when eager would refuse it (the interpreter then raises eager's error)."""
+    from ..dispatch import dispatcher
+    args = dict(zip([a.name for a in dispatcher.get_op(node.op_name).schema.arguments],
+                    node.inputs))
+    promoted = []
+    for name in info.tensor_args:
+        v = args[name]
+        if name in info.bool_args:
+            continue
+        promoted.append(v.type.dtype if v.is_tensor else _const(v))
+    common = (_dt.result_type(*promoted) if len(promoted) > 1 else
+              (promoted[0] if isinstance(promoted[0], _dt.DType)
+               else _dt.result_type(promoted[0])))
+    if info.int_to_float and common.kind in "biu":
+        common = _dt.default_float()
+    if common.kind not in info.kinds:
+        return None
+    if info.no_half and common.itemsize == 2 and common.kind == "f":
+        return None
+    out = {"bool": _dt.bool_, "same": common,
+           "real": _dt.real_for(common) if common.kind == "c" else common}[info.output]
+    return compute_dtype_for(common), out
+
+
+def _reduce_axis_ok(node, ndim) -> bool:
+    try:
+        axis = _const(node.inputs[1])
+        keep = _const(node.inputs[2])
+        dtype = _const(node.inputs[3]) if node.op_name == "sum" else None
+    except KeyError:
+        return False
+    if dtype is not None or not isinstance(keep, bool):
+        return False
+    if isinstance(axis, (list, tuple)):
+        if len(axis) != 1:
+            return False
+        axis = axis[0]
+    return isinstance(axis, int) and axis in (-1, ndim - 1)
+
+
+def _eligible(node, db) -> str | None:
+    """'pw', 'red' or None."""
+    if not node.kind.startswith("tl::") or len(node.outputs) != 1:
+        return None
+    out = node.outputs[0].type
+    if not isinstance(out, TensorType) or not out.complete or out.device != "cpu":
+        return None
+    if not db.pure(node):
+        return None
+    info = pointwise_info(node)
+    if info is not None:
+        from ..dispatch import dispatcher
+        schema = dispatcher.get_op(node.op_name).schema
+        args = dict(zip([a.name for a in schema.arguments], node.inputs))
+        for name in info.tensor_args:
+            v = args[name]
+            if v.is_tensor:
+                if not v.type.complete or v.type.device != "cpu":
+                    return None
+            elif not _is_py_scalar_const(v):
+                return None
+        for name in info.scalar_args:
+            if not _is_py_scalar_const(args[name]):
+                return None
+        d = node_dtypes(info, node)
+        if d is None or d[1] is not out.dtype:
+            return None
+        return "pw"
+    if node.op_name in _REDUCE_OPS:
+        x = node.inputs[0].type
+        if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
+                and x.dtype in (_dt.float32, _dt.float64) and len(x.shape) >= 1
+                and x.shape[-1] > 1 and out.dtype is x.dtype and _reduce_axis_ok(node, len(x.shape))):
+            return "red"
+    return None
+
+
+# ---- grouping --------------------------------------------------------------------------------
+class _Group:
+    def __init__(self, mode, shape):
+        self.mode = mode          # 'pw' | 'rows'
+        self.shape = tuple(shape)  # element shape
+        self.nodes = []
+        self.members = set()
+
+    def level(self, shape):
+        if shape == self.shape:
+            return "elem"
+        if self.mode == "rows" and shape == self.shape[:-1] + (1,):
+            return "row"
+        if self.mode == "rows" and shape == self.shape[:-1]:
+            return "row0"
+        return None
+
+
+def _blocked(group, node, pos) -> bool:
+    """True when a node outside ``group`` placed before ``node`` uses a group value."""
+    p = pos[node]
+    for m in group.nodes:
+        for o in m.outputs:
+            for u, _ in o.uses:
+                if u not in group.members and pos[u] < p:
+                    return True
+    return False
+
+
+def _internal_levels_ok(group, node, out_level) -> bool:
+    for v in node.inputs:
+        if v.node in group.members:
+            lv = group.level(v.type.shape)
+            if lv == "row0" or lv is None:
+                return False
+            if out_level == "row" and lv != "row":
+                return False
+    return True
+
+
+def _find_groups(graph, db):
+    pos = {n: i for i, n in enumerate(graph.nodes)}
+    group_of = {}
+    groups = []
+    for n in graph.nodes:
+        kind = _eligible(n, db)
+        if kind is None:
+            continue
+        shape = n.outputs[0].type.shape
+        cands = []
+        for v in n.inputs:
+            g = group_of.get(v.node)
+            if g is None or g in cands or _blocked(g, n, pos):
+                continue
+            if kind == "pw":
+                lv = g.level(shape)
+                if lv in ("elem", "row") and _internal_levels_ok(g, n, lv):
+                    cands.append(g)
+            else:
+                xin = n.inputs[0]
+                if (xin.node in g.members and xin.type.shape == g.shape
+                        and g.shape[-1] > 1):
+                    cands.append(g)
+        # A node whose inputs come from several groups of one element shape merges them
+        # (each was checked unblocked: no outside node before n uses its values).
+        cands = [g for g in cands if g.shape == (cands[0].shape if cands else None)]
+        if cands:
+            chosen = cands[0]
+            for g in cands[1:]:
+                chosen.nodes = sorted(chosen.nodes + g.nodes, key=pos.__getitem__)
+                chosen.members |= g.members
+                if g.mode == "rows":
+                    chosen.mode = "rows"
+                for m in g.nodes:
+                    group_of[m] = chosen
+                groups.remove(g)
+            if kind == "red":
+                chosen.mode = "rows"
+        elif kind == "pw":
+            chosen = _Group("pw", shape)
+            groups.append(chosen)
+        else:
+            chosen = _Group("rows", n.inputs[0].type.shape)
+            groups.append(chosen)
+        chosen.nodes.append(n)
+        chosen.members.add(n)
+        group_of[n] = chosen
+    return [g for g in groups if len(g.nodes) >= 2]
+
+
+def fuse(graph: Graph) -> list:
+    """Replaces fusible chains by prim::FusionGroup nodes; returns the new nodes."""
+    db = AliasDb(graph)
+    made = []
+    for grp in _find_groups(graph, db):
+        made.append(_make_group_node(graph, grp))
+    if made:
+        dce(graph)
+    return made
+
+
+def _make_group_node(graph, grp):
+    sub = Graph()
+    vmap = {}
+    ext = []
+    for m in grp.nodes:
+        for v in m.inputs:
+            if v in vmap:
+                continue
+            if (v.node is not None and v.node.kind == "prim::Constant"
+                    and not isinstance(v.node.attrs["value"], Tensor)):
+                vmap[v] = sub.constant(v.node.attrs["value"])
+            else:
+                ext.append(v)
+                vmap[v] = sub.add_input(v.type)
+        c = sub.create(m.kind, [vmap[v] for v in m.inputs], [o.type for o in m.outputs])
+        sub.append(c)
+        for o, p in zip(m.outputs, c.outputs):
+            vmap[o] = p
+    outs = []
+    gouts = set(graph.outputs)
+    for m in grp.nodes:
+        for o in m.outputs:
+            if o in gouts or any(u not in grp.members for u, _ in o.uses):
+                outs.append(o)
+    sub.outputs = [vmap[o] for o in outs]
+    node = graph.create("prim::FusionGroup", ext, [o.type for o in outs], subgraph=sub,
+                        mode=grp.mode)
+    last = grp.nodes[-1]
+    graph.insert_before(node, last)
+    for o, p in zip(outs, node.outputs):
+        o.replace_all_uses_with(p)
+    for m in reversed(grp.nodes):
+        m.destroy()
+    return node
+
+
+# ---- code generation -------------------------------------------------------------------------
+class _Rename(ast.NodeTransformer):
+    def __init__(self, mapping):
+        self.mapping = mapping
+
+    def visit_Name(self, node):
+        new = self.mapping.get(node.id)
+        if new is not None:
+            return ast.copy_location(ast.Name(id=new, ctx=node.ctx), node)
+        return node
+
+
+def _rename(expr, mapping) -> str:
+    tree = ast.parse(expr, mode="eval")
+    return ast.unparse(_Rename(mapping).visit(tree))
+
+
+class _Gen:
+    """Per-node statements of a subgraph, shared by both kernel shapes. ``ref(v)`` gives the
+    variable holding a value (external inputs are loaded into ``x<j>``, node results are
+    ``v<k>``), in the dtype eager stores it in (raw uint16 for the half types)."""
+
+    def __init__(self, sub):
+        from ..dispatch import dispatcher
+        from ..kernels.cpu.casting import cast_code
+        self.cast_code = cast_code
+        self.sub = sub
+        self.params = []      # (name, value) scalars passed to the kernel
+        self.var = {}
+        self.dtype = {}
+        for j, v in enumerate(sub.inputs):
+            self.var[v] = f"x{j}"
+            self.dtype[v] = v.type.dtype
+        self.stmts = {}       # node -> list of lines computing it
+        self.names = []
+        for k, n in enumerate(sub.nodes):
+            if n.kind == "prim::Constant":
+                continue
+            schema = dispatcher.get_op(n.op_name).schema
+            args = dict(zip([a.name for a in schema.arguments], n.inputs))
+            out = n.outputs[0]
+            self.var[out] = f"v{k}"
+            self.dtype[out] = out.type.dtype
+            info = pointwise_info(n)
+            if info is None:
+                self.names.append(n.op_name)
+                continue  # reductions: emitted by the rows kernel
+            self.names.append(info.name)
+            compute, store = node_dtypes(info, n)
+            lines, mapping = [], {}
+            for name in info.tensor_args:
+                v = args[name]
+                target = _dt.bool_ if name in info.bool_args else compute
+                local = f"n{k}_{name}"
+                if v.is_tensor:
+                    lines.append(f"{local} = {cast_code(self.dtype[v], target, self.var[v])}")
+                else:
+                    local = self._param(_dt.scalar_to_compute(_const(v), target, info.name,
+                                                              name))
+                mapping[name] = local
+            for name in info.scalar_args:
+                mapping[name] = self._param(_dt.scalar_to_compute(
+                    _const(args[name]), compute, info.name, name))
+            body = _rename(info.expr, mapping)
+            lines.append(f"v{k} = {cast_code(info.result_dtype(compute), store, f'({body})')}")
+            self.stmts[n] = lines
+
+    def _param(self, value) -> str:
+        name = f"p{len(self.params)}"
+        self.params.append((name, value))
+        return name
+
+    def deps(self, targets, stop=()):
+        """Nodes of the subgraph needed for ``targets`` (values), in order, not crossing
+        ``stop`` values (already available)."""
+        need = set()
+        stack = [v for v in targets]
+        while stack:
+            v = stack.pop()
+            n = v.node
+            if n is None or n.kind == "prim::Constant" or v in stop or n in need:
+                continue
+            need.add(n)
+            stack += n.inputs
+        return [n for n in self.sub.nodes if n in need]
+
+    def inputs_of(self, nodes):
+        ins = []
+        for n in nodes:
+            for v in n.inputs:
+                if v.node is None and v not in ins:
+                    ins.append(v)
+        return ins
+
+
+_HEADER = """\
+# Generated by tensorlib.jit.fuser for: {what}
+import numpy as np
+from numba import njit, prange
+from tensorlib.kernels.cpu.scalar_math import *
+from tensorlib.kernels.cpu.casting import *
+
+"""
+
+
+def _pointwise_source(gen, sub, what):
+    outs = sub.outputs
+    ins = sub.inputs
+    nops = len(outs) + len(ins)
+    onames = [f"o{i}" for i in range(len(outs))]
+    anames = [f"a{j}" for j in range(len(ins))]
+    arrays = onames + anames
+    params = [p for p, _ in gen.params]
+    body_nodes = gen.deps(outs)
+    src = _HEADER.format(what=what)
+    for fname, par in (("serial", False), ("parallel", True)):
+        rng = "prange" if par else "range"
+        L = [f"@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
+             f"def {fname}({', '.join(['meta'] + arrays + params)}):",
+             "    ndim = meta[0]",
+             "    n0 = meta[1]",
+             "    outer = 1",
+             "    for d in range(1, ndim):",
+             "        outer *= meta[1 + d]",
+             f"    ntiles = (n0 + {TILE - 1}) // {TILE}",
+             "    sb = 1 + ndim",
+             f"    ob = 1 + ndim + {nops} * ndim",
+             f"    for t in {rng}(outer * ntiles):",
+             "        j = t // ntiles",
+             "        tile = t - j * ntiles"]
+        L += [f"        q{k} = meta[ob + {k}]" for k in range(nops)]
+        L += ["        rem = j",
+              "        for d in range(1, ndim):",
+              "            size = meta[1 + d]",
+              "            idx = rem % size",
+              "            rem //= size"]
+        L += [f"            q{k} += idx * meta[sb + {k} * ndim + d]" for k in range(nops)]
+        L += [f"        s{k} = meta[sb + {k} * ndim]" for k in range(nops)]
+        L += [f"        start = tile * {TILE}",
+              f"        stop = min(n0, start + {TILE})",
+              f"        if {' and '.join(f's{k} == 1' for k in range(nops))}:"]
+        L += [f"            w{k} = {arr}[q{k} + start:q{k} + stop]" for k, arr in enumerate(arrays)]
+        L.append("            for i in range(stop - start):")
+        ind = " " * 16
+        L += [f"{ind}x{j} = w{len(outs) + j}[i]" for j in range(len(ins))]
+        for n in body_nodes:
+            L += [ind + s for s in gen.stmts[n]]
+        L += [f"{ind}w{i}[i] = {gen.var[o]}" for i, o in enumerate(outs)]
+        L += ["        else:", "            for i in range(start, stop):"]
+        L += [f"{ind}x{j} = a{j}[np.uint64(q{len(outs) + j} + i * s{len(outs) + j})]"
+              for j in range(len(ins))]
+        for n in body_nodes:
+            L += [ind + s for s in gen.stmts[n]]
+        L += [f"{ind}o{i}[np.uint64(q{i} + i * s{i})] = {gen.var[o]}" for i, o in enumerate(outs)]
+        src += "\n" + "\n".join(L) + "\n"
+    return src
+
+
+def _np_kernel_name(dtype) -> str:
+    return "uint16" if dtype.itemsize == 2 and dtype.kind == "f" else dtype.storage_np_dtype.name
+
+
+def _rows_source(gen, sub, what):
+    """One row per iteration: a pass over the row per reduction (the values it reduces into a
+    row buffer, then an 8-lane float64 sum or a NaN-propagating max/min scan), row-level
+    nodes as soon as their inputs exist, and a last pass storing the element outputs.
+    Element values a pass needs are recomputed in it (registers, no memory traffic)."""
+    outs = sub.outputs
+    ins = sub.inputs
+    sig = ["R", "C", "RB"]
+    for i in range(len(outs)):
+        sig += [f"ro{i}", f"cso{i}", f"o{i}"]
+    for j in range(len(ins)):
+        sig += [f"ri{j}", f"csi{j}", f"a{j}"]
+    sig += [p for p, _ in gen.params]
+    reds = [n for n in sub.nodes if n.kind != "prim::Constant" and pointwise_info(n) is None]
+    shape = reds[0].inputs[0].type.shape
+
+    def is_elem(v):
+        return v.type.shape == shape
+
+    ind, ind2 = " " * 12, " " * 16
+    L = ["@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
+         f"def {{fname}}({', '.join(sig)}):",
+         "    nchunks = (R + RB - 1) // RB",
+         "    for ch in {rng}(nchunks):",
+         "        buf = np.empty(C, np.float64)",
+         "        for r in range(ch * RB, min(R, ch * RB + RB)):"]
+    L += [f"            b{j} = ri{j}[r]" for j in range(len(ins))]
+    done = set()
+    loaded = set()
+
+    def row_values():
+        return {o for n in done for o in n.outputs}
+
+    def emit_row_nodes():
+        progress = True
+        while progress:
+            progress = False
+            for n in sub.nodes:
+                if (n in done or n.kind == "prim::Constant" or pointwise_info(n) is None
+                        or is_elem(n.outputs[0])):
+                    continue
+                if all(v.node is None or v.node.kind == "prim::Constant" or v.node in done
+                       for v in n.inputs):
+                    for v in n.inputs:
+                        if v.node is None and v not in loaded:
+                            j = ins.index(v)
+                            L.append(f"{ind}x{j} = a{j}[b{j}]")
+                            loaded.add(v)
+                    L.extend(ind + s for s in gen.stmts[n])
+                    done.add(n)
+                    progress = True
+
+    def emit_pass(targets):
+        nodes = [n for n in gen.deps(targets, stop=row_values()) if n not in done]
+        L.append(f"{ind}for c in range(C):")
+        used = gen.inputs_of(nodes) + [v for v in targets if v.node is None]
+        for v in dict.fromkeys(used):
+            j = ins.index(v)
+            # a row-level input has column stride 0: the same load serves both levels
+            L.append(f"{ind2}x{j} = a{j}[b{j} + c * csi{j}]")
+        for n in nodes:
+            L.extend(ind2 + s for s in gen.stmts[n])
+
+    def ref(v):
+        return gen.var[v]
+
+    emit_row_nodes()
+    for red in reds:
+        x = red.inputs[0]
+        emit_pass([x])
+        L.append(f"{ind2}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
+        op = red.op_name
+        if op in ("sum", "mean"):
+            L += [f"{ind}acc = np.zeros(8, np.float64)",
+                  f"{ind}c8 = C - C % 8",
+                  f"{ind}for c in range(0, c8, 8):",
+                  f"{ind}    for l in range(8):",
+                  f"{ind}        acc[l] += buf[c + l]",
+                  f"{ind}tot = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5])"
+                  f" + (acc[6] + acc[7]))",
+                  f"{ind}for c in range(c8, C):",
+                  f"{ind}    tot += buf[c]"]
+            if op == "mean":
+                L.append(f"{ind}tot = tot / C")
+        else:
+            cmp = ">" if op == "max" else "<"
+            # NaN propagates: once tot is NaN it stays; a NaN element replaces tot
+            L += [f"{ind}tot = buf[0]",
+                  f"{ind}for c in range(1, C):",
+                  f"{ind}    e = buf[c]",
+                  f"{ind}    if (e {cmp} tot or e != e) and tot == tot:",
+                  f"{ind}        tot = e"]
+        k = sub.nodes.index(red)
+        L.append(f"{ind}v{k} = {gen.cast_code(_dt.float64, gen.dtype[red.outputs[0]], 'tot')}")
+        done.add(red)
+        emit_row_nodes()
+    elem_outs = [o for o in outs if is_elem(o)]
+    if elem_outs:
+        emit_pass(elem_outs)
+        for i, o in enumerate(outs):
+            if is_elem(o):
+                L.append(f"{ind2}o{i}[ro{i}[r] + c * cso{i}] = {ref(o)}")
+    for i, o in enumerate(outs):
+        if not is_elem(o):
+            L.append(f"{ind}o{i}[ro{i}[r]] = {ref(o)}")
+    body = "\n".join(L) + "\n"
+    src = _HEADER.format(what=what)
+    for fname, par in (("serial", False), ("parallel", True)):
+        src += "\n" + body.format(fname=fname, par=par, rng="prange" if par else "range")
+    return src
+
+
+# ---- runners ---------------------------------------------------------------------------------
+_row_cache: dict = {}
+_cache_lock = threading.Lock()
+
+
+def _row_offsets(lead, strides, offset):
+    key = (lead, strides, offset)
+    ro = _row_cache.get(key)
+    if ro is None:
+        ro = np.full(lead if lead else (1,), offset, np.int64)
+        for d, (n, s) in enumerate(zip(lead, strides)):
+            shp = [1] * len(lead)
+            shp[d] = n
+            ro = ro + (np.arange(n, dtype=np.int64) * s).reshape(shp)
+        ro = np.ascontiguousarray(ro.reshape(-1))
+        with _cache_lock:
+            if len(_row_cache) > 256:
+                _row_cache.clear()
+            _row_cache[key] = ro
+    return ro
+
+
+def compile_group(node):
+    """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
+    from ..kernels.cpu.casting import kernel_array
+    from ..kernels.cpu.pointwise import load_generated_module
+    from ..runtime.cpu import cores
+    from ..runtime.cpu.streams import launch
+    sub = node.attrs["subgraph"]
+    mode = node.attrs.get("mode", "pw")
+    gen = _Gen(sub)
+    name = "fused_" + "_".join(gen.names)
+    what = f"{name} {[str(v.type) for v in sub.inputs]} -> {[str(o.type) for o in sub.outputs]}"
+    values = [v for _, v in gen.params]
+    out_types = [o.type for o in sub.outputs]
+    src = (_pointwise_source if mode == "pw" else _rows_source)(gen, sub, what)
+    mod = load_generated_module("jit", src)
+    label = name if len(name) <= 120 else name[:117] + "..."
+
+    if mode == "pw":
+        shape = out_types[0].shape
+        ndim = len(shape)
+        numel = math.prod(shape)
+
+        def run(*ins):
+            order = next((t for t in ins if t._shape == shape), None)
+            dev = order.device if order is not None else ins[0].device
+            outs = [empty_strided_like_order(shape, t.dtype, dev, order) for t in out_types]
+            ops = outs + list(ins)
+            if numel == 0:
+                return tuple(outs)
+            strides = [o._strides for o in outs] + [
+                tuple(broadcast_strides(shape, t._strides, ndim)) for t in ins]
+            o0 = outs[0]._strides
+            perm = sorted((d for d in range(ndim) if shape[d] != 1), key=lambda d: abs(o0[d]))
+            lshape = [shape[d] for d in perm]
+            lstr = [[s[d] for d in perm] for s in strides]
+            cshape, cstr = coalesce(lshape, lstr)
+            meta = np.array((len(cshape),) + cshape + sum(cstr, ()) +
+                            tuple(t._offset for t in ops), np.int64)
+            arrays = [kernel_array(t) for t in ops]
+            args = (meta, *arrays, *values)
+            fn = mod.serial
+            if numel >= GRAIN and cores.parallel_ready(mod, args, numel):
+                fn = mod.parallel
+            launch(fn, label, outs, ops, *args)
+            return tuple(outs)
+    else:
+        shape = next(n.inputs[0].type.shape for n in sub.nodes
+                     if n.kind != "prim::Constant" and pointwise_info(n) is None)
+        R = math.prod(shape[:-1])
+        C = shape[-1]
+        lead = tuple(shape[:-1])
+        nd = len(shape)
+        RB = max(1, min(64, R // 32))
+
+        def operand(t):
+            full = broadcast_strides(shape, t._strides, nd) if t._shape != shape else t._strides
+            if len(t._shape) == nd - 1 and t._shape == lead:  # a non-keepdims row value
+                full = tuple(t._strides) + (0,)
+            return _row_offsets(lead, tuple(full[:-1]), t._offset), full[-1], kernel_array(t)
+
+        def run(*ins):
+            dev = ins[0].device
+            outs = [empty_strided_like_order(t.shape, t.dtype, dev, None) for t in out_types]
+            args = [R, C, RB]
+            for o in outs:
+                args += operand(o)
+            for t in ins:
+                args += operand(t)
+            args += values
+            fn = mod.serial
+            if R * C >= GRAIN and cores.parallel_ready(mod, tuple(args), R * C):
+                fn = mod.parallel
+            launch(fn, label, outs, list(ins), *args)
+            return tuple(outs)
+    run.__name__ = name
+    run.source = src
+    return run
+
+
+def fuse_and_compile(graph: Graph) -> dict:
+    """Fuses ``graph`` (in place) and compiles every group: {FusionGroup node: runner}."""
+    return {n: compile_group(n) for n in fuse(graph)}
+
