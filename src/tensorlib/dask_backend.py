@@ -36,6 +36,8 @@ import threading
 
 import numpy as np
 
+from .random import Generator as _Generator
+
 __all__ = ["register", "install_import_hook", "TensorlibBackendEntrypoint", "RandomState",
            "PhiloxBitGenerator", "to_tensorlib_dispatch"]
 
@@ -325,24 +327,27 @@ class RandomState:
                              dtype=_tl_dtype(dtype, "randint"), generator=self._gen)
 
 
-class PhiloxBitGenerator:
-    """The bit generator ``da.random.default_rng`` hands out under the tensorlib backend.
+class PhiloxBitGenerator(_Generator):
+    """The bit generator ``da.random.default_rng`` hands out under the tensorlib backend: a
+    CPU ``tl.Generator`` seeded from a NumPy ``SeedSequence``.
 
-    dask spawns one child per chunk from ``_seed_seq`` and calls
-    ``tensorlib.random.default_rng(child)`` in the task; ``seed`` is the child's 64-bit
-    Philox key."""
+    dask spawns one child sequence per chunk from ``_seed_seq``, makes
+    ``PhiloxBitGenerator(child)`` in the task and calls ``tensorlib.random.default_rng`` on it
+    (which takes a ``tl.Generator`` as it is), so each chunk has its own Philox key."""
 
     def __init__(self, seed=None):
+        super().__init__("cpu")
         self._seed_seq = seed if isinstance(seed, np.random.SeedSequence) else \
             np.random.SeedSequence(seed)
-        self.seed = _philox_seed(self._seed_seq, "PhiloxBitGenerator")
+        self.manual_seed(_philox_seed(self._seed_seq, "PhiloxBitGenerator"))
 
-    def __index__(self):
-        # tensorlib's default_rng takes integer seeds: the key is this generator's seed
-        return self.seed
+    def __reduce__(self):
+        # tl.Generator pickles as a plain Generator; keep the class and the seed sequence
+        return _rebuild_bitgen, (self._seed_seq, self.offset)
 
-    def __repr__(self):
-        return f"PhiloxBitGenerator(seed={self.seed})"
+
+def _rebuild_bitgen(seed_seq, offset):
+    return PhiloxBitGenerator(seed_seq).set_offset(offset)
 
 
 # ---------------------------------------------------------------- the backend entry point
