@@ -56,10 +56,12 @@ def test_bfloat16_attributes():
 
 
 def test_identity_equality_and_hash():
+    # issue 17: a dtype equals NumPy's spellings of the same type (tests/test_numpy_dtypes.py)
     assert D.float32 == D.float32
-    assert D.float32 != "float32"
-    assert D.float32 != np.float32
-    assert D.float32 != np.dtype("float32")
+    assert D.float32 == "float32" and D.float32 != "float64"
+    assert D.float32 == np.float32 and D.float32 != np.float64
+    assert D.float32 == np.dtype("float32") and D.float32 != np.dtype("int32")
+    assert D.float32 != D.float64
     assert len({d: 0 for d in D.ALL_DTYPES}) == len(D.ALL_DTYPES)
 
 

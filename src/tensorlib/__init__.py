@@ -25,6 +25,7 @@ from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
 bool = bool_  # noqa: A001  (the Array API spells the dtype `bool`)
 
 __array_api_version__ = "2024.12"
+__version__ = "0.1.0"  # pyproject.toml's version (tests/test_numpy_names.py keeps them equal)
 
 e = 2.718281828459045
 pi = 3.141592653589793
@@ -44,7 +45,8 @@ def _install():
     from .ops import manipulation as _manipulation
     functions["meshgrid"] = _manipulation.meshgrid_varargs  # Array API f(*arrays)
     functions["broadcast_arrays"] = _manipulation.broadcast_arrays_varargs
-    for _name in ("concat", "stack"):  # an empty list has nothing to dispatch on
+    functions["concatenate"] = functions["concat"]  # NumPy's name
+    for _name in ("concat", "concatenate", "stack"):  # an empty list has nothing to dispatch on
         functions[_name] = _manipulation.nonempty_list_op(_name, functions[_name])
     globals().update(functions)
     for name, fn in methods.items():
@@ -63,6 +65,12 @@ def _install():
     Tensor.record_stream = record_stream
     from .ops.composite import to_device as _to_device
     Tensor.to_device = _to_device
+    from . import numpy_interop, numpy_names  # NumPy's protocols and day-one names
+    numpy_interop.install()
+    for _name in ("dot", "unique", "isin", "broadcast_shapes"):
+        functions[_name] = globals()[_name] = getattr(numpy_names, _name)
+    Tensor.copy = numpy_names.tensor_copy
+    Tensor.sort = numpy_names.tensor_sort
     from . import autograd as _autograd
     _autograd.install(functions, Tensor)
     return sorted(functions)

@@ -30,6 +30,7 @@ __all__ = [
     "ALL_DTYPES",
     "to_dtype",
     "from_numpy_dtype",
+    "to_numpy_dtype",
     "promote_types",
     "result_type",
     "can_cast",
@@ -77,6 +78,28 @@ class DType:
     # Pickle/copy by reference so unpickling yields the same singleton.
     def __reduce__(self):
         return self._attr
+
+    # NumPy interop: equal to every spelling of the same type (a NumPy dtype, a scalar type such
+    # as np.float32, a name); ``np.dtype(tl.float32)`` reads the ``dtype`` property. The hash
+    # stays the identity's (as np.dtype's, it differs from the hash of the equal name string):
+    # dtypes key many hot dicts.
+    def __eq__(self, other):
+        if type(other) is DType:
+            return self is other
+        if isinstance(other, (str, np.dtype, type)):
+            try:
+                return to_dtype(other) is self
+            except TypeError:
+                return False
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The equal NumPy dtype (bfloat16: ``ml_dtypes.bfloat16``; TypeError without that
+        package)."""
+        return to_numpy_dtype(self)
 
     @property
     def is_floating_point(self) -> bool:
@@ -176,7 +199,13 @@ def real_for(complex_dtype: DType) -> DType:
 
 def _bad_dtype(x, arg, op):
     prefix = f"{op}(): " if op else ""
-    return TypeError(f"{prefix}argument '{arg}' must be a tensorlib dtype, got {x!r}")
+    why = ""
+    try:  # a real NumPy type tensorlib lacks (datetime64, str, object...) is said as such
+        if not isinstance(x, DType) and isinstance(x, (str, np.dtype, type)):
+            why = f" (NumPy dtype {np.dtype(x)} has no tensorlib equivalent)"
+    except Exception:
+        pass
+    return TypeError(f"{prefix}argument '{arg}' must be a tensorlib dtype, got {x!r}{why}")
 
 
 def _from_np(npd):
@@ -205,6 +234,21 @@ def from_numpy_dtype(np_dtype) -> DType:
     if d is None:
         raise TypeError(f"from_numpy_dtype(): unsupported numpy dtype {np_dtype!r}")
     return d
+
+
+def to_numpy_dtype(dtype, op: str = "to_numpy_dtype") -> np.dtype:
+    """The NumPy dtype equal to a tensorlib dtype. NumPy has no bfloat16: it maps to
+    ``ml_dtypes.bfloat16`` when that package is installed, else TypeError."""
+    d = to_dtype(dtype, op=op)
+    if d.np_dtype is not None:
+        return d.np_dtype
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(f"{op}(): NumPy has no bfloat16; install the 'ml_dtypes' package for "
+                        f"its bfloat16 dtype, or convert first, e.g. x.astype(tl.float32)") \
+            from None
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 _STR_CACHE = dict(_BY_NAME)

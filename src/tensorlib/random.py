@@ -82,7 +82,8 @@ import numpy as np
 from .device import CPU, Device
 
 __all__ = ["Generator", "default_generator", "default_generator_for", "manual_seed", "seed",
-           "initial_seed", "get_rng_state", "set_rng_state", "philox4x32_10", "DEFAULT_SEED"]
+           "initial_seed", "get_rng_state", "set_rng_state", "philox4x32_10", "DEFAULT_SEED",
+           "RNG", "default_rng"]
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so fresh generators start alike
 _U64 = (1 << 64) - 1
@@ -283,6 +284,200 @@ def generator_for(generator, device, op) -> Generator:
         raise ValueError(f"{op}(): the generator is on '{generator.device}' but the result is "
                          f"on '{device}'")
     return generator
+
+
+# ---------------------------------------------------------------- NumPy's Generator names
+def _size(size, op):
+    """NumPy's ``size``: None (one value, returned as a 0-d tensor), an int or a tuple."""
+    if size is None:
+        return ()
+    if isinstance(size, (tuple, list)):
+        try:
+            return tuple(operator.index(n) for n in size)
+        except TypeError:
+            pass
+    else:
+        try:
+            return (operator.index(size),)
+        except TypeError:
+            pass
+    raise TypeError(f"{op}(): argument 'size' must be None, an int or a tuple of ints, got "
+                    f"{size!r:.60}")
+
+
+def _real_scalar(v, op, arg) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}(): argument '{arg}' must be a real number (tensor-valued "
+                        f"parameters are not supported), got {type(v).__name__} ({v!r:.60})")
+    return float(v)
+
+
+class RNG:
+    """``tl.random.default_rng(seed)``: NumPy's ``Generator`` method names on tensorlib's
+    Philox4x32-10 streams. Results are tensors on the generator's device (``size=None``
+    gives a 0-d tensor); float methods default to float64 and ``integers`` to int64, as in
+    NumPy. The values are tensorlib's streams (see the module docstring), not NumPy's: the
+    same seed gives the same tensors on every device, not NumPy's numbers."""
+
+    __slots__ = ("generator",)
+
+    def __init__(self, generator: Generator):
+        self.generator = generator
+
+    @property
+    def device(self) -> Device:
+        return self.generator.device
+
+    def __repr__(self):
+        return f"RNG(Philox4x32-10, device='{self.device}', seed={self.generator.initial_seed()})"
+
+    def _empty(self, size, dtype, op):
+        from .allocation import empty
+        from .dtypes import to_dtype
+        return empty(_size(size, op), dtype=to_dtype(dtype, op=op), device=self.device)
+
+    def _float(self, size, dtype, op):
+        t = self._empty(size, dtype, op)
+        if t.dtype.kind != "f":
+            raise TypeError(f"{op}(): argument 'dtype' must be a real floating dtype, got "
+                            f"{t.dtype}")
+        return t
+
+    def random(self, size=None, dtype="float64"):
+        """Uniform floats in [0, 1)."""
+        return self._float(size, dtype, "random").uniform_(0.0, 1.0, generator=self.generator)
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype="float64"):
+        """Uniform floats in [low, high)."""
+        lo, hi = _real_scalar(low, "uniform", "low"), _real_scalar(high, "uniform", "high")
+        return self._float(size, dtype, "uniform").uniform_(lo, hi, generator=self.generator)
+
+    def standard_normal(self, size=None, dtype="float64"):
+        return self._float(size, dtype, "standard_normal").normal_(0.0, 1.0,
+                                                                   generator=self.generator)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype="float64"):
+        mean = _real_scalar(loc, "normal", "loc")
+        std = _real_scalar(scale, "normal", "scale")
+        return self._float(size, dtype, "normal").normal_(mean, std, generator=self.generator)
+
+    def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
+        """Integers in [low, high) ([low, high] with ``endpoint``); one bound means [0, low)."""
+        op = "integers"
+        try:
+            lo, hi = operator.index(low), None if high is None else operator.index(high)
+        except TypeError:
+            raise TypeError(f"{op}(): arguments 'low' and 'high' must be ints (tensor-valued "
+                            f"bounds are not supported), got {low!r:.40} and {high!r:.40}") \
+                from None
+        if hi is None:
+            lo, hi = 0, lo
+        if endpoint:
+            hi += 1
+        if not lo < hi:
+            raise ValueError(f"{op}(): low must be < high{' + 1' if endpoint else ''}, got "
+                             f"low={low}, high={high}")
+        t = self._empty(size, dtype, op)
+        if t.dtype.kind not in "iu":
+            raise TypeError(f"{op}(): argument 'dtype' must be an integer dtype, got {t.dtype}")
+        return t.random_(lo, hi, generator=self.generator)
+
+    def permutation(self, x, axis=0):
+        """A permuted range (``x`` an int) or a permuted copy of a tensor along ``axis``."""
+        from .ops.random_ops import randperm
+        from .tensor import Tensor
+        if isinstance(x, Tensor):
+            if x.ndim == 0:
+                raise ValueError("permutation(): argument 'x' must be an int or a tensor of at "
+                                 "least 1 dimension, got a 0-d tensor")
+            ax = axis + x.ndim if -x.ndim <= axis < 0 else axis
+            if not 0 <= ax < x.ndim:
+                raise ValueError(f"permutation(): axis {axis} is out of range for a "
+                                 f"{x.ndim}-d tensor")
+            perm = randperm(x.shape[ax], device=x.device, generator=self._on(x.device))
+            return x.take(perm, axis=ax)
+        try:
+            n = operator.index(x)
+        except TypeError:
+            raise TypeError(f"permutation(): argument 'x' must be an int or a Tensor, got "
+                            f"{type(x).__name__}") from None
+        return randperm(n, device=self.device, generator=self.generator)
+
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """Samples of ``a`` (an int n means range(n); a tensor: along ``axis``), uniformly or
+        with probabilities ``p``; without ``replace`` they are distinct."""
+        from .ops.creation import arange
+        from .ops.random_ops import multinomial, randperm
+        from .tensor import Tensor
+        op = "choice"
+        if isinstance(a, Tensor):
+            if a.ndim == 0:
+                raise ValueError(f"{op}(): argument 'a' must be an int or a tensor of at least "
+                                 f"1 dimension, got a 0-d tensor")
+            n = a.shape[axis]
+        else:
+            try:
+                n = operator.index(a)
+            except TypeError:
+                raise TypeError(f"{op}(): argument 'a' must be an int or a Tensor, got "
+                                f"{type(a).__name__}") from None
+            if n < 0:
+                raise ValueError(f"{op}(): argument 'a' must be non-negative, got {n}")
+        shape = _size(size, op)
+        k = 1
+        for d in shape:
+            k *= d
+        if n == 0 and k:
+            raise ValueError(f"{op}(): can't take samples from an empty population")
+        if not replace and k > n:
+            raise ValueError(f"{op}(): can't take {k} samples without replacement from "
+                             f"{n} values")
+        if p is not None:
+            if not isinstance(p, Tensor):
+                from .ops.creation import asarray
+                p = asarray(np.asarray(p, dtype=np.float64), device=self.device)
+            if p.shape != (n,):
+                raise ValueError(f"{op}(): argument 'p' must have shape ({n},), got {p.shape}")
+            idx = multinomial(p, k, bool(replace), generator=self.generator) if k else \
+                arange(0, dtype=_int64(), device=self.device)
+        elif replace:
+            idx = self.integers(0, max(n, 1), size=(k,)) if k else \
+                arange(0, dtype=_int64(), device=self.device)
+        else:
+            idx = randperm(n, device=self.device, generator=self.generator)[:k]
+        if not isinstance(a, Tensor):
+            return idx.reshape(shape)
+        taken = a.take(idx, axis=axis)
+        ax = axis % a.ndim
+        return taken.reshape(a.shape[:ax] + shape + a.shape[ax + 1:])
+
+    def _on(self, device):
+        if device != self.device:
+            raise ValueError(f"permutation(): the generator is on '{self.device}' but the "
+                             f"tensor is on '{device}'")
+        return self.generator
+
+
+def _int64():
+    from .dtypes import int64
+    return int64
+
+
+def default_rng(seed=None, *, device=None) -> RNG:
+    """A new generator with NumPy's method names (``random``, ``standard_normal``,
+    ``integers``, ``uniform``, ``normal``, ``choice``, ``permutation``) on a fresh Philox
+    stream: seeded with ``seed`` (an int), from the OS's entropy when None; an ``RNG`` or a
+    ``tl.Generator`` is used as it is."""
+    if isinstance(seed, RNG):
+        return seed
+    if isinstance(seed, Generator):
+        return RNG(seed)
+    g = Generator(device)
+    if seed is None:
+        g.seed()
+    else:
+        g.manual_seed(_check_seed(seed, "default_rng"))
+    return RNG(g)
 
 
 # ---------------------------------------------------------------- reference implementation

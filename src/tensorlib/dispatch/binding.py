@@ -33,9 +33,16 @@ def _no_tensor(op, values, names):
     raise TypeError(f"{op}(): {which} must be a Tensor, got {got}")
 
 
+# NumPy arrays as Tensor operands: set by tensorlib.numpy_interop.install() to a zero-copy
+# wrap (the conversion lives in the ops layer, above this one); None leaves them refused.
+array_operand = None
+
+
 def conv_tensor(x, op, name, allow_scalar):
     if isinstance(x, Tensor):
         return x
+    if type(x) is np.ndarray and array_operand is not None:
+        return array_operand(x, op, name)
     if allow_scalar:
         # NumPy scalars first: np.float64 / np.complex128 subclass float / complex and would
         # otherwise pass through and promote as strong dtypes, unlike np.float32 and the rest.
@@ -49,6 +56,9 @@ def conv_tensor(x, op, name, allow_scalar):
 def conv_tensor_list(x, op, name):
     if not isinstance(x, (list, tuple)):
         _fail(op, name, "a sequence of Tensors", x)
+    if array_operand is not None and any(type(t) is np.ndarray for t in x):
+        x = [array_operand(t, op, f"{name}[{i}]") if type(t) is np.ndarray else t
+             for i, t in enumerate(x)]
     for t in x:
         if not isinstance(t, Tensor):
             _fail(op, name, "a sequence of Tensors", t)
@@ -75,6 +85,8 @@ def conv_int(x, op, name):
 
 
 def conv_int_list(x, op, name):
+    if isinstance(x, (Tensor, np.ndarray)) and x.ndim == 1 and x.dtype.kind in "iu":
+        x = x.tolist()  # a 1-D integer array of sizes / counts (NumPy accepts one)
     if isinstance(x, (list, tuple)):
         try:
             return tuple(operator.index(v) for v in x)

@@ -1,0 +1,940 @@
+"""NumPy's protocols for tensorlib tensors: ``__array_ufunc__`` and ``__array_function__``.
+
+``np.exp(x)``, ``np.add(x, 1, out=y)``, ``np.add.reduce(x, axis=1)`` or ``np.concatenate([x, y])``
+on tensors run tensorlib ops and return tensors. Two tables say what is covered:
+
+- ``UFUNCS``: NumPy ufunc -> name of the tensorlib function computing it (``__call__``, with
+  ``out=``, ``where=``, ``dtype=``, ``casting='same_kind' | 'unsafe'``); ``REDUCE`` and
+  ``ACCUMULATE``: ufuncs with a ``.reduce`` / ``.accumulate`` (add, multiply, maximum, minimum,
+  logical_and, logical_or).
+- ``HANDLED_FUNCTIONS``: NumPy function -> an implementation taking NumPy's signature and
+  keywords (``np.mean(x, dtype=..., keepdims=...)``), built from tensorlib ops, never a copy to
+  NumPy. Keywords tensorlib cannot honour (``order='F'``, ``kind=``...) raise TypeError naming
+  the function and the argument.
+
+Anything else returns NotImplemented, so NumPy raises its TypeError instead of quietly turning a
+tensor into an ndarray. NumPy arrays among the operands are wrapped zero-copy (CPU); next to a
+CUDA tensor they are an error naming the device. Other libraries' arrays (dask, CuPy...) are
+NotImplemented, which lets their own protocol run.
+"""
+from __future__ import annotations
+
+import builtins
+import numbers
+import operator
+
+import numpy as np
+
+import tensorlib as tl
+from . import dtypes as _dt
+from .shape import normalize_axis
+from .tensor import Tensor
+
+__all__ = ["UFUNCS", "REDUCE", "ACCUMULATE", "HANDLED_FUNCTIONS", "array_ufunc",
+           "array_function", "implements", "install"]
+
+_NoValue = np._NoValue  # NumPy's "argument not given" marker in its own signatures
+
+
+class _Unhandled(Exception):
+    """An operand of another library: the protocol answers NotImplemented."""
+
+
+# ------------------------------------------------------------------------------- operands
+def _device_of(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.device
+    return None
+
+
+def _check_host(device, fname, arg):
+    if device is not None and device.type != "cpu":
+        raise TypeError(f"numpy.{fname}(): argument '{arg}' is a NumPy array (host memory) but "
+                        f"the tensors are on '{device}'; move it first, e.g. "
+                        f"tl.asarray(arr, device='{device}')")
+
+
+def _tensor(x, fname, arg, device=None, scalars=False):
+    """``x`` as a Tensor: tensors as they are, NumPy arrays (and, for functions, lists) wrapped
+    without a copy on the CPU; Python / NumPy scalars kept as scalars when ``scalars``."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.generic) and scalars:
+        return x.item()
+    if isinstance(x, (bool, int, float, complex)) and scalars:
+        return x
+    if isinstance(x, (np.ndarray, np.generic, list, tuple, bool, int, float, complex)):
+        _check_host(device, fname, arg)
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"numpy.{fname}(): argument '{arg}' has dtype {arr.dtype}, which "
+                            f"tensorlib does not have")
+        return tl.asarray(arr)
+    raise _Unhandled
+
+
+def _unsupported(fname, arg, value):
+    raise TypeError(f"numpy.{fname}(): argument '{arg}'={value!r:.60} is not supported for "
+                    f"tensorlib tensors")
+
+
+def _given(v):
+    return v is not _NoValue
+
+
+def _out_target(out, fname):
+    """(tensor to write, object to return) for NumPy's ``out=`` (a Tensor, or a writeable CPU
+    NumPy array written through a zero-copy view)."""
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise TypeError(f"numpy.{fname}(): argument 'out' must hold one array, got "
+                            f"{len(out)}")
+        out = out[0]
+    if isinstance(out, Tensor):
+        return out, out
+    if isinstance(out, np.ndarray):
+        if not out.flags.writeable:
+            raise ValueError(f"numpy.{fname}(): argument 'out' is a read-only NumPy array")
+        return tl.asarray(out), out
+    raise TypeError(f"numpy.{fname}(): argument 'out' must be a tensorlib Tensor or a NumPy "
+                    f"array, got {type(out).__module__}.{type(out).__name__}")
+
+
+def _store(res, out, fname, casting="same_kind"):
+    """Writes ``res`` into ``out`` (NumPy's out= rules: same shape, cast allowed by
+    ``casting``); returns what NumPy returns."""
+    if out is None:
+        return res
+    target, ret = _out_target(out, fname)
+    if not isinstance(res, Tensor):
+        res = tl.asarray(res, device=target.device)
+    if target.shape != res.shape:
+        raise ValueError(f"numpy.{fname}(): argument 'out' has shape {target.shape}, the result "
+                         f"has shape {res.shape}")
+    if not tl.can_cast(res.dtype, target.dtype, casting):
+        raise TypeError(f"numpy.{fname}(): can't write the {res.dtype} result into argument "
+                        f"'out' of dtype {target.dtype} with casting={casting!r}")
+    target.copy_(res)
+    return ret
+
+
+# ------------------------------------------------------------------------------- ufuncs
+UFUNCS = {
+    np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide",
+    np.floor_divide: "floor_divide", np.remainder: "remainder", np.power: "pow",
+    np.negative: "negative", np.positive: "positive", np.absolute: "abs", np.sign: "sign",
+    np.reciprocal: "reciprocal", np.square: "square", np.sqrt: "sqrt",
+    np.equal: "equal", np.not_equal: "not_equal", np.less: "less", np.less_equal: "less_equal",
+    np.greater: "greater", np.greater_equal: "greater_equal",
+    np.maximum: "maximum", np.minimum: "minimum",
+    np.logical_and: "logical_and", np.logical_or: "logical_or", np.logical_xor: "logical_xor",
+    np.logical_not: "logical_not", np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or",
+    np.bitwise_xor: "bitwise_xor", np.invert: "bitwise_invert",
+    np.left_shift: "bitwise_left_shift", np.right_shift: "bitwise_right_shift",
+    np.exp: "exp", np.exp2: "exp2", np.expm1: "expm1", np.log: "log", np.log2: "log2",
+    np.log10: "log10", np.log1p: "log1p", np.sin: "sin", np.cos: "cos", np.tan: "tan",
+    np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.arctan2: "atan2",
+    np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh", np.arcsinh: "asinh",
+    np.arccosh: "acosh", np.arctanh: "atanh", np.floor: "floor", np.ceil: "ceil",
+    np.rint: "round", np.trunc: "trunc", np.hypot: "hypot", np.copysign: "copysign",
+    np.logaddexp: "logaddexp", np.isnan: "isnan", np.isinf: "isinf", np.isfinite: "isfinite",
+    np.conjugate: "conj", np.nextafter: "nextafter", np.signbit: "signbit",
+    np.matmul: "matmul", np.vecdot: "vecdot",
+}
+_BOOL_OUT = {np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+             np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan,
+             np.isinf, np.isfinite, np.signbit}
+REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+          np.logical_and: "all", np.logical_or: "any"}
+ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod", np.maximum: "maximum",
+              np.minimum: "minimum", np.logical_and: "logical_and",
+              np.logical_or: "logical_or"}
+_CASTINGS = ("same_kind", "unsafe")
+
+
+def _ufunc_call(ufunc, inputs, kwargs):
+    fname = ufunc.__name__
+    name = UFUNCS.get(ufunc)
+    if name is None:
+        raise _Unhandled
+    out = kwargs.pop("out", None)
+    where = kwargs.pop("where", True)
+    dtype = kwargs.pop("dtype", None)
+    casting = kwargs.pop("casting", "same_kind")
+    if kwargs.pop("order", "K") not in ("K", "A", "C"):
+        _unsupported(fname, "order", "F")
+    kwargs.pop("subok", None)
+    for k, v in kwargs.items():  # signature=, axes=, axis=, keepdims=...
+        _unsupported(fname, k, v)
+    if casting not in _CASTINGS:
+        _unsupported(fname, "casting", casting)
+    device = _device_of(inputs)
+    args = [_tensor(x, fname, f"x{i + 1}", device, scalars=True) for i, x in enumerate(inputs)]
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype, arg="dtype", op=f"numpy.{fname}")
+        if ufunc in _BOOL_OUT:
+            if dtype is not tl.bool:
+                _unsupported(fname, "dtype", dtype)
+        else:
+            args = [a.astype(dtype, copy=False) if isinstance(a, Tensor) else a for a in args]
+    fn = getattr(tl, name)
+    res = fn(*args)
+    if dtype is not None and ufunc not in _BOOL_OUT and res.dtype is not dtype:
+        raise TypeError(f"numpy.{fname}(): tensorlib computes this ufunc of {dtype} inputs in "
+                        f"{res.dtype}; argument 'dtype'={dtype} is not available")
+    if where is not True:
+        mask = _tensor(where, fname, "where", device)
+        if mask.dtype is not tl.bool:
+            raise TypeError(f"numpy.{fname}(): argument 'where' must be a bool array, got "
+                            f"{mask.dtype}")
+        if out is None:  # NumPy leaves those elements uninitialized: the computed ones do
+            return res
+        target, ret = _out_target(out, fname)
+        _check_cast(res, target, fname, casting)
+        target.copy_(tl.where(mask, res.astype(target.dtype, copy=False), target))
+        return ret
+    if out is not None:
+        target, ret = _out_target(out, fname)
+        _check_cast(res, target, fname, casting)
+        if target.shape != res.shape:
+            raise ValueError(f"numpy.{fname}(): argument 'out' has shape {target.shape}, the "
+                             f"result has shape {res.shape}")
+        target.copy_(res)
+        return ret
+    return res
+
+
+def _check_cast(res, target, fname, casting):
+    if casting == "same_kind" and not tl.can_cast(res.dtype, target.dtype, "same_kind"):
+        raise TypeError(f"numpy.{fname}(): can't write the {res.dtype} result into argument "
+                        f"'out' of dtype {target.dtype} with casting='same_kind'")
+
+
+def _reduced_axes(x, axis, fname):
+    if axis is None:
+        return tuple(range(x.ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(normalize_axis(operator.index(a), x.ndim, f"numpy.{fname}")
+                 for a in axes)
+
+
+_IDENTITY = {"sum": 0, "prod": 1, "all": True, "any": False}
+
+
+def _ufunc_reduce(ufunc, inputs, kwargs):
+    fname = f"{ufunc.__name__}.reduce"
+    name = REDUCE.get(ufunc)
+    if name is None or len(inputs) != 1:
+        raise _Unhandled
+    x = _tensor(inputs[0], fname, "array")
+    axis = kwargs.pop("axis", 0)
+    dtype = kwargs.pop("dtype", None)
+    out = kwargs.pop("out", None)
+    keepdims = kwargs.pop("keepdims", False)
+    initial = kwargs.pop("initial", _NoValue)
+    where = kwargs.pop("where", True)
+    for k, v in kwargs.items():
+        _unsupported(fname, k, v)
+    return _reduce(name, x, axis, dtype, out, keepdims, initial, where, fname)
+
+
+def _reduce(name, x, axis, dtype, out, keepdims, initial, where, fname):
+    """sum / prod / max / min / all / any with NumPy's dtype=, initial= and where=."""
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype, arg="dtype", op=f"numpy.{fname}")
+        if name in ("all", "any"):
+            if dtype is not tl.bool:
+                _unsupported(fname, "dtype", dtype)
+        elif name in ("max", "min"):
+            x = x.astype(dtype, copy=False)
+    axes = _reduced_axes(x, axis, fname)
+    if where is not True and where is not _NoValue:
+        mask = _tensor(where, fname, "where", x.device)
+        if name in _IDENTITY:
+            fill = _IDENTITY[name]
+        elif _given(initial):
+            fill = initial
+        else:
+            raise ValueError(f"numpy.{fname}(): reduction '{name}' with argument 'where' needs "
+                             f"argument 'initial' (it has no identity)")
+        x = tl.where(mask, x, fill)
+    fn = getattr(tl, name)
+    kw = {"dtype": dtype} if name in ("sum", "prod") and dtype is not None else {}
+    empty = any(x.shape[a] == 0 for a in axes) if x.ndim else False
+    if name in ("max", "min") and empty and _given(initial):
+        shape = tuple(1 if i in axes else n for i, n in enumerate(x.shape)) if keepdims else \
+            tuple(n for i, n in enumerate(x.shape) if i not in axes)
+        res = tl.full(shape, initial, dtype=x.dtype, device=x.device)
+    else:
+        res = fn(x, axis=axes, keepdims=keepdims, **kw)
+        if _given(initial) and initial is not None:
+            combine = {"sum": tl.add, "prod": tl.multiply, "max": tl.maximum,
+                       "min": tl.minimum, "all": tl.logical_and, "any": tl.logical_or}[name]
+            res = combine(res, initial).astype(res.dtype, copy=False)
+    return _store(res, out, fname)
+
+
+def _scan_pairwise(x, axis, fn):
+    """Inclusive scan of a pointwise binary ``fn`` along ``axis`` in ceil(log2 n) steps of
+    whole-tensor ops (Hillis-Steele), on every device: tensorlib has no maximum / minimum scan
+    kernel."""
+    n = x.shape[axis]
+    y = x.contiguous()
+    k = 1
+    while k < n:
+        head = tl.narrow(y, axis, 0, k)
+        tail = fn(tl.narrow(y, axis, k, n - k), tl.narrow(y, axis, 0, n - k))
+        y = tl.concat([head, tail.astype(y.dtype, copy=False)], axis=axis)
+        k *= 2
+    return y
+
+
+def _ufunc_accumulate(ufunc, inputs, kwargs):
+    fname = f"{ufunc.__name__}.accumulate"
+    name = ACCUMULATE.get(ufunc)
+    if name is None or len(inputs) != 1:
+        raise _Unhandled
+    x = _tensor(inputs[0], fname, "array")
+    axis = kwargs.pop("axis", 0)
+    dtype = kwargs.pop("dtype", None)
+    out = kwargs.pop("out", None)
+    for k, v in kwargs.items():
+        _unsupported(fname, k, v)
+    if x.ndim == 0:
+        raise TypeError(f"numpy.{fname}(): cannot accumulate on a scalar (0-d) tensor")
+    ax = normalize_axis(operator.index(axis), x.ndim, f"numpy.{fname}")
+    if dtype is not None:
+        dtype = _dt.to_dtype(dtype, arg="dtype", op=f"numpy.{fname}")
+    if name in ("cumsum", "cumprod"):
+        res = getattr(tl, name)(x, axis=ax, dtype=dtype)
+    elif name in ("maximum", "minimum"):
+        if dtype is not None:
+            x = x.astype(dtype, copy=False)
+        res = _scan_pairwise(x, ax, getattr(tl, name))
+    else:
+        b = x if x.dtype is tl.bool else tl.not_equal(x, 0)
+        if name == "logical_and":  # true while no False has been seen
+            res = tl.equal(tl.cumsum(tl.logical_not(b).astype(tl.int64), axis=ax), 0)
+        else:
+            res = tl.greater(tl.cumsum(b.astype(tl.int64), axis=ax), 0)
+    return _store(res, out, fname)
+
+
+_METHODS = {"__call__": _ufunc_call, "reduce": _ufunc_reduce, "accumulate": _ufunc_accumulate}
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """``Tensor.__array_ufunc__``: the ufunc computed by tensorlib ops (see ``UFUNCS``)."""
+    impl = _METHODS.get(method)
+    if impl is None:  # outer, at, reduceat
+        return NotImplemented
+    try:
+        return impl(ufunc, inputs, kwargs)
+    except _Unhandled:
+        return NotImplemented
+
+
+# ------------------------------------------------------------------------------- functions
+HANDLED_FUNCTIONS: dict = {}
+
+
+def implements(*np_functions):
+    """Registers an implementation of NumPy functions (same signature as NumPy's)."""
+    def deco(fn):
+        for f in np_functions:
+            HANDLED_FUNCTIONS[f] = fn
+        return fn
+    return deco
+
+
+def array_function(self, func, types, args, kwargs):
+    """``Tensor.__array_function__``: NumPy functions in ``HANDLED_FUNCTIONS``."""
+    impl = HANDLED_FUNCTIONS.get(func)
+    if impl is None:
+        return NotImplemented
+    for t in types:
+        if not issubclass(t, (Tensor, np.ndarray)):
+            return NotImplemented
+    try:
+        return impl(*args, **kwargs)
+    except _Unhandled:
+        return NotImplemented
+
+
+def _dtype_arg(dtype, fname):
+    return None if dtype is None else _dt.to_dtype(dtype, arg="dtype",
+                                                         op=f"numpy.{fname}")
+
+
+def _no(fname, **given):
+    """Keywords that tensorlib cannot honour: an error unless left at NumPy's default."""
+    for k, (v, default) in given.items():
+        if v is _NoValue or v is default or (isinstance(v, (str, numbers.Number)) and
+                                             v == default):
+            continue
+        _unsupported(fname, k, v)
+
+
+# ---- reductions
+def _mk_sum_prod(name):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
+             where=_NoValue):
+        x = _tensor(a, name, "a")
+        return _reduce(name, x, axis, dtype, out, keepdims, initial, where, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.sum)(_mk_sum_prod("sum"))
+implements(np.prod)(_mk_sum_prod("prod"))
+
+
+def _mk_max_min(name):
+    def impl(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=_NoValue):
+        x = _tensor(a, name, "a")
+        return _reduce(name, x, axis, None, out, keepdims, initial, where, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.max, np.amax)(_mk_max_min("max"))
+implements(np.min, np.amin)(_mk_max_min("min"))
+
+
+def _mk_any_all(name):
+    def impl(a, axis=None, out=None, keepdims=False, *, where=_NoValue):
+        x = _tensor(a, name, "a")
+        return _reduce(name, x, axis, None, out, keepdims, _NoValue, where, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.any)(_mk_any_all("any"))
+implements(np.all)(_mk_any_all("all"))
+
+
+def _float_for(x, dtype, fname):
+    """Input of mean / std / var: cast to ``dtype``; integers compute in float64 (NumPy)."""
+    d = _dtype_arg(dtype, fname)
+    if d is None and x.dtype.kind in "biu":
+        d = tl.float64
+    return x if d is None else x.astype(d, copy=False)
+
+
+@implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NoValue):
+    x = _float_for(_tensor(a, "mean", "a"), dtype, "mean")
+    if where is not _NoValue and where is not True:
+        mask = _tensor(where, "mean", "where", x.device)
+        axes = _reduced_axes(x, axis, "mean")
+        total = tl.sum(tl.where(mask, x, 0), axis=axes, keepdims=keepdims)
+        count = tl.sum(tl.broadcast_to(mask, x.shape), axis=axes, keepdims=keepdims)
+        res = tl.divide(total, count.astype(_dt.real_for(x.dtype)))
+    else:
+        res = tl.mean(x, axis=axis, keepdims=keepdims)
+    return _store(res, out, "mean")
+
+
+def _mk_var_std(name):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=_NoValue,
+             mean=_NoValue, correction=_NoValue):
+        _no(name, where=(where, True), mean=(mean, _NoValue))
+        if _given(correction):
+            if ddof != 0:
+                raise ValueError(f"numpy.{name}(): arguments 'ddof' and 'correction' are "
+                                 f"mutually exclusive")
+            ddof = correction
+        x = _float_for(_tensor(a, name, "a"), dtype, name)
+        res = getattr(tl, name)(x, axis=axis, keepdims=keepdims, correction=ddof)
+        return _store(res, out, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.var)(_mk_var_std("var"))
+implements(np.std)(_mk_var_std("std"))
+
+
+def _mk_arg(name):
+    def impl(a, axis=None, out=None, *, keepdims=False):
+        res = getattr(tl, name)(_tensor(a, name, "a"), axis=axis, keepdims=keepdims)
+        return _store(res, out, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.argmax)(_mk_arg("argmax"))
+implements(np.argmin)(_mk_arg("argmin"))
+
+
+def _mk_scan(name):
+    def impl(a, axis=None, dtype=None, out=None):
+        res = getattr(tl, name)(_tensor(a, name, "a"), axis=axis,
+                                dtype=_dtype_arg(dtype, name))
+        return _store(res, out, name)
+    impl.__name__ = name
+    return impl
+
+
+implements(np.cumsum)(_mk_scan("cumsum"))
+implements(np.cumprod)(_mk_scan("cumprod"))
+
+
+def _mk_cumulative(name):
+    def impl(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        res = getattr(tl, name)(_tensor(x, name, "x"), axis=axis,
+                                dtype=_dtype_arg(dtype, name), include_initial=include_initial)
+        return _store(res, out, name)
+    impl.__name__ = name
+    return impl
+
+
+for _f in ("cumulative_sum", "cumulative_prod"):  # NumPy >= 2.1
+    if hasattr(np, _f):
+        implements(getattr(np, _f))(_mk_cumulative(_f))
+
+
+@implements(np.count_nonzero)
+def _count_nonzero(a, axis=None, *, keepdims=False):
+    return tl.count_nonzero(_tensor(a, "count_nonzero", "a"), axis=axis, keepdims=keepdims)
+
+
+# ---- joining and manipulation
+def _tensors(arrays, fname, arg):
+    arrays = list(arrays)
+    device = _device_of(arrays)
+    return [_tensor(x, fname, f"{arg}[{i}]", device) for i, x in enumerate(arrays)]
+
+
+def _join(name, arrays, axis, out, dtype, casting):
+    ts = _tensors(arrays, name, "arrays")
+    if not ts:
+        raise ValueError(f"numpy.{name}(): need at least one array to join")
+    d = _dtype_arg(dtype, name)
+    if d is not None:
+        for t in ts:
+            if not tl.can_cast(t.dtype, d, casting):
+                raise TypeError(f"numpy.{name}(): can't cast {t.dtype} to dtype={d} with "
+                                f"casting={casting!r}")
+        ts = [t.astype(d, copy=False) for t in ts]
+    res = getattr(tl, "concat" if name == "concatenate" else name)(ts, axis=axis)
+    return _store(res, out, name, casting)
+
+
+@implements(np.concatenate)
+def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return _join("concatenate", arrays, axis, out, dtype, casting)
+
+
+@implements(np.stack)
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    return _join("stack", arrays, axis, out, dtype, casting)
+
+
+@implements(np.where)
+def _where(condition, *xy):
+    device = _device_of((condition,) + xy)
+    cond = _tensor(condition, "where", "condition", device)
+    if not xy:
+        return tuple(tl.nonzero(cond))
+    if len(xy) != 2:
+        raise ValueError("numpy.where(): either both or neither of x and y should be given")
+    x, y = (_tensor(v, "where", n, device, scalars=True) for v, n in zip(xy, "xy"))
+    if cond.dtype is not tl.bool:
+        cond = tl.not_equal(cond, 0)
+    return tl.where(cond, x, y)
+
+
+@implements(np.clip)
+def _clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue,
+          **kwargs):
+    for k, v in kwargs.items():
+        _unsupported("clip", k, v)
+    lo = min if _given(min) else (None if a_min is _NoValue else a_min)
+    hi = max if _given(max) else (None if a_max is _NoValue else a_max)
+    x = _tensor(a, "clip", "a")
+    lo, hi = (None if v is None else _tensor(v, "clip", n, x.device, scalars=True)
+              for v, n in ((lo, "a_min"), (hi, "a_max")))
+    return _store(tl.clip(x, lo, hi), out, "clip")
+
+
+def _sort_args(fname, a, axis, kind, order, stable):
+    _no(fname, order=(order, None))
+    if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
+        _unsupported(fname, "kind", kind)
+    if stable is False:
+        _unsupported(fname, "stable", stable)  # tensorlib's sorts are always stable
+    x = _tensor(a, fname, "a")
+    if axis is None:
+        x, axis = tl.reshape(x, (-1,)), 0
+    return x, axis
+
+
+@implements(np.sort)
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    x, axis = _sort_args("sort", a, axis, kind, order, stable)
+    return tl.sort(x, axis=axis)
+
+
+@implements(np.argsort)
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    x, axis = _sort_args("argsort", a, axis, kind, order, stable)
+    return tl.argsort(x, axis=axis)
+
+
+@implements(np.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    x = _tensor(a, "searchsorted", "a")
+    vv = _tensor(v, "searchsorted", "v", x.device)
+    s = None if sorter is None else _tensor(sorter, "searchsorted", "sorter", x.device)
+    return tl.searchsorted(x, vv, side=side, sorter=s)
+
+
+def _order(fname, order, allowed=("C", "K", "A")):
+    if order not in allowed:
+        _unsupported(fname, "order", order)
+
+
+@implements(np.reshape)
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    _order("reshape", order, ("C", "A"))
+    if shape is None:
+        shape = newshape
+    if shape is None:
+        raise TypeError("numpy.reshape(): argument 'shape' is missing")
+    return tl.reshape(_tensor(a, "reshape", "a"), shape, copy=copy)
+
+
+@implements(np.ravel)
+def _ravel(a, order="C"):
+    _order("ravel", order)
+    return tl.reshape(_tensor(a, "ravel", "a"), (-1,))
+
+
+@implements(np.transpose, np.permute_dims)
+def _transpose(a, axes=None):
+    x = _tensor(a, "transpose", "a")
+    if axes is None:
+        axes = tuple(range(x.ndim - 1, -1, -1))
+    return tl.permute(x, axes)
+
+
+@implements(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    return tl.swapaxes(_tensor(a, "swapaxes", "a"), axis1, axis2)
+
+
+@implements(np.moveaxis)
+def _moveaxis(a, source, destination):
+    return tl.moveaxis(_tensor(a, "moveaxis", "a"), source, destination)
+
+
+@implements(np.squeeze)
+def _squeeze(a, axis=None):
+    return tl.squeeze(_tensor(a, "squeeze", "a"), axis)
+
+
+@implements(np.expand_dims)
+def _expand_dims(a, axis):
+    x = _tensor(a, "expand_dims", "a")
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    norm = sorted(normalize_axis(operator.index(v), nd, "numpy.expand_dims")
+                  for v in axes)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"numpy.expand_dims(): repeated axis in {axis!r}")
+    for ax in norm:
+        x = tl.expand_dims(x, ax)
+    return x
+
+
+@implements(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return tl.broadcast_to(_tensor(array, "broadcast_to", "array"), shape)
+
+
+@implements(np.broadcast_arrays)
+def _broadcast_arrays(*args, subok=False):
+    return tuple(tl.broadcast_arrays(*_tensors(args, "broadcast_arrays", "args")))
+
+
+@implements(np.flip)
+def _flip(m, axis=None):
+    return tl.flip(_tensor(m, "flip", "m"), axis=axis)
+
+
+@implements(np.roll)
+def _roll(a, shift, axis=None):
+    return tl.roll(_tensor(a, "roll", "a"), shift, axis=axis)
+
+
+@implements(np.repeat)
+def _repeat(a, repeats, axis=None):
+    return tl.repeat(_tensor(a, "repeat", "a"), repeats, axis=axis)
+
+
+@implements(np.tile)
+def _tile(A, reps):
+    reps = (reps,) if isinstance(reps, numbers.Integral) else tuple(reps)
+    return tl.tile(_tensor(A, "tile", "A"), reps)
+
+
+@implements(np.tril)
+def _tril(m, k=0):
+    return tl.tril(_tensor(m, "tril", "m"), k=k)
+
+
+@implements(np.triu)
+def _triu(m, k=0):
+    return tl.triu(_tensor(m, "triu", "m"), k=k)
+
+
+@implements(np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    _no("take", mode=(mode, "raise"))
+    x = _tensor(a, "take", "a")
+    scalar = isinstance(indices, (numbers.Integral, np.integer))
+    idx = _tensor(indices, "take", "indices", x.device)
+    if axis is None:
+        x = tl.reshape(x, (-1,))
+    res = tl.take(x, tl.reshape(idx, (-1,)) if idx.ndim != 1 else idx, axis=axis)
+    if idx.ndim != 1:  # NumPy: the indices' shape replaces the taken axis
+        ax = 0 if axis is None else normalize_axis(axis, x.ndim, "numpy.take")
+        base = (-1,) if axis is None else res.shape
+        res = tl.reshape(res, base[:ax] + idx.shape + base[ax + 1:])
+    if scalar:
+        res = tl.reshape(res, res.shape)
+    return _store(res, out, "take")
+
+
+@implements(np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    x = _tensor(arr, "take_along_axis", "arr")
+    idx = _tensor(indices, "take_along_axis", "indices", x.device)
+    if axis is None:
+        x, axis = tl.reshape(x, (-1,)), 0
+    return tl.take_along_axis(x, idx, axis=axis)
+
+
+@implements(np.diff)
+def _diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    x = _tensor(a, "diff", "a")
+    pre = None if prepend is _NoValue else _tensor(prepend, "diff", "prepend", x.device)
+    app = None if append is _NoValue else _tensor(append, "diff", "append", x.device)
+    return tl.diff(x, axis=axis, n=n, prepend=pre, append=app)
+
+
+@implements(np.diagonal)
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return tl.diagonal(_tensor(a, "diagonal", "a"), offset, axis1, axis2)
+
+
+@implements(np.nonzero)
+def _nonzero(a):
+    return tuple(tl.nonzero(_tensor(a, "nonzero", "a")))
+
+
+@implements(np.meshgrid)
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    _no("meshgrid", sparse=(sparse, False))
+    out = tl.meshgrid(*_tensors(xi, "meshgrid", "xi"), indexing=indexing)
+    return tuple(o.copy() for o in out) if copy else tuple(out)
+
+
+@implements(np.unique)
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+            equal_nan=True, sorted=True):
+    _no("unique", axis=(axis, None))
+    return tl.unique(_tensor(ar, "unique", "ar"), return_index=return_index,
+                     return_inverse=return_inverse, return_counts=return_counts,
+                     equal_nan=equal_nan)
+
+
+@implements(np.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    x = _tensor(element, "isin", "element")
+    return tl.isin(x, _tensor(test_elements, "isin", "test_elements", x.device), invert=invert)
+
+
+# ---- linear algebra
+@implements(np.dot)
+def _dot(a, b, out=None):
+    device = _device_of((a, b))
+    res = tl.dot(_tensor(a, "dot", "a", device, scalars=True),
+                 _tensor(b, "dot", "b", device, scalars=True))
+    return _store(res, out, "dot")
+
+
+@implements(np.tensordot)
+def _tensordot(a, b, axes=2):
+    device = _device_of((a, b))
+    return tl.tensordot(_tensor(a, "tensordot", "a", device),
+                        _tensor(b, "tensordot", "b", device), axes=axes)
+
+
+# ---- copies, casts, element types
+@implements(np.copy)
+def _copy(a, order="K", subok=False):
+    _order("copy", order)
+    return tl.clone(_tensor(a, "copy", "a"))
+
+
+def _astype(x, dtype, /, *, copy=True, device=None):
+    return tl.astype(_tensor(x, "astype", "x"), _dtype_arg(dtype, "astype"), copy=copy,
+                     device=device)
+
+
+if hasattr(np, "astype"):  # NumPy >= 2.1
+    implements(np.astype)(_astype)
+
+
+@implements(np.round, np.around)
+def _round(a, decimals=0, out=None):
+    _no("round", decimals=(decimals, 0))
+    return _store(tl.round(_tensor(a, "round", "a")), out, "round")
+
+
+@implements(np.real)
+def _real(val):
+    return tl.real(_tensor(val, "real", "val"))
+
+
+@implements(np.imag)
+def _imag(val):
+    return tl.imag(_tensor(val, "imag", "val"))
+
+
+@implements(np.result_type)
+def _result_type(*arrays_and_dtypes):
+    return tl.result_type(*arrays_and_dtypes).dtype
+
+
+@implements(np.shape)
+def _shape(a):
+    return _tensor(a, "shape", "a").shape
+
+
+@implements(np.ndim)
+def _ndim(a):
+    return _tensor(a, "ndim", "a").ndim
+
+
+@implements(np.size)
+def _size(a, axis=None):
+    x = _tensor(a, "size", "a")
+    return x.size if axis is None else x.shape[axis]
+
+
+@implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    device = _device_of((a1, a2))
+    x, y = _tensor(a1, "array_equal", "a1", device), _tensor(a2, "array_equal", "a2", device)
+    if x.shape != y.shape:
+        return False
+    same = tl.equal(x, y)
+    if equal_nan and x.dtype.kind in "fc" and y.dtype.kind in "fc":
+        same = tl.logical_or(same, tl.logical_and(tl.isnan(x), tl.isnan(y)))
+    return builtins.bool(tl.all(same))
+
+
+# ---- factories: the *_like family and NumPy's like= (a tensor as the prototype)
+def _mk_like(name):
+    def impl(a, *args, dtype=None, order="K", subok=True, shape=None, device=None):
+        _order(name, order)
+        x = _tensor(a, name, "a")
+        d = _dtype_arg(dtype, name) or x.dtype
+        dev = device if device is not None else x.device
+        if shape is not None:
+            shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+            if name == "full_like":
+                return tl.full(shape, args[0], dtype=d, device=dev)
+            return getattr(tl, name[:-5])(shape, dtype=d, device=dev)
+        return getattr(tl, name)(x, *args, dtype=d, device=dev)
+    impl.__name__ = name
+    return impl
+
+
+for _f in ("zeros_like", "ones_like", "empty_like", "full_like"):
+    implements(getattr(np, _f))(_mk_like(_f))
+
+
+def _np_default(dtype, fname):
+    """NumPy's default dtype (float64) where NumPy's creation functions would use it."""
+    return tl.float64 if dtype is None else _dtype_arg(dtype, fname)
+
+
+def _mk_factory(name):
+    def impl(shape, dtype=None, order="C", *, device=None, **kwargs):
+        _order(name, order, ("C",))
+        for k, v in kwargs.items():
+            _unsupported(name, k, v)
+        return getattr(tl, name)(shape, dtype=_np_default(dtype, name), device=device)
+    impl.__name__ = name
+    return impl
+
+
+for _f in ("zeros", "ones", "empty"):
+    implements(getattr(np, _f))(_mk_factory(_f))
+
+
+@implements(np.full)
+def _full(shape, fill_value, dtype=None, order="C", *, device=None):
+    _order("full", order, ("C",))
+    if dtype is None:
+        dtype = np.asarray(fill_value).dtype
+    return tl.full(shape, fill_value, dtype=_dtype_arg(dtype, "full"), device=device)
+
+
+@implements(np.arange)
+def _arange(*args, dtype=None, device=None, **kwargs):
+    start = kwargs.pop("start", None)
+    stop = kwargs.pop("stop", None)
+    step = kwargs.pop("step", 1)
+    for k, v in kwargs.items():
+        _unsupported("arange", k, v)
+    vals = list(args) + [v for v in (start, stop) if v is not None]
+    if dtype is None:  # NumPy's: int64 for ints, float64 otherwise
+        dtype = np.result_type(*[np.asarray(v) for v in vals + [step]])
+    if len(args) >= 3:
+        step = args[2]
+    return tl.arange(*(vals[:2]), step=step, dtype=_dtype_arg(dtype, "arange"), device=device)
+
+
+@implements(np.asarray, np.asanyarray, np.ascontiguousarray)
+def _asarray(a, dtype=None, order=None, *, copy=None, device=None, **kwargs):
+    if order not in (None, "K", "A", "C"):
+        _unsupported("asarray", "order", order)
+    for k, v in kwargs.items():
+        if k not in ("subok", "ndmin") or (k == "ndmin" and v):
+            _unsupported("asarray", k, v)
+    if not isinstance(a, Tensor):
+        a = np.asarray(a)  # NumPy's inference (float64 for Python floats)
+    return tl.asarray(a, dtype=_dtype_arg(dtype, "asarray"), device=device, copy=copy)
+
+
+@implements(np.array)
+def _array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0):
+    return _asarray(object, dtype, order, copy=copy or None, ndmin=ndmin)
+
+
+def array_operand(x, op, arg):
+    """A NumPy array given where an op takes a Tensor: wrapped without a copy (a CPU tensor
+    over its memory; byte-swapped or misaligned data is copied). Next to a CUDA tensor the op
+    then reports the two devices."""
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"{op}(): argument '{arg}' is a NumPy array of dtype {x.dtype}, which "
+                        f"tensorlib does not have")
+    return tl.asarray(x)
+
+
+def install():
+    """Attaches the protocols to Tensor and lets ops take NumPy arrays as operands (called by
+    tensorlib's import)."""
+    from .dispatch import binding
+    Tensor.__array_ufunc__ = array_ufunc
+    Tensor.__array_function__ = array_function
+    binding.array_operand = array_operand
