@@ -52,6 +52,7 @@ def _install():
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor._fill_range = _copy.fill_range
+    Tensor.zero_ = _copy.zero_
     Tensor.astype = functions["astype"]
     Tensor.__getitem__ = getitem
     Tensor.__setitem__ = setitem

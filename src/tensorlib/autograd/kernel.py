@@ -204,6 +204,10 @@ def autograd_kernel(op, ks, args):
         else:
             env[name] = SavedTensor(a, name, op.schema.name)
     out = _run_below(op, ks, args)
+    if kind == "inplace":
+        # The dispatcher counted the write before the op ran; count it again after, so a tensor
+        # saved above that shares the written storage (y.mul_(y)) is seen as modified.
+        args[0]._storage.version += 1
     node = FormulaNode.__new__(FormulaNode)
     Node.__init__(node, edges, 1)
     node.info = info

@@ -185,3 +185,8 @@ def fill_range(self: Tensor, start, step) -> Tensor:
     if self._numel:
         get_stub("fill_range").kernel_for(self.device.type, self.dtype)(self, start, step)
     return self
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fills the tensor with zeros in place (PyTorch's spelling, e.g. ``x.grad.zero_()``)."""
+    return self.fill_(0)

@@ -1,0 +1,461 @@
+"""Autograd core: metadata, the engine, grad modes, version counters, views, hooks, custom
+Functions, threads and the bad-input errors. Gradients are compared with finite differences
+(gradcheck) or with closed forms computed in NumPy, never with themselves."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.autograd import Function, gradcheck
+
+
+def leaf(values, dtype=tl.float64):
+    return tl.asarray(np.asarray(values, dtype=np.float64), dtype=dtype).requires_grad_()
+
+
+# ---- metadata -------------------------------------------------------------------------------
+def test_leaf_metadata_and_grad_fn_names():
+    x = leaf([1.0, 2.0])
+    assert x.requires_grad and x.is_leaf and x.grad_fn is None and x.grad is None
+    y = tl.exp(x)
+    assert y.requires_grad and not y.is_leaf
+    assert y.grad_fn.name() == "ExpBackward"
+    (nxt, nr), = y.grad_fn.next_functions
+    assert nxt.name() == "AccumulateGrad" and nr == 0
+    z = y * 2.0
+    assert z.grad_fn.next_functions[0][0] is y.grad_fn
+
+
+def test_requires_grad_only_for_float_and_complex():
+    for dt in (tl.int32, tl.int64, tl.bool, tl.uint8):
+        with pytest.raises(RuntimeError, match="only float and complex"):
+            tl.zeros((2,), dtype=dt).requires_grad_()
+    tl.zeros((2,), dtype=tl.complex64).requires_grad_()
+    t = tl.zeros((2,), dtype=tl.float16)
+    t.requires_grad = True
+    assert t.requires_grad
+
+
+def test_requires_grad_false_on_non_leaf_raises():
+    y = leaf([1.0]) * 2
+    with pytest.raises(RuntimeError, match="not a leaf"):
+        y.requires_grad_(False)
+
+
+def test_detach_shares_memory_and_leaves_graph():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None
+    d[0] = 10.0
+    assert y.numpy()[0] == 10.0  # same memory
+    y2 = x * 2
+    y2.detach_()
+    assert not y2.requires_grad and y2.is_leaf
+
+
+def test_integer_ops_on_grad_tensors_do_not_require_grad():
+    x = leaf([1.0, -2.0])
+    assert not (x > 0).requires_grad
+    assert not tl.argmax(x).requires_grad
+
+
+# ---- engine -----------------------------------------------------------------------------------
+def test_gradients_accumulate_across_backward_calls():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1, 2, 3]) + 3)
+
+
+def test_shared_subexpression_sums_gradients():
+    x = leaf([0.5, -1.0])
+    y = tl.sin(x)
+    z = (y * y + y).sum()
+    z.backward()
+    xv = np.array([0.5, -1.0])
+    np.testing.assert_allclose(x.grad.numpy(), (2 * np.sin(xv) + 1) * np.cos(xv))
+
+
+def test_leaf_used_twice_in_one_op():
+    x = leaf([3.0])
+    (x * x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0])
+
+
+def test_grad_is_not_aliased_between_leaves():
+    a, b = leaf([1.0]), leaf([2.0])
+    (a + b).backward()
+    a.grad.zero_()
+    assert b.grad.numpy()[0] == 1.0
+
+
+def test_second_backward_without_retain_graph_raises():
+    x = leaf([1.0, 2.0])
+    y = (tl.exp(x)).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="second time"):
+        y.backward()
+
+
+def test_long_chain_has_no_recursion_limit():
+    x = leaf([1.0])
+    y = x
+    for _ in range(100_000):
+        y = y + 1.0
+    y.backward()
+    assert x.grad.numpy()[0] == 1.0
+
+
+def test_autograd_grad_returns_without_touching_dot_grad():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    y = (x * w).sum()
+    gx, gw = tl.autograd.grad(y, (x, w))
+    np.testing.assert_allclose(gx.numpy(), [3, 4])
+    np.testing.assert_allclose(gw.numpy(), [1, 2])
+    assert x.grad is None and w.grad is None
+
+
+def test_autograd_grad_of_non_leaf_input():
+    x = leaf([1.0, 2.0])
+    h = x * 2
+    y = (h * h).sum()
+    (gh,) = tl.autograd.grad(y, [h])
+    np.testing.assert_allclose(gh.numpy(), [4, 8])
+
+
+def test_autograd_grad_unused_input():
+    x, u = leaf([1.0]), leaf([2.0])
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        tl.autograd.grad(y, [x, u], retain_graph=True)
+    gx, gu = tl.autograd.grad(y, [x, u], allow_unused=True)
+    assert gu is None and gx.numpy()[0] == 2
+
+
+def test_backward_inputs_restricts_accumulation():
+    x, w = leaf([1.0]), leaf([2.0])
+    (x * w).backward(inputs=[x])
+    assert x.grad.numpy()[0] == 2.0 and w.grad is None
+
+
+def test_double_backward_through_create_graph():
+    x = leaf([0.3, 1.2])
+    y = (x ** 3).sum()
+    (g,) = tl.autograd.grad(y, [x], create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 3 * np.array([0.3, 1.2]) ** 2)
+    (h,) = tl.autograd.grad(g.sum(), [x])
+    np.testing.assert_allclose(h.numpy(), 6 * np.array([0.3, 1.2]))
+
+
+def test_complex_gradient_convention():
+    # L = |z|^2 = z * conj(z): the gradient under the conjugate-Wirtinger convention is 2z
+    z = tl.asarray([1 + 2j, -0.5 + 0.25j], dtype=tl.complex128).requires_grad_()
+    (tl.real(z * tl.conj(z))).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), 2 * np.array([1 + 2j, -0.5 + 0.25j]))
+
+
+# ---- bad input ------------------------------------------------------------------------------
+def test_backward_on_non_scalar_needs_gradient():
+    y = leaf([1.0, 2.0]) * 2
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        y.backward()
+    y.backward(tl.ones((2,), dtype=tl.float64))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda: tl.ones((3,), dtype=tl.float64), "shape"),
+    (lambda: tl.ones((2,), dtype=tl.float32), "dtype"),
+    (lambda: [1.0, 1.0], "must be a Tensor"),
+])
+def test_backward_gradient_checked(bad, match):
+    y = leaf([1.0, 2.0]) * 2
+    with pytest.raises((RuntimeError, TypeError), match=match):
+        y.backward(bad())
+
+
+def test_backward_of_tensor_without_graph():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tl.ones((1,)).backward()
+
+
+def test_inplace_on_leaf_that_requires_grad_raises():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"add_\(\): a leaf tensor that requires grad"):
+        x.add_(1.0)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x *= 2
+    with tl.no_grad():
+        x.add_(1.0)
+    np.testing.assert_allclose(x.numpy(), [2.0, 3.0])
+
+
+def test_out_argument_with_grad_raises():
+    x = leaf([1.0])
+    with pytest.raises(RuntimeError, match="out=.*automatic differentiation"):
+        tl.exp(x, out=tl.empty((1,), dtype=tl.float64))
+
+
+def test_saved_tensor_modified_inplace_raises():
+    x = leaf([1.0, 2.0])
+    h = x * 1.0
+    y = tl.exp(h)  # saves its result
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: exp\(\) saved .result.*at version 0; it is now at version 2"):
+        y.sum().backward()
+    a = x * 1.0
+    b = a * a  # saves a
+    a.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+
+
+def test_setitem_bumps_version():
+    a = tl.zeros((3,))
+    v0 = a._version
+    a[0] = 1.0
+    assert a._version > v0
+    b = a[1:]
+    assert b._version == a._version
+    tl.exp(a, out=a)
+    assert b._version == a._version
+    a.copy_(tl.ones((3,)))
+    assert b._version == a._version
+
+
+def test_custom_function_wrong_gradient_count():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x, y = leaf([1.0]), leaf([2.0])
+    with pytest.raises(RuntimeError, match="incorrect number of gradients.*expected 2, got 1"):
+        Bad.apply(x, y).backward()
+
+
+# ---- in-place and views ---------------------------------------------------------------------
+def test_inplace_on_non_leaf_records():
+    x = leaf([0.5, 2.0])
+    y = x * 1.0
+    y.mul_(x)  # y = x^2 via an in-place op on a non-leaf
+    y.exp_()
+    y.sum().backward()
+    xv = np.array([0.5, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(xv ** 2) * 2 * xv)
+
+
+def test_inplace_op_reading_its_own_output_is_caught():
+    # y.mul_(y) saves y as 'other' and then overwrites it: backward must not read y^2 as y
+    y = leaf([0.5, 2.0]) * 1.0
+    y.mul_(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_inplace_through_view_rebases_base():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    base = x * 1.0
+    view = tl.narrow(base, 0, 1, 2)
+    view.mul_(10.0)
+    assert base.grad_fn.name() == "CopySlices"
+    (base * tl.asarray([1.0, 2.0, 3.0, 4.0], dtype=tl.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1, 20, 30, 4])
+
+
+def test_view_sees_inplace_on_base():
+    x = leaf([1.0, 2.0, 3.0])
+    base = x * 1.0
+    view = tl.narrow(base, 0, 0, 2)
+    base.mul_(3.0)
+    view.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3, 3, 0])
+
+
+def test_views_share_version_counter():
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    v = tl.narrow(y, 0, 0, 1)
+    y.add_(1.0)
+    assert v._version == y._version
+
+
+# ---- grad modes ------------------------------------------------------------------------------
+def test_no_grad_and_enable_grad():
+    x = leaf([1.0])
+    with tl.no_grad():
+        assert not tl.is_grad_enabled()
+        y = x * 2
+        with tl.enable_grad():
+            z = x * 2
+    assert not y.requires_grad and z.requires_grad and tl.is_grad_enabled()
+
+
+def test_modes_as_decorators_and_set_grad_enabled():
+    @tl.no_grad()
+    def f(t):
+        return t * 2
+
+    x = leaf([1.0])
+    assert not f(x).requires_grad
+    tl.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        tl.set_grad_enabled(True)
+    with tl.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_grad_mode_is_thread_local():
+    seen = []
+    x = leaf([1.0])
+
+    def worker():
+        seen.append((x * 2).requires_grad)
+
+    with tl.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+    assert seen == [True]
+
+
+def test_inference_mode_tensors_cannot_be_saved():
+    with tl.inference_mode():
+        assert tl.is_inference_mode_enabled()
+        c = tl.ones((2,), dtype=tl.float64)
+        y = leaf([1.0, 2.0]) * 3
+        assert not y.requires_grad
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="inference tensor"):
+        x * c
+    x + c  # add saves nothing: allowed
+
+
+# ---- hooks -----------------------------------------------------------------------------------
+def test_hooks_observe_and_replace():
+    x = leaf([1.0, 2.0])
+    seen = []
+    h = x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y = x * 3
+    y.register_hook(lambda g: g * 10)  # replaces the gradient flowing into y's grad_fn
+    y.sum().backward()
+    np.testing.assert_allclose(seen[0], [30, 30])
+    np.testing.assert_allclose(x.grad.numpy(), [30, 30])
+    h.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    assert len(seen) == 1
+
+
+def test_retain_grad_on_non_leaf():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [4, 8])
+
+
+# ---- custom functions ------------------------------------------------------------------------
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x
+
+
+def test_custom_function_gradcheck_and_needs_input_grad():
+    x = leaf([0.3, -0.7])
+    assert gradcheck(Cube.apply, [x])
+    seen = []
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            seen.append(ctx.needs_input_grad)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    Probe.apply(x, tl.ones((2,), dtype=tl.float64))
+    assert seen == [(True, False)]
+
+
+def test_custom_function_mark_dirty():
+    class AddOne(Function):
+        @staticmethod
+        def forward(ctx, a):
+            a.add_(1.0)
+            ctx.mark_dirty(a)
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = leaf([1.0])
+    y = x * 2
+    z = AddOne.apply(y)
+    assert z is y and y.grad_fn.name() == "AddOneBackward"
+    z.backward()
+    assert x.grad.numpy()[0] == 2.0
+
+
+def test_gradcheck_reports_mismatch():
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    with pytest.raises(tl.autograd.GradcheckError, match="numerical 2.*analytical 3"):
+        gradcheck(Wrong.apply, [leaf([1.0])])
+
+
+# ---- threads ---------------------------------------------------------------------------------
+def test_backward_in_two_threads_on_separate_graphs():
+    results, errors = {}, []
+
+    def run(k):
+        try:
+            for _ in range(20):
+                x = leaf(np.arange(4.0) + k)
+                (tl.sin(x) * x).sum().backward()
+                xv = np.arange(4.0) + k
+                np.testing.assert_allclose(x.grad.numpy(), np.cos(xv) * xv + np.sin(xv))
+            results[k] = True
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors and len(results) == 2
+
+
+def test_dispatch_table_shows_autograd_kernel():
+    text = tl.dispatch.table("exp", file=open("/dev/null", "w"))
+    assert "Autograd" in text and "autograd_kernel" in text
