@@ -33,7 +33,7 @@ def dot(a, b, /):
                         f"{type(a).__name__} and {type(b).__name__}")
     if isinstance(a, _SCALARS) or isinstance(b, _SCALARS) or a.ndim == 0 or b.ndim == 0:
         return tl.multiply(a, b)
-    if b.ndim == 1 or a.ndim <= 2:
+    if b.ndim <= 2 or a.ndim == 1:  # matmul's batching only starts past these
         return tl.matmul(a, b)
     return tl.tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
 
