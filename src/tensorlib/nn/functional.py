@@ -1,0 +1,259 @@
+"""``tl.nn.functional``: activations, ``linear``, ``dropout`` and losses (PyTorch's names and
+semantics), composed of differentiable tensorlib ops so their gradients (and double
+gradients) come from the ops' derivatives.yaml formulas.
+
+Bad input raises TypeError / ValueError naming the function and the argument.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import tensorlib as tl
+
+from ..shape import broadcast_shapes
+from ..tensor import Tensor
+
+__all__ = ["relu", "gelu", "silu", "linear", "dropout", "mse_loss", "cross_entropy",
+           "binary_cross_entropy_with_logits"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# ---------------------------------------------------------------- argument checks
+def _tensor(x, op, arg):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{arg}' must be a tensorlib Tensor, got "
+                        f"{type(x).__name__}")
+    return x
+
+
+def _floating(x, op, arg):
+    _tensor(x, op, arg)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}(): argument '{arg}' must be a real floating-point tensor, got "
+                        f"{x.dtype}")
+    return x
+
+
+def _reduction(reduction, op):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}(): argument 'reduction' must be one of 'mean', 'sum', 'none', "
+                         f"got {reduction!r}")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return tl.mean(loss)
+    if reduction == "sum":
+        return tl.sum(loss)
+    return loss
+
+
+def _broadcasts_to(t, shape, op, arg):
+    try:
+        ok = broadcast_shapes(t.shape, shape, op=op) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{op}(): argument '{arg}' of shape {t.shape} does not broadcast to "
+                         f"the input's shape {shape}")
+
+
+def _same_shape(a, b, op, arg):
+    if a.shape != b.shape:
+        raise ValueError(f"{op}(): argument '{arg}' must have the input's shape {a.shape}, got "
+                         f"{b.shape}")
+
+
+# ---------------------------------------------------------------- activations
+def relu(input: Tensor) -> Tensor:
+    """max(input, 0); nan stays nan, and the gradient at 0 is 0 (as PyTorch)."""
+    _tensor(input, "relu", "input")
+    return tl.where(input <= 0, 0, input)
+
+
+_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT_2_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) with Phi the standard normal CDF (``approximate='none'``, through erf), or
+    the tanh approximation (``approximate='tanh'``)."""
+    _floating(input, "gelu", "input")
+    if approximate == "none":
+        return input * (tl.erf(input * _SQRT1_2) + 1.0) * 0.5
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
+        return input * (tl.tanh(inner) + 1.0) * 0.5
+    raise ValueError(f"gelu(): argument 'approximate' must be 'none' or 'tanh', got "
+                     f"{approximate!r}")
+
+
+def silu(input: Tensor) -> Tensor:
+    """x * sigmoid(x) (swish)."""
+    _floating(input, "silu", "input")
+    return input * tl.sigmoid(input)
+
+
+# ---------------------------------------------------------------- layers
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, with weight of shape (out_features, in_features) (or
+    (in_features,): the output then drops the feature dim) and bias of shape (out_features,)."""
+    op = "linear"
+    _tensor(input, op, "input")
+    _tensor(weight, op, "weight")
+    if weight.ndim not in (1, 2):
+        raise ValueError(f"{op}(): argument 'weight' must be 1-D or 2-D (out_features, "
+                         f"in_features), got shape {weight.shape}")
+    if input.ndim == 0:
+        raise ValueError(f"{op}(): argument 'input' must have at least 1 dimension, got a 0-d "
+                         f"tensor")
+    if input.shape[-1] != weight.shape[-1]:
+        raise ValueError(f"{op}(): input's last dimension ({input.shape[-1]}) must equal "
+                         f"weight's in_features ({weight.shape[-1]}); input {input.shape}, "
+                         f"weight {weight.shape}")
+    out = tl.matmul(input, tl.matrix_transpose(weight) if weight.ndim == 2 else weight)
+    if bias is not None:
+        _tensor(bias, op, "bias")
+        n_out = weight.shape[0] if weight.ndim == 2 else 1
+        if bias.shape not in ((n_out,), ()) or (weight.ndim == 1 and bias.ndim != 0):
+            want = f"({n_out},)" if weight.ndim == 2 else "() (a 0-d tensor)"
+            raise ValueError(f"{op}(): argument 'bias' must have shape {want}, got "
+                             f"{bias.shape}")
+        out = out + bias
+    return out
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+            generator=None) -> Tensor:
+    """Zeroes each element with probability ``p`` and scales the rest by 1 / (1 - p), drawing
+    the mask from ``generator`` (a ``tl.Generator``; default: the device's default generator,
+    Philox4x32-10, so a seed reproduces it on every device). Identity when not training."""
+    op = "dropout"
+    _floating(input, op, "input")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{op}(): argument 'p' must be a probability in [0, 1], got {p!r}")
+    if inplace:
+        raise NotImplementedError(f"{op}(): inplace=True is not supported; use the result")
+    p = float(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    mask = tl.bernoulli(input.detach(), 1.0 - p, generator=generator)
+    mask *= 1.0 / (1.0 - p)  # a fresh tensor that needs no grad: scaled in place
+    return input * mask
+
+
+# ---------------------------------------------------------------- losses
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """(input - target) ** 2, reduced by ``reduction`` ('mean', 'sum' or 'none')."""
+    op = "mse_loss"
+    _floating(input, op, "input")
+    _tensor(target, op, "target")
+    _same_shape(input, target, op, "target")
+    _reduction(reduction, op)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  ignore_index: int = -100, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy of logits ``input`` (shape (C,), (N, C) or (N, C, d1, ...)) with integer
+    class indices ``target`` (shape (), (N,) or (N, d1, ...)): log_softmax over the class dim,
+    then the target's entry. ``weight`` (C,) rescales classes; targets equal to
+    ``ignore_index`` count nothing; 'mean' divides by the summed weight of the counted targets
+    (PyTorch's rule). ``label_smoothing`` mixes in the uniform distribution over classes."""
+    op = "cross_entropy"
+    _floating(input, op, "input")
+    _tensor(target, op, "target")
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{op}(): argument 'target' must be an integer tensor of class indices, "
+                        f"got {target.dtype} (probability targets are not supported)")
+    _reduction(reduction, op)
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real) \
+            or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}(): argument 'label_smoothing' must be in [0, 1], got "
+                         f"{label_smoothing!r}")
+    if input.ndim == 0:
+        raise ValueError(f"{op}(): argument 'input' must have a class dimension, got a 0-d "
+                         f"tensor")
+    axis = 0 if input.ndim == 1 else 1
+    n_cls = input.shape[axis]
+    want = input.shape[:axis] + input.shape[axis + 1:]
+    if target.shape != want:
+        raise ValueError(f"{op}(): argument 'target' must have shape {want} for input of shape "
+                         f"{input.shape} (classes along dim {axis}), got {target.shape}")
+    if weight is not None:
+        _floating(weight, op, "weight")
+        if weight.shape != (n_cls,):
+            raise ValueError(f"{op}(): argument 'weight' must have shape ({n_cls},), got "
+                             f"{weight.shape}")
+    # class indices checked on the host: a bad index must name this function, not the gather
+    t_host = target._to_host_numpy()
+    ignored = t_host == ignore_index
+    bad = ~ignored & ((t_host < 0) | (t_host >= n_cls))
+    if bad.any():
+        raise IndexError(f"{op}(): target {int(t_host[bad].reshape(-1)[0])} is out of bounds "
+                         f"for {n_cls} classes (valid: 0..{n_cls - 1}, or ignore_index="
+                         f"{ignore_index})")
+    any_ignored = bool(ignored.any())
+    valid = None
+    idx = target
+    if any_ignored:
+        valid = tl.not_equal(target, ignore_index)
+        idx = tl.where(valid, target, 0)
+    logp = tl.log_softmax(input, axis=axis)
+    nll = -tl.squeeze(tl.take_along_axis(logp, tl.unsqueeze(idx, axis), axis=axis), axis)
+    # per-target weight (class weight, 0 where ignored); None means all ones
+    w_t = tl.take(weight, idx) if weight is not None else None
+    if valid is not None:
+        vf = valid.astype(input.dtype)
+        w_t = vf if w_t is None else w_t * vf
+    if w_t is not None:
+        nll = nll * w_t
+    denom = None
+    if reduction == "mean" and w_t is not None:
+        denom = tl.sum(w_t)
+        loss = tl.sum(nll) / denom
+    else:
+        loss = _reduce(nll, reduction)
+    if label_smoothing == 0.0:
+        return loss
+    wl = logp if weight is None else logp * (weight if axis == 0 else
+                                              tl.reshape(weight, (n_cls,) + (1,) * len(want[1:])))
+    smooth = -tl.sum(wl, axis=axis)
+    if valid is not None:
+        smooth = smooth * valid.astype(input.dtype)
+    if denom is not None:
+        smooth = tl.sum(smooth) / denom
+    else:
+        smooth = _reduce(smooth, reduction)
+    return loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_cls)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """-[pos_weight * t * log sigmoid(x) + (1 - t) * log(1 - sigmoid(x))] * weight, computed
+    stably as (1 - t) * x + (1 + (pos_weight - 1) * t) * softplus(-x) with
+    softplus(-x) = log1p(exp(-|x|)) + max(-x, 0) (no overflow for large |x|)."""
+    op = "binary_cross_entropy_with_logits"
+    _floating(input, op, "input")
+    _floating(target, op, "target")
+    _same_shape(input, target, op, "target")
+    _reduction(reduction, op)
+    softplus_neg = tl.log1p(tl.exp(-tl.abs(input))) + tl.maximum(-input, 0)
+    if pos_weight is not None:
+        _floating(pos_weight, op, "pos_weight")
+        _broadcasts_to(pos_weight, input.shape, op, "pos_weight")
+        softplus_neg = softplus_neg * ((pos_weight - 1.0) * target + 1.0)
+    loss = (1.0 - target) * input + softplus_neg
+    if weight is not None:
+        _tensor(weight, op, "weight")
+        _broadcasts_to(weight, input.shape, op, "weight")
+        loss = loss * weight
+    return _reduce(loss, reduction)

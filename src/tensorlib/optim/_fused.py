@@ -1,0 +1,358 @@
+"""Fused optimizer steps: one kernel launch updates every parameter of one (device, dtype).
+
+The launch gets tables, not tensors: per parameter the raw addresses of the parameter, its
+gradient and its state buffers, the element count, and a row of float64 coefficients (learning
+rate, betas, bias corrections... computed on the host per parameter, so parameter groups with
+different hyperparameters and parameters at different step counts share one launch).
+
+* CPU: a Numba kernel (generated per storage dtype, disk-cached) loops over the table and over
+  each parameter's elements, turning addresses into arrays with ``kernels/cpu/addresses``.
+* CUDA: a Triton kernel over a chunk table (PyTorch's multi_tensor_apply): program c updates
+  elements [start, start + BLOCK) of parameter t, reading (t, start) from the table and the
+  typed pointers from the address table. The tables travel to the device in one copy.
+
+Parameters, gradients and states are read as flat arrays, which needs them dense with one
+layout: states are made with the parameter's layout (zeros_like); a gradient in another layout
+is copied into the parameter's first, and a parameter that is not dense (a strided view) is
+packed into a dense copy and written back after the kernel. Half types compute in float32 and
+round once on store; complex parameters are updated as (re, im) pairs of reals (PyTorch's
+view_as_real rule). Each written parameter's version counter is bumped (check_writable, which
+also refuses read-only parameters).
+
+Kernels and their coefficient rows (``sign`` is -1 with maximize=True, else 1):
+  sgd          (lr, wd, sign)                              p -= lr * (sign*g + wd*p)
+  sgd_momentum (lr, wd, sign, mom_old, damp, momentum, nesterov)
+               d = sign*g + wd*p; buf = mom_old*buf + damp*d (mom_old 0 and damp 1 on the first
+               step, as PyTorch's clone); d = d + momentum*buf if nesterov else buf; p -= lr*d
+  adam         (neg_step, wd, decay, 1-b1, b2, 1-b2, eps, sqrt(bc2), sign)
+               p *= decay (AdamW: 1 - lr*wd); g = sign*g + wd*p (Adam's L2 wd; 0 for AdamW);
+               m += (1-b1)*(g - m); v = b2*v + (1-b2)*g*g; [vmax = max(vmax, v)];
+               p += neg_step * m / (sqrt(v or vmax)/sqrt(bc2) + eps), neg_step = -lr/bc1
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..shape import is_dense
+
+__all__ = ["run", "NCOEF"]
+
+NCOEF = {"sgd": 3, "sgd_momentum": 7, "adam": 9}
+_NPTR = 5  # param, grad, state 0, state 1, state 2 (unused slots repeat the param's address)
+
+_HALF = (_dt.float16, _dt.bfloat16)
+
+
+def _storage_dtype(dtype):
+    """The real dtype the kernel sees (complex as its component pairs)."""
+    return _dt.real_for(dtype) if dtype.kind == "c" else dtype
+
+
+def _layout(t):
+    return tuple((n, s) for n, s in zip(t._shape, t._strides) if n != 1)
+
+
+def _flat_base(t):
+    """Address of the first element of a dense tensor whose strides are all >= 0 (the block
+    starts there)."""
+    return t.data_ptr()
+
+
+def run(opname, variant, device, dtype, items, state_names):
+    """Updates ``items`` ((param, grad, state dict, coefficient row), all of ``dtype`` on
+    ``device``) with one launch; ``variant``: (kernel name, flag): the flag is nesterov for
+    sgd_momentum, amsgrad for adam. ``opname``: the optimizer, for errors."""
+    from ..allocation import empty_like
+    from ..dispatch.dispatcher import check_writable
+    kname = variant[0]
+    n_st = {"sgd": 0, "sgd_momentum": 1, "adam": 3 if variant[1] else 2}[kname]
+    names = state_names[:n_st]
+    addrs, sizes, rows = [], [], []
+    keep = []        # temporaries alive until the launch (gradient copies, packed params)
+    write_back = []  # (param, packed copy)
+    mult = 2 if dtype.kind == "c" else 1
+    for p, g, st, row in items:
+        check_writable(p, f"{opname}.step", "params")
+        work = p
+        if not (is_dense(p._shape, p._strides, allow_negative=False)):
+            work = p.contiguous() if not p.is_contiguous() else p.clone()
+            write_back.append((p, work))
+            keep.append(work)
+        lay = _layout(work)
+        if _layout(g) != lay or not is_dense(g._shape, g._strides, allow_negative=False):
+            gg = empty_like(work)
+            gg.copy_(g)
+            g = gg
+            keep.append(g)
+        ptr = [_flat_base(work), _flat_base(g)]
+        for n in names:
+            s = st[n]
+            if _layout(s) != lay:  # e.g. loaded from a state dict in another layout
+                s2 = empty_like(work)
+                s2.copy_(s)
+                st[n] = s = s2
+            ptr.append(_flat_base(s))
+        ptr += [ptr[0]] * (_NPTR - len(ptr))
+        addrs.append(ptr)
+        sizes.append(p._numel * mult)
+        rows.append(row)
+    if not addrs:
+        return
+    addr = np.asarray(addrs, dtype=np.int64)
+    size = np.asarray(sizes, dtype=np.int64)
+    coef = np.asarray(rows, dtype=np.float64)
+    sdt = _storage_dtype(dtype)
+    if device.type == "cpu":
+        _run_cpu(kname, variant, sdt, addr, size, coef, items, keep)
+    elif device.type == "cuda":
+        _run_cuda(kname, variant, sdt, addr, size, coef, device)
+    else:  # pragma: no cover - no other device types exist
+        raise RuntimeError(f"{opname}.step(): no fused kernel for device '{device}'")
+    for p, work in write_back:
+        p.copy_(work)
+
+
+# ---------------------------------------------------------------- CPU (Numba)
+_HEADER = """\
+# Generated by tensorlib.optim._fused: fused optimizer steps over {what} storage
+import numpy as np
+from numba import njit
+from tensorlib.kernels.cpu.scalar_math import *
+from tensorlib.kernels.cpu.casting import *
+from tensorlib.kernels.cpu.addresses import array_at
+
+"""
+
+_CPU_SOURCE = """
+@njit(inline='always', error_model='numpy')
+def load(x):
+    return LOAD
+
+
+@njit(inline='always', error_model='numpy')
+def store(x):
+    return STORE
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def sgd(addr, sizes, coef):
+    for t in range(sizes.shape[0]):
+        n = sizes[t]
+        p = array_at(addr[t, 0], n, ST)
+        g = array_at(addr[t, 1], n, ST)
+        lr = ACC(coef[t, 0])
+        wd = ACC(coef[t, 1])
+        sign = ACC(coef[t, 2])
+        for i in range(n):
+            pi = load(p[i])
+            d = sign * load(g[i]) + wd * pi
+            p[i] = store(pi - lr * d)
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def sgd_momentum(addr, sizes, coef):
+    for t in range(sizes.shape[0]):
+        n = sizes[t]
+        p = array_at(addr[t, 0], n, ST)
+        g = array_at(addr[t, 1], n, ST)
+        b = array_at(addr[t, 2], n, ST)
+        lr = ACC(coef[t, 0])
+        wd = ACC(coef[t, 1])
+        sign = ACC(coef[t, 2])
+        mom_old = ACC(coef[t, 3])
+        damp = ACC(coef[t, 4])
+        mom = ACC(coef[t, 5])
+        if coef[t, 6] != 0.0:
+            for i in range(n):
+                pi = load(p[i])
+                d = sign * load(g[i]) + wd * pi
+                bi = mom_old * load(b[i]) + damp * d
+                b[i] = store(bi)
+                p[i] = store(pi - lr * (d + mom * load(b[i])))
+        else:
+            for i in range(n):
+                pi = load(p[i])
+                d = sign * load(g[i]) + wd * pi
+                bi = store(mom_old * load(b[i]) + damp * d)
+                b[i] = bi
+                p[i] = store(pi - lr * load(bi))
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def adam(addr, sizes, coef, amsgrad):
+    for t in range(sizes.shape[0]):
+        n = sizes[t]
+        p = array_at(addr[t, 0], n, ST)
+        g = array_at(addr[t, 1], n, ST)
+        m = array_at(addr[t, 2], n, ST)
+        v = array_at(addr[t, 3], n, ST)
+        vmax = array_at(addr[t, 4], n, ST)
+        neg_step = ACC(coef[t, 0])
+        wd = ACC(coef[t, 1])
+        decay = ACC(coef[t, 2])
+        omb1 = ACC(coef[t, 3])
+        b2 = ACC(coef[t, 4])
+        omb2 = ACC(coef[t, 5])
+        eps = ACC(coef[t, 6])
+        sbc2 = ACC(coef[t, 7])
+        sign = ACC(coef[t, 8])
+        for i in range(n):
+            pi = load(p[i]) * decay
+            gi = sign * load(g[i]) + wd * pi
+            mi = load(m[i])
+            mi = store(mi + omb1 * (gi - mi))
+            vi = store(b2 * load(v[i]) + omb2 * gi * gi)
+            m[i] = mi
+            v[i] = vi
+            vv = load(vi)
+            if amsgrad:
+                vv = max(load(vmax[i]), vv)
+                vmax[i] = store(vv)
+            p[i] = store(pi + neg_step * (load(mi) / (np.sqrt(vv) / sbc2 + eps)))
+"""
+
+_cpu_mods: dict = {}
+_cpu_lock = threading.Lock()
+
+
+def _cpu_module(sdt):
+    mod = _cpu_mods.get(sdt)
+    if mod is None:
+        from ..kernels.cpu.casting import cast_code
+        from ..kernels.cpu.pointwise import load_generated_module
+        acc = _dt.float32 if sdt in _HALF else sdt
+        st = "np.uint16" if sdt in _HALF else f"np.{sdt.name}"
+        src = (_HEADER.format(what=sdt.name) + _CPU_SOURCE
+               .replace("LOAD", cast_code(sdt, acc, "x"))
+               .replace("STORE", cast_code(acc, sdt, "x"))
+               .replace("ACC", f"np.{acc.name}").replace("ST)", f"{st})"))
+        with _cpu_lock:
+            mod = _cpu_mods.get(sdt)
+            if mod is None:
+                mod = _cpu_mods[sdt] = load_generated_module("optim", src)
+    return mod
+
+
+def _run_cpu(kname, variant, sdt, addr, size, coef, items, keep):
+    from ..runtime.cpu.streams import launch
+    mod = _cpu_module(sdt)
+    writes = [it[0] for it in items] + [s for it in items for s in it[2].values()
+                                        if not isinstance(s, (int, float))]
+    reads = [it[1] for it in items] + keep
+    if kname == "adam":
+        launch(mod.adam, "optim.adam_step", writes, reads, addr, size, coef, bool(variant[1]))
+    else:
+        launch(getattr(mod, kname), f"optim.{kname}_step", writes, reads, addr, size, coef)
+
+
+# ---------------------------------------------------------------- CUDA (Triton)
+_BLOCK = 1024
+
+
+def _cuda_source(sdt):
+    from ..kernels.cuda.pointwise import load_code, store_code
+    acc = _dt.float32 if sdt in _HALF else sdt
+    ptr_t = {_dt.float16: "tl.float16", _dt.bfloat16: "tl.uint16"}.get(sdt, f"tl.{sdt.name}")
+    acc_t = f"tl.{acc.name}"
+    sqrt = "tl.sqrt_rn" if acc is _dt.float32 else "tl.sqrt"
+    div = "fdiv_ieee"
+
+    def ld(ptr):
+        return load_code(sdt, f"tl.load({ptr} + offs, mask=mask, other=0)")
+
+    def st(ptr, expr):
+        return f"tl.store({ptr} + offs, {store_code(sdt, expr)}, mask=mask)"
+
+    def rnd(expr):  # the value as stored and read back (rounding of a half-type state)
+        return expr if sdt not in _HALF else load_code(sdt, store_code(sdt, expr))
+
+    head = [
+        "    c = tl.program_id(0)",
+        "    t = tl.load(chunks + 2 * c)",
+        "    offs = tl.load(chunks + 2 * c + 1) + tl.arange(0, BLOCK).to(tl.int64)",
+        "    mask = offs < tl.load(sizes + t)",
+        f"    p_ptr = tl.load(addr + t * {_NPTR}).to(tl.pointer_type({ptr_t}))",
+        f"    g_ptr = tl.load(addr + t * {_NPTR} + 1).to(tl.pointer_type({ptr_t}))",
+        f"    s0_ptr = tl.load(addr + t * {_NPTR} + 2).to(tl.pointer_type({ptr_t}))",
+        f"    s1_ptr = tl.load(addr + t * {_NPTR} + 3).to(tl.pointer_type({ptr_t}))",
+        f"    s2_ptr = tl.load(addr + t * {_NPTR} + 4).to(tl.pointer_type({ptr_t}))",
+    ]
+
+    def coefs(names, k):
+        return [f"    {nm} = tl.load(coef + t * {k} + {i}).to({acc_t})"
+                for i, nm in enumerate(names)]
+
+    sig = "(addr, sizes, chunks, coef, BLOCK: tl.constexpr{})"
+    lines = ["@jit", "def sgd" + sig.format("") + ":"] + head
+    lines += coefs(["lr", "wd", "sign"], NCOEF["sgd"])
+    lines += [f"    pv = {ld('p_ptr')}",
+              f"    d = sign * {ld('g_ptr')} + wd * pv",
+              "    " + st("p_ptr", "pv - lr * d"), "", ""]
+    lines += ["@jit", "def sgd_momentum" + sig.format(", NESTEROV: tl.constexpr") + ":"] + head
+    lines += coefs(["lr", "wd", "sign", "mom_old", "damp", "mom"], NCOEF["sgd_momentum"])
+    lines += [f"    pv = {ld('p_ptr')}",
+              f"    d = sign * {ld('g_ptr')} + wd * pv",
+              f"    b = {rnd('mom_old * ' + ld('s0_ptr') + ' + damp * d')}",
+              "    " + st("s0_ptr", "b"),
+              "    if NESTEROV:",
+              "        d = d + mom * b",
+              "    else:",
+              "        d = b",
+              "    " + st("p_ptr", "pv - lr * d"), "", ""]
+    lines += ["@jit", "def adam" + sig.format(", AMSGRAD: tl.constexpr") + ":"] + head
+    lines += coefs(["neg_step", "wd", "decay", "omb1", "b2", "omb2", "eps", "sbc2", "sign"],
+                   NCOEF["adam"])
+    lines += [f"    pv = {ld('p_ptr')} * decay",
+              f"    gv = sign * {ld('g_ptr')} + wd * pv",
+              f"    m = {ld('s0_ptr')}",
+              f"    m = {rnd('m + omb1 * (gv - m)')}",
+              f"    v = {rnd('b2 * ' + ld('s1_ptr') + ' + omb2 * gv * gv')}",
+              "    " + st("s0_ptr", "m"),
+              "    " + st("s1_ptr", "v"),
+              "    if AMSGRAD:",
+              f"        v = tl.maximum({ld('s2_ptr')}, v)",
+              "        " + st("s2_ptr", "v"),
+              f"    den = {div}({sqrt}(v), sbc2) + eps",
+              "    " + st("p_ptr", f"pv + neg_step * {div}(m, den)"), ""]
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_kernels(sdt, mode):
+    from ..kernels.cuda import launch as _launch
+    return _launch.cached_module(sdt, "optim", lambda: _cuda_source(sdt), mode)
+
+
+def _run_cuda(kname, variant, sdt, addr, size, coef, device):
+    from ..kernels.cuda import launch as _launch
+    from ..ops.creation import asarray
+    mode = _launch.current_mode()
+    nchunks = -(-size // _BLOCK)
+    t_idx = np.repeat(np.arange(len(size), dtype=np.int64), nchunks)
+    first = np.concatenate([[0], np.cumsum(nchunks)[:-1]]).astype(np.int64)
+    starts = (np.arange(t_idx.size, dtype=np.int64) - first[t_idx]) * _BLOCK
+    chunks = np.stack([t_idx, starts], axis=1).reshape(-1)
+    if chunks.size == 0:
+        return
+    # one host -> device copy for every table: addresses, sizes, chunks, coefficient bits
+    host = np.concatenate([addr.reshape(-1), size, chunks, coef.reshape(-1).view(np.int64)])
+    buf = asarray(host, device=device)
+    base = buf._storage.data_ptr() + buf._offset * 8
+    i64 = _dt.int64
+    o_size = addr.size
+    o_chunks = o_size + size.size
+    o_coef = o_chunks + chunks.size
+    args = [_launch.arg_for(base, i64, 0), _launch.arg_for(base, i64, o_size),
+            _launch.arg_for(base, i64, o_chunks), _launch.arg_for(base, _dt.float64, o_coef)]
+    mod = _cuda_kernels(sdt, mode)
+    extra = {}
+    if kname == "sgd_momentum":
+        extra["NESTEROV"] = bool(variant[1])
+    elif kname == "adam":
+        extra["AMSGRAD"] = bool(variant[1])
+    _launch.launch(getattr(mod, kname), (t_idx.size,), args, device.index, BLOCK=_BLOCK,
+                   num_warps=4, enable_fp_fusion=False, **extra)
+    # buf may be freed now: the caching allocator hands its block out again only for work
+    # queued on this stream after the launch (stream-ordered reuse, as in PyTorch)
