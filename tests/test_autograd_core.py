@@ -39,6 +39,18 @@ def test_requires_grad_only_for_float_and_complex():
     assert t.requires_grad
 
 
+def test_factories_take_requires_grad():
+    for t in (tl.zeros((2,), requires_grad=True), tl.ones_like(tl.ones((2,)), requires_grad=True),
+              tl.asarray([1.0, 2.0], requires_grad=True), tl.randn((3,), requires_grad=True),
+              tl.arange(3.0, requires_grad=True), tl.full((2,), 1.5, requires_grad=True)):
+        assert t.requires_grad and t.is_leaf
+    assert not tl.zeros((2,)).requires_grad
+    with pytest.raises(RuntimeError, match=r"zeros\(\): requires_grad=True needs a float"):
+        tl.zeros((2,), dtype=tl.int32, requires_grad=True)
+    with pytest.raises(TypeError, match="requires_grad"):
+        tl.ones((2,), requires_grad="yes")
+
+
 def test_requires_grad_false_on_non_leaf_raises():
     y = leaf([1.0]) * 2
     with pytest.raises(RuntimeError, match="not a leaf"):

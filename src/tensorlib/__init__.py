@@ -74,13 +74,18 @@ def _install():
     Tensor.sort = numpy_names.tensor_sort
     from . import autograd as _autograd
     _autograd.install(functions, Tensor)
+    for _name, _fn in _autograd.factories_with_requires_grad(
+            {**functions, "asarray": asarray, "tensor": tensor}).items():
+        globals()[_name] = _fn
     return sorted(functions)
 
 
 _FUNCTIONS = _install()
 from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
 from . import linalg  # noqa: E402  (after _install: composed from the generated ops)
+from . import jit  # noqa: E402  (after _install: traces the generated ops)
 tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too
+from . import nn, optim  # noqa: E402  (training pieces, built on the ops above)
 
 __all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "Generator",
             "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",

@@ -19,23 +19,27 @@ class AutogradMeta:
     (None for leaves). ``view_base``/``view_version``: for a differentiable view, the tensor it views
     and the storage version when its ``grad_fn`` was last set (an in-place write through another
     view makes that ``grad_fn`` stale). ``hooks``: gradient hooks in registration order.
-    ``accumulator``: a leaf's gradient-accumulating node, made once so every op that uses the leaf
-    points at the same node.
+    ``accumulator``: a leaf's gradient-accumulating node (it refers back weakly), made once so
+    every op reading the leaf points at the same node.
+
+    The defaults are class attributes, so recording an op's output sets only what differs (this
+    runs once per recorded output).
     """
 
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
-                 "view_base", "view_version", "accumulator", "__weakref__")
+    requires_grad = False
+    grad = None
+    grad_fn = None
+    output_nr = 0
+    hooks = None
+    retains_grad = False
+    view_base = None
+    view_version = 0
+    accumulator = None
 
     def __init__(self, grad_fn=None, output_nr=0):
-        self.requires_grad = False
-        self.grad = None
-        self.grad_fn = grad_fn
-        self.output_nr = output_nr
-        self.hooks = None
-        self.retains_grad = False
-        self.view_base = None
-        self.view_version = 0
-        self.accumulator = None
+        if grad_fn is not None:
+            self.grad_fn = grad_fn
+            self.output_nr = output_nr
 
 
 class _HostView:

@@ -26,6 +26,49 @@ def install(functions: dict, tensor_cls) -> None:
     from ..ops.creation import asarray
     from . import api, formulas, kernel
     kernel.install({**functions, "asarray": asarray}, formulas.HELPERS)
+    from . import linalg_backward  # noqa: F401  (registers tl.linalg's differentiable versions)
     tensor_cls.backward = api.tensor_backward
     tensor_cls.register_hook = api.register_hook
     tensor_cls.retain_grad = api.retain_grad
+
+
+# Factories that take requires_grad= (PyTorch's spelling): the tensor they make becomes a leaf.
+_FACTORIES = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
+              "full_like", "arange", "linspace", "eye", "rand", "randn", "asarray", "tensor")
+
+
+def factories_with_requires_grad(functions: dict) -> dict:
+    """The factory functions wrapped to accept ``requires_grad=`` (keyword only)."""
+    import functools
+    import inspect
+
+    wrapped = {}
+    for name in _FACTORIES:
+        fn = functions.get(name)
+        if fn is None:
+            continue
+
+        def factory(*args, requires_grad=False, _fn=fn, **kwargs):
+            t = _fn(*args, **kwargs)
+            if requires_grad:
+                if not isinstance(requires_grad, bool):
+                    raise TypeError(f"{_fn.__name__}(): argument 'requires_grad' must be a bool, "
+                                    f"got {type(requires_grad).__name__}")
+                if t.dtype.kind not in "fc":
+                    raise RuntimeError(f"{_fn.__name__}(): requires_grad=True needs a float or "
+                                       f"complex dtype, got {t.dtype}")
+                t.requires_grad_()
+            return t
+
+        factory = functools.wraps(fn)(factory)
+        try:
+            sig = inspect.signature(fn)
+            params = list(sig.parameters.values())
+            params.append(inspect.Parameter("requires_grad", inspect.Parameter.KEYWORD_ONLY,
+                                            default=False))
+            params.sort(key=lambda p: p.kind)
+            factory.__signature__ = sig.replace(parameters=params)
+        except (TypeError, ValueError):
+            pass
+        wrapped[name] = factory
+    return wrapped

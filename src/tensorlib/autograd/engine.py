@@ -99,36 +99,43 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
                         captured[idx] = _add(captured[idx], grads[nr])
                 if type(node) is AccumulateGrad and not accumulate:
                     continue
-            if all(g is None for g in grads):
-                out = (None,) * len(node.next_functions)
+            nexts = node.next_functions
+            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
+                out = (None,) * len(nexts)
+            elif node.stream is None:
+                out = node.apply(grads)
+                if len(out) != len(nexts):
+                    raise RuntimeError(f"{node.name()}: backward returned {len(out)} "
+                                       f"gradients, expected {len(nexts)}")
             else:
-                out = _apply(node, grads)
+                out = _apply_on_stream(node, grads)
             if not retain_graph:
                 node.release()
-            for (nxt, nr), g in zip(node.next_functions, out):
-                if nxt is None or nxt not in deps:
+            for (nxt, nr), g in zip(nexts, out):
+                if nxt is None:
                     continue
+                left = deps.get(nxt)
+                if left is None:
+                    continue  # not on a path to the requested inputs
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
                         buf = buffers[nxt] = [None] * nxt.num_outputs
-                    buf[nr] = _add(buf[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                        buf[nr] = g
+                    else:
+                        buf[nr] = _add(buf[nr], g)
+                if left == 1:
                     ready.append(nxt)
+                deps[nxt] = left - 1
     finally:
         set_tls_keys(tls.included, prev_excluded)
     return captured
 
 
-def _apply(node, grads):
-    stream = node.stream
-    if stream is None:
+def _apply_on_stream(node, grads):
+    from ..streams import stream as _use_stream  # a CUDA op's backward runs on its stream
+    with _use_stream(node.stream):
         out = node.apply(grads)
-    else:
-        from ..streams import stream as _use_stream  # a CUDA op's backward runs on its stream
-        with _use_stream(stream):
-            out = node.apply(grads)
     n = len(node.next_functions)
     if len(out) != n:
         raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected {n}")

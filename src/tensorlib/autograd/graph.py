@@ -60,29 +60,39 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """Adds the gradient that reaches a leaf to ``leaf.grad`` (after the leaf's hooks ran)."""
+    """Adds the gradient that reaches a leaf to ``leaf.grad`` (after the leaf's hooks ran).
 
-    __slots__ = ("variable",)
+    The leaf keeps its node (made once, reused by every op that reads the leaf); the node refers
+    back to the leaf weakly, so the pair forms no reference cycle. A leaf that died before
+    backward simply receives nothing (nobody could read its .grad)."""
+
+    __slots__ = ("_variable",)
     _name = "AccumulateGrad"
 
     def __init__(self, variable: Tensor):
         super().__init__((), 1)
-        self.variable = variable
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def pre_hooks(self, output_nr: int):
-        return self.variable._autograd.hooks
+        t = self._variable()
+        return None if t is None else t._autograd.hooks
 
     def register_prehook(self, output_nr, hook):
-        m = self.variable._autograd
+        m = self._variable()._autograd
         if m.hooks is None:
             m.hooks = []
         m.hooks.append(hook)
 
     def apply(self, grads):
         g = grads[0]
-        if g is None:
+        t = self._variable()
+        if g is None or t is None:
             return ()
-        accumulate_into(self.variable, g)
+        accumulate_into(t, g)
         return ()
 
 
@@ -101,14 +111,11 @@ def accumulate_into(t: Tensor, g: Tensor) -> None:
 
 
 def accumulator_of(t: Tensor) -> AccumulateGrad:
-    """The leaf's AccumulateGrad node, made on first use and kept (weakly) on the leaf, so every
-    op reading the leaf points at one node."""
+    """The leaf's AccumulateGrad node, made on first use and kept on the leaf."""
     m = t._autograd
-    ref = m.accumulator
-    node = ref() if ref is not None else None
+    node = m.accumulator
     if node is None:
-        node = AccumulateGrad(t)
-        m.accumulator = weakref.ref(node)
+        node = m.accumulator = AccumulateGrad(t)
     return node
 
 

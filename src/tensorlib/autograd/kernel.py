@@ -10,16 +10,19 @@ the outputs' grad_fn.
 from __future__ import annotations
 
 from ..dispatch import dispatcher
+from ..dispatch.registration import POINTWISE
 from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
-from ..tensor import Tensor
+from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
 from .namespace import fill as _fill_namespace, ops as _NS
-from .graph import Node, SavedTensor, attach_output, edge_of, requires_grad
+from .graph import (Node, SavedTensor, accumulator_of, attach_output, edge_of,
+                    requires_grad)
 from .views import after_inplace, mark_view
 
 __all__ = ["install", "FormulaNode", "SPECS"]
 
 SPECS: dict = {}       # op name -> OpGrad (derivatives.yaml)
+_NO_EDGE = (None, 0)
 _BY_OP: dict = {}      # OperatorHandle -> _OpInfo
 
 
@@ -35,7 +38,8 @@ class _TensorMeta:
 
 
 class _OpInfo:
-    __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name")
+    __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name",
+                 "leaf_kernel")
 
     def __init__(self, op, spec):
         self.op = op
@@ -57,6 +61,9 @@ class _OpInfo:
                         and ret[0].alias is not None and not ret[0].alias.is_write)
         self.out_diff = spec.output_differentiability
         self.node_name = spec.node_name
+        # Pointwise kernels call no other op on their inputs, so they run without excluding
+        # Autograd (saves two thread-local key-set updates per recorded call).
+        self.leaf_kernel = schema.name.rstrip("_") in POINTWISE
 
 
 class FormulaNode(Node):
@@ -80,30 +87,31 @@ class FormulaNode(Node):
                 f"first backward() or autograd.grad() call if you need to")
         record = not tls.excluded & AUTOGRAD_BIT
         op = info.spec.name
-        unpacked = {}
+        unpacked = env.copy()
         for k, v in env.items():
             if type(v) is SavedTensor:
-                v = v.unpack(op, record)
+                unpacked[k] = v.unpack(op, record)
             elif k == "results":
-                v = [s.unpack(op, record) if type(s) is SavedTensor else s for s in v]
-            unpacked[k] = v
+                unpacked[k] = [s.unpack(op, record) if type(s) is SavedTensor else s for s in v]
         if self.num_outputs > 1:
             grads = [g if g is not None else _zeros(m) for g, m in zip(grads, self.out_meta)]
         raw = info.spec.fn(grads, unpacked, self.needs)
         out = []
         for (pos, name, is_list), g, need, meta in zip(info.diff_args, raw, self.needs,
                                                        self.input_meta):
-            if not is_list:
-                out.append(_fit(g, meta, op, name) if need else None)
-                continue
-            n = len(meta)
             if not need:
-                out.extend([None] * n)
-                continue
-            if g is None or len(g) != n:
-                raise RuntimeError(f"{info.node_name}: formula for '{name}' gave "
-                                   f"{'no' if g is None else len(g)} gradients for {n} tensors")
-            out.extend(_fit(gi, m, op, name) for gi, m in zip(g, meta))
+                out.extend([None] * len(meta)) if is_list else out.append(None)
+            elif not is_list:
+                if g is not None and (g._shape != meta[0] or g._dtype is not meta[1]):
+                    g = _fit(g, meta, op, name)
+                out.append(g)
+            else:
+                n = len(meta)
+                if g is None or len(g) != n:
+                    raise RuntimeError(f"{info.node_name}: formula for '{name}' gave "
+                                       f"{'no' if g is None else len(g)} gradients for {n} "
+                                       f"tensors")
+                out.extend(_fit(gi, m, op, name) for gi, m in zip(g, meta))
         return out
 
 
@@ -161,28 +169,39 @@ def autograd_kernel(op, ks, args):
         return _run_below(op, ks, args)
     # edges and metadata of the differentiable inputs
     edges, metas, needs = [], [], []
+    any_need = False
     for pos, name, is_list in info.diff_args:
         a = args[pos]
         if is_list:
             group = []
             need = False
             for t in a:
-                e = edge_of(t) if isinstance(t, Tensor) else (None, 0)
+                e = edge_of(t) if isinstance(t, Tensor) else _NO_EDGE
                 edges.append(e)
                 group.append((t._shape, t._dtype) if isinstance(t, Tensor) else None)
                 need = need or e[0] is not None
             metas.append(group)
             needs.append(need)
-        elif isinstance(a, Tensor):
-            e = edge_of(a)
-            edges.append(e)
-            metas.append((a._shape, a._dtype))
-            needs.append(e[0] is not None)
-        else:
-            edges.append((None, 0))
+            any_need = any_need or need
+            continue
+        m = getattr(a, "_autograd", None)
+        if m is None:
+            edges.append(_NO_EDGE)
             metas.append(None)
             needs.append(False)
-    if not any(needs):
+            continue
+        if m.view_base is not None:
+            e = edge_of(a)
+        else:
+            fn = m.grad_fn
+            e = (fn, m.output_nr) if fn is not None else (
+                (accumulator_of(a), 0) if m.requires_grad else _NO_EDGE)
+        edges.append(e)
+        metas.append((a._shape, a._dtype))
+        need = e[0] is not None
+        needs.append(need)
+        any_need = any_need or need
+    if not any_need:
         return _run_below(op, ks, args)
     if kind == "inplace":
         self_t = args[0]
@@ -203,13 +222,17 @@ def autograd_kernel(op, ks, args):
             env[name] = SavedTensor(_clone_below(a), name, op.schema.name)
         else:
             env[name] = SavedTensor(a, name, op.schema.name)
-    out = _run_below(op, ks, args)
+    out = op.redispatch(ks, args) if info.leaf_kernel else _run_below(op, ks, args)
     if kind == "inplace":
         # The dispatcher counted the write before the op ran; count it again after, so a tensor
         # saved above that shares the written storage (y.mul_(y)) is seen as modified.
         args[0]._storage.version += 1
     node = FormulaNode.__new__(FormulaNode)
-    Node.__init__(node, edges, 1)
+    node.next_functions = tuple(edges)
+    node.tensor_pre_hooks = None
+    node.num_outputs = 1
+    node.stream = None
+    node.metadata = None
     node.info = info
     node.needs = tuple(needs)
     node.input_meta = metas
@@ -219,6 +242,11 @@ def autograd_kernel(op, ks, args):
             node.stream = _current_stream(out)
         if kind == "inplace":
             after_inplace(out, node)
+        elif out._autograd is None:
+            out._autograd = AutogradMeta(node, 0)
+            out._ks |= AUTOGRAD_BIT
+            if info.is_view:
+                mark_view(out, args[0])
         else:
             attach_output(out, node, 0)
             if info.is_view:
