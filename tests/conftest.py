@@ -59,3 +59,12 @@ def cuda_real():
     """CUDA on the real driver (a GPU; tests using it are marked ``gpu``) for a test module,
     default allocator settings."""
     yield from _cuda_backend("real")
+
+
+@pytest.fixture(params=["cpu", "cuda"])
+def device(request):
+    """One test body on every device: "cpu", and "cuda" on the interpret backend (no GPU needed;
+    keep such tests small, the Triton interpreter is slow)."""
+    if request.param == "cuda":
+        request.getfixturevalue("cuda_interpret")
+    return request.param

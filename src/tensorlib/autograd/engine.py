@@ -11,7 +11,15 @@ from __future__ import annotations
 from ..dispatch.keys import AUTOGRAD_BIT, set_tls_keys, tls
 from .graph import AccumulateGrad
 
-__all__ = ["run_backward"]
+__all__ = ["run_backward", "set_node_observer"]
+
+# A context-manager factory called with each node's name around its backward (the profiler sets
+# it while it runs, so backward nodes appear in traces; None: no cost).
+_NODE_OBSERVER = [None]
+
+
+def set_node_observer(factory) -> None:
+    _NODE_OBSERVER[0] = factory
 
 
 def _add(a, b):
@@ -81,6 +89,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
         buf[nr] = _add(buf[nr], g)
     captured = None if capture is None else [None] * len(capture)
     ready = [n for n in buffers if deps[n] == 0]
+    observer = _NODE_OBSERVER[0]
     prev_excluded = tls.excluded
     mode = prev_excluded & ~AUTOGRAD_BIT if create_graph else prev_excluded | AUTOGRAD_BIT
     set_tls_keys(tls.included, mode)
@@ -102,6 +111,9 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
             nexts = node.next_functions
             if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
                 out = (None,) * len(nexts)
+            elif observer is not None:
+                with observer(node.name()):
+                    out = _apply_on_stream(node, grads)
             elif node.stream is None:
                 out = node.apply(grads)
                 if len(out) != len(nexts):
@@ -133,9 +145,12 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
 
 
 def _apply_on_stream(node, grads):
-    from ..streams import stream as _use_stream  # a CUDA op's backward runs on its stream
-    with _use_stream(node.stream):
+    if node.stream is None:
         out = node.apply(grads)
+    else:
+        from ..streams import stream as _use_stream  # a CUDA op's backward runs on its stream
+        with _use_stream(node.stream):
+            out = node.apply(grads)
     n = len(node.next_functions)
     if len(out) != n:
         raise RuntimeError(f"{node.name()}: backward returned {len(out)} gradients, expected {n}")

@@ -463,6 +463,8 @@ class profile:
             from ..storage import set_memory_hook
             set_memory_hook(_memory_hook(self))
         _cs.set_profiler(_KernelSink(self))
+        from ..autograd import engine as _autograd_engine
+        _autograd_engine.set_node_observer(record_function)  # backward nodes as ranges
         self._saved_include = _keys_tls.included & _PROFILER_BIT
         _set_tls_keys(_keys_tls.included | _PROFILER_BIT, _keys_tls.excluded)
         self._running = True
@@ -484,6 +486,8 @@ class profile:
         finally:
             end = _ns()
             _cs.set_profiler(None)
+            from ..autograd import engine as _autograd_engine
+            _autograd_engine.set_node_observer(None)
             if self.profile_memory:
                 from ..storage import set_memory_hook
                 set_memory_hook(None)
