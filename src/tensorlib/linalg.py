@@ -9,6 +9,11 @@ svdvals, matrix_rank, and the singular-value matrix norms) are LAPACK work: they
 ``numpy.linalg`` on zero-copy NumPy views of CPU tensors and raise a RuntimeError for tensors on
 any other device. Results follow NumPy's dtypes (float32 stays float32; integers compute in
 float64); float16 / bfloat16 are refused (LAPACK has no half precision).
+
+Autograd: the LAPACK functions are plain Python, not dispatcher ops, so the Autograd key never
+sees them. ``tensorlib.autograd.linalg_backward`` (a higher layer) registers differentiable
+versions in ``_GRAD``; a function routes there when an argument requires grad. The composed
+functions are differentiable through the ops they call.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import numpy as np
 import tensorlib as tl  # the package namespace: generated ops are looked up at call time
 
 from . import dtypes as _dt
-from .shape import normalize_axes
+from .shape import broadcast_shapes, normalize_axes
 from .tensor import Tensor
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
@@ -104,44 +109,103 @@ def _out(a):
     return tl.asarray(np.asarray(a))
 
 
-def cholesky(x, /, *, upper=False):
-    _matrices("cholesky", x, square=True)
+# name -> differentiable version (autograd.Function.apply), filled by autograd.linalg_backward
+_GRAD: dict = {}
+
+
+def _grad_fn(name, *tensors):
+    """The differentiable version of ``name`` when an argument requires grad, else None."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.requires_grad:
+            return _GRAD.get(name)
+    return None
+
+
+# Each LAPACK function checks its arguments, then either runs ``_<name>`` (the bare LAPACK
+# call, also the forward of its differentiable version) or, when an argument requires grad,
+# the differentiable version registered in _GRAD.
+def _cholesky(x, upper=False):
     return _out(_lapack("cholesky", np.linalg.cholesky, _host("cholesky", x),
                         upper=bool(upper)))
 
 
+def cholesky(x, /, *, upper=False):
+    _matrices("cholesky", x, square=True)
+    f = _grad_fn("cholesky", x)
+    return f(x, bool(upper)) if f else _cholesky(x, upper)
+
+
+def _det(x):
+    return _out(_lapack("det", np.linalg.det, _host("det", x)))
+
+
 def det(x, /):
     _matrices("det", x, square=True)
-    return _out(_lapack("det", np.linalg.det, _host("det", x)))
+    f = _grad_fn("det", x)
+    return f(x) if f else _det(x)
+
+
+def _slogdet(x):
+    sign, logabs = _lapack("slogdet", np.linalg.slogdet, _host("slogdet", x))
+    return _out(sign), _out(logabs)
 
 
 def slogdet(x, /):
     _matrices("slogdet", x, square=True)
-    sign, logabs = _lapack("slogdet", np.linalg.slogdet, _host("slogdet", x))
-    return SlogdetResult(_out(sign), _out(logabs))
+    f = _grad_fn("slogdet", x)
+    return SlogdetResult(*(f(x) if f else _slogdet(x)))
+
+
+def _inv(x):
+    return _out(_lapack("inv", np.linalg.inv, _host("inv", x)))
 
 
 def inv(x, /):
     _matrices("inv", x, square=True)
-    return _out(_lapack("inv", np.linalg.inv, _host("inv", x)))
+    f = _grad_fn("inv", x)
+    return f(x) if f else _inv(x)
 
 
-def solve(x1, x2, /):
-    _matrices("solve", x1, "x1", square=True)
-    _tensor("solve", x2, "x2")
+def _solve(x1, x2):
     return _out(_lapack("solve", np.linalg.solve, _host("solve", x1, "x1"),
                         _host("solve", x2, "x2")))
 
 
-def eigh(x, /):
-    _matrices("eigh", x, square=True)
+def solve(x1, x2, /):
+    """x1 @ result = x2; x2 is one vector (shape (M,)) or a stack of (M, K) matrices, batch
+    dims broadcast (NumPy 2's rule)."""
+    _matrices("solve", x1, "x1", square=True)
+    _tensor("solve", x2, "x2")
+    f = _grad_fn("solve", x1, x2)
+    return f(x1, x2) if f else _solve(x1, x2)
+
+
+def _eigh(x):
     w, v = _lapack("eigh", np.linalg.eigh, _host("eigh", x))
-    return EighResult(_out(w), _out(v))
+    return _out(w), _out(v)
+
+
+def eigh(x, /):
+    """Eigenvalues (ascending) and eigenvectors of Hermitian matrices (LAPACK reads the lower
+    triangle; gradients are those of a Hermitian input)."""
+    _matrices("eigh", x, square=True)
+    f = _grad_fn("eigh", x)
+    return EighResult(*(f(x) if f else _eigh(x)))
+
+
+def _eigvalsh(x):
+    return _out(_lapack("eigvalsh", np.linalg.eigvalsh, _host("eigvalsh", x)))
 
 
 def eigvalsh(x, /):
     _matrices("eigvalsh", x, square=True)
-    return _out(_lapack("eigvalsh", np.linalg.eigvalsh, _host("eigvalsh", x)))
+    f = _grad_fn("eigvalsh", x)
+    return f(x) if f else _eigvalsh(x)
+
+
+def _qr(x, mode="reduced"):
+    q, r = _lapack("qr", np.linalg.qr, _host("qr", x), mode=mode)
+    return _out(q), _out(r)
 
 
 def qr(x, /, *, mode="reduced"):
@@ -149,20 +213,30 @@ def qr(x, /, *, mode="reduced"):
     if mode not in ("reduced", "complete"):
         raise ValueError(f"linalg.qr(): argument 'mode' must be 'reduced' or 'complete', got "
                          f"{mode!r}")
-    q, r = _lapack("qr", np.linalg.qr, _host("qr", x), mode=mode)
-    return QRResult(_out(q), _out(r))
+    f = _grad_fn("qr", x)
+    return QRResult(*(f(x, mode) if f else _qr(x, mode)))
+
+
+def _svd(x, full_matrices=True):
+    u, s, vh = _lapack("svd", np.linalg.svd, _host("svd", x),
+                       full_matrices=bool(full_matrices))
+    return _out(u), _out(s), _out(vh)
 
 
 def svd(x, /, *, full_matrices=True):
     _matrices("svd", x)
-    u, s, vh = _lapack("svd", np.linalg.svd, _host("svd", x),
-                       full_matrices=bool(full_matrices))
-    return SVDResult(_out(u), _out(s), _out(vh))
+    f = _grad_fn("svd", x)
+    return SVDResult(*(f(x, bool(full_matrices)) if f else _svd(x, full_matrices)))
+
+
+def _svdvals(x):
+    return _out(_lapack("svdvals", np.linalg.svdvals, _host("svdvals", x)))
 
 
 def svdvals(x, /):
     _matrices("svdvals", x)
-    return _out(_lapack("svdvals", np.linalg.svdvals, _host("svdvals", x)))
+    f = _grad_fn("svdvals", x)
+    return f(x) if f else _svdvals(x)
 
 
 def _rtol(op, rtol):
@@ -174,13 +248,20 @@ def _rtol(op, rtol):
                     f"{type(rtol).__name__}")
 
 
-def pinv(x, /, *, rtol=None):
-    # rtol=None: max(M, N) * eps of x's dtype (the standard's default, NumPy 2's too)
-    _matrices("pinv", x)
+def _pinv(x, rtol=None):
     return _out(_lapack("pinv", np.linalg.pinv, _host("pinv", x), rtol=_rtol("pinv", rtol)))
 
 
+def pinv(x, /, *, rtol=None):
+    # rtol=None: max(M, N) * eps of x's dtype (the standard's default, NumPy 2's too)
+    _matrices("pinv", x)
+    _rtol("pinv", rtol)
+    f = _grad_fn("pinv", x)
+    return f(x, rtol) if f else _pinv(x, rtol)
+
+
 def matrix_rank(x, /, *, rtol=None):
+    # an integer result: nothing to differentiate
     _matrices("matrix_rank", x)
     return _out(_lapack("matrix_rank", np.linalg.matrix_rank, _host("matrix_rank", x),
                         rtol=_rtol("matrix_rank", rtol)))
@@ -243,7 +324,9 @@ def cross(x1, x2, /, *, axis=-1):
     _tensor(op, x2, "x2")
     _numeric(op, x1, "x1")
     _numeric(op, x2, "x2")
-    a, b = tl.broadcast_arrays(x1, x2)
+    # broadcast_to per input (single-output views: each records its own backward)
+    shape = broadcast_shapes(x1.shape, x2.shape, op=op)
+    a, b = tl.broadcast_to(x1, shape), tl.broadcast_to(x2, shape)
     nd = a.ndim
     if not -nd <= axis < nd or nd == 0:
         raise IndexError(f"{op}(): argument 'axis' = {axis} is out of range for shapes "
