@@ -26,6 +26,8 @@ LAYERS = [
     ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.indexing",
              "tensorlib.advanced_indexing", "tensorlib.linalg", "tensorlib.random",
              "tensorlib.dlpack", "tensorlib.serialization"]),
+    # reverse-mode autograd: records ops through the dispatcher, its formulas call ops
+    ("autograd", ["tensorlib.autograd"]),
     # the AOT compiler (python -m tensorlib.kernels.cuda.aot) is a tool over the whole library:
     # it builds tensors and captures op calls; kernel modules list their jobs without it
     ("api", ["tensorlib", "tensorlib.profiler", "tensorlib.array_api_info", "tensorlib.warmup",
