@@ -40,7 +40,9 @@ from .formulas import conj, sum_to
 from .function import Function
 from .namespace import ops as tl
 
-__all__ = []
+__all__ = ["LinalgInv", "LinalgSolve", "LinalgDet", "LinalgSlogdet", "LinalgCholesky",
+           "LinalgEigh", "LinalgEigvalsh", "LinalgSvd", "LinalgSvdvals", "LinalgQr",
+           "LinalgPinv"]
 
 
 def _mH(x):
@@ -86,7 +88,7 @@ def _check_gauge(op, im_diag, ref, what):
 
 
 # ---------------------------------------------------------------- inv, solve, det, slogdet
-class _Inv(Function):
+class LinalgInv(Function):
     @staticmethod
     def forward(ctx, a):
         y = _la._inv(a)
@@ -100,7 +102,7 @@ class _Inv(Function):
         return -tl.matmul(tl.matmul(yh, g), yh)
 
 
-class _Solve(Function):
+class LinalgSolve(Function):
     @staticmethod
     def forward(ctx, a, b):
         x = _la._solve(a, b)
@@ -124,7 +126,7 @@ class _Solve(Function):
         return ga, (sum_to(gb, b_shape) if ctx.needs_input_grad[1] else None)
 
 
-class _Det(Function):
+class LinalgDet(Function):
     @staticmethod
     def forward(ctx, a):
         d = _la._det(a)
@@ -138,7 +140,7 @@ class _Det(Function):
         return c * _mH(_la.inv(a))
 
 
-class _Slogdet(Function):
+class LinalgSlogdet(Function):
     @staticmethod
     def forward(ctx, a):
         sign, logabs = _la._slogdet(a)
@@ -163,7 +165,7 @@ class _Slogdet(Function):
 
 
 # ---------------------------------------------------------------- cholesky
-class _Cholesky(Function):
+class LinalgCholesky(Function):
     @staticmethod
     def forward(ctx, a, upper):
         f = _la._cholesky(a, upper)
@@ -204,7 +206,7 @@ def _eigh_backward(w, v, gw, gv):
     return tl.matmul(tl.matmul(v, inner), _mH(v))
 
 
-class _Eigh(Function):
+class LinalgEigh(Function):
     @staticmethod
     def forward(ctx, a):
         w, v = _la._eigh(a)
@@ -218,7 +220,7 @@ class _Eigh(Function):
         return _eigh_backward(w, v, gw, gv)
 
 
-class _Eigvalsh(Function):
+class LinalgEigvalsh(Function):
     @staticmethod
     def forward(ctx, a):
         w, v = _la._eigh(a)
@@ -279,7 +281,7 @@ def _svd_backward(u, s, vh, gu, gs, gvh):
     return ga
 
 
-class _Svd(Function):
+class LinalgSvd(Function):
     @staticmethod
     def forward(ctx, a, full_matrices):
         u, s, vh = _la._svd(a, full_matrices)
@@ -302,7 +304,7 @@ class _Svd(Function):
         return _svd_backward(u, s, vh, gu, gs, gvh), None
 
 
-class _Svdvals(Function):
+class LinalgSvdvals(Function):
     @staticmethod
     def forward(ctx, a):
         u, s, vh = _la._svd(a, False)
@@ -329,7 +331,7 @@ def _qr_square_backward(q, r, gq, gr):
     return _mH(_la.solve(r, _mH(y)))
 
 
-class _Qr(Function):
+class LinalgQr(Function):
     @staticmethod
     def forward(ctx, a, mode):
         q, r = _la._qr(a, mode)
@@ -357,7 +359,7 @@ class _Qr(Function):
 
 
 # ---------------------------------------------------------------- pinv
-class _Pinv(Function):
+class LinalgPinv(Function):
     @staticmethod
     def forward(ctx, a, rtol):
         p = _la._pinv(a, rtol)
@@ -378,6 +380,7 @@ class _Pinv(Function):
 
 
 _la._GRAD.update(
-    inv=_Inv.apply, solve=_Solve.apply, det=_Det.apply, slogdet=_Slogdet.apply,
-    cholesky=_Cholesky.apply, eigh=_Eigh.apply, eigvalsh=_Eigvalsh.apply, svd=_Svd.apply,
-    svdvals=_Svdvals.apply, qr=_Qr.apply, pinv=_Pinv.apply)
+    inv=LinalgInv.apply, solve=LinalgSolve.apply, det=LinalgDet.apply,
+    slogdet=LinalgSlogdet.apply, cholesky=LinalgCholesky.apply, eigh=LinalgEigh.apply,
+    eigvalsh=LinalgEigvalsh.apply, svd=LinalgSvd.apply, svdvals=LinalgSvdvals.apply,
+    qr=LinalgQr.apply, pinv=LinalgPinv.apply)
