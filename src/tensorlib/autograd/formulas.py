@@ -199,6 +199,18 @@ def sgn(x):
     return tl.where(tl.equal(a, 0), tl.zeros_like(x), x / tl.astype(a, x.dtype))
 
 
+def sign_backward(grad, x, result):
+    """sign is piecewise constant for real x; for complex x it is x / |x|, whose gradient
+    (conjugate Wirtinger convention) is (grad - sgn * Re(conj(grad) * sgn)) / |x|, 0 at 0."""
+    if x.dtype.kind != "c":
+        return tl.zeros_like(grad)
+    a = tl.abs(x)
+    zero = tl.equal(a, 0)
+    safe = tl.where(zero, tl.ones_like(a), a)
+    g = (grad - result * tl.real(conj(grad) * result)) / safe
+    return tl.where(zero, tl.zeros_like(g), g)
+
+
 def maximum_backward(grad, a, b, take_a: bool):
     """Gradient of maximum/minimum for operand a (take_a: the op's winning comparison for a);
     ties split the gradient evenly."""
@@ -355,28 +367,53 @@ def vecdot_backward(grad, a, b, axis, which):
 
 
 def tensordot_backward(grad, a, b, axes, which):
-    """tensordot contracts the last k axes of a with the first k of b: as matrices,
-    out = A (free_a x C) @ B (C x free_b), so dA = dOut @ B^H and dB = A^H @ dOut."""
-    if not isinstance(axes, int):
-        if len(axes) != 1:
-            raise RuntimeError("tensordot backward: only an integer 'axes' is supported")
-        axes = axes[0]
-    k = axes
-    free_a, contracted, free_b = a.shape[:a.ndim - k], b.shape[:k], b.shape[k:]
-    na, nc, nb = math.prod(free_a), math.prod(contracted), math.prod(free_b)
+    """tensordot is one matmul of permuted operands: out = A (free_a x C) @ B (C x free_b) with
+    A = a's free axes then its contracted ones, B = b's contracted axes then its free ones; so
+    dA = dOut @ B^H and dB = A^H @ dOut, reshaped and permuted back."""
+    from ..ops.matmul import _tensordot_axes
+    ax_a, ax_b = _tensordot_axes(axes, a.ndim, b.ndim)
+    free_a = [d for d in range(a.ndim) if d not in ax_a]
+    free_b = [d for d in range(b.ndim) if d not in ax_b]
+    na = math.prod(a.shape[d] for d in free_a)
+    nc = math.prod(a.shape[d] for d in ax_a)
+    nb = math.prod(b.shape[d] for d in free_b)
     g2 = tl.reshape(grad, (na, nb))
     if which == "a":
-        r = tl.matmul(g2, conj(tl.matrix_transpose(tl.reshape(b, (nc, nb)))))
-        return tl.reshape(r, a.shape)
-    r = tl.matmul(conj(tl.matrix_transpose(tl.reshape(a, (na, nc)))), g2)
-    return tl.reshape(r, b.shape)
+        perm = free_a + list(ax_a)
+        bm = tl.reshape(tl.permute(b, list(ax_b) + free_b), (nc, nb))
+        r = tl.matmul(g2, conj(tl.matrix_transpose(bm)))
+        r = tl.reshape(r, tuple(a.shape[d] for d in perm))
+    else:
+        perm = list(ax_b) + free_b
+        am = tl.reshape(tl.permute(a, free_a + list(ax_a)), (na, nc))
+        r = tl.matmul(conj(tl.matrix_transpose(am)), g2)
+        r = tl.reshape(r, tuple(b.shape[d] for d in perm))
+    return tl.permute(r, inverse_permutation(perm))
+
+
+def _fused(*tensors):
+    """The fused normalization backward kernels (ops/normalization_backward.py) when this
+    backward is not recorded (no create_graph); else None: the composite formulas below record
+    a differentiable graph (double backward)."""
+    from .grad_mode import is_grad_enabled
+    from .graph import requires_grad
+    if is_grad_enabled() and any(t is not None and requires_grad(t) for t in tensors):
+        return None
+    from ..ops import normalization_backward
+    return normalization_backward
 
 
 def softmax_backward(grad, result, axis):
+    fused = _fused(grad, result)
+    if fused is not None:
+        return fused.softmax_backward(grad, result, axis)
     return result * (grad - tl.sum(grad * result, axis=(axis,), keepdims=True))
 
 
 def log_softmax_backward(grad, result, axis):
+    fused = _fused(grad, result)
+    if fused is not None:
+        return fused.log_softmax_backward(grad, result, axis)
     return grad - tl.exp(result) * tl.sum(grad, axis=(axis,), keepdims=True)
 
 
@@ -459,6 +496,9 @@ def copysign_backward(grad, x, result):
 
 def layer_norm_backward(grad, x, weight, normalized_shape, eps, which):
     """Composite layer_norm backward (normalized over the trailing ``normalized_shape``)."""
+    fused = _fused(grad, x, weight) if which == "x" else None
+    if fused is not None:
+        return fused.layer_norm_backward(grad, x, weight, normalized_shape, eps)
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
     mu = tl.mean(x, axis=axes, keepdims=True)

@@ -75,7 +75,7 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
                     analytic[(j, part)] = [None if g is None else _host(g) for g in gs]
             # numerical, per input element
             for di, i in enumerate(diff):
-                x = _host(args[i])
+                x = np.array(_host(args[i]), order="C")  # flat[k] below must write into x
                 flat = x.reshape(-1)
                 xparts = (1.0, 1j) if np.iscomplexobj(x) else (1.0,)
                 for k in range(flat.size):
