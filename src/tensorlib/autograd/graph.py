@@ -152,6 +152,20 @@ def attach_output(t: Tensor, node: Node, output_nr: int) -> None:
     t._ks |= AUTOGRAD_BIT
 
 
+def modified_error(op, name, t, version) -> RuntimeError:
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {op}() saved '{name}' (a tensor of shape {t.shape}, dtype {t.dtype}) at "
+        f"version {version}; it is now at version {t._storage.version}. Clone it before the "
+        f"in-place write, or write out of place")
+
+
+def inference_error(op, name) -> RuntimeError:
+    return RuntimeError(
+        f"{op}(): argument '{name}' is an inference tensor (made inside inference_mode) and "
+        f"can't be saved for backward; make it outside inference_mode or clone() it there")
+
+
 class SavedTensor:
     """A tensor an op saved for its backward, with the storage version it had then.
 
@@ -163,10 +177,7 @@ class SavedTensor:
 
     def __init__(self, t: Tensor, name: str, op: str, node=None, output_nr=0):
         if t._storage.inference:
-            raise RuntimeError(
-                f"{op}(): argument '{name}' is an inference tensor (made inside inference_mode) "
-                f"and can't be saved for backward; make it outside inference_mode or clone() it "
-                f"there")
+            raise inference_error(op, name)
         self.version = t._storage.version
         self.name = name
         if node is not None:
@@ -180,11 +191,7 @@ class SavedTensor:
     def unpack(self, op: str, record: bool):
         t = self.tensor
         if t._storage.version != self.version:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: {op}() saved '{self.name}' (a tensor of shape {t.shape}, "
-                f"dtype {t.dtype}) at version {self.version}; it is now at version "
-                f"{t._storage.version}. Clone it before the in-place write, or write out of place")
+            raise modified_error(op, self.name, t, self.version)
         if self.node is not None and record:
             node = self.node()
             if node is not None:

@@ -16,6 +16,7 @@ from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
 from .namespace import fill as _fill_namespace, ops as _NS
 from .graph import (Node, SavedTensor, accumulator_of, attach_output, edge_of,
+                    inference_error as _inference_error, modified_error as _modified_error,
                     requires_grad)
 from .views import after_inplace, mark_view
 
@@ -69,13 +70,14 @@ class _OpInfo:
 class FormulaNode(Node):
     """The backward of one recorded op: evaluates its derivatives.yaml formulas."""
 
-    __slots__ = ("info", "env", "input_meta", "needs", "out_meta")
+    __slots__ = ("info", "env", "saved", "input_meta", "needs", "out_meta")
 
     def name(self) -> str:
         return self.info.node_name
 
     def release(self) -> None:
         self.env = None
+        self.saved = None
 
     def apply(self, grads):
         info = self.info
@@ -88,11 +90,13 @@ class FormulaNode(Node):
         record = not tls.excluded & AUTOGRAD_BIT
         op = info.spec.name
         unpacked = env.copy()
-        for k, v in env.items():
-            if type(v) is SavedTensor:
-                unpacked[k] = v.unpack(op, record)
-            elif k == "results":
-                unpacked[k] = [s.unpack(op, record) if type(s) is SavedTensor else s for s in v]
+        for name, t, version in self.saved:
+            if t._storage.version != version:
+                raise _modified_error(op, name, t, version)
+            unpacked[name] = t
+        results = env.get("results")
+        if results is not None:
+            unpacked["results"] = [s.unpack(op, record) for s in results]
         if self.num_outputs > 1:
             grads = [g if g is not None else _zeros(m) for g, m in zip(grads, self.out_meta)]
         raw = info.spec.fn(grads, unpacked, self.needs)
@@ -212,16 +216,20 @@ def autograd_kernel(op, ks, args):
                 f"in-place operation; use an out-of-place op, or wrap the update in "
                 f"tl.no_grad() (as optimizers do)")
     env = {}
+    saved = []  # (name, tensor, storage version when saved): checked when backward reads them
     for pos, name, how in info.saved:
         a = args[pos]
-        if how == "value" or not isinstance(a, Tensor):
-            env[name] = a
-        elif how == "meta":
+        if how == "tensor" and a.__class__ is Tensor:
+            if kind == "inplace" and pos == 0:
+                a = _clone_below(a)  # the op overwrites it; the formula needs the old value
+            st = a._storage
+            if st.inference:
+                raise _inference_error(op.schema.name, name)
+            saved.append((name, a, st.version))
+        elif how == "meta" and a.__class__ is Tensor:
             env[name] = _TensorMeta(a)
-        elif kind == "inplace" and pos == 0:
-            env[name] = SavedTensor(_clone_below(a), name, op.schema.name)
         else:
-            env[name] = SavedTensor(a, name, op.schema.name)
+            env[name] = a
     out = op.redispatch(ks, args) if info.leaf_kernel else _run_below(op, ks, args)
     if kind == "inplace":
         # The dispatcher counted the write before the op ran; count it again after, so a tensor
@@ -234,7 +242,8 @@ def autograd_kernel(op, ks, args):
     node.stream = None
     node.metadata = None
     node.info = info
-    node.needs = tuple(needs)
+    node.needs = needs
+    node.saved = saved
     node.input_meta = metas
     node.out_meta = None
     if out.__class__ is Tensor:
