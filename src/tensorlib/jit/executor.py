@@ -64,12 +64,12 @@ def _describe_key(key) -> str:
 
 
 def _key_change(old, new) -> str:
-    """Why ``new`` fails the guard of ``old``: the first differing field."""
-    names = ("dtype", "shape", "contiguity", "device", "device", "requires_grad")
+    """Why ``new`` fails the guard of ``old``: every differing field."""
+    names = ("dtype", "shape", "contiguity", "device type", "device index", "requires_grad")
     for i, (a, b) in enumerate(zip(old, new)):
-        for name, x, y in zip(names, a, b):
-            if x != y:
-                return f"argument {i}: new {name} {y} (was {x})"
+        diffs = [f"new {name} {y} (was {x})" for name, x, y in zip(names, a, b) if x != y]
+        if diffs:
+            return f"argument {i}: " + ", ".join(diffs)
     return "new argument types"
 
 

@@ -343,7 +343,11 @@ class _Gen:
                 mapping[name] = self._param(_dt.scalar_to_compute(
                     _const(args[name]), compute, info.name, name))
             body = _rename(info.expr, mapping)
-            lines.append(f"v{k} = {cast_code(info.result_dtype(compute), store, f'({body})')}")
+            # Named conversion to the stored dtype: Numba widens small-integer arithmetic to
+            # int64, where eager truncates when it stores; the register must hold what eager
+            # stored (a no-op for the float types).
+            stored = cast_code(info.result_dtype(compute), store, f"({body})")
+            lines.append(f"v{k} = np.{_np_kernel_name(store)}({stored})")
             self.stmts[n] = lines
 
     def _param(self, value) -> str:
@@ -605,7 +609,7 @@ def compile_group(node):
             if numel == 0:
                 return tuple(outs)
             strides = [o._strides for o in outs] + [
-                tuple(broadcast_strides(shape, t._strides, ndim)) for t in ins]
+                tuple(broadcast_strides(t._shape, t._strides, ndim)) for t in ins]
             o0 = outs[0]._strides
             perm = sorted((d for d in range(ndim) if shape[d] != 1), key=lambda d: abs(o0[d]))
             lshape = [shape[d] for d in perm]
@@ -630,9 +634,10 @@ def compile_group(node):
         RB = max(1, min(64, R // 32))
 
         def operand(t):
-            full = broadcast_strides(shape, t._strides, nd) if t._shape != shape else t._strides
             if len(t._shape) == nd - 1 and t._shape == lead:  # a non-keepdims row value
                 full = tuple(t._strides) + (0,)
+            else:
+                full = broadcast_strides(t._shape, t._strides, nd)
             return _row_offsets(lead, tuple(full[:-1]), t._offset), full[-1], kernel_array(t)
 
         def run(*ins):

@@ -314,6 +314,7 @@ class Graph:
         vmap = {}
         for v in self.inputs:
             vmap[v] = g.add_input(v.type, v.debug_name)
+            vmap[v].unique = v.unique
         for n in self.nodes:
             m = g.create(n.kind, [vmap[i] for i in n.inputs], [o.type for o in n.outputs],
                          **n.attrs)
@@ -321,10 +322,16 @@ class Graph:
                 m.attrs["subgraph"] = n.attrs["subgraph"].copy()
             for o, p in zip(n.outputs, m.outputs):
                 p.debug_name = o.debug_name
+                p.unique = o.unique  # same names as the original
                 vmap[o] = p
             g.append(m)
         g.outputs = [vmap[v] for v in self.outputs]
+        g.continue_numbering(next(self._ids))
         return g
+
+    def continue_numbering(self, start: int) -> None:
+        """New values get numbers from ``start`` on (after copying / loading numbered values)."""
+        self._ids = itertools.count(start)
 
     # ---- printing ------------------------------------------------------------------------
     def __str__(self):

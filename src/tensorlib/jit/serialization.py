@@ -84,10 +84,12 @@ def save(traced, path) -> None:
         attrs = {k: enc.value(v, f"node {n.kind}") for k, v in n.attrs.items()
                  if k != "subgraph"}
         nodes.append({"kind": n.kind, "inputs": [index[i] for i in n.inputs],
-                      "outputs": [_type_json(o.type) for o in n.outputs], "attrs": attrs})
+                      "outputs": [_type_json(o.type) for o in n.outputs],
+                      "ids": [o.unique for o in n.outputs], "attrs": attrs})
     header = {"name": traced.name, "out_kind": traced._out_kind,
               "arg_names": list(traced._arg_names),
-              "inputs": [{"name": v.debug_name, "type": _type_json(v.type)} for v in g.inputs],
+              "inputs": [{"name": v.debug_name, "id": v.unique, "type": _type_json(v.type)}
+                         for v in g.inputs],
               "nodes": nodes, "outputs": [index[o] for o in g.outputs],
               "tensors": [m for m, _ in enc.tensors]}
     blob = json.dumps(header).encode()
@@ -174,14 +176,20 @@ def load(path):
             raise ValueError(f"{len(raw) - pos} unexpected trailing bytes")
         dec = _Decoder(tensors)
         g = Graph()
-        vals = [g.add_input(_type_from(i["type"]), i["name"]) for i in h["inputs"]]
+        vals = []
+        for i in h["inputs"]:
+            vals.append(g.add_input(_type_from(i["type"]), i["name"]))
+            vals[-1].unique = int(i["id"])
         for nd in h["nodes"]:
             attrs = {k: dec.value(v) for k, v in nd["attrs"].items()}
             node = g.create(nd["kind"], [vals[i] for i in nd["inputs"]],
                             [_type_from(t) for t in nd["outputs"]], **attrs)
+            for o, uid in zip(node.outputs, nd["ids"], strict=True):
+                o.unique = int(uid)
             g.append(node)
             vals += node.outputs
         g.outputs = [vals[i] for i in h["outputs"]]
+        g.continue_numbering(max((v.unique for v in vals), default=-1) + 1)
         g.lint()
         traced = TracedFunction(g, str(h["name"]), h["out_kind"], h["arg_names"])
     except ValueError as e:
