@@ -88,6 +88,26 @@ class Ours(_Impl):
             self.softmax = self._softmax
         self.softmax_kind = "native" if hasattr(tl, "softmax") else "composed"
         self._flush = None
+        self._traced = {}
+
+    # ---- the fusion suite: the same expressions traced (tl.jit) and eager
+    def _jit(self, name, fn, args):
+        tf = self._traced.get(name)
+        if tf is None:
+            tf = self._traced[name] = self.tl.jit.trace(fn, args, check_trace=False)
+        return tf(*args)
+
+    def gelu_eager(self, x):
+        return gelu_tanh(self.tl, x)
+
+    def gelu_traced(self, x):
+        return self._jit("gelu", partial(gelu_tanh, self.tl), (x,))
+
+    def rownorm_eager(self, x, w, b):
+        return row_norm(self.tl, x, w, b)
+
+    def rownorm_traced(self, x, w, b):
+        return self._jit("rownorm", partial(row_norm, self.tl), (x, w, b))
 
     def supports(self, dtype):
         return None if hasattr(self.tl, dtype) else f"tensorlib has no dtype {dtype}"
@@ -185,6 +205,19 @@ class Ours(_Impl):
             self._flush = None
 
 
+def gelu_tanh(m, x):
+    """GELU, tanh form (9 pointwise ops), in namespace ``m`` (tensorlib or NumPy)."""
+    return 0.5 * x * (1.0 + m.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+def row_norm(m, x, w, b, eps=1e-5):
+    """Row normalization composed of ops: mean, variance, normalize, scale, shift."""
+    mu = x.mean(axis=-1, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=-1, keepdims=True)
+    return d / m.sqrt(var + eps) * w + b
+
+
 def _missing(lib, name):
     def missing(*args, **kwargs):
         raise NotImplementedError(f"{lib} has no {name}")
@@ -230,6 +263,9 @@ class NumpyImpl(_ArrayNamespace):
         self.clone, self.reshape = np.copy, np.reshape
         self.softmax = self._softmax
         self._rng = np.random.default_rng(0)
+        # the fusion suite: NumPy has no JIT; both forms are its composed expression
+        self.gelu_traced = self.gelu_eager = partial(gelu_tanh, np)
+        self.rownorm_traced = self.rownorm_eager = partial(row_norm, np)
 
     def supports(self, dtype):
         return "NumPy has no bfloat16" if dtype == "bfloat16" else None

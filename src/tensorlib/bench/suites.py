@@ -24,7 +24,7 @@ from .impls import host_dtype
 __all__ = ["SUITES", "Case", "build_cases", "SIZE_SETS"]
 
 SUITES = ("elementwise", "broadcast", "reduction", "matmul", "copy", "alloc", "dispatch",
-          "random", "softmax", "everyday")
+          "random", "softmax", "everyday", "fusion")
 SIZE_SETS = ("full", "quick", "tiny")
 
 
@@ -105,6 +105,7 @@ _BASE = {
         "random": [10_000, 1_000_000, 10_000_000],
         "softmax": [(1024, 1024), (4096, 1024), (64, 32768)],
         "everyday": [1_000, 100_000, 2_000_000],
+        "fusion": ([4_000_000], [(4096, 1024)]),
     },
     "quick": {
         "elementwise": [1_000, 1_000_000, 10_000_000],
@@ -117,6 +118,7 @@ _BASE = {
         "random": [1_000_000],
         "softmax": [(1024, 1024)],
         "everyday": [1_000, 100_000],
+        "fusion": ([1_000_000], [(1024, 1024)]),
     },
     "tiny": {
         "elementwise": [64, 4096],
@@ -129,6 +131,7 @@ _BASE = {
         "random": [4096],
         "softmax": [(8, 16)],
         "everyday": [1_000],
+        "fusion": ([4096], [(16, 32)]),
     },
 }
 
@@ -259,6 +262,23 @@ def _softmax(sizes, dt):
                    "memory", _nbytes(dt, 2 * e), e, kwargs={"axis": -1})
 
 
+def _fusion(sizes, dt):
+    """tl.jit: GELU (tanh form, 9 pointwise ops) and a composed row normalization, each traced
+    (one fused kernel) and eager (one kernel per op), against the same expression in NumPy.
+    The work is the ideal traffic (inputs read once, output written once)."""
+    gelu_sizes, norm_sizes = sizes
+    for n in gelu_sizes:
+        for how in ("traced", "eager"):
+            yield Case("fusion", f"gelu tanh, {how}", (n,), dt, f"gelu_{how}",
+                       [((n,), "normal")], "memory", _nbytes(dt, 2 * n), n, rtol=1e-6,
+                       devices=("cpu",))
+    for m, n in norm_sizes:
+        for how in ("traced", "eager"):
+            yield Case("fusion", f"row norm, {how}", (m, n), dt, f"rownorm_{how}",
+                       [((m, n), "normal"), ((n,), "normal"), ((n,), "normal")], "memory",
+                       _nbytes(dt, 2 * m * n + 2 * n), m * n, rtol=1e-4, devices=("cpu",))
+
+
 #: The everyday suite's matmul multiplies two k x k matrices, k = round(sqrt(elements)), at most
 #: this (2e6 elements: 1024 x 1024, ~2.1 GFLOP, tens of ms a call on 2 cores).
 EVERYDAY_MATMUL_CAP = 1024
@@ -370,6 +390,9 @@ def build_cases(suites, dtypes, device, size_set="full") -> list:
                        else _float_only("softmax", dt))
             elif suite == "everyday":
                 gen = _everyday(s["everyday"], dt)
+            elif suite == "fusion":
+                gen = (_fusion(s["fusion"], dt) if dt in ("float32", "float64")
+                       else _float_only("fusion", dt))
             else:  # the CLI validated the names
                 raise ValueError(f"unknown suite {suite!r}")
             out.extend(c for c in gen if device in c.devices)
