@@ -293,6 +293,105 @@ def _current_stream(t):
     return current_stream(t.device)
 
 
+def _edge_lines(i, var):
+    """Source computing edge e{i} of argument ``var`` (inlined edge_of: no call for the usual
+    leaf / non-view cases)."""
+    return [
+        f"    m{i} = getattr({var}, '_autograd', None)",
+        f"    if m{i} is None:",
+        f"        e{i} = NO_EDGE",
+        f"    elif m{i}.view_base is not None:",
+        f"        e{i} = edge_of({var})",
+        f"    elif m{i}.grad_fn is not None:",
+        f"        e{i} = (m{i}.grad_fn, m{i}.output_nr)",
+        f"    elif m{i}.requires_grad:",
+        f"        e{i} = (m{i}.accumulator or accumulator_of({var}), 0)",
+        "    else:",
+        f"        e{i} = NO_EDGE",
+    ]
+
+
+def _generate_recorder(info):
+    """A kernel specialized to one functional op with a single Tensor output and no list
+    arguments: the generic kernel's loops unrolled into straight-line code (this runs on every
+    recorded call, so its cost is most of autograd's per-op overhead). None when the op is not
+    of that shape."""
+    schema = info.op.schema
+    if (info.kind != "functional" or any(lst for _, _, lst in info.diff_args)
+            or len(schema.returns) != 1 or schema.returns[0].type.is_list
+            or schema.returns[0].type.base != "Tensor"):
+        return None
+    lines = ["def record(op, ks, args):"]
+    n = len(info.diff_args)
+    for i, (pos, name, _) in enumerate(info.diff_args):
+        lines.append(f"    a{i} = args[{pos}]")
+        lines += _edge_lines(i, f"a{i}")
+    needs = ", ".join(f"e{i}[0] is not None" for i in range(n))
+    lines.append(f"    needs = [{needs}]")
+    lines.append(f"    if {' or '.join(f'needs[{i}]' for i in range(n))}:")
+    lines.append("        pass")
+    lines.append("    else:")
+    lines.append("        return run_below(op, ks, args)")
+    lines.append("    env = {}")
+    lines.append("    saved = []")
+    for pos, name, how in info.saved:
+        if how == "tensor":
+            lines += [
+                f"    s = args[{pos}]",
+                "    if s.__class__ is Tensor:",
+                "        st = s._storage",
+                "        if st.inference:",
+                f"            raise inference_error({schema.name!r}, {name!r})",
+                f"        saved.append(({name!r}, s, st.version))",
+                "    else:",
+                f"        env[{name!r}] = s",
+            ]
+        elif how == "meta":
+            lines += [
+                f"    s = args[{pos}]",
+                f"    env[{name!r}] = TensorMeta(s) if s.__class__ is Tensor else s",
+            ]
+        else:
+            lines.append(f"    env[{name!r}] = args[{pos}]")
+    run = "op.redispatch(ks, args)" if info.leaf_kernel else "run_below(op, ks, args)"
+    lines.append(f"    out = {run}")
+    metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if needs[{i}] else None" for i in range(n))
+    lines += [
+        "    node = new(FormulaNode)",
+        f"    node.next_functions = ({''.join(f'e{i}, ' for i in range(n))})",
+        "    node.tensor_pre_hooks = None",
+        "    node.num_outputs = 1",
+        "    node.metadata = None",
+        "    node.info = info",
+        "    node.needs = needs",
+        "    node.saved = saved",
+        f"    node.input_meta = [{metas}]",
+        "    node.out_meta = None",
+        "    node.stream = current_stream(out) if out._storage.device.type == 'cuda' else None",
+        "    if out._autograd is None:",
+        "        out._autograd = AutogradMeta(node, 0)",
+        "        out._ks |= AUTOGRAD_BIT",
+        "    else:",
+        "        attach_output(out, node, 0)",
+    ]
+    if info.is_view:
+        lines.append("    mark_view(out, args[0])")
+    if info.spec.saves_result:
+        lines.append(f"    env['results'] = [SavedTensor(out, 'result', {schema.name!r}, node, 0)]")
+    lines += ["    node.env = env", "    return out"]
+    scope = {"NO_EDGE": _NO_EDGE, "edge_of": edge_of, "accumulator_of": accumulator_of,
+             "run_below": _run_below, "Tensor": Tensor, "inference_error": _inference_error,
+             "TensorMeta": _TensorMeta, "new": FormulaNode.__new__, "FormulaNode": FormulaNode,
+             "info": info, "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
+             "AUTOGRAD_BIT": AUTOGRAD_BIT, "attach_output": attach_output,
+             "mark_view": mark_view, "SavedTensor": SavedTensor}
+    exec(compile("\n".join(lines) + "\n", f"<autograd {schema.full_name}>", "exec"), scope)
+    record = scope["record"]
+    record.__qualname__ = record.__name__ = f"autograd_kernel[{schema.full_name}]"
+    record.__module__ = __name__
+    return record
+
+
 def install(functions: dict, helpers: dict) -> None:
     """Compiles derivatives.yaml against the defined ops and registers the Autograd kernel.
     ``functions``: the public op functions (what formulas call); ``helpers``: formulas.py."""
@@ -314,7 +413,10 @@ def install(functions: dict, helpers: dict) -> None:
             compile_spec(spec, [a.name for a in args],
                          {a.name for a in args if a.type.base == "Tensor"}, namespace)
         if not spec.not_differentiable:
-            _BY_OP[op] = _OpInfo(op, spec)
+            info = _BY_OP[op] = _OpInfo(op, spec)
+            record = _generate_recorder(info)
+            if record is not None:
+                dispatcher.impl(op.name, DispatchKey.Autograd, record)
     if missing:
         raise DerivativesError(
             "derivatives.yaml: no entry (formulas or not_differentiable: true) for ops "
