@@ -35,3 +35,7 @@ from . import normalization as _normalization  # noqa: E402  (fused softmax / la
 register("softmax", "cpu", _normalization.softmax_kernel)
 register("log_softmax", "cpu", _normalization.log_softmax_kernel)
 register("layer_norm", "cpu", _normalization.layer_norm_kernel)
+from . import normalization_backward as _norm_bwd  # noqa: E402  (their fused input gradients)
+register("softmax_backward", "cpu", _norm_bwd.softmax_backward_kernel)
+register("log_softmax_backward", "cpu", _norm_bwd.log_softmax_backward_kernel)
+register("layer_norm_backward", "cpu", _norm_bwd.layer_norm_backward_kernel)

@@ -1,0 +1,168 @@
+"""Numba CPU kernels for the fused backward of softmax, log_softmax and layer_norm (the
+gradient of the input), one pass over each row.
+
+The device-generic side (ops/normalization_backward.py) hands over C-contiguous (rows, n)
+operands in the compute dtype (float32 or float64; half types are widened before), so the
+kernels are plain loops that LLVM vectorizes. Per row:
+
+* softmax:      gx = y * (g - sum(g * y))
+* log_softmax:  gx = g - exp(y) * sum(g)
+* layer_norm:   mean and rstd recomputed from x, xhat = (x - mean) * rstd, gw = g * w,
+                gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+
+Sums are compiled with ``reassoc`` only (vector partial sums). The parallel variants split the
+rows into chunks (``prange``) above PAR_GRAIN elements, as the forward kernels do.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+from numba import njit, prange
+
+from ...runtime.cpu import cores
+from ...runtime.cpu.streams import launch
+from .casting import kernel_array
+
+__all__ = ["softmax_backward_kernel", "log_softmax_backward_kernel",
+           "layer_norm_backward_kernel", "PAR_GRAIN"]
+
+PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
+_CHUNKS_PER_THREAD = 4
+_OPTS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
+
+
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _softmax_row(out, g, y, r, n):
+    s = g[r, 0] * y[r, 0] * 0
+    for i in range(n):
+        s += g[r, i] * y[r, i]
+    for i in range(n):
+        out[r, i] = y[r, i] * (g[r, i] - s)
+
+
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _log_softmax_row(out, g, y, r, n):
+    s = g[r, 0] * 0
+    for i in range(n):
+        s += g[r, i]
+    for i in range(n):
+        out[r, i] = g[r, i] - np.exp(y[r, i]) * s
+
+
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _layer_norm_row(out, g, x, w, eps, r, n):
+    zero = x[r, 0] * 0
+    tot = zero
+    for i in range(n):
+        tot += x[r, i]
+    mean = tot / n
+    q = zero
+    for i in range(n):
+        d = x[r, i] - mean
+        q += d * d
+    rstd = 1 / np.sqrt(q / n + eps)
+    a = zero
+    b = zero
+    for i in range(n):
+        gw = g[r, i] * w[i]
+        a += gw
+        b += gw * ((x[r, i] - mean) * rstd)
+    a = a / n
+    b = b / n
+    for i in range(n):
+        out[r, i] = rstd * (g[r, i] * w[i] - a - ((x[r, i] - mean) * rstd) * b)
+
+
+# Module-level kernels (closures would not cache on disk), each twice: Numba's cache keys a
+# function by its source location, so the parallel twin must be a function of its own.
+def _softmax_rows(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in range(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _softmax_row(out, g, y, r, n)
+
+
+def _softmax_rows_par(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in prange(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _softmax_row(out, g, y, r, n)
+
+
+def _log_softmax_rows(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in range(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _log_softmax_row(out, g, y, r, n)
+
+
+def _log_softmax_rows_par(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in prange(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _log_softmax_row(out, g, y, r, n)
+
+
+def _layer_norm_rows(out, g, x, w, eps, nchunk):
+    nrows, n = g.shape
+    for c in range(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _layer_norm_row(out, g, x, w, eps, r, n)
+
+
+def _layer_norm_rows_par(out, g, x, w, eps, nchunk):
+    nrows, n = g.shape
+    for c in prange(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _layer_norm_row(out, g, x, w, eps, r, n)
+
+
+def _pair(serial, parallel):
+    return types.SimpleNamespace(serial=njit(**_OPTS)(serial),
+                                 parallel=njit(parallel=True, **_OPTS)(parallel))
+
+
+_SOFTMAX = _pair(_softmax_rows, _softmax_rows_par)
+_LOG_SOFTMAX = _pair(_log_softmax_rows, _log_softmax_rows_par)
+_LAYER_NORM = _pair(_layer_norm_rows, _layer_norm_rows_par)
+
+
+def _rows(t, shape):
+    """The (rows, n) NumPy view a kernel indexes for C-contiguous tensor ``t``."""
+    a = kernel_array(t)
+    return a[t._offset:t._offset + shape[0] * shape[1]].reshape(shape)
+
+
+def _run(op, mod, out, tensors, extra):
+    nrows, n = out.shape
+    if nrows == 0 or n == 0:
+        return
+    shape = (nrows, n)
+    nthreads = cores.threads()
+    parallel = nthreads > 1 and nrows > 1 and nrows * n >= PAR_GRAIN
+    nchunk = min(nrows, nthreads * _CHUNKS_PER_THREAD) if parallel else 1
+    args = (_rows(out, shape),) + tuple(_rows(t, shape) for t in tensors) + extra
+    if parallel and cores.parallel_ready(mod, args + (nchunk,), nrows * n):
+        fn = mod.parallel
+    else:
+        fn, nchunk = mod.serial, 1
+    launch(fn, op, out, tensors, *args, nchunk)
+
+
+def softmax_backward_kernel(out, grad, result):
+    """out, grad, result: C-contiguous (rows, n) tensors of one float dtype."""
+    _run("softmax_backward", _SOFTMAX, out, (grad, result), ())
+
+
+def log_softmax_backward_kernel(out, grad, result):
+    _run("log_softmax_backward", _LOG_SOFTMAX, out, (grad, result), ())
+
+
+def layer_norm_backward_kernel(out, grad, x, weight, eps):
+    """weight: a contiguous 1-D tensor of n elements of the rows' dtype, or None (ones)."""
+    n = out.shape[1]
+    w = (kernel_array(weight)[weight._offset:weight._offset + n] if weight is not None
+         else np.ones(n, out._dtype.np_dtype))
+    w_dtype = w.dtype.type
+    _run("layer_norm_backward", _LAYER_NORM, out, (grad, x), (w, w_dtype(eps)))
