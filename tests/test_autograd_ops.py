@@ -434,3 +434,136 @@ def test_gradgrad_ops_cover_the_representative_set():
     want = {"multiply", "divide", "exp", "pow", "sum", "mean", "matmul", "softmax",
             "log_softmax", "var", "sort", "take"}
     assert want <= {s.op for s, _ in _GG}
+
+
+# ================================================================ conventions at the kinks
+def _leaf(values, dtype=tl.float64):
+    return tl.asarray(np.asarray(values), dtype=dtype).requires_grad_()
+
+
+def _grad_of(fn, *values, gradient=None):
+    xs = [_leaf(v) for v in values]
+    out = fn(*xs)
+    out.backward(gradient=None if gradient is None else tl.asarray(np.asarray(gradient)))
+    return [x.grad.numpy() for x in xs]
+
+
+@pytest.mark.parametrize("op,np_op", [("max", np.max), ("min", np.min)])
+@pytest.mark.parametrize("axis", [1, None])
+def test_max_min_ties_share_the_gradient_evenly(op, np_op, axis):
+    # amax/amin convention (PyTorch's amax and full max()): every element equal to the result
+    # gets an equal share of its gradient
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]) * (1 if op == "max" else -1)
+    g = np.array([1.0, 2.0]) if axis == 1 else np.array(1.5)
+    (got,) = _grad_of(lambda t: getattr(tl, op)(t, axis=axis), x, gradient=g)
+    mask = x == np_op(x, axis=axis, keepdims=True)
+    share = np.expand_dims(g, axis) if axis is not None else g
+    np.testing.assert_allclose(got, mask * share / mask.sum(axis=axis, keepdims=True),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_ties_split_in_half(op):
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 5.0])
+    ga, gb = _grad_of(lambda s, t: getattr(tl, op)(s, t), a, b, gradient=[4.0, 4.0, 4.0])
+    a_wins = a > b if op == "maximum" else a < b
+    np.testing.assert_array_equal(ga, np.where(a == b, 2.0, np.where(a_wins, 4.0, 0.0)))
+    np.testing.assert_array_equal(gb, np.where(a == b, 2.0, np.where(a_wins, 0.0, 4.0)))
+
+
+@pytest.mark.parametrize("x", [[2.0, 0.0, 3.0, 5.0], [2.0, 0.0, 0.0, 5.0], [0.0, 0.0, 0.0, 1.0]])
+def test_prod_gradient_with_zeros_is_the_product_of_the_others(x):
+    x = np.array(x)
+    (got,) = _grad_of(lambda t: tl.prod(t), x)
+    want = np.array([np.prod(np.delete(x, i)) for i in range(x.size)])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("correction", [0, 1, 2])
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_std_gradient_with_correction(op, correction):
+    x = np.array([[0.5, -1.0, 2.0, 0.25], [1.0, 3.0, -2.0, 0.0]])
+    (got,) = _grad_of(lambda t: getattr(tl, op)(t, axis=1, correction=correction), x,
+                      gradient=[1.0, -2.0])
+    g = np.array([[1.0], [-2.0]])
+    dvar = 2 * (x - x.mean(axis=1, keepdims=True)) / (x.shape[1] - correction)
+    if op == "std":
+        dvar = dvar / (2 * np.sqrt(x.var(axis=1, ddof=correction, keepdims=True)))
+    np.testing.assert_allclose(got, g * dvar, rtol=1e-12)
+
+
+def test_cumsum_cumprod_gradients_with_zeros():
+    x = np.array([2.0, 0.0, 3.0, 0.0, 4.0])
+    g = np.array([1.0, -1.0, 0.5, 2.0, 1.5])
+    (gs,) = _grad_of(lambda t: tl.cumsum(t, axis=0), x, gradient=g)
+    np.testing.assert_allclose(gs, np.cumsum(g[::-1])[::-1], rtol=1e-12)
+    (gp,) = _grad_of(lambda t: tl.cumprod(t, axis=0), x, gradient=g)
+    # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i, without dividing by x_i
+    want = [sum(g[j] * np.prod(np.delete(x[:j + 1], i)) for j in range(i, x.size))
+            for i in range(x.size)]
+    np.testing.assert_allclose(gp, want, rtol=1e-12)
+
+
+def test_clip_gradient_at_and_between_bounds():
+    x = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    (gx,) = _grad_of(lambda t: tl.sum(tl.clip(t, -0.5, 0.5)), x)
+    np.testing.assert_array_equal(gx, [0.0, 1.0, 1.0, 1.0, 0.0])   # bounds included (PyTorch)
+    gx, glo, ghi = _grad_of(lambda t, lo, hi: tl.sum(tl.clip(t, lo, hi)), x, [-0.5] * 5, [0.5] * 5)
+    np.testing.assert_array_equal(gx + glo + ghi, np.ones(5))   # each element once
+    np.testing.assert_array_equal(glo, [1.0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(ghi, [0, 0, 0, 0, 1.0])
+    # min > max: the result is max everywhere, and so is the gradient
+    gx, glo, ghi = _grad_of(lambda t, lo, hi: tl.sum(tl.clip(t, lo, hi)), x, [0.8] * 5, [0.2] * 5)
+    np.testing.assert_array_equal(ghi, np.ones(5))
+    np.testing.assert_array_equal(gx + glo, np.zeros(5))
+
+
+def test_python_scalar_operands_and_alpha():
+    a, b = np.array([0.5, 2.0]), np.array([1.5, -1.0])
+    ga, gb = _grad_of(lambda s, t: tl.sum(tl.add(s, t, alpha=-3.0)), a, b)
+    np.testing.assert_array_equal(ga, [1.0, 1.0])
+    np.testing.assert_array_equal(gb, [-3.0, -3.0])
+    ga, gb = _grad_of(lambda s, t: tl.sum(tl.subtract(s, t, alpha=2)), a, b)
+    np.testing.assert_array_equal(gb, [-2.0, -2.0])
+    for fn, want in [(lambda t: 2.0 - t, -np.ones(2)), (lambda t: 2.0 / t, -2.0 / a ** 2),
+                     (lambda t: 2.0 ** t, np.log(2.0) * 2.0 ** a), (lambda t: t ** 3, 3 * a ** 2),
+                     (lambda t: 3 * t - 1, 3 * np.ones(2)), (lambda t: t / 4, np.full(2, 0.25))]:
+        (g,) = _grad_of(lambda t: tl.sum(fn(t)), a)
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+    # a complex alpha on complex tensors: d/d other of (self + alpha * other) is conj(alpha)
+    s = tl.asarray(np.array([1 + 1j])).requires_grad_()
+    t = tl.asarray(np.array([2 - 1j])).requires_grad_()
+    out = tl.add(s, t, alpha=1 - 2j)
+    out.backward(gradient=tl.asarray(np.array([1.0 + 0j])))
+    np.testing.assert_allclose(t.grad.numpy(), [1 + 2j])
+
+
+_HALF_CASES = {
+    "add": (lambda a, b: tl.sum(a + b * 2.0), 2),
+    "multiply": (lambda a, b: tl.sum(a * b), 2),
+    "divide": (lambda a, b: tl.sum(a / (b + 3.0)), 2),
+    "exp": (lambda a: tl.sum(tl.exp(a)), 1),
+    "tanh": (lambda a: tl.sum(tl.tanh(a)), 1),
+    "mean": (lambda a: tl.mean(a * a), 1),
+    "matmul": (lambda a, b: tl.sum(a @ tl.matrix_transpose(b)), 2),
+    "softmax": (lambda a: tl.sum(tl.softmax(a, axis=-1) * tl.arange(4, dtype=a.dtype)), 1),
+    "max": (lambda a: tl.sum(tl.max(a, axis=1)), 1),
+    "sort": (lambda a: tl.sum(tl.sort(a, axis=1) * tl.arange(4, dtype=a.dtype)), 1),
+}
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float16", 1e-2), ("bfloat16", 5e-2)])
+@pytest.mark.parametrize("case", sorted(_HALF_CASES))
+def test_half_precision_gradients_flow(case, dtype, rtol):
+    fn, n = _HALF_CASES[case]
+    half = getattr(tl, dtype)
+    vals = [_rng.uniform(-1, 1, (3, 4)) for _ in range(n)]
+    hs = [tl.asarray(v, dtype=half).requires_grad_() for v in vals]
+    fn(*hs).backward()
+    # the reference: the same (rounded) values in float64
+    ds = [h.detach().astype(tl.float64).requires_grad_() for h in hs]
+    fn(*ds).backward()
+    for h, d in zip(hs, ds):
+        assert h.grad is not None and h.grad.dtype == half
+        got = h.grad.astype(tl.float64).numpy()
+        np.testing.assert_allclose(got, d.grad.numpy(), rtol=rtol, atol=rtol)

@@ -253,13 +253,17 @@ def clip_backward(grad, x, lo, hi):
 
 
 def clip_bound_backward(grad, x, lo, hi, which):
-    """Gradient for the min (which='min') or max bound: where that bound decided the result."""
+    """Gradient for the min (which='min') or max bound: where that bound decided the result.
+    With min > max the result is max everywhere (minimum(maximum(x, min), max)), so max takes
+    the whole gradient there and min none, as in PyTorch's clamp."""
     if which == "min":
         sel = tl.less(x, lo)
         if hi is not None:
             sel = tl.logical_and(sel, tl.less_equal(lo, hi))
     else:
         sel = tl.greater(x, hi)
+        if lo is not None:
+            sel = tl.logical_or(sel, tl.greater(lo, hi))
     return tl.where(sel, grad, tl.zeros_like(grad))
 
 

@@ -27,9 +27,16 @@ class _IndexAddFlat(Function):
     @staticmethod
     def forward(ctx, n, idx, values):
         ctx.save_for_backward(idx)
-        acc = np.zeros(n, dtype=_host(values).dtype)
-        np.add.at(acc, _host(idx).astype(np.int64), _host(values))
-        out = tl.asarray(acc, dtype=values.dtype)
+        dtype = values.dtype
+        # half types add up in float32 (NumPy has no bfloat16; float16 sums lose digits)
+        wide = values.astype(_dt.float32) if dtype.kind == "f" and dtype.itemsize == 2 \
+            else values
+        v = _host(wide)
+        acc = np.zeros(n, dtype=v.dtype)
+        np.add.at(acc, _host(idx).astype(np.int64), v)
+        out = tl.asarray(acc, dtype=wide.dtype)
+        if out.dtype is not dtype:
+            out = out.astype(dtype)
         return out.to(values.device) if values.device.type != "cpu" else out
 
     @staticmethod
