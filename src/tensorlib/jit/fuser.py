@@ -471,9 +471,33 @@ def _rows_source(gen, sub, what):
          "    for ch in {rng}(nchunks):",
          "        buf = np.empty(C, np.float64)",
          "        for r in range(ch * RB, min(R, ch * RB + RB)):"]
-    L += [f"            b{j} = ri{j}[r]" for j in range(len(ins))]
+    # Per input, by its observed type (the guard fixes shape and contiguity): a row value
+    # (last dim broadcast) is loaded once per row; a contiguous one is sliced to the row, so
+    # the passes index from 0 with unit stride (no wraparound checks; LLVM vectorizes);
+    # anything else is indexed with its column stride.
+    access = []
+    for j, v in enumerate(ins):
+        t = v.type
+        last = t.shape[-1] if t.shape else 1
+        if last == 1:
+            access.append("row")
+            L.append(f"            x{j} = a{j}[ri{j}[r]]")
+        elif t.contiguous:
+            access.append("unit")
+            L.append(f"            w{j} = a{j}[ri{j}[r]:ri{j}[r] + C]")
+        else:
+            access.append("strided")
+            L.append(f"            b{j} = ri{j}[r]")
+    for i, o in enumerate(outs):
+        if is_elem(o):  # outputs are allocated C-contiguous
+            L.append(f"            u{i} = o{i}[ro{i}[r]:ro{i}[r] + C]")
     done = set()
-    loaded = set()
+    loaded = {v for j, v in enumerate(ins) if access[j] == "row"}
+
+    def load(j):
+        if access[j] == "unit":
+            return f"{ind2}x{j} = w{j}[c]"
+        return f"{ind2}x{j} = a{j}[b{j} + c * csi{j}]"
 
     def row_values():
         return {o for n in done for o in n.outputs}
@@ -491,7 +515,7 @@ def _rows_source(gen, sub, what):
                     for v in n.inputs:
                         if v.node is None and v not in loaded:
                             j = ins.index(v)
-                            L.append(f"{ind}x{j} = a{j}[b{j}]")
+                            L.append(f"{ind}x{j} = a{j}[ri{j}[r]]")
                             loaded.add(v)
                     L.extend(ind + s for s in gen.stmts[n])
                     done.add(n)
@@ -503,8 +527,8 @@ def _rows_source(gen, sub, what):
         used = gen.inputs_of(nodes) + [v for v in targets if v.node is None]
         for v in dict.fromkeys(used):
             j = ins.index(v)
-            # a row-level input has column stride 0: the same load serves both levels
-            L.append(f"{ind2}x{j} = a{j}[b{j} + c * csi{j}]")
+            if access[j] != "row":
+                L.append(load(j))
         for n in nodes:
             L.extend(ind2 + s for s in gen.stmts[n])
 
@@ -518,13 +542,12 @@ def _rows_source(gen, sub, what):
         L.append(f"{ind2}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
         op = red.op_name
         if op in ("sum", "mean"):
-            L += [f"{ind}acc = np.zeros(8, np.float64)",
+            # eight independent float64 accumulators: no serial dependency chain
+            L += [f"{ind}" + " = ".join(f"s{q}" for q in range(8)) + " = 0.0",
                   f"{ind}c8 = C - C % 8",
-                  f"{ind}for c in range(0, c8, 8):",
-                  f"{ind}    for l in range(8):",
-                  f"{ind}        acc[l] += buf[c + l]",
-                  f"{ind}tot = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5])"
-                  f" + (acc[6] + acc[7]))",
+                  f"{ind}for c in range(0, c8, 8):"]
+            L += [f"{ind}    s{q} += buf[c + {q}]" for q in range(8)]
+            L += [f"{ind}tot = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))",
                   f"{ind}for c in range(c8, C):",
                   f"{ind}    tot += buf[c]"]
             if op == "mean":
@@ -546,7 +569,7 @@ def _rows_source(gen, sub, what):
         emit_pass(elem_outs)
         for i, o in enumerate(outs):
             if is_elem(o):
-                L.append(f"{ind2}o{i}[ro{i}[r] + c * cso{i}] = {ref(o)}")
+                L.append(f"{ind2}u{i}[c] = {ref(o)}")
     for i, o in enumerate(outs):
         if not is_elem(o):
             L.append(f"{ind}o{i}[ro{i}[r]] = {ref(o)}")
@@ -633,8 +656,8 @@ def compile_group(node):
         nd = len(shape)
         RB = max(1, min(64, R // 32))
 
-        def operand(t):
-            if len(t._shape) == nd - 1 and t._shape == lead:  # a non-keepdims row value
+        def operand(t, output=False):
+            if output and t._shape == lead:  # a non-keepdims reduction result
                 full = tuple(t._strides) + (0,)
             else:
                 full = broadcast_strides(t._shape, t._strides, nd)
@@ -645,7 +668,7 @@ def compile_group(node):
             outs = [empty_strided_like_order(t.shape, t.dtype, dev, None) for t in out_types]
             args = [R, C, RB]
             for o in outs:
-                args += operand(o)
+                args += operand(o, True)
             for t in ins:
                 args += operand(t)
             args += values
