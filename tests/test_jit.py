@@ -580,3 +580,15 @@ def test_warnings_do_not_leak_patches():
         warnings.simplefilter("error")
         assert float(x.sum()) == float(x.sum())  # no TracerWarning outside a trace
     assert tl.Tensor.__bool__.__qualname__ == "Tensor.__bool__"
+
+
+def test_profiler_shows_one_kernel_event_per_fusion_group():
+    x = _t((64,))
+    tf = jit.trace(gelu, (x,))
+    tf(x)
+    with tl.profiler.profile() as p:
+        tf(x)
+    names = [row.key for row in p.key_averages()]
+    fused = [n for n in names if n.startswith("fused_")]
+    assert len(fused) == 1 and "tanh" in fused[0] and "multiply" in fused[0]
+    assert not any(n in ("tanh_kernel", "multiply_kernel") for n in names)
