@@ -214,3 +214,20 @@ def test_cuda_kernels_compile_for_gpu(op, cuda_interpret, monkeypatch):
         assert set(sig) == set(kernel.arg_names)
         triton.compile(ASTSource(kernel, sig, const), target=GPUTarget("cuda", 90, 32),
                        options=options)
+
+
+def test_cpu_parallel_rows():
+    # above the CPU kernels' parallel grain: rows split into chunks over threads (one op: each
+    # parallel variant is a slow compile)
+    from tensorlib.kernels.cpu import normalization_backward as K
+    from tensorlib.runtime.cpu import cores
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((97, 520))
+    g = rng.standard_normal((97, 520))
+    w = rng.standard_normal((520,))
+    assert x.size >= K.PAR_GRAIN
+    got = NB.layer_norm_backward(tl.asarray(g), tl.asarray(x), tl.asarray(w), (520,), 1e-5)
+    np.testing.assert_allclose(got.numpy(), _layer_norm_grad_np(g, x, w, 1, 1e-5),
+                               rtol=1e-10, atol=1e-10)
+    if cores.threads() > 1:
+        assert K._LAYER_NORM.parallel.signatures  # the parallel twin ran

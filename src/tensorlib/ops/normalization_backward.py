@@ -4,9 +4,9 @@ Autograd's formula helpers (autograd/formulas.py: softmax_backward, log_softmax_
 layer_norm_backward) call these when the backward itself is not being recorded (no
 create_graph); double backward keeps the composite formulas, which record a graph.
 
-Each function lays its operands out as C-contiguous (rows, n) tensors in the compute dtype: the
-normalized axis moved last (a view; copied only when the tensor is not already dense that way)
-and half types widened to float32. The ``softmax_backward`` / ``log_softmax_backward`` /
+Each function lays its operands out as C-contiguous tensors in the compute dtype, rows of n
+elements back to back: the normalized axis moved last (a view; copied only when the tensor is
+not already dense that way) and half types widened to float32. The ``softmax_backward`` / ``log_softmax_backward`` /
 ``layer_norm_backward`` DispatchStubs then run one row per work item (Numba on the CPU, Triton
 on CUDA) and the result is cast back and viewed in the input's axis order.
 """
@@ -40,16 +40,14 @@ def _check(op, grad, other, arg):
                            f"'{other.device}'")
 
 
-def _as_rows(t, order, acc, n):
-    """``t`` permuted to ``order`` (normalized axis last), C-contiguous in ``acc``, as
-    (rows, n)."""
+def _as_rows(t, order, acc):
+    """``t`` permuted to ``order`` (normalized axis last) and C-contiguous in ``acc``: rows of
+    n elements back to back (no copy when it already is)."""
     if order is not None:
         t = t.permute(order)
     if t.dtype is not acc:
         t = t.astype(acc)
-    t = t.contiguous()
-    rows = t._numel // n if n else 0
-    return t.reshape((rows, n))
+    return t if t.is_contiguous() else t.contiguous()
 
 
 def _inverse(order):
@@ -73,12 +71,10 @@ def _softmax_like(op, grad, result, axis):
     last = result.ndim - 1
     order = None if ax == last else tuple(i for i in range(result.ndim) if i != ax) + (ax,)
     acc = compute_dtype_for(dtype)
-    g = _as_rows(grad if grad.dtype is dtype else grad.astype(dtype), order, acc, n)
-    y = _as_rows(result, order, acc, n)
+    g = _as_rows(grad if grad.dtype is dtype else grad.astype(dtype), order, acc)
+    y = _as_rows(result, order, acc)
     out = empty(y.shape, dtype=acc, device=result.device)
-    get_stub(op).kernel_for(result.device.type, acc)(out, g, y)
-    moved = result.shape if order is None else tuple(result.shape[i] for i in order)
-    out = out.reshape(moved)
+    get_stub(op).kernel_for(result.device.type, acc)(out, g, y, result._numel // n, n)
     if acc is not dtype:
         out = out.astype(dtype)
     return out if order is None else out.permute(_inverse(order))
@@ -109,15 +105,14 @@ def layer_norm_backward(grad, x, weight, normalized_shape, eps):
         return zeros(x.shape, dtype=dtype, device=x.device)
     n = math.prod(ns)
     acc = compute_dtype_for(dtype)
-    g = _as_rows(grad if grad.dtype is dtype else grad.astype(dtype), None, acc, n)
-    xr = _as_rows(x, None, acc, n)
+    g = _as_rows(grad if grad.dtype is dtype else grad.astype(dtype), None, acc)
+    xr = _as_rows(x, None, acc)
     w = None
     if weight is not None:
         if weight.shape != ns:
             raise ValueError(f"{op}(): argument 'weight' has shape {weight.shape}, but "
                              f"normalized_shape is {ns}")
-        w = _as_rows(weight, None, acc, n).reshape((n,))
-    out = empty(xr.shape, dtype=acc, device=x.device)
-    get_stub(op).kernel_for(x.device.type, acc)(out, g, xr, w, float(eps))
-    out = out.reshape(x.shape)
+        w = _as_rows(weight, None, acc)
+    out = empty(x.shape, dtype=acc, device=x.device)
+    get_stub(op).kernel_for(x.device.type, acc)(out, g, xr, w, float(eps), x._numel // n, n)
     return out.astype(dtype) if acc is not dtype else out

@@ -1,12 +1,12 @@
 """Numba CPU kernels for the fused backward of softmax, log_softmax and layer_norm (the
 gradient of the input), one pass over each row.
 
-The device-generic side (ops/normalization_backward.py) hands over C-contiguous (rows, n)
-operands in the compute dtype (float32 or float64; half types are widened before), so the
+The device-generic side (ops/normalization_backward.py) hands over C-contiguous operands
+(``nrows`` rows of ``n`` elements back to back) in the compute dtype (float32 or float64; half types are widened before), so the
 kernels are plain loops that LLVM vectorizes. Per row:
 
 * softmax:      gx = y * (g - sum(g * y))
-* log_softmax:  gx = g - exp(y) * sum(g)
+* log_softmax:  gx = g - exp(y) * sum(g)   (float32 exp: the forward's vectorizable vexp32)
 * layer_norm:   mean and rstd recomputed from x, xhat = (x - mean) * rstd, gw = g * w,
                 gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
 
@@ -20,9 +20,11 @@ import types
 import numpy as np
 from numba import njit, prange
 
+from ... import dtypes as _dt
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
 from .casting import kernel_array
+from .normalization import _module as _forward_module
 
 __all__ = ["softmax_backward_kernel", "log_softmax_backward_kernel",
            "layer_norm_backward_kernel", "PAR_GRAIN"]
@@ -41,6 +43,11 @@ def _softmax_row(out, g, y, r, n):
         out[r, i] = y[r, i] * (g[r, i] - s)
 
 
+# float32 exp: the forward kernels' branch-free vexp32 (vectorizes; Numba's np.exp is a scalar
+# libm call per element), taken from their generated module; float64 keeps np.exp, as there
+_vexp32 = _forward_module("softmax", _dt.float32, _dt.float32, _dt.float32).vexp32
+
+
 @njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
 def _log_softmax_row(out, g, y, r, n):
     s = g[r, 0] * 0
@@ -48,6 +55,15 @@ def _log_softmax_row(out, g, y, r, n):
         s += g[r, i]
     for i in range(n):
         out[r, i] = g[r, i] - np.exp(y[r, i]) * s
+
+
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _log_softmax_row32(out, g, y, r, n):
+    s = g[r, 0] * 0
+    for i in range(n):
+        s += g[r, i]
+    for i in range(n):
+        out[r, i] = g[r, i] - _vexp32(y[r, i]) * s
 
 
 @njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
@@ -104,6 +120,20 @@ def _log_softmax_rows_par(out, g, y, nchunk):
             _log_softmax_row(out, g, y, r, n)
 
 
+def _log_softmax_rows32(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in range(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _log_softmax_row32(out, g, y, r, n)
+
+
+def _log_softmax_rows32_par(out, g, y, nchunk):
+    nrows, n = g.shape
+    for c in prange(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _log_softmax_row32(out, g, y, r, n)
+
+
 def _layer_norm_rows(out, g, x, w, eps, nchunk):
     nrows, n = g.shape
     for c in range(nchunk):
@@ -125,6 +155,7 @@ def _pair(serial, parallel):
 
 _SOFTMAX = _pair(_softmax_rows, _softmax_rows_par)
 _LOG_SOFTMAX = _pair(_log_softmax_rows, _log_softmax_rows_par)
+_LOG_SOFTMAX32 = _pair(_log_softmax_rows32, _log_softmax_rows32_par)
 _LAYER_NORM = _pair(_layer_norm_rows, _layer_norm_rows_par)
 
 
@@ -134,8 +165,7 @@ def _rows(t, shape):
     return a[t._offset:t._offset + shape[0] * shape[1]].reshape(shape)
 
 
-def _run(op, mod, out, tensors, extra):
-    nrows, n = out.shape
+def _run(op, mod, out, tensors, extra, nrows, n):
     if nrows == 0 or n == 0:
         return
     shape = (nrows, n)
@@ -150,19 +180,18 @@ def _run(op, mod, out, tensors, extra):
     launch(fn, op, out, tensors, *args, nchunk)
 
 
-def softmax_backward_kernel(out, grad, result):
-    """out, grad, result: C-contiguous (rows, n) tensors of one float dtype."""
-    _run("softmax_backward", _SOFTMAX, out, (grad, result), ())
+def softmax_backward_kernel(out, grad, result, nrows, n):
+    """out, grad, result: C-contiguous tensors of one float dtype, ``nrows`` rows of ``n``."""
+    _run("softmax_backward", _SOFTMAX, out, (grad, result), (), nrows, n)
 
 
-def log_softmax_backward_kernel(out, grad, result):
-    _run("log_softmax_backward", _LOG_SOFTMAX, out, (grad, result), ())
+def log_softmax_backward_kernel(out, grad, result, nrows, n):
+    mod = _LOG_SOFTMAX32 if out._dtype is _dt.float32 else _LOG_SOFTMAX
+    _run("log_softmax_backward", mod, out, (grad, result), (), nrows, n)
 
 
-def layer_norm_backward_kernel(out, grad, x, weight, eps):
-    """weight: a contiguous 1-D tensor of n elements of the rows' dtype, or None (ones)."""
-    n = out.shape[1]
+def layer_norm_backward_kernel(out, grad, x, weight, eps, nrows, n):
+    """weight: a C-contiguous tensor of n elements of the rows' dtype, or None (ones)."""
     w = (kernel_array(weight)[weight._offset:weight._offset + n] if weight is not None
          else np.ones(n, out._dtype.np_dtype))
-    w_dtype = w.dtype.type
-    _run("layer_norm_backward", _LAYER_NORM, out, (grad, x), (w, w_dtype(eps)))
+    _run("layer_norm_backward", _LAYER_NORM, out, (grad, x), (w, w.dtype.type(eps)), nrows, n)

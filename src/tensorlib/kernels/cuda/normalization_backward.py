@@ -1,7 +1,7 @@
 """CUDA kernels (Triton) for the fused backward of softmax, log_softmax and layer_norm (the
 gradient of the input): one program per row.
 
-Operands arrive as C-contiguous (rows, n) tensors in the compute dtype (float32 or float64;
+Operands arrive as C-contiguous tensors (rows of ``n`` back to back) in the compute dtype (float32 or float64;
 ops/normalization_backward.py widens half types first), so a row starts at ``row * n``.
 
 * softmax:      gx = y * (g - sum(g * y))
@@ -197,11 +197,10 @@ def _blocks(n, acc, mode):
     return block, True, _warps(block)
 
 
-def _run(op, out, tensors, w=None, eps=0.0):
+def _run(op, out, tensors, nrows, n, w=None, eps=0.0):
     acc = out._dtype
     if acc not in (_dt.float32, _dt.float64):
         raise UnsupportedKernelError(f"{op}(): no CUDA kernel computing in {acc}")
-    nrows, n = out.shape
     if nrows == 0 or n == 0:
         return
     mode = _launch.current_mode()
@@ -223,13 +222,14 @@ def _run(op, out, tensors, w=None, eps=0.0):
                    enable_fp_fusion=False, **extra)
 
 
-def softmax_backward_kernel(out, grad, result):
-    _run("softmax_backward", out, (grad, result))
+def softmax_backward_kernel(out, grad, result, nrows, n):
+    """out, grad, result: C-contiguous tensors of one float dtype, ``nrows`` rows of ``n``."""
+    _run("softmax_backward", out, (grad, result), nrows, n)
 
 
-def log_softmax_backward_kernel(out, grad, result):
-    _run("log_softmax_backward", out, (grad, result))
+def log_softmax_backward_kernel(out, grad, result, nrows, n):
+    _run("log_softmax_backward", out, (grad, result), nrows, n)
 
 
-def layer_norm_backward_kernel(out, grad, x, weight, eps):
-    _run("layer_norm_backward", out, (grad, x), weight, eps)
+def layer_norm_backward_kernel(out, grad, x, weight, eps, nrows, n):
+    _run("layer_norm_backward", out, (grad, x), nrows, n, weight, eps)
