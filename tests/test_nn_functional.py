@@ -38,6 +38,7 @@ def test_relu_values_grad_and_nan():
     x = _away_from(rng, (3, 4))
     np.testing.assert_array_equal(_np(F.relu(_t(x))), np.maximum(x, 0))
     assert gradcheck(F.relu, [_t(x)])
+    assert gradgradcheck(F.relu, [_t(x[:2])])
     # the gradient at exactly 0 is 0 (PyTorch's choice), and nan propagates
     z = _t([0.0, -1.0, 2.0])
     F.relu(z).sum().backward()
@@ -83,6 +84,20 @@ def test_linear_values_and_gradcheck():
     np.testing.assert_allclose(_np(F.linear(_t(x), _t(w))), x @ w.T, rtol=1e-12)
     assert gradcheck(F.linear, [_t(x), _t(w), _t(b)])
     assert gradcheck(lambda a, c: F.linear(a, c), [_t(x[0]), _t(w)])
+    assert gradcheck(F.linear, [_t(x[0, 0]), _t(w), _t(b)])  # a 1-D input
+    assert gradgradcheck(F.linear, [_t(x[0, :2]), _t(w[:3]), _t(b[:3])])
+    # only some inputs requiring grad
+    assert gradcheck(F.linear, [_t(x, False), _t(w), _t(b, False)])
+    assert gradcheck(F.linear, [_t(x), _t(w, False), _t(b)])
+    # the weight's gradient comes back in the weight's own (C) layout, ready for optimizers
+    xt, wt = _t(x), _t(w)
+    F.linear(xt, wt).sum().backward()
+    assert wt.grad.is_contiguous()
+    np.testing.assert_allclose(_np(wt.grad), np.ones((2, 3, 5)).reshape(-1, 5).T
+                               @ x.reshape(-1, 4), rtol=1e-12)
+    # mixed dtypes take the composed path (matmul's promotion)
+    y = F.linear(tl.asarray(x.astype(np.float32)), _t(w))
+    assert y.dtype == tl.float64
     # a 1-D weight drops the feature dim; its bias is 0-d
     w1, b1 = rng.standard_normal(4), rng.standard_normal(())
     np.testing.assert_allclose(_np(F.linear(_t(x), _t(w1), _t(b1))), x @ w1 + b1, rtol=1e-12)

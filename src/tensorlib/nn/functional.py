@@ -11,6 +11,7 @@ import numbers
 
 import tensorlib as tl
 
+from ..autograd.function import Function
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
 
@@ -68,10 +69,27 @@ def _same_shape(a, b, op, arg):
 
 
 # ---------------------------------------------------------------- activations
+class ReLU(Function):
+    """relu with a one-kernel backward: the composed where(x <= 0, 0, x) would differentiate
+    as where(mask, zeros_like(grad), grad), an allocation and fill more per call. Its
+    backward is a tensorlib op, so double backward works."""
+
+    @staticmethod
+    def forward(ctx, x):
+        off = x <= 0  # nan is not <= 0: it passes through
+        ctx.save_for_backward(off)
+        return tl.where(off, 0, x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (off,) = ctx.saved_tensors
+        return tl.where(off, 0, grad)
+
+
 def relu(input: Tensor) -> Tensor:
     """max(input, 0); nan stays nan, and the gradient at 0 is 0 (as PyTorch)."""
     _tensor(input, "relu", "input")
-    return tl.where(input <= 0, 0, input)
+    return ReLU.apply(input)
 
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -114,7 +132,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"{op}(): input's last dimension ({input.shape[-1]}) must equal "
                          f"weight's in_features ({weight.shape[-1]}); input {input.shape}, "
                          f"weight {weight.shape}")
-    out = tl.matmul(input, tl.matrix_transpose(weight) if weight.ndim == 2 else weight)
     if bias is not None:
         _tensor(bias, op, "bias")
         n_out = weight.shape[0] if weight.ndim == 2 else 1
@@ -122,8 +139,46 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             want = f"({n_out},)" if weight.ndim == 2 else "() (a 0-d tensor)"
             raise ValueError(f"{op}(): argument 'bias' must have shape {want}, got "
                              f"{bias.shape}")
-        out = out + bias
-    return out
+    if weight.ndim == 2 and input.dtype.kind in "fc" and input.dtype is weight.dtype and \
+            input.device == weight.device and (bias is None or (
+                bias.dtype is input.dtype and bias.device == input.device)):
+        return Linear.apply(input, weight, bias)
+    # mixed dtypes or devices, or a 1-D weight: the composed ops (promotion, their errors)
+    out = tl.matmul(input, tl.matrix_transpose(weight) if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+class Linear(Function):
+    """linear as one node. Its weight gradient is grad^T @ input, computed directly in the
+    weight's (out, in) C order: the composed matmul(input, weight.T) would hand back a
+    transposed (strided) gradient that accumulating and optimizer steps then copy. One node
+    instead of three (transpose, matmul, add) also halves the graph bookkeeping. The
+    backward uses tensorlib ops, so double backward works."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+        out = tl.matmul(x, tl.matrix_transpose(w))
+        if b is not None:
+            out += b  # a fresh result: the bias is added in place, no second buffer
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        gx = gw = gb = None
+        if need_x:
+            gx = tl.matmul(grad, w)
+        if need_w or need_b:
+            g2 = tl.reshape(grad, (-1, grad.shape[-1])) if grad.ndim != 2 else grad
+            if need_w:
+                x2 = tl.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
+                gw = tl.matmul(tl.matrix_transpose(g2), x2)
+            if need_b:
+                gb = tl.sum(g2, axis=0)
+        return gx, gw, gb
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
@@ -209,7 +264,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     logp = tl.log_softmax(input, axis=axis)
     nll = -tl.squeeze(tl.take_along_axis(logp, tl.unsqueeze(idx, axis), axis=axis), axis)
     # per-target weight (class weight, 0 where ignored); None means all ones
-    w_t = tl.take(weight, idx) if weight is not None else None
+    w_t = None
+    if weight is not None:  # take wants 1-D indices: flatten, then restore the target's shape
+        w_t = tl.reshape(tl.take(weight, tl.reshape(idx, (-1,))), idx.shape)
     if valid is not None:
         vf = valid.astype(input.dtype)
         w_t = vf if w_t is None else w_t * vf
