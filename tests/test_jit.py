@@ -499,7 +499,7 @@ def test_traced_function_on_cuda_input():
     assert out.device.type == "cuda"
     _same_bits(out.cpu(), f(xc).cpu())
     assert tf.specializations == 1  # the CUDA key's (the CPU example key never specialized)
-    assert not jit.last_executed_optimized_graph().fusion_groups()  # CPU fuser only
+    assert len(jit.last_executed_optimized_graph().fusion_groups()) == 1  # a Triton kernel
 
 
 def test_unfused_graph_runs_through_interpreter():
@@ -592,3 +592,30 @@ def test_profiler_shows_one_kernel_event_per_fusion_group():
     fused = [n for n in names if n.startswith("fused_")]
     assert len(fused) == 1 and "tanh" in fused[0] and "multiply" in fused[0]
     assert not any(n in ("tanh_kernel", "multiply_kernel") for n in names)
+
+
+@pytest.mark.usefixtures("cuda_interpret")
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8"])
+def test_fused_cuda_pointwise_bit_identical(dtype):
+    if dtype == "int8":
+        fn, x, y = _chain_int, _t((6, 9), dtype, -100, 100), _t((9,), dtype, -100, 100)
+    else:
+        fn, x, y = _chain_float, _t((6, 9), dtype), _t((9,), dtype)
+    xc, yc = x.cuda(), y.cuda()
+    tf = jit.trace(fn, (xc, yc))
+    out, g = _optimized(tf, xc, yc)
+    (grp,) = g.fusion_groups()
+    want = fn(xc, yc)
+    out = (out,) if isinstance(out, tl.Tensor) else out
+    want = (want,) if isinstance(want, tl.Tensor) else want
+    for a, b in zip(out, want):
+        assert a.device.type == "cuda"
+        _same_bits(a.cpu(), b.cpu())
+    # a strided (transposed) input takes the N-d kernel
+    xt = _t((9, 6), dtype, -100, 100).cuda().transpose(0, 1) if dtype == "int8" else \
+        _t((9, 6), dtype).cuda().transpose(0, 1)
+    for _ in range(2):
+        got = tf(xt, yc)
+    got = (got,) if isinstance(got, tl.Tensor) else got
+    for a, b in zip(got, (fn(xt, yc),) if dtype != "int8" else fn(xt, yc)):
+        _same_bits(a.cpu(), b.cpu())

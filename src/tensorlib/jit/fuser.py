@@ -110,9 +110,10 @@ def _eligible(node, db) -> str | None:
     if not node.kind.startswith("tl::") or len(node.outputs) != 1:
         return None
     out = node.outputs[0].type
-    if not isinstance(out, TensorType) or not out.complete or out.device != "cpu":
+    if not isinstance(out, TensorType) or not out.complete or out.device is None:
         return None
-    if not db.pure(node):
+    cuda = out.device.startswith("cuda")
+    if not (cuda or out.device == "cpu") or not db.pure(node):
         return None
     info = pointwise_info(node)
     if info is not None:
@@ -122,7 +123,9 @@ def _eligible(node, db) -> str | None:
         for name in info.tensor_args:
             v = args[name]
             if v.is_tensor:
-                if not v.type.complete or v.type.device != "cpu":
+                if not v.type.complete or v.type.device != out.device:
+                    return None
+                if cuda and v.type.dtype.kind == "c":
                     return None
             elif not _is_py_scalar_const(v):
                 return None
@@ -132,7 +135,11 @@ def _eligible(node, db) -> str | None:
         d = node_dtypes(info, node)
         if d is None or d[1] is not out.dtype:
             return None
+        if cuda and (d[0].kind == "c" or d[1].kind == "c"):
+            return None  # complex groups: CPU only (the CUDA generator's pairs are per op)
         return "pw"
+    if out.device != "cpu":
+        return None  # reductions fuse on the CPU only
     if node.op_name in _REDUCE_OPS:
         x = node.inputs[0].type
         if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
@@ -144,9 +151,10 @@ def _eligible(node, db) -> str | None:
 
 # ---- grouping --------------------------------------------------------------------------------
 class _Group:
-    def __init__(self, mode, shape):
+    def __init__(self, mode, shape, device):
         self.mode = mode          # 'pw' | 'rows'
         self.shape = tuple(shape)  # element shape
+        self.device = device
         self.nodes = []
         self.members = set()
 
@@ -191,10 +199,11 @@ def _find_groups(graph, db):
         if kind is None:
             continue
         shape = n.outputs[0].type.shape
+        device = n.outputs[0].type.device
         cands = []
         for v in n.inputs:
             g = group_of.get(v.node)
-            if g is None or g in cands or _blocked(g, n, pos):
+            if g is None or g in cands or g.device != device or _blocked(g, n, pos):
                 continue
             if kind == "pw":
                 lv = g.level(shape)
@@ -221,10 +230,10 @@ def _find_groups(graph, db):
             if kind == "red":
                 chosen.mode = "rows"
         elif kind == "pw":
-            chosen = _Group("pw", shape)
+            chosen = _Group("pw", shape, device)
             groups.append(chosen)
         else:
-            chosen = _Group("rows", n.inputs[0].type.shape)
+            chosen = _Group("rows", n.inputs[0].type.shape, device)
             groups.append(chosen)
         chosen.nodes.append(n)
         chosen.members.add(n)
@@ -610,6 +619,10 @@ def compile_group(node):
     from ..runtime.cpu.streams import launch
     sub = node.attrs["subgraph"]
     mode = node.attrs.get("mode", "pw")
+    if sub.outputs[0].type.device != "cpu":
+        from .fuser_cuda import compile_group_cuda
+        names = [n.op_name for n in sub.nodes if n.kind != "prim::Constant"]
+        return compile_group_cuda(node, "fused_" + "_".join(names))
     gen = _Gen(sub)
     name = "fused_" + "_".join(gen.names)
     what = f"{name} {[str(v.type) for v in sub.inputs]} -> {[str(o.type) for o in sub.outputs]}"
