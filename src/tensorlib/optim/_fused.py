@@ -55,10 +55,19 @@ def _layout(t):
     return tuple((n, s) for n, s in zip(t._shape, t._strides) if n != 1)
 
 
-def _flat_base(t):
-    """Address of the first element of a dense tensor whose strides are all >= 0 (the block
-    starts there)."""
-    return t.data_ptr()
+_dense_cache: dict = {}
+
+
+def _dense(shape, strides) -> bool:
+    """Dense with non-negative strides (the block starts at the first element); memoised per
+    layout, as parameters keep theirs from step to step."""
+    key = (shape, strides)
+    d = _dense_cache.get(key)
+    if d is None:
+        if len(_dense_cache) > 4096:
+            _dense_cache.clear()
+        d = _dense_cache[key] = is_dense(shape, strides, allow_negative=False)
+    return d
 
 
 def run(opname, variant, device, dtype, items, state_names):
@@ -77,25 +86,29 @@ def run(opname, variant, device, dtype, items, state_names):
     for p, g, st, row in items:
         check_writable(p, f"{opname}.step", "params")
         work = p
-        if not (is_dense(p._shape, p._strides, allow_negative=False)):
-            work = p.contiguous() if not p.is_contiguous() else p.clone()
+        ws = p._strides
+        if not _dense(p._shape, ws):
+            work = p.contiguous()  # packed; written back after the kernel
+            ws = work._strides
             write_back.append((p, work))
             keep.append(work)
-        lay = _layout(work)
-        if _layout(g) != lay or not is_dense(g._shape, g._strides, allow_negative=False):
+        item = work._dtype.itemsize
+        if g._strides != ws and (_layout(g) != _layout(work) or not _dense(g._shape, g._strides)):
             gg = empty_like(work)
             gg.copy_(g)
             g = gg
             keep.append(g)
-        ptr = [_flat_base(work), _flat_base(g)]
+        wp = work._storage.data_ptr() + work._offset * item
+        ptr = [wp, g._storage.data_ptr() + g._offset * item]
         for n in names:
-            s = st[n]
-            if _layout(s) != lay:  # e.g. loaded from a state dict in another layout
-                s2 = empty_like(work)
-                s2.copy_(s)
-                st[n] = s = s2
-            ptr.append(_flat_base(s))
-        ptr += [ptr[0]] * (_NPTR - len(ptr))
+            t = st[n]
+            if t._strides != ws and _layout(t) != _layout(work):
+                t2 = empty_like(work)  # e.g. loaded from a state dict in another layout
+                t2.copy_(t)
+                st[n] = t = t2
+            ptr.append(t._storage.data_ptr() + t._offset * item)
+        while len(ptr) < _NPTR:
+            ptr.append(wp)
         addrs.append(ptr)
         sizes.append(p._numel * mult)
         rows.append(row)
