@@ -106,7 +106,7 @@ def _cases(c):
         "cross": (L.cross, [leaf((2, 3), c), leaf((3,), c, 1)]),
         "matmul": (L.matmul, [leaf((2, 3), c), leaf((3, 2), c, 1)]),
         "vecdot": (L.vecdot, [leaf((2, 3), c), leaf((3,), c, 1)]),
-        "tensordot": (lambda a, b: L.tensordot(a, b, axes=1),
+        "tensordot": (lambda a, b: L.tensordot(a, b, axes=([1], [0])),
                       [leaf((2, 3), c), leaf((3, 2), c, 1)]),
         "diagonal": (lambda a: L.diagonal(a, offset=-1) * 1, [leaf((3, 3), c)]),
     }
@@ -196,3 +196,16 @@ def test_float32_gradient_dtype():
     ai = np.linalg.inv(a.detach().numpy().astype(np.float64))
     expect = np.linalg.det(a.detach().numpy().astype(np.float64)) * ai.T
     np.testing.assert_allclose(a.grad.numpy(), expect, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_det_singular(kind):
+    # the gradient of det is the (transposed, conjugated) adjugate, also where inv fails
+    a = tl.asarray(np.array([[1.0, 2.0], [2.0, 4.0]]), requires_grad=True)
+    L.det(a).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    v = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, -1.0]])
+    if kind == "complex":
+        v = v * (1 + 0.5j)
+    batch = np.stack([v, np.zeros((3, 3), v.dtype)])  # rank 2 and rank 0
+    assert gradcheck(L.det, [tl.asarray(batch, requires_grad=True)])

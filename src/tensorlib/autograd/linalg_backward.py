@@ -12,7 +12,7 @@ gradient is the conjugate Wirtinger derivative, ``dL = Re tr(G^H dA)``):
 
 * inv:      gA = -Y^H g Y^H                       (Y = A^-1)
 * solve:    gB = solve(A^H, g),  gA = -gB X^H     (X = A^-1 B)
-* det:      gA = (g conj(det)) A^-H
+* det:      gA = (g conj(det)) A^-H; for a singular A the adjugate, through the SVD
 * slogdet:  gA = c A^-H, c = g_logabs + i Im(g_sign conj(sign)) (the sign of a real matrix is
   locally constant: no gradient)
 * cholesky: gA = L^-H Phi L^-1, Phi the Hermitian matrix whose lower part is tril(L^H gL) with
@@ -136,8 +136,24 @@ class LinalgDet(Function):
     @staticmethod
     def backward(ctx, g):
         a, d = ctx.saved_tensors
-        c = _col(_col(g * conj(d)))
-        return c * _mH(_la.inv(a))
+        try:
+            ainv = _la.inv(a)
+        except np.linalg.LinAlgError:
+            return _det_backward_singular(a, g)
+        return _col(_col(g * conj(d))) * _mH(ainv)
+
+
+def _det_backward_singular(a, g):
+    """d det / dA is the adjugate, defined for singular A too: with A = U S Vh,
+    adj(A)^H = conj(det U det Vh) U diag(prod_{j != i} s_j) Vh. (Not recorded for double
+    backward: the SVD of a singular matrix has repeated zero singular values.)"""
+    u, s, vh = _la._svd(a.detach(), False)
+    n = s.shape[-1]
+    eye = _eye_like(s, n)
+    others = tl.prod(tl.where(tl.astype(eye, bool), tl.ones_like(eye), _row(s)), axis=-1)
+    phase = conj(_la._det(u) * _la._det(vh))
+    adj_h = tl.matmul(u * _row(others.astype(u.dtype)), vh)
+    return _col(_col(g * phase)) * adj_h
 
 
 class LinalgSlogdet(Function):
