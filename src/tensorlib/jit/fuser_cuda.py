@@ -153,3 +153,57 @@ def compile_group_cuda(node, name):
 
     run.__name__ = name
     return run
+
+
+# ---- ahead-of-time compile jobs (kernels/cuda/aot.py) ------------------------------------------
+def _gelu(tl, x):
+    return 0.5 * x * (1.0 + tl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+def _aot_job(dtype, ndim, idx64):
+    from ..kernels.cuda.launch import Job
+
+    def build():
+        import tensorlib as tl
+        from ..kernels.cuda import launch as _launch
+        from ..kernels.cuda import pointwise as cp
+        from ..kernels.cuda.launch import _ARG_DTYPE, triton_type
+        from .fuser import fuse
+        from .passes import run_standard_passes
+        from .tracer import trace_graph
+        x = tl.zeros((4, 4), dtype=dtype)
+        g, _, _ = trace_graph(lambda x: _gelu(tl, x), (x,), "gelu")
+        run_standard_passes(g)
+        (node,) = fuse(g)
+        sub = node.attrs["subgraph"]
+        src, _ = _source(sub, ndim, "fused_gelu")
+        fn = getattr(_launch.generated_module("jit", src, "compiled"), "fused_gelu")
+        idx = "i64" if idx64 else "i32"
+        sig, attrs = {}, {}
+        for i, name in enumerate(fn.arg_names):
+            if name.startswith("p_"):
+                dt = (sub.outputs if name.startswith("p_o") else sub.inputs)[
+                    int(name[3:])].type.dtype
+                sig[name] = "*" + triton_type(_ARG_DTYPE.get(dt, dt.name))
+                attrs[(i,)] = [["tt.divisibility", 16]]
+            elif name.endswith("_lo") or name.endswith("_hi"):
+                sig[name] = "i32"
+            elif name in ("BLOCK", "IDX64"):
+                sig[name] = "constexpr"
+            else:
+                sig[name] = idx
+        block, warps = cp.GPU_CONFIG["nd" if ndim else "contig"]
+        return (fn, sig, {"BLOCK": block, "IDX64": idx64}, attrs,
+                {"num_warps": warps, "enable_fp_fusion": False})
+
+    layout = f"nd{ndim}" if ndim else "contig"
+    return Job("jit_fused_gelu", f"{dtype.name} {layout} {'i64' if idx64 else 'i32'}", build)
+
+
+def aot_jobs(quick=False) -> list:
+    """A representative fused kernel (GELU, tanh form: 9 ops in one kernel) per dtype, on the
+    contiguous and the 2-d strided path: fused kernels are generated per traced graph, so
+    this is what AOT can check ahead of time (registers, spills)."""
+    dtypes = (_dt.float32,) if quick else (_dt.float32, _dt.float16, _dt.bfloat16, _dt.float64)
+    return [_aot_job(dt, nd, i64) for dt in dtypes for nd in (0, 2)
+            for i64 in ((False,) if quick else (False, True))]

@@ -316,6 +316,8 @@ def standard_kernels(quick=False):
     from . import indexing, normalization, random, reduction, scan, sorting
     for module in (reduction, scan, normalization, indexing, sorting, random):
         jobs += module.aot_jobs(quick)
+    from ...jit import fuser_cuda  # tl.jit's fused kernels: a representative traced chain
+    jobs += fuser_cuda.aot_jobs(quick)
     return jobs
 
 
