@@ -273,6 +273,13 @@ def main(argv=None) -> int:
     torch = _torch()
     print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
           f"{os.cpu_count()} CPUs; PyTorch column: {'yes' if torch else 'no (not installed)'}")
+    # the machine's speed right now, for reading the absolute figures (a shared machine under
+    # load can be several times slower than an idle one; the ratios are what to compare)
+    one = np.ones(1, np.float32)
+    np_mul = _best(lambda: one * one, args.rounds, 5000)
+    py_sum = _best(lambda: sum(range(1000)), args.rounds, 500)
+    print(f"scale     NumPy 1-elem multiply {np_mul * 1e6:.2f} us; Python sum(range(1000)) "
+          f"{py_sum * 1e6:.1f} us (compare these across runs before comparing timings)")
     if "overhead" in which:
         bench_overhead(tl, torch, args.rounds)
     if "chain" in which:
