@@ -31,6 +31,7 @@ from .. import dtypes as _dt
 from ..allocation import empty_strided_like_order
 from ..dispatch.iterator import compute_dtype_for
 from ..shape import broadcast_strides, coalesce
+from ..storage import Storage
 from ..tensor import Tensor
 from .ir import Graph, TensorType
 from .passes import AliasDb, dce, pointwise_info
@@ -637,22 +638,38 @@ def compile_group(node):
         ndim = len(shape)
         numel = math.prod(shape)
 
-        def run(*ins):
+        layouts = {}  # per inputs' (strides, offsets): outputs' strides and the loop meta
+        nbytes = [numel * t.dtype.itemsize for t in out_types]
+        dtypes = [t.dtype for t in out_types]
+
+        def layout(ins):
             order = next((t for t in ins if t._shape == shape), None)
             dev = order.device if order is not None else ins[0].device
-            outs = [empty_strided_like_order(shape, t.dtype, dev, order) for t in out_types]
-            ops = outs + list(ins)
+            # the eager output's layout: the first full-shape input's memory order
+            ostr = empty_strided_like_order(shape, dtypes[0], dev, order)._strides
+            strides = [ostr] * len(out_types) + [
+                tuple(broadcast_strides(t._shape, t._strides, ndim)) for t in ins]
+            perm = sorted((d for d in range(ndim) if shape[d] != 1), key=lambda d: abs(ostr[d]))
+            cshape, cstr = coalesce([shape[d] for d in perm], [[s[d] for d in perm]
+                                                                for s in strides])
+            meta = np.array((len(cshape),) + cshape + sum(cstr, ()) +
+                            (0,) * len(out_types) + tuple(t._offset for t in ins), np.int64)
+            return ostr, meta
+
+        def run(*ins):
+            key = tuple((t._strides, t._offset) for t in ins)
+            lay = layouts.get(key)
+            if lay is None:
+                if len(layouts) > 64:
+                    layouts.clear()
+                lay = layouts[key] = layout(ins)
+            ostr, meta = lay
+            dev = ins[0]._storage.device
+            outs = [Tensor._make(Storage.allocate(nb, dev), shape, ostr, 0, dt)
+                    for nb, dt in zip(nbytes, dtypes)]
             if numel == 0:
                 return tuple(outs)
-            strides = [o._strides for o in outs] + [
-                tuple(broadcast_strides(t._shape, t._strides, ndim)) for t in ins]
-            o0 = outs[0]._strides
-            perm = sorted((d for d in range(ndim) if shape[d] != 1), key=lambda d: abs(o0[d]))
-            lshape = [shape[d] for d in perm]
-            lstr = [[s[d] for d in perm] for s in strides]
-            cshape, cstr = coalesce(lshape, lstr)
-            meta = np.array((len(cshape),) + cshape + sum(cstr, ()) +
-                            tuple(t._offset for t in ops), np.int64)
+            ops = outs + list(ins)
             arrays = [kernel_array(t) for t in ops]
             args = (meta, *arrays, *values)
             fn = mod.serial
