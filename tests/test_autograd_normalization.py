@@ -96,6 +96,21 @@ def test_layer_norm_backward_matches_numpy(where, dtype, weighted):
     np.testing.assert_allclose(got, expect, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_layer_norm_grad_xhat_matches_numpy(where, dtype):
+    # g * xhat per element: summed over rows it is the weight's gradient
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 2, 7)) * 2 - 1
+    g = rng.standard_normal((3, 2, 7))
+    cast = (lambda a: tl.asarray(a.astype(dtype), device=where))  # noqa: E731
+    got = _host(NB.layer_norm_grad_xhat(cast(g), cast(x), (7,), 1e-5))
+    xd, gd = x.astype(dtype).astype(np.float64), g.astype(dtype).astype(np.float64)
+    mu = xd.mean(axis=-1, keepdims=True)
+    xhat = (xd - mu) / np.sqrt(((xd - mu) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    np.testing.assert_allclose(got, gd * xhat, rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_fused_equals_composite_formulas(device, request):
     """The fused kernels against the composite helpers (run with create_graph semantics:
@@ -109,10 +124,12 @@ def test_fused_equals_composite_formulas(device, request):
     ly = tl.log_softmax(x, axis=1)
     with tl.no_grad():  # fused
         fused = [F.softmax_backward(g, y, 0), F.log_softmax_backward(g, ly, 1),
-                 F.layer_norm_backward(g, x, w, (9,), 1e-5, "x")]
+                 F.layer_norm_backward(g, x, w, (9,), 1e-5, "x"),
+                 F.layer_norm_backward(g, x, w, (9,), 1e-5, "weight")]
     gr = g.detach().requires_grad_()  # grad mode on + requires_grad: composite
     comp = [F.softmax_backward(gr, y, 0), F.log_softmax_backward(gr, ly, 1),
-            F.layer_norm_backward(gr, x, w, (9,), 1e-5, "x")]
+            F.layer_norm_backward(gr, x, w, (9,), 1e-5, "x"),
+            F.layer_norm_backward(gr, x, w, (9,), 1e-5, "weight")]
     for a, b in zip(fused, comp):
         assert not a.requires_grad and b.requires_grad  # the two paths were taken
         np.testing.assert_allclose(_host(a), _host(b), rtol=1e-12, atol=1e-12)
@@ -178,7 +195,7 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("op", ["softmax_backward", "log_softmax_backward",
-                                "layer_norm_backward"])
+                                "layer_norm_backward", "layer_norm_grad_xhat"])
 def test_cuda_kernels_compile_for_gpu(op, cuda_interpret, monkeypatch):
     """The GPU path without a GPU: the launches captured in compiled mode (single pass and
     looped) compile for sm_90 with the signature Triton derives from the arguments."""
@@ -198,7 +215,8 @@ def test_cuda_kernels_compile_for_gpu(op, cuda_interpret, monkeypatch):
     w = tl.asarray(np.ones((40,), np.float32), device="cuda")
     fn = {"softmax_backward": lambda: NB.softmax_backward(x, x, -1),
           "log_softmax_backward": lambda: NB.log_softmax_backward(x, x, -1),
-          "layer_norm_backward": lambda: NB.layer_norm_backward(x, x, w, (40,), 1e-5)}[op]
+          "layer_norm_backward": lambda: NB.layer_norm_backward(x, x, w, (40,), 1e-5),
+          "layer_norm_grad_xhat": lambda: NB.layer_norm_grad_xhat(x, x, (40,), 1e-5)}[op]
     fn()
     monkeypatch.setattr(CN, "GPU_MAX_BLOCK", {4: 16, 8: 16})  # looped on these short rows
     monkeypatch.setattr(CN, "GPU_LOOP_BLOCK", {4: 32, 8: 32})

@@ -500,9 +500,13 @@ def copysign_backward(grad, x, result):
 
 def layer_norm_backward(grad, x, weight, normalized_shape, eps, which):
     """Composite layer_norm backward (normalized over the trailing ``normalized_shape``)."""
-    fused = _fused(grad, x, weight) if which == "x" else None
+    if which == "bias":  # needs no statistics
+        return sum_to(grad, tuple(normalized_shape))
+    fused = _fused(grad, x, weight)
     if fused is not None:
-        return fused.layer_norm_backward(grad, x, weight, normalized_shape, eps)
+        if which == "x":
+            return fused.layer_norm_backward(grad, x, weight, normalized_shape, eps)
+        return sum_to(fused.layer_norm_grad_xhat(grad, x, normalized_shape, eps), weight.shape)
     k = len(normalized_shape)
     axes = tuple(range(x.ndim - k, x.ndim))
     mu = tl.mean(x, axis=axes, keepdims=True)
@@ -512,8 +516,6 @@ def layer_norm_backward(grad, x, weight, normalized_shape, eps, which):
     xhat = xc * rstd
     if which == "weight":
         return sum_to(grad * xhat, weight.shape)
-    if which == "bias":
-        return sum_to(grad, tuple(normalized_shape))
     gx = grad * weight if weight is not None else grad
     m1 = tl.mean(gx, axis=axes, keepdims=True)
     m2 = tl.mean(gx * xhat, axis=axes, keepdims=True)

@@ -21,7 +21,8 @@ from ..tensor import Tensor
 from .normalization import compute_dtype_for
 from .views import normalize_axis
 
-__all__ = ["softmax_backward", "log_softmax_backward", "layer_norm_backward"]
+__all__ = ["softmax_backward", "log_softmax_backward", "layer_norm_backward",
+           "layer_norm_grad_xhat"]
 
 
 def _check(op, grad, other, arg):
@@ -90,23 +91,25 @@ def log_softmax_backward(grad, result, axis):
     return _softmax_like("log_softmax_backward", grad, result, axis)
 
 
-def layer_norm_backward(grad, x, weight, normalized_shape, eps):
-    """The gradient of layer_norm's input ``x`` (normalized over the trailing
-    ``normalized_shape``; ``weight`` of that shape or None)."""
-    op = "layer_norm_backward"
+def _layer_norm_rows(op, grad, x, normalized_shape):
     _check(op, grad, x, "x")
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
     if k == 0 or k > x.ndim or x.shape[x.ndim - k:] != ns:
         raise ValueError(f"{op}(): argument 'normalized_shape' = {ns} does not match the "
                          f"trailing dimensions of 'x' of shape {x.shape}")
-    dtype = x.dtype
+    acc = compute_dtype_for(x.dtype)
+    g = _as_rows(grad if grad.dtype is x.dtype else grad.astype(x.dtype), None, acc)
+    return ns, math.prod(ns), acc, g, _as_rows(x, None, acc)
+
+
+def layer_norm_backward(grad, x, weight, normalized_shape, eps):
+    """The gradient of layer_norm's input ``x`` (normalized over the trailing
+    ``normalized_shape``; ``weight`` of that shape or None)."""
+    op = "layer_norm_backward"
+    ns, n, acc, g, xr = _layer_norm_rows(op, grad, x, normalized_shape)
     if x._numel == 0:
-        return zeros(x.shape, dtype=dtype, device=x.device)
-    n = math.prod(ns)
-    acc = compute_dtype_for(dtype)
-    g = _as_rows(grad if grad.dtype is dtype else grad.astype(dtype), None, acc)
-    xr = _as_rows(x, None, acc)
+        return zeros(x.shape, dtype=x.dtype, device=x.device)
     w = None
     if weight is not None:
         if weight.shape != ns:
@@ -115,4 +118,15 @@ def layer_norm_backward(grad, x, weight, normalized_shape, eps):
         w = _as_rows(weight, None, acc)
     out = empty(x.shape, dtype=acc, device=x.device)
     get_stub(op).kernel_for(x.device.type, acc)(out, g, xr, w, float(eps), x._numel // n, n)
-    return out.astype(dtype) if acc is not dtype else out
+    return out.astype(x.dtype) if acc is not x.dtype else out
+
+
+def layer_norm_grad_xhat(grad, x, normalized_shape, eps):
+    """grad * xhat (xhat = (x - mean) * rstd per row), x's shape, in the compute dtype (float32
+    for half types): its sum over the leading dims is the gradient of layer_norm's weight."""
+    op = "layer_norm_grad_xhat"
+    ns, n, acc, g, xr = _layer_norm_rows(op, grad, x, normalized_shape)
+    out = empty(x.shape, dtype=acc, device=x.device)
+    if x._numel:
+        get_stub(op).kernel_for(x.device.type, acc)(out, g, xr, float(eps), x._numel // n, n)
+    return out

@@ -39,3 +39,4 @@ from . import normalization_backward as _norm_bwd  # noqa: E402  (their fused in
 register("softmax_backward", "cpu", _norm_bwd.softmax_backward_kernel)
 register("log_softmax_backward", "cpu", _norm_bwd.log_softmax_backward_kernel)
 register("layer_norm_backward", "cpu", _norm_bwd.layer_norm_backward_kernel)
+register("layer_norm_grad_xhat", "cpu", _norm_bwd.layer_norm_grad_xhat_kernel)

@@ -8,7 +8,8 @@ kernels are plain loops that LLVM vectorizes. Per row:
 * softmax:      gx = y * (g - sum(g * y))
 * log_softmax:  gx = g - exp(y) * sum(g)   (float32 exp: the forward's vectorizable vexp32)
 * layer_norm:   mean and rstd recomputed from x, xhat = (x - mean) * rstd, gw = g * w,
-                gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+                gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)); and g * xhat, whose
+                sum over rows is the weight's gradient (layer_norm_grad_xhat)
 
 Sums are compiled with ``reassoc`` only (vector partial sums). The parallel variants split the
 rows into chunks (``prange``) above PAR_GRAIN elements, as the forward kernels do.
@@ -27,7 +28,7 @@ from .casting import kernel_array
 from .normalization import _module as _forward_module
 
 __all__ = ["softmax_backward_kernel", "log_softmax_backward_kernel",
-           "layer_norm_backward_kernel", "PAR_GRAIN"]
+           "layer_norm_backward_kernel", "layer_norm_grad_xhat_kernel", "PAR_GRAIN"]
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 _CHUNKS_PER_THREAD = 4
@@ -148,6 +149,36 @@ def _layer_norm_rows_par(out, g, x, w, eps, nchunk):
             _layer_norm_row(out, g, x, w, eps, r, n)
 
 
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _grad_xhat_row(out, g, x, eps, r, n):
+    zero = x[r, 0] * 0
+    tot = zero
+    for i in range(n):
+        tot += x[r, i]
+    mean = tot / n
+    q = zero
+    for i in range(n):
+        d = x[r, i] - mean
+        q += d * d
+    rstd = 1 / np.sqrt(q / n + eps)
+    for i in range(n):
+        out[r, i] = g[r, i] * ((x[r, i] - mean) * rstd)
+
+
+def _grad_xhat_rows(out, g, x, eps, nchunk):
+    nrows, n = g.shape
+    for c in range(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _grad_xhat_row(out, g, x, eps, r, n)
+
+
+def _grad_xhat_rows_par(out, g, x, eps, nchunk):
+    nrows, n = g.shape
+    for c in prange(nchunk):
+        for r in range(nrows * c // nchunk, nrows * (c + 1) // nchunk):
+            _grad_xhat_row(out, g, x, eps, r, n)
+
+
 def _pair(serial, parallel):
     return types.SimpleNamespace(serial=njit(**_OPTS)(serial),
                                  parallel=njit(parallel=True, **_OPTS)(parallel))
@@ -157,6 +188,7 @@ _SOFTMAX = _pair(_softmax_rows, _softmax_rows_par)
 _LOG_SOFTMAX = _pair(_log_softmax_rows, _log_softmax_rows_par)
 _LOG_SOFTMAX32 = _pair(_log_softmax_rows32, _log_softmax_rows32_par)
 _LAYER_NORM = _pair(_layer_norm_rows, _layer_norm_rows_par)
+_GRAD_XHAT = _pair(_grad_xhat_rows, _grad_xhat_rows_par)
 
 
 def _rows(t, shape):
@@ -195,3 +227,9 @@ def layer_norm_backward_kernel(out, grad, x, weight, eps, nrows, n):
     w = (kernel_array(weight)[weight._offset:weight._offset + n] if weight is not None
          else np.ones(n, out._dtype.np_dtype))
     _run("layer_norm_backward", _LAYER_NORM, out, (grad, x), (w, w.dtype.type(eps)), nrows, n)
+
+
+def layer_norm_grad_xhat_kernel(out, grad, x, eps, nrows, n):
+    """out = grad * (x - mean) * rstd per row (the weight gradient before its sum over rows)."""
+    _run("layer_norm_grad_xhat", _GRAD_XHAT, out, (grad, x), (out._dtype.np_dtype.type(eps),),
+         nrows, n)

@@ -79,7 +79,8 @@ register("nonzero", "cuda", _lazy("indexing", "nonzero"))
 
 for _name in ("softmax", "log_softmax", "layer_norm"):  # fused row-wise normalizations
     register(_name, "cuda", _lazy("normalization", f"{_name}_kernel"))
-for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward"):
+for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward",
+              "layer_norm_grad_xhat"):
     register(_name, "cuda", _lazy("normalization_backward", f"{_name}_kernel"))
 
 for _name in ("uniform", "normal", "integers", "bernoulli", "multinomial"):  # Philox streams

@@ -7,7 +7,8 @@ ops/normalization_backward.py widens half types first), so a row starts at ``row
 * softmax:      gx = y * (g - sum(g * y))
 * log_softmax:  gx = g - exp(y) * sum(g)
 * layer_norm:   mean / rstd recomputed, xhat = (x - mean) rstd, gw = g * w,
-                gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+                gx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat)); and g * xhat, whose
+                sum over rows is the weight's gradient (layer_norm_grad_xhat)
 
 Single pass (``LOOP=False``): the row in one block of ``next_pow2(n)`` lanes. Looped (rows
 longer than the largest block): the sums sweep the row in BLOCK chunks, then a last sweep
@@ -25,7 +26,7 @@ from .normalization import _reduce, _warps
 from .pointwise import VALUE_TL, scalar_code
 
 __all__ = ["softmax_backward_kernel", "log_softmax_backward_kernel",
-           "layer_norm_backward_kernel", "kernel_source"]
+           "layer_norm_backward_kernel", "layer_norm_grad_xhat_kernel", "kernel_source"]
 
 _I32_MAX = 2 ** 31 - 1
 
@@ -142,11 +143,64 @@ def _layer_norm_lines(acc_tl):
     return lines
 
 
+def _grad_xhat_lines(acc_tl):
+    """out = g * (x - mean) * rstd (the weight gradient before its sum over rows)."""
+    eps = f"({scalar_code(_dt.float64, 'eps_lo', 'eps_hi')}).to({acc_tl})"
+    lines = [
+        f"    nf = n.to({acc_tl})",
+        f"    eps = {eps}",
+        "    if LOOP:",
+        f"        sv = tl.full((BLOCK,), 0.0, {acc_tl})",
+        "        for start in range(0, n, BLOCK):",
+        "            c = start + cols",
+        "            mask = c < n",
+        f"            sv = sv + {_ld('px', acc_tl)}",
+    ]
+    lines += _reduce("tot", "sv", "_add", 8)
+    lines += [
+        "        mean = fdiv_ieee(tot, nf)",
+        f"        qv = tl.full((BLOCK,), 0.0, {acc_tl})",
+        "        for start in range(0, n, BLOCK):",
+        "            c = start + cols",
+        "            mask = c < n",
+        f"            d = tl.where(mask, {_ld('px', acc_tl)} - mean, 0.0)",
+        "            qv = qv + d * d",
+    ]
+    lines += _reduce("q", "qv", "_add", 8)
+    lines += [
+        "        rstd = rsqrt(fdiv_ieee(q, nf) + eps)",
+        "        for start in range(0, n, BLOCK):",
+        "            c = start + cols",
+        "            mask = c < n",
+        f"            x = {_ld('px', acc_tl)}",
+        f"            g = {_ld('pg', acc_tl)}",
+        "            tl.store(po + c, g * ((x - mean) * rstd), mask=mask)",
+        "    else:",
+        "        c = cols",
+        "        mask = c < n",
+        f"        x = {_ld('px', acc_tl)}",
+        f"        g = {_ld('pg', acc_tl)}",
+    ]
+    lines += _reduce("tot", "x", "_add", 8)
+    lines += [
+        "        mean = fdiv_ieee(tot, nf)",
+        "        d = tl.where(mask, x - mean, 0.0)",
+        "        dd = d * d",
+    ]
+    lines += _reduce("q", "dd", "_add", 8)
+    lines += [
+        "        rstd = rsqrt(fdiv_ieee(q, nf) + eps)",
+        "        tl.store(po + c, g * (d * rstd), mask=mask)",
+    ]
+    return lines
+
+
 def kernel_source(op, acc) -> str:
     acc_tl = VALUE_TL[acc]
     ln = op == "layer_norm_backward"
+    xhat = op == "layer_norm_grad_xhat"
     params = ["p_out", "p_g", "p_x"] + (["p_w"] if ln else []) + ["n"]
-    params += ["eps_lo", "eps_hi"] if ln else []
+    params += ["eps_lo", "eps_hi"] if ln or xhat else []
     params += ["BLOCK: tl.constexpr", "LOOP: tl.constexpr", "TREE: tl.constexpr",
                "IDX64: tl.constexpr"]
     params += ["HAS_W: tl.constexpr"] if ln else []
@@ -160,7 +214,7 @@ def kernel_source(op, acc) -> str:
         "",
         "",
         # n == 1 must stay a runtime value (n.to() below); Triton would make it a constexpr
-        "@jit(do_not_specialize=['n'" + (", 'eps_lo', 'eps_hi'" if ln else "") + "])",
+        "@jit(do_not_specialize=['n'" + (", 'eps_lo', 'eps_hi'" if ln or xhat else "") + "])",
         f"def kernel({', '.join(params)}):",
         "    pid = tl.program_id(0)",
         "    if IDX64:",
@@ -174,7 +228,8 @@ def kernel_source(op, acc) -> str:
         "    px = p_x + row",
         "    py = px",
     ]
-    lines += _layer_norm_lines(acc_tl) if ln else _softmax_lines(op, acc_tl)
+    lines += (_layer_norm_lines(acc_tl) if ln else _grad_xhat_lines(acc_tl) if xhat
+              else _softmax_lines(op, acc_tl))
     return "\n".join(lines) + "\n"
 
 
@@ -214,7 +269,7 @@ def _run(op, out, tensors, nrows, n, w=None, eps=0.0):
                     if w is not None else args[0])
         extra = {"HAS_W": w is not None}
     args.append(n)
-    if op == "layer_norm_backward":
+    if op in ("layer_norm_backward", "layer_norm_grad_xhat"):
         args += list(_launch.pack_scalar(_dt.float64.np_dtype.type(eps), _dt.float64))
     idx64 = nrows * n + block > _I32_MAX
     _launch.launch(kernel, (nrows,), args, out.device.index, BLOCK=block, LOOP=loop,
@@ -233,3 +288,7 @@ def log_softmax_backward_kernel(out, grad, result, nrows, n):
 
 def layer_norm_backward_kernel(out, grad, x, weight, eps, nrows, n):
     _run("layer_norm_backward", out, (grad, x), nrows, n, weight, eps)
+
+
+def layer_norm_grad_xhat_kernel(out, grad, x, eps, nrows, n):
+    _run("layer_norm_grad_xhat", out, (grad, x), nrows, n, None, eps)
