@@ -6,7 +6,8 @@ Run: python benchmarks/normalization_backward_cpu.py [--rounds N] [--dtype float
 Per shape (rows x n, normalized over the last axis) and op, best-of-N times of:
 
 * fused:     the one-pass row kernel (tensorlib.ops.normalization_backward, what backward
-             without create_graph runs),
+             without create_graph runs; layer_norm_w: the weight gradient, g * xhat fused
+             then summed over rows),
 * composite: the same gradient as tensorlib ops (the formulas double backward records:
              2-3 pointwise ops and a row reduction, each a pass over memory),
 * numpy:     the composite formula as NumPy expressions.
@@ -74,6 +75,17 @@ def main():
             return rstd * (gw - gw.mean(axis=1, keepdims=True)
                            - xhat * (gw * xhat).mean(axis=1, keepdims=True))
 
+        def lnw_comp():
+            mu = tl.mean(xt, axis=ax, keepdims=True)
+            xc = xt - mu
+            rstd = 1.0 / tl.sqrt(tl.mean(xc * xc, axis=ax, keepdims=True) + 1e-5)
+            return tl.sum(gt * (xc * rstd), axis=(0,))
+
+        def lnw_np():
+            mu = x.mean(axis=1, keepdims=True)
+            xc = x - mu
+            return (g * (xc / np.sqrt((xc * xc).mean(axis=1, keepdims=True) + 1e-5))).sum(0)
+
         cases = {
             "softmax": (lambda: NB.softmax_backward(gt, y, -1),
                         lambda: y * (gt - tl.sum(gt * y, axis=ax, keepdims=True)),
@@ -83,6 +95,8 @@ def main():
                             lambda: g - np.exp(lyn) * g.sum(axis=1, keepdims=True)),
             "layer_norm": (lambda: NB.layer_norm_backward(gt, xt, wt, (n,), 1e-5),
                            ln_comp, ln_np),
+            "layer_norm_w": (lambda: tl.sum(NB.layer_norm_grad_xhat(gt, xt, (n,), 1e-5),
+                                            axis=(0,)), lnw_comp, lnw_np),
         }
         number = max(1, int(2e6 // x.size))
         for op, (fused, comp, npf) in cases.items():
