@@ -308,6 +308,20 @@ def test_bad_input():
     ro2.grad = tl.asarray(np.ones(3))
     with pytest.raises(ValueError, match=r"SGD.step\(\): argument 'params' is read-only"):
         opt.step()
+    assert all(st["step"] == 0 for st in opt.state.values())  # refused before any change
+    with pytest.raises(TypeError, match=r"SGD\(\): parameters must be an ordered collection"):
+        tl.optim.SGD({p})
+
+
+def test_step_bumps_version_seen_by_saved_tensors():
+    # a graph that saved the parameter before the step can't silently use the new values
+    p = tl.asarray(np.array([1.0, 2.0])).requires_grad_()
+    opt = tl.optim.SGD([p], lr=0.1)
+    (p * p).sum().backward()
+    y = (p * p).sum()
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
 
 
 # ---------------------------------------------------------------- CUDA (interpret backend)

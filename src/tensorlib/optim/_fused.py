@@ -16,8 +16,8 @@ layout: states are made with the parameter's layout (zeros_like); a gradient in 
 is copied into the parameter's first, and a parameter that is not dense (a strided view) is
 packed into a dense copy and written back after the kernel. Half types compute in float32 and
 round once on store; complex parameters are updated as (re, im) pairs of reals (PyTorch's
-view_as_real rule). Each written parameter's version counter is bumped (check_writable, which
-also refuses read-only parameters).
+view_as_real rule). The optimizer calls check_writable on each parameter first (refusing
+read-only ones, bumping the version counter autograd's saved-tensor check reads).
 
 Kernels and their coefficient rows (``sign`` is -1 with maximize=True, else 1):
   sgd          (lr, wd, sign)                              p -= lr * (sign*g + wd*p)
@@ -75,7 +75,6 @@ def run(opname, variant, device, dtype, items, state_names):
     ``device``) with one launch; ``variant``: (kernel name, flag): the flag is nesterov for
     sgd_momentum, amsgrad for adam. ``opname``: the optimizer, for errors."""
     from ..allocation import empty_like
-    from ..dispatch.dispatcher import check_writable
     kname = variant[0]
     n_st = {"sgd": 0, "sgd_momentum": 1, "adam": 3 if variant[1] else 2}[kname]
     names = state_names[:n_st]
@@ -83,8 +82,7 @@ def run(opname, variant, device, dtype, items, state_names):
     keep = []        # temporaries alive until the launch (gradient copies, packed params)
     write_back = []  # (param, packed copy)
     mult = 2 if dtype.kind == "c" else 1
-    for p, g, st, row in items:
-        check_writable(p, f"{opname}.step", "params")
+    for p, g, st, row in items:  # (the optimizer checked that each p may be written)
         work = p
         ws = p._strides
         if not _dense(p._shape, ws):

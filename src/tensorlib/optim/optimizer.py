@@ -13,6 +13,7 @@ import math
 import numbers
 
 from ..autograd.grad_mode import no_grad
+from ..dispatch.dispatcher import check_writable
 from ..tensor import Tensor
 from . import _fused
 
@@ -42,6 +43,9 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(f"{name}(): argument 'params' must be an iterable of Tensors or of "
                             f"dicts, got a single Tensor (wrap it in a list)")
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(f"{name}(): parameters must be an ordered collection (a set's "
+                            f"order changes between runs, and state dicts index by position)")
         try:
             groups = list(params)
         except TypeError:
@@ -65,6 +69,9 @@ class Optimizer:
             params = [params]
         elif params is None:
             raise ValueError(f"{name}.add_param_group(): the group has no 'params'")
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError(f"{name}(): parameters must be an ordered collection (a set's "
+                            f"order changes between runs, and state dicts index by position)")
         params = list(params)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         for i, p in enumerate(params):
@@ -128,6 +135,8 @@ class Optimizer:
                     if grad is None:
                         continue
                     self._check_grad(p, grad)
+                    # refuses a read-only parameter before any state changes; counts the write
+                    check_writable(p, f"{type(self).__name__}.step", "params")
                     st = self.state.get(p)
                     if st is None:
                         st = self.state[p] = self._init_state(p, group)
