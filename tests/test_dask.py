@@ -331,3 +331,28 @@ def test_cluster_tensorlib_backend_random(client):
     assert type(r) is tl.Tensor and tuple(r.shape) == (300,)
     np.testing.assert_allclose(r.numpy(), x.compute(scheduler="sync").numpy().mean(axis=0),
                                rtol=1e-6)
+
+
+def test_index_conversions_dask_uses_bad_input():
+    """argmax over all axes unravels and re-ravels chunk indices through NumPy's functions."""
+    with pytest.raises(ValueError, match="unravel_index.*out of bounds"):
+        np.unravel_index(tl.asarray(12), (3, 4))
+    with pytest.raises(ValueError, match="ravel_multi_index.*out of bounds"):
+        np.ravel_multi_index([tl.asarray(3), tl.asarray(0)], (3, 4))
+    with pytest.raises(TypeError, match="unravel_index.*'indices' must hold integers"):
+        np.unravel_index(tl.asarray(1.5), (3, 4))
+    with pytest.raises(TypeError, match="ravel_multi_index.*'mode'"):
+        np.ravel_multi_index([tl.asarray(1), tl.asarray(0)], (3, 4), mode="clip")
+
+
+def test_rng_out_keyword():
+    """dask's Generator passes NumPy's ``out=`` to random / standard_normal."""
+    rng = tl.random.default_rng(3)
+    out = tl.empty((4, 5), dtype=tl.float32)
+    assert rng.random(out=out) is out
+    assert 0 <= float(out.numpy().min()) and float(out.numpy().max()) < 1
+    assert rng.standard_normal(size=(4, 5), out=out) is out
+    with pytest.raises(ValueError, match="random.*'size'.*'out'"):
+        rng.random(size=3, out=out)
+    with pytest.raises(TypeError, match="standard_normal.*'out'"):
+        rng.standard_normal(out=np.empty(3))

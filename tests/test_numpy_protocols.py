@@ -230,6 +230,8 @@ FUNCTION_CASES = {
     np.triu: [((A,), {})],
     np.take: [((A, np.array([0, 2])), {"axis": 1}), ((A, np.array([[1, 5]])), {})],
     np.take_along_axis: [((A, np.argsort(A, axis=1)), {"axis": 1})],
+    np.unravel_index: [((np.array([0, 5, 11]), (3, 4)), {}), ((np.array(7), (2, 2, 2)), {})],
+    np.ravel_multi_index: [(([np.array([0, 2, 1]), np.array([3, 1, 0])], (3, 4)), {})],
     np.diff: [((A,), {}), ((A,), {"n": 2, "axis": 1})],
     np.diagonal: [((A,), {"offset": 1})],
     np.unique: [((F_NAN,), {}), ((I,), {"return_counts": True, "return_inverse": True,

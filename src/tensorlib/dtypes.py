@@ -102,6 +102,12 @@ class DType:
         return to_numpy_dtype(self)
 
     @property
+    def type(self) -> type:
+        """The NumPy scalar type (``np.float32``...), as ``np.dtype.type``: dask reads it from
+        a dask array's dtype, which is its tensorlib chunks' dtype."""
+        return to_numpy_dtype(self).type
+
+    @property
     def is_floating_point(self) -> bool:
         return self.kind == "f"
 

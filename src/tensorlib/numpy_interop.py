@@ -909,11 +909,63 @@ def _asarray(a, dtype=None, order=None, *, copy=None, device=None, **kwargs):
     if order not in (None, "K", "A", "C"):
         _unsupported("asarray", "order", order)
     for k, v in kwargs.items():
-        if k not in ("subok", "ndmin") or (k == "ndmin" and v):
+        if k not in ("subok", "ndmin"):
             _unsupported("asarray", k, v)
     if not isinstance(a, Tensor):
         a = np.asarray(a)  # NumPy's inference (float64 for Python floats)
-    return tl.asarray(a, dtype=_dtype_arg(dtype, "asarray"), device=device, copy=copy)
+    t = tl.asarray(a, dtype=_dtype_arg(dtype, "asarray"), device=device, copy=copy)
+    ndmin = operator.index(kwargs.get("ndmin", 0))
+    if ndmin > t.ndim:  # leading ones, as NumPy (dask's chunk_max asks for it)
+        t = t.reshape((1,) * (ndmin - t.ndim) + tuple(t.shape))
+    return t
+
+
+def _index_tensor(x, fname, arg):
+    t = x if isinstance(x, Tensor) else tl.asarray(np.asarray(x))
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"numpy.{fname}(): argument '{arg}' must hold integers, got {t.dtype}")
+    return t.astype(tl.int64)
+
+
+def _dims(shape):
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    return tuple(operator.index(n) for n in shape)
+
+
+@implements(np.unravel_index)
+def _unravel_index(indices, shape, order="C"):
+    if order != "C":
+        _unsupported("unravel_index", "order", order)
+    idx, dims = _index_tensor(indices, "unravel_index", "indices"), _dims(shape)
+    size = int(np.prod(dims, dtype=np.int64))
+    if idx.numel() and (bool(tl.any(idx < 0)) or bool(tl.any(idx >= size))):
+        raise ValueError(f"numpy.unravel_index(): argument 'indices' has an index out of bounds "
+                         f"for shape {dims}")
+    out, rest = [], idx
+    for n in reversed(dims):
+        out.append(rest % n if n else rest)
+        rest = rest // n if n else rest
+    return tuple(reversed(out))
+
+
+@implements(np.ravel_multi_index)
+def _ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    if mode != "raise":
+        _unsupported("ravel_multi_index", "mode", mode)
+    if order != "C":
+        _unsupported("ravel_multi_index", "order", order)
+    dims = _dims(dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"numpy.ravel_multi_index(): argument 'multi_index' has "
+                         f"{len(multi_index)} coordinate arrays for {len(dims)} dimensions")
+    flat = None
+    for i, n in zip(multi_index, dims):
+        i = _index_tensor(i, "ravel_multi_index", "multi_index")
+        if i.numel() and (bool(tl.any(i < 0)) or bool(tl.any(i >= n))):
+            raise ValueError(f"numpy.ravel_multi_index(): argument 'multi_index' has a "
+                             f"coordinate out of bounds for shape {dims}")
+        flat = i if flat is None else flat * n + i
+    return flat
 
 
 @implements(np.array)

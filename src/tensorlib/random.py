@@ -343,18 +343,31 @@ class RNG:
                             f"{t.dtype}")
         return t
 
-    def random(self, size=None, dtype="float64"):
-        """Uniform floats in [0, 1)."""
-        return self._float(size, dtype, "random").uniform_(0.0, 1.0, generator=self.generator)
+    def _out(self, out, size, op):
+        """NumPy's ``out=``: a floating tensor to fill (``size``, if given, must be its shape)."""
+        from .tensor import Tensor
+        if not isinstance(out, Tensor) or out.dtype.kind != "f":
+            raise TypeError(f"{op}(): argument 'out' must be a real floating tensor, got "
+                            f"{getattr(out, 'dtype', type(out).__name__)}")
+        if size is not None and _size(size, op) != tuple(out.shape):
+            raise ValueError(f"{op}(): argument 'size' {size} does not match the shape of "
+                             f"'out' {tuple(out.shape)}")
+        return out
+
+    def random(self, size=None, dtype="float64", out=None):
+        """Uniform floats in [0, 1) (written into ``out`` when given, as NumPy's)."""
+        t = self._float(size, dtype, "random") if out is None else self._out(out, size, "random")
+        return t.uniform_(0.0, 1.0, generator=self.generator)
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype="float64"):
         """Uniform floats in [low, high)."""
         lo, hi = _real_scalar(low, "uniform", "low"), _real_scalar(high, "uniform", "high")
         return self._float(size, dtype, "uniform").uniform_(lo, hi, generator=self.generator)
 
-    def standard_normal(self, size=None, dtype="float64"):
-        return self._float(size, dtype, "standard_normal").normal_(0.0, 1.0,
-                                                                   generator=self.generator)
+    def standard_normal(self, size=None, dtype="float64", out=None):
+        t = self._float(size, dtype, "standard_normal") if out is None else \
+            self._out(out, size, "standard_normal")
+        return t.normal_(0.0, 1.0, generator=self.generator)
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype="float64"):
         mean = _real_scalar(loc, "normal", "loc")
