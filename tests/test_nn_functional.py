@@ -222,6 +222,20 @@ def test_cross_entropy_values_and_grad(reduction):
     got = F.cross_entropy(_t(x), tl.asarray(t), reduction=reduction)
     np.testing.assert_allclose(_np(got), _ce_ref(x, t, reduction=reduction), rtol=1e-12)
     assert gradcheck(lambda a: F.cross_entropy(a, tl.asarray(t), reduction=reduction), [_t(x)])
+    assert gradgradcheck(lambda a: F.cross_entropy(a, tl.asarray(t[:3]), reduction=reduction),
+                         [_t(x[:3])])
+    # a 1-D input (one sample) and its 0-d target
+    assert gradcheck(lambda a: F.cross_entropy(a, tl.asarray(np.int64(2)), reduction=reduction),
+                     [_t(x[0])])
+    # float32 gradients stay float32 and equal softmax - one-hot (scaled by the reduction)
+    x32 = tl.asarray(x.astype(np.float32)).requires_grad_()
+    out = F.cross_entropy(x32, tl.asarray(t), reduction=reduction)
+    (out.sum() if reduction == "none" else out).backward()
+    assert x32.grad.dtype == tl.float32
+    e = np.exp(x - x.max(1, keepdims=True))
+    want = e / e.sum(1, keepdims=True) - np.eye(4)[t]
+    np.testing.assert_allclose(_np(x32.grad), want / (5 if reduction == "mean" else 1),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_cross_entropy_weight_ignore_smoothing_and_spatial():

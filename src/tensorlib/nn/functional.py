@@ -256,6 +256,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          f"for {n_cls} classes (valid: 0..{n_cls - 1}, or ignore_index="
                          f"{ignore_index})")
     any_ignored = bool(ignored.any())
+    if weight is None and not any_ignored and label_smoothing == 0.0 and input.ndim <= 2:
+        return CrossEntropy.apply(input, target, axis, reduction)
     valid = None
     idx = target
     if any_ignored:
@@ -290,6 +292,44 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     else:
         smooth = _reduce(smooth, reduction)
     return loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_cls)
+
+
+class CrossEntropy(Function):
+    """The plain case of cross_entropy (no class weights, no ignored targets, no smoothing,
+    input (C,) or (N, C)) as one node whose backward is softmax minus the one-hot target:
+    exp, a broadcast compare with arange, a subtract and a scale, instead of the composed
+    ops' gather backward (a scatter-add through the host) and four more nodes. Under
+    create_graph the backward recomputes log_softmax from the input, so double backward
+    is differentiated through it."""
+
+    @staticmethod
+    def forward(ctx, x, t, axis, reduction):
+        logp = tl.log_softmax(x, axis=axis)
+        ti = tl.unsqueeze(t, axis)
+        nll = -tl.squeeze(tl.take_along_axis(logp, ti, axis=axis), axis)
+        ctx.save_for_backward(x, logp, ti)
+        ctx.axis = axis
+        ctx.reduction = reduction
+        return _reduce(nll, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, logp, ti = ctx.saved_tensors
+        axis = ctx.axis
+        if tl.is_grad_enabled():  # create_graph: a softmax connected to x's graph
+            logp = tl.log_softmax(x, axis=axis)
+        n_cls = x.shape[axis]
+        classes = tl.arange(n_cls, device=x.device)
+        if axis == 1:
+            classes = tl.reshape(classes, (1, n_cls))
+        d = tl.exp(logp) - tl.equal(classes, ti)  # softmax - one-hot (bool counts as 0 / 1)
+        if ctx.reduction == "mean":
+            scale = grad / (x.size // n_cls)
+        elif ctx.reduction == "sum":
+            scale = grad
+        else:
+            scale = tl.unsqueeze(grad, axis)
+        return d * scale, None, None, None
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
