@@ -66,7 +66,8 @@ def main(argv=None) -> int:
         g = g.numpy()
         same = np.allclose(g, w, rtol=1e-4, atol=1e-4)
         ok &= same
-        show = lambda v: np.array2string(np.asarray(v), precision=4, separator=", ")
+        show = lambda v: np.array2string(np.asarray(v), precision=4, separator=", ",
+                                         prefix="  tensorlib ")
         print(f"{name}: {'equal' if same else 'DIFFERENT'}\n  tensorlib {show(g)}\n"
               f"  NumPy     {show(w)}")
     print(f"computed on tensorlib chunks in {elapsed:.2f} s ({where})")
