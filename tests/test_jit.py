@@ -619,3 +619,21 @@ def test_fused_cuda_pointwise_bit_identical(dtype):
     got = (got,) if isinstance(got, tl.Tensor) else got
     for a, b in zip(got, (fn(xt, yc),) if dtype != "int8" else fn(xt, yc)):
         _same_bits(a.cpu(), b.cpu())
+
+
+def test_parallel_variants_bit_identical(monkeypatch):
+    """Above the parallel grain the fused kernels' parallel twins run (compiled at once here):
+    the same bits as eager for the dense, strided and rows kernels."""
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", False)
+    x = _t((300, 130))
+    tf = jit.trace(gelu, (x,))
+    for xi in (x, _t((130, 300)).transpose(0, 1)):
+        for _ in range(2):
+            out = tf(xi)
+        _same_bits(out, gelu(xi))
+    w, b = _t((130,)), _t((130,))
+    tn = jit.trace(rownorm, (x, w, b))
+    out, g = _optimized(tn, x, w, b)
+    assert g.fusion_groups()
+    np.testing.assert_allclose(out.numpy(), rownorm(x, w, b).numpy(), rtol=1e-4, atol=1e-5)

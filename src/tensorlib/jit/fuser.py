@@ -24,13 +24,14 @@ from __future__ import annotations
 import ast
 import math
 import threading
+import types
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..allocation import empty_strided_like_order
 from ..dispatch.iterator import compute_dtype_for
-from ..shape import broadcast_strides, coalesce
+from ..shape import broadcast_strides, coalesce, contiguous_strides
 from ..storage import Storage
 from ..tensor import Tensor
 from .ir import Graph, TensorType
@@ -448,6 +449,26 @@ def _pointwise_source(gen, sub, what):
             L += [ind + s for s in gen.stmts[n]]
         L += [f"{ind}o{i}[np.uint64(q{i} + i * s{i})] = {gen.var[o]}" for i, o in enumerate(outs)]
         src += "\n" + "\n".join(L) + "\n"
+    # The dense twin: every operand contiguous with the group's shape (the common case, and
+    # what the guard's contiguity makes likely): one tiled loop over n elements, the body
+    # once instead of in both branches above, so a cold first call compiles about half as much.
+    offs = [f"f{k}" for k in range(nops)]
+    for fname, par in (("flat_serial", False), ("flat_parallel", True)):
+        rng = "prange" if par else "range"
+        L = [f"@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
+             f"def {fname}({', '.join(['n'] + arrays + offs + params)}):",
+             f"    ntiles = (n + {TILE - 1}) // {TILE}",
+             f"    for t in {rng}(ntiles):",
+             f"        start = t * {TILE}",
+             f"        stop = min(n, start + {TILE})"]
+        L += [f"        w{k} = {arr}[f{k} + start:f{k} + stop]" for k, arr in enumerate(arrays)]
+        L.append("        for i in range(stop - start):")
+        ind = " " * 12
+        L += [f"{ind}x{j} = w{len(outs) + j}[i]" for j in range(len(ins))]
+        for n in body_nodes:
+            L += [ind + s for s in gen.stmts[n]]
+        L += [f"{ind}w{i}[i] = {gen.var[o]}" for i, o in enumerate(outs)]
+        src += "\n" + "\n".join(L) + "\n"
     return src
 
 
@@ -638,7 +659,8 @@ def compile_group(node):
         ndim = len(shape)
         numel = math.prod(shape)
 
-        layouts = {}  # per inputs' (strides, offsets): outputs' strides and the loop meta
+        layouts = {}  # per inputs' (strides, offsets): outputs' strides, loop meta, dense?
+        flat = types.SimpleNamespace(serial=mod.flat_serial, parallel=mod.flat_parallel)
         nbytes = [numel * t.dtype.itemsize for t in out_types]
         dtypes = [t.dtype for t in out_types]
 
@@ -654,7 +676,9 @@ def compile_group(node):
                                                                 for s in strides])
             meta = np.array((len(cshape),) + cshape + sum(cstr, ()) +
                             (0,) * len(out_types) + tuple(t._offset for t in ins), np.int64)
-            return ostr, meta
+            dense = all(t._shape == shape and t.is_contiguous() for t in ins) and (
+                ostr == contiguous_strides(shape))
+            return ostr, meta, dense
 
         def run(*ins):
             key = tuple((t._strides, t._offset) for t in ins)
@@ -663,7 +687,7 @@ def compile_group(node):
                 if len(layouts) > 64:
                     layouts.clear()
                 lay = layouts[key] = layout(ins)
-            ostr, meta = lay
+            ostr, meta, _ = lay
             dev = ins[0]._storage.device
             outs = [Tensor._make(Storage.allocate(nb, dev), shape, ostr, 0, dt)
                     for nb, dt in zip(nbytes, dtypes)]
@@ -671,10 +695,15 @@ def compile_group(node):
                 return tuple(outs)
             ops = outs + list(ins)
             arrays = [kernel_array(t) for t in ops]
-            args = (meta, *arrays, *values)
-            fn = mod.serial
-            if numel >= GRAIN and cores.parallel_ready(mod, args, numel):
-                fn = mod.parallel
+            if lay[2]:
+                args = (numel, *arrays, *[t._offset for t in ops], *values)
+                m = flat
+            else:
+                args = (meta, *arrays, *values)
+                m = mod
+            fn = m.serial
+            if numel >= GRAIN and cores.parallel_ready(m, args, numel):
+                fn = m.parallel
             launch(fn, label, outs, ops, *args)
             return tuple(outs)
     else:
