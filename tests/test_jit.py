@@ -99,6 +99,27 @@ def test_fusion_group_printing_and_copy():
     assert str(g.copy()) == text
 
 
+def test_printing_round_trips_through_the_parser():
+    from tensorlib.jit.ir import parse_graph
+
+    def f(x):
+        parts = tl.split(x, [2], 1)
+        y = tl.concat(list(parts), axis=1).astype(tl.float64)
+        return y.sum(axis=(0,)) * float("-inf"), gelu(x)
+    x = _t((4, 5))
+    tf = jit.trace(f, (x,), check_trace=False)
+    _, opt = _optimized(tf, x)
+    for g in (tf.graph, opt):
+        text = str(g)
+        back = parse_graph(text)
+        back.lint()
+        assert str(back) == text
+    assert "prim::FusionGroup_0" in str(opt)
+    k = tl.asarray(np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="tensor constants"):
+        parse_graph(str(jit.trace(lambda x: x + k, (x,)).graph))
+
+
 # ---------------------------------------------------------------- tracer
 def test_trace_records_ops_constants_and_code():
     x = _t((4, 8))
