@@ -118,8 +118,8 @@ def main():
         logits = forward(params, x_test, False, gen, args.dropout)
     pred = np.asarray(tl.argmax(logits, axis=1).cpu().numpy())
     acc = float((pred == y_test).mean())
-    print(f"loss {first:.4f} (step 1) -> {last:.4f} (last {every} steps); held-out accuracy {acc:.1%} "
-          f"({time.perf_counter() - t0:.1f} s)")
+    print(f"loss {first:.4f} (step 1) -> {last:.4f} (last {every} steps); held-out accuracy "
+          f"{acc:.1%} ({time.perf_counter() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov momentum and weight decay (PyTorch's update rule)."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_float, required
+from .optimizer import Optimizer, check_float
 
 __all__ = ["SGD"]
 
