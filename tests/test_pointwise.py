@@ -138,7 +138,12 @@ def numpy_result(op: Op, arrays_, compute, out):
     cast = [a.astype(bool) if name in op.bool_args else a.astype(compute.np_dtype)
             for name, a in zip(op.tensor_args, arrays_)]
     with np.errstate(all="ignore"):
-        return np.asarray(fn(*cast)).astype(out.np_dtype)
+        r = np.asarray(fn(*cast))
+        if op.name == "floor_divide" and compute.kind == "f":
+            # an inf / nan operand: the Array API's floor(a / b) (issue 17), not NumPy's
+            a, b = cast
+            r = np.where(np.isfinite(a) & np.isfinite(b), r, np.floor(a / b))
+        return r.astype(out.np_dtype)
 
 
 # ---------------------------------------------------------------- strategies
@@ -582,10 +587,11 @@ def test_comparison_operators_with_scalars_both_sides():
 
 
 def test_numpy_array_on_the_left_defers_to_tensor():
-    # Tensor sets __array_ufunc__ = None, so NumPy does not loop over the tensor as objects.
+    # Tensor.__array_ufunc__ (issue 17) computes ndarray + tensor with tensorlib's add: a
+    # tensor, not NumPy looping over the tensor as objects
     t = tl.asarray([1.0, 2.0])
-    with pytest.raises(TypeError):
-        np.array([1.0, 2.0]) + t
+    r = np.array([1.0, 2.0]) + t
+    assert type(r) is tl.Tensor and r.tolist() == [2.0, 4.0] and r.dtype == tl.float64
 
 
 # ---------------------------------------------------------------- weak Python scalars

@@ -130,6 +130,9 @@ def test_float_special_values_match_numpy(name, dtype):
     got = _run(name, args)
     with np.errstate(all="ignore"):
         want = np.asarray(oracle(name)(*args))
+        if name == "floor_divide":  # an inf / nan operand: the standard's floor(a / b)
+            odd = ~(np.isfinite(args[0]) & np.isfinite(args[1]))
+            want = np.where(odd, np.floor(args[0] / args[1]), want)
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != {want.dtype}"
     ok = _equal(got, want, ulps=0 if name in _EXACT else 4)
     if name in ("maximum", "minimum"):
@@ -195,12 +198,32 @@ COMPLEX_CASES = [(n, d) for n in COMPLEX_UNARY + COMPLEX_BINARY
                  for d in ("complex64", "complex128")]
 
 
+@np.errstate(all="ignore")
+def standard_complex(name, z, want):
+    """NumPy's results ``want`` of ``name(z)`` with the standard's values where tensorlib
+    follows it instead (issue 17; tests/test_array_api_gaps.py checks them one by one)."""
+    if name == "expm1":
+        # an inf / nan part: exp(z) - 1 (NumPy gives nan parts); a zero imaginary part stays
+        # itself (NumPy's exp(x) * sin(0) is nan once exp(x) overflows)
+        odd = ~(np.isfinite(z.real) & np.isfinite(z.imag))
+        real_axis = np.empty_like(z)
+        real_axis.real, real_axis.imag = np.expm1(z.real), z.imag
+        want = np.where(~odd & (z.imag == 0), real_axis, want)
+        return np.where(odd, np.exp(z) - 1, want)
+    if name == "tanh":  # tanh(+-inf + iy) = +-1 + 0j signed as y (glibc signs sin 2y)
+        fix = np.empty_like(z)
+        fix.real, fix.imag = np.copysign(1, z.real), np.copysign(0, z.imag)
+        return np.where(np.isinf(z.real), fix, want)
+    return want
+
+
 @pytest.mark.parametrize("name,dtype", COMPLEX_CASES, ids=[f"{n}-{d}" for n, d in COMPLEX_CASES])
 def test_complex_special_values_match_numpy(name, dtype):
     args = _operands(name, complex_specials(dtype), name in COMPLEX_UNARY)
     got = _run(name, args)
     with np.errstate(all="ignore"):
         want = np.asarray(oracle(name)(*args))
+        want = standard_complex(name, args[0], want)
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != {want.dtype}"
     ok = _complex_equal(got, want, 0 if name in _COMPLEX_EXACT else 8)
     if name in ("multiply", "divide", "reciprocal", "square"):
@@ -263,11 +286,12 @@ STANDARD = [
     ("floor_divide", (_Z, -1.0), _NZ), ("floor_divide", (_NZ, 1.0), _NZ),
     ("floor_divide", (1.0, _NZ), -INF), ("floor_divide", (_Z, _Z), NAN),
     ("floor_divide", (INF, INF), NAN),
-    # The standard lists floor(a / b) results here (+-inf, -0) but notes that libraries may
-    # return Python's (a // b pairs with %): NaN for +-inf // finite and -1 for a finite x1 of
-    # the other sign over +-inf. NumPy returns Python's; so do we.
-    ("floor_divide", (INF, 2.0), NAN), ("floor_divide", (-INF, -2.0), NAN),
-    ("floor_divide", (-1.0, INF), -1.0), ("floor_divide", (1.0, -INF), -1.0),
+    # The standard's floor(a / b) values with an infinite operand (issue 17; NumPy returns
+    # Python's divmod pairing instead: NaN for +-inf // finite, -1 for 1 // -inf)
+    ("floor_divide", (INF, 2.0), INF), ("floor_divide", (-INF, -2.0), INF),
+    ("floor_divide", (-INF, 2.0), -INF), ("floor_divide", (-1.0, INF), _NZ),
+    ("floor_divide", (1.0, -INF), _NZ), ("floor_divide", (-1.0, -INF), _Z),
+    ("floor_divide", (1.0, INF), _Z),
     ("floor_divide", (1.0, INF), _Z),
     ("hypot", (INF, NAN), INF), ("hypot", (NAN, -INF), INF), ("hypot", (NAN, 1.0), NAN),
     ("hypot", (_NZ, _NZ), _Z), ("hypot", (-3.0, 4.0), 5.0),

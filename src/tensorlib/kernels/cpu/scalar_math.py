@@ -533,10 +533,7 @@ def _ctanh(z):
     _, t, _, tiny, eps = _limits(x)
     one = _like(x, 1.0)
     if not (math.isfinite(x) and math.isfinite(y)):
-        if math.isinf(x):
-            if math.isfinite(y) and abs(y) > 1:
-                s, c = _sincos(y, tiny)
-                return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), s * c))
+        if math.isinf(x):  # +-1 + 0j signed as y (the Array API's; glibc signs sin(2y))
             return _cpack(z, math.copysign(one, x), math.copysign(_like(x, 0.0), y))
         if y == 0 or x == 0:  # tanh(+-0 + i inf/nan) = +-0 + i nan (C23)
             return _cpack(z, x, y if y == 0 else math.nan)
@@ -665,6 +662,21 @@ def _c_tanh(a):
 
 
 @register_jitable(**_JIT)
+def _c_expm1(a):
+    x, y = a.real, a.imag
+    if math.isfinite(x) and math.isfinite(y):
+        if y == 0:
+            return _cpack(a, np.expm1(x), y)
+        # NumPy's formula: no cancellation near 0 (exp(z) - 1 loses every digit there)
+        h = np.sin(y * _like(y, 0.5))
+        return _cpack(a, np.expm1(x) * np.cos(y) - 2 * h * h, np.exp(x) * np.sin(y))
+    # an inf / nan part: exp(z) - 1 with glibc's cexp special cases, the Array API's values
+    # (inf + 0j -> inf + 0j, -inf + inf j -> -1 + 0j; NumPy's expm1 gives nan parts)
+    w = _cexp(a)
+    return _cpack(a, w.real - _like(w.real, 1.0), w.imag)
+
+
+@register_jitable(**_JIT)
 def _c_sin(a):  # sin z = -i sinh(i z)
     if math.isinf(a.imag) and not math.isfinite(a.real):
         return _cpack(a, math.nan, math.inf)  # the standard leaves the sign open; glibc's
@@ -749,8 +761,10 @@ def _mk_floordiv(t):
             return t(a // b)
     elif k == "f":
         def impl(a, b):
-            if b == 0:
-                return a / b
+            if b == 0 or not (math.isfinite(a) and math.isfinite(b)):
+                # floor(a / b), the Array API's values: inf // 2 = inf, 1 // -inf = -0.0
+                # (NumPy's divmod gives nan and -1.0 there)
+                return np.floor(a / b)
             return _fdivmod(a, b)[0]
     else:
         return None
@@ -1228,7 +1242,7 @@ def _mk_logaddexp(t):
 
 exp = _define("exp", 1, _mk_vfunc(_vm.exp_f32, _vm.exp_f64, _c_exp), inline="always")
 exp2 = _define("exp2", 1, _mk_cfunc(np.exp2, _c_exp2))
-expm1 = _define("expm1", 1, _mk_vfunc(_vm.expm1_f32, _vm.expm1_f64, lambda a: np.expm1(a)), inline="always")
+expm1 = _define("expm1", 1, _mk_vfunc(_vm.expm1_f32, _vm.expm1_f64, _c_expm1), inline="always")
 log = _define("log", 1, _mk_vfunc(_vm.log_f32, _vm.log_f64, _c_log), inline="always")
 log2 = _define("log2", 1, _mk_cfunc(np.log2, _c_log2))
 log10 = _define("log10", 1, _mk_cfunc(np.log10, _c_log10))

@@ -458,8 +458,7 @@ def c_tanh(x, y):
     s, c = _sincos(y, tiny)
     # x or y not finite
     sx1 = _copysign(one, x)
-    big_y = _isfinite(y) & (tl.abs(y) > 1)
-    iim = tl.where(big_y, _copysign(zero, s * c), _copysign(zero, y))
+    iim = _copysign(zero, y)  # tanh(+-inf + iy) = +-1 + 0j signed as y (the Array API's)
     zre = x
     zim = tl.where(y == 0, y, nan)
     zre, zim = _sel((y == 0) | (x == 0), zre, zim, nan, nan)
@@ -544,8 +543,15 @@ def c_log10(x, y):
 
 @jit
 def c_expm1(x, y):
-    a = libdevice.exp(x)
-    return a * libdevice.cos(y) + (-1.0), a * libdevice.sin(y)
+    # the CPU's _c_expm1: NumPy's formula (no cancellation near 0), y == 0 exact, and
+    # exp(z) - 1 with c_exp's special cases where a part is inf / nan
+    h = libdevice.sin(y * 0.5)
+    em1 = libdevice.expm1(x)
+    re = em1 * libdevice.cos(y) - 2.0 * h * h
+    im = libdevice.exp(x) * libdevice.sin(y)
+    re, im = _sel(y == 0, em1, y, re, im)
+    er, ei = c_exp(x, y)
+    return _sel(_isfinite(x) & _isfinite(y), re, im, er + (-1.0), ei)
 
 
 @jit

@@ -181,7 +181,12 @@ def _fdivmod(a, b):
 def floordiv(a, b):
     if a.dtype.is_floating():
         fl, mod = _fdivmod(a, tl.where(b == 0, 1.0, b))
-        return tl.where(b == 0, fdiv_ieee(a, b), fl)
+        # floor(a / b) where b == 0 or an operand is inf / nan: the Array API's values
+        # (inf // 2 = inf, 1 // -inf = -0.0), as the CPU helper
+        q = tl.floor(fdiv_ieee(a, b))
+        fl = tl.where(isfinite(a), fl, q)  # nested wheres: an operand may be a scalar
+        fl = tl.where(isfinite(b), fl, q)
+        return tl.where(b == 0, q, fl)
     elif a.dtype.is_int_signed():
         bad = (b == 0) | (b == -1)
         bs = tl.where(bad, 1, b)
