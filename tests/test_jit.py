@@ -658,3 +658,26 @@ def test_parallel_variants_bit_identical(monkeypatch):
     out, g = _optimized(tn, x, w, b)
     assert g.fusion_groups()
     np.testing.assert_allclose(out.numpy(), rownorm(x, w, b).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_fused_trailing_all_axes_reduction_and_long_rows():
+    def f(x, y):
+        return (x * y + 1.0).sum(), tl.exp(x - 0.5).max(keepdims=True), (x * x).mean(axis=(0, 1))
+    x, y = _t((50, 70)), tl.asarray(np.float32(2.0))
+    tf = jit.trace(f, (x, y))
+    out, g = _optimized(tf, x, y)
+    assert [n.attrs["mode"] for n in g.fusion_groups()] == ["all"] * 3
+    for a, b in zip(out, f(x, y)):
+        assert a.shape == b.shape and a.dtype is b.dtype
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+    # a broadcast input cannot be read as one flat row: the reduction stays out of the group
+    w = _t((70,))
+    tw = jit.trace(lambda x, w: (x * w + 1.0).sum(), (x, w))
+    out, g = _optimized(tw, x, w)
+    assert [n.attrs["mode"] for n in g.fusion_groups()] == ["pw"] and "tl::sum" in g.kinds()
+    np.testing.assert_allclose(out.numpy(), (x * w + 1.0).sum().numpy(), rtol=1e-5)
+    # rows longer than the reduction's column block
+    xl = _t((3, 9000))
+    ts = jit.trace(softmax, (xl,))
+    out, g = _optimized(ts, xl)
+    np.testing.assert_allclose(out.numpy(), softmax(xl).numpy(), rtol=1e-5, atol=1e-9)

@@ -6,7 +6,9 @@ Grouping is greedy in node order. A node joins a group that produced one of its 
 (a) it is pointwise (an op with a ``pointwise:`` expression in ops.yaml, functional form) with
 the group's element shape, or, in a *rows* group, the reduced-row shape (..., 1); or (b) it
 is a sum / mean / max / min over the last axis of an element value (the group becomes a rows
-group); and no node outside the group that runs before it uses a group value (the group runs
+group), or over all axes as a pointwise group's last node (an *all* group: one row of every
+element, so its outside inputs must be contiguous with its shape or single elements); and no
+node outside the group that runs before it uses a group value (the group runs
 where its last member was). Every node must be pure by the alias analysis (no writes, nothing
 read from a written alias set), on the CPU, with complete observed types.
 
@@ -91,20 +93,24 @@ def node_dtypes(info, node):
     return compute_dtype_for(common), out
 
 
-def _reduce_axis_ok(node, ndim) -> bool:
+def _reduce_axis(node, ndim) -> str | None:
+    """'last' (a reduction over the last axis), 'all' (over every axis) or None."""
     try:
         axis = _const(node.inputs[1])
         keep = _const(node.inputs[2])
         dtype = _const(node.inputs[3]) if node.op_name == "sum" else None
     except KeyError:
-        return False
+        return None
     if dtype is not None or not isinstance(keep, bool):
-        return False
+        return None
+    if axis is None or (isinstance(axis, (list, tuple))
+                        and sorted(a % ndim for a in axis) == list(range(ndim))):
+        return "all"
     if isinstance(axis, (list, tuple)):
         if len(axis) != 1:
-            return False
+            return None
         axis = axis[0]
-    return isinstance(axis, int) and axis in (-1, ndim - 1)
+    return "last" if isinstance(axis, int) and axis in (-1, ndim - 1) else None
 
 
 def _eligible(node, db) -> str | None:
@@ -146,15 +152,19 @@ def _eligible(node, db) -> str | None:
         x = node.inputs[0].type
         if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
                 and x.dtype in (_dt.float32, _dt.float64) and len(x.shape) >= 1
-                and x.shape[-1] > 1 and out.dtype is x.dtype and _reduce_axis_ok(node, len(x.shape))):
-            return "red"
+                and x.shape[-1] > 1 and out.dtype is x.dtype):
+            how = _reduce_axis(node, len(x.shape))
+            if how == "last":
+                return "red"
+            if how == "all" and x.numel > 1:
+                return "red_all"
     return None
 
 
 # ---- grouping --------------------------------------------------------------------------------
 class _Group:
     def __init__(self, mode, shape, device):
-        self.mode = mode          # 'pw' | 'rows'
+        self.mode = mode          # 'pw' | 'rows' | 'all' (a trailing all-axes reduction)
         self.shape = tuple(shape)  # element shape
         self.device = device
         self.nodes = []
@@ -192,6 +202,19 @@ def _internal_levels_ok(group, node, out_level) -> bool:
     return True
 
 
+def _flat_inputs_ok(group, red) -> bool:
+    """An all-axes reduction runs the group as one row of every element: each tensor the group
+    reads from outside must be contiguous with the group's shape, or a single element."""
+    for m in group.nodes:
+        for v in m.inputs:
+            if v.node in group.members or not v.is_tensor:
+                continue
+            t = v.type
+            if t.numel != 1 and not (t.shape == group.shape and t.contiguous):
+                return False
+    return True
+
+
 def _find_groups(graph, db):
     pos = {n: i for i, n in enumerate(graph.nodes)}
     group_of = {}
@@ -203,9 +226,20 @@ def _find_groups(graph, db):
         shape = n.outputs[0].type.shape
         device = n.outputs[0].type.device
         cands = []
+        if kind == "red_all":
+            # joins the pointwise group making its input, as the group's last node
+            g = group_of.get(n.inputs[0].node)
+            if (g is not None and g.mode == "pw" and n.inputs[0].type.shape == g.shape
+                    and not _blocked(g, n, pos) and _flat_inputs_ok(g, n)):
+                g.mode = "all"
+                g.nodes.append(n)
+                g.members.add(n)
+                group_of[n] = g
+            continue
         for v in n.inputs:
             g = group_of.get(v.node)
-            if g is None or g in cands or g.device != device or _blocked(g, n, pos):
+            if (g is None or g in cands or g.device != device or g.mode == "all"
+                    or _blocked(g, n, pos)):
                 continue
             if kind == "pw":
                 lv = g.level(shape)
@@ -483,7 +517,7 @@ def _rows_source(gen, sub, what):
     Element values a pass needs are recomputed in it (registers, no memory traffic)."""
     outs = sub.outputs
     ins = sub.inputs
-    sig = ["R", "C", "RB"]
+    sig = ["R", "C", "RB", "CB"]
     for i in range(len(outs)):
         sig += [f"ro{i}", f"cso{i}", f"o{i}"]
     for j in range(len(ins)):
@@ -500,7 +534,7 @@ def _rows_source(gen, sub, what):
          f"def {{fname}}({', '.join(sig)}):",
          "    nchunks = (R + RB - 1) // RB",
          "    for ch in {rng}(nchunks):",
-         "        buf = np.empty(C, np.float64)",
+         f"        buf = np.empty(min(C, CB), np.float64)",
          "        for r in range(ch * RB, min(R, ch * RB + RB)):"]
     # Per input, by its observed type (the guard fixes shape and contiguity): a row value
     # (last dim broadcast) is loaded once per row; a contiguous one is sliced to the row, so
@@ -552,52 +586,56 @@ def _rows_source(gen, sub, what):
                     done.add(n)
                     progress = True
 
-    def emit_pass(targets):
+    def emit_pass(targets, head, body_ind, rng="range(C)"):
         nodes = [n for n in gen.deps(targets, stop=row_values()) if n not in done]
-        L.append(f"{ind}for c in range(C):")
+        L.append(f"{head}for c in {rng}:")
         used = gen.inputs_of(nodes) + [v for v in targets if v.node is None]
         for v in dict.fromkeys(used):
             j = ins.index(v)
             if access[j] != "row":
-                L.append(load(j))
+                L.append(body_ind + load(j).lstrip())
         for n in nodes:
-            L.extend(ind2 + s for s in gen.stmts[n])
+            L.extend(body_ind + s for s in gen.stmts[n])
 
     def ref(v):
         return gen.var[v]
 
     emit_row_nodes()
+    ind3 = ind2 + "    "
     for red in reds:
         x = red.inputs[0]
-        emit_pass([x])
-        L.append(f"{ind2}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
         op = red.op_name
+        # Column blocks of CB: the values into a cache-resident buffer (vectorizable), then
+        # folded: eight independent float64 sums (no serial dependency chain), or a max/min
+        # scan where NaN propagates (once tot is NaN it stays; a NaN element replaces tot).
         if op in ("sum", "mean"):
-            # eight independent float64 accumulators: no serial dependency chain
-            L += [f"{ind}" + " = ".join(f"s{q}" for q in range(8)) + " = 0.0",
-                  f"{ind}c8 = C - C % 8",
-                  f"{ind}for c in range(0, c8, 8):"]
-            L += [f"{ind}    s{q} += buf[c + {q}]" for q in range(8)]
-            L += [f"{ind}tot = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))",
-                  f"{ind}for c in range(c8, C):",
-                  f"{ind}    tot += buf[c]"]
+            L.append(f"{ind}" + " = ".join(f"s{q}" for q in range(8)) + " = 0.0")
+        else:
+            L.append(f"{ind}tot = {'-' if op == 'max' else ''}np.inf")
+        L += [f"{ind}for cb in range(0, C, CB):", f"{ind2}ce = min(C, cb + CB)"]
+        emit_pass([x], ind2, ind3, "range(cb, ce)")
+        L.append(f"{ind3}buf[c - cb] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
+        L.append(f"{ind2}m = ce - cb")
+        if op in ("sum", "mean"):
+            L += [f"{ind2}m8 = m - m % 8", f"{ind2}for q in range(0, m8, 8):"]
+            L += [f"{ind3}s{q} += buf[q + {q}]" for q in range(8)]
+            L += [f"{ind2}for q in range(m8, m):", f"{ind3}s0 += buf[q]"]
+            L.append(f"{ind}tot = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))")
             if op == "mean":
                 L.append(f"{ind}tot = tot / C")
         else:
             cmp = ">" if op == "max" else "<"
-            # NaN propagates: once tot is NaN it stays; a NaN element replaces tot
-            L += [f"{ind}tot = buf[0]",
-                  f"{ind}for c in range(1, C):",
-                  f"{ind}    e = buf[c]",
-                  f"{ind}    if (e {cmp} tot or e != e) and tot == tot:",
-                  f"{ind}        tot = e"]
+            L += [f"{ind2}for q in range(m):",
+                  f"{ind3}e = buf[q]",
+                  f"{ind3}if (e {cmp} tot or e != e) and tot == tot:",
+                  f"{ind3}    tot = e"]
         k = sub.nodes.index(red)
         L.append(f"{ind}v{k} = {gen.cast_code(_dt.float64, gen.dtype[red.outputs[0]], 'tot')}")
         done.add(red)
         emit_row_nodes()
     elem_outs = [o for o in outs if is_elem(o)]
     if elem_outs:
-        emit_pass(elem_outs)
+        emit_pass(elem_outs, ind, ind2)
         for i, o in enumerate(outs):
             if is_elem(o):
                 L.append(f"{ind2}u{i}[c] = {ref(o)}")
@@ -713,9 +751,17 @@ def compile_group(node):
         C = shape[-1]
         lead = tuple(shape[:-1])
         nd = len(shape)
+        if mode == "all":
+            # one "row" of every element: the grouping admitted only inputs that are
+            # contiguous with the group's shape (unit stride) or a single element (stride 0)
+            R, C, lead = 1, math.prod(shape), ()
         RB = max(1, min(64, R // 32))
+        CB = 4096  # column block: the reduction buffer stays in L1/L2
 
         def operand(t, output=False):
+            if mode == "all":
+                return (_row_offsets((), (), t._offset), 1 if t._numel > 1 else 0,
+                        kernel_array(t))
             if output and t._shape == lead:  # a non-keepdims reduction result
                 full = tuple(t._strides) + (0,)
             else:
@@ -725,7 +771,7 @@ def compile_group(node):
         def run(*ins):
             dev = ins[0].device
             outs = [empty_strided_like_order(t.shape, t.dtype, dev, None) for t in out_types]
-            args = [R, C, RB]
+            args = [R, C, RB, CB]
             for o in outs:
                 args += operand(o, True)
             for t in ins:
