@@ -1,10 +1,15 @@
 """tl.optim: SGD / Adam / AdamW against NumPy reference implementations of PyTorch's update
 rules, one fused launch per (device, dtype), state dicts, zero_grad, bad input; CUDA on the
 interpret backend against the CPU kernels."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import ptxas_available
 from tensorlib.runtime.cpu import streams as cpu_streams
 
 
@@ -345,3 +350,42 @@ def test_cuda_matches_cpu(dtype):
             out[dev] = [_host(p) for p in ps]
         for a, b in zip(out["cpu"], out["cuda"]):
             np.testing.assert_array_equal(a, b)  # the same float arithmetic on both devices
+
+
+_AOT = """
+from tensorlib.kernels.cuda import launch
+launch.force_compiled()
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import tensorlib as tl
+from tensorlib.optim import _fused
+for dt in (tl.float32, tl.bfloat16, tl.float64):
+    mod = _fused._cuda_kernels(dt, "compiled")
+    for name, flag in (("sgd", None), ("sgd_momentum", "NESTEROV"), ("adam", "AMSGRAD")):
+        sig = {"addr": "*i64", "sizes": "*i64", "chunks": "*i64", "coef": "*fp64",
+               "BLOCK": "constexpr"}
+        const = {"BLOCK": 1024}
+        if flag:
+            sig[flag] = "constexpr"
+            const[flag] = True
+        triton.compile(ASTSource(getattr(mod, name), sig, const, {}),
+                       target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": 4, "enable_fp_fusion": False})
+        print("compiled", dt.name, name)
+"""
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="Triton's ptxas is not available")
+def test_cuda_kernels_compile_for_sm90():
+    # the interpreter accepts more than the compiler: compile the real kernels to cubin
+    # (no GPU needed), in a child process since compiled mode is process-wide
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(tl.__file__)) + os.pathsep + \
+        env.get("PYTHONPATH", "")
+    env.pop("TRITON_INTERPRET", None)
+    env.pop("TENSORLIB_CUDA_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", _AOT], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert proc.stdout.count("compiled") == 9
