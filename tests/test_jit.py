@@ -681,3 +681,21 @@ def test_fused_trailing_all_axes_reduction_and_long_rows():
     ts = jit.trace(softmax, (xl,))
     out, g = _optimized(ts, xl)
     np.testing.assert_allclose(out.numpy(), softmax(xl).numpy(), rtol=1e-5, atol=1e-9)
+
+
+def test_inputs_requiring_grad_are_not_fused():
+    x = _t((4, 5))
+    tf = jit.trace(gelu, (x,))
+    xg = _t((4, 5))
+    xg.requires_grad_()
+    for _ in range(2):
+        out = tf(xg)
+    g = jit.last_executed_optimized_graph()
+    assert not g.fusion_groups()
+    assert out.requires_grad
+    _same_bits(out.detach(), gelu(xg).detach())
+    out.sum().backward()  # the unfused graph's ops were recorded by autograd
+    traced_grad = xg.grad.clone()
+    xg.grad = None
+    gelu(xg).sum().backward()
+    _same_bits(traced_grad, xg.grad)

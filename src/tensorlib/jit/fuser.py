@@ -123,6 +123,8 @@ def _eligible(node, db) -> str | None:
     cuda = out.device.startswith("cuda")
     if not (cuda or out.device == "cpu") or not db.pure(node):
         return None
+    if out.requires_grad or any(v.is_tensor and v.type.requires_grad for v in node.inputs):
+        return None  # autograd records eager ops; a fused kernel has no backward
     info = pointwise_info(node)
     if info is not None:
         from ..dispatch import dispatcher
