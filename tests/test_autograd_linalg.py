@@ -72,6 +72,11 @@ def _cases(c):
         "eigh_both": (lambda a: (lambda r: (r.eigenvectors * tl.expand_dims(
             tl.exp(r.eigenvalues), axis=-2)) @ mH(r.eigenvectors))(L.eigh(herm(a))),
             [leaf((3, 3), c)]),
+        "eigh_batched": (lambda a: (lambda r: (r.eigenvalues, phase_free(r.eigenvectors)))(
+            L.eigh(herm(a))), [leaf((2, 2, 2), c)]),
+        "cholesky_batched": (lambda a: L.cholesky(spd(a)), [leaf((2, 2, 2), c)]),
+        "qr_batched": (L.qr, [leaf((2, 3, 2), c)]),
+        "pinv_batched": (L.pinv, [leaf((2, 2, 3), c)]),
         "svdvals": (L.svdvals, [leaf((4, 3), c)]),
         "svd_tall": (lambda a: (lambda r: (phase_free(r.U), r.S, phase_free(r.Vh),
                                            r.U @ r.Vh))(L.svd(a, full_matrices=False)),

@@ -35,8 +35,18 @@ from . import normalization as _normalization  # noqa: E402  (fused softmax / la
 register("softmax", "cpu", _normalization.softmax_kernel)
 register("log_softmax", "cpu", _normalization.log_softmax_kernel)
 register("layer_norm", "cpu", _normalization.layer_norm_kernel)
-from . import normalization_backward as _norm_bwd  # noqa: E402  (their fused input gradients)
-register("softmax_backward", "cpu", _norm_bwd.softmax_backward_kernel)
-register("log_softmax_backward", "cpu", _norm_bwd.log_softmax_backward_kernel)
-register("layer_norm_backward", "cpu", _norm_bwd.layer_norm_backward_kernel)
-register("layer_norm_grad_xhat", "cpu", _norm_bwd.layer_norm_grad_xhat_kernel)
+
+
+def _norm_bwd(name):
+    # their fused input gradients (autograd), imported at the first backward: setting up the
+    # module's kernels costs ~50 ms that a forward-only program need not pay
+    def kernel(*args):
+        from . import normalization_backward
+        return getattr(normalization_backward, name)(*args)
+    kernel.__name__ = name
+    return kernel
+
+
+for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward",
+              "layer_norm_grad_xhat"):
+    register(_name, "cpu", _norm_bwd(f"{_name}_kernel"))
