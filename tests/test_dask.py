@@ -232,6 +232,7 @@ import sys
 first = sys.argv[1]
 if first == "dask":
     import dask.array as da
+    import distributed.protocol
 import tensorlib as tl
 if first == "tensorlib":
     assert "dask" not in sys.modules, "import tensorlib imported dask"
@@ -242,6 +243,8 @@ assert concatenate_lookup.dispatch(tl.Tensor) is dask_backend._concatenate
 x = da.from_array(tl.arange(10, dtype=tl.float32), chunks=3)
 r = da.concatenate([x, x]).compute(scheduler="sync")
 assert type(x._meta) is tl.Tensor and type(r) is tl.Tensor and r.shape == (20,)
+from distributed.protocol import serialize
+assert serialize(tl.ones((2,)))[0]["serializer"] == "dask"
 print("ok")
 """
 
@@ -257,18 +260,57 @@ def test_registered_whatever_the_import_order(first):
 
 
 def test_distributed_frames_are_zero_copy():
-    """distributed serializes a chunk by pickle protocol 5: the tensor's bytes become an
-    out-of-band frame that is the tensor's own memory, not a copy."""
+    """distributed sends a CPU tensor as one frame that is the tensor's own memory, and the
+    receiver's tensor is built over the received frame: no copy on either side."""
     pytest.importorskip("distributed")
     from distributed.protocol import deserialize, serialize
     t = tl.arange(1 << 14, dtype=tl.float32).reshape((128, 128))
     header, frames = serialize(t)
-    addresses = [np.frombuffer(f, np.uint8).__array_interface__["data"][0] for f in frames
-                 if memoryview(f).nbytes == t.nbytes]
-    assert addresses == [t.data_ptr()]
-    back = deserialize(header, frames)
-    assert type(back) is tl.Tensor
+    assert header["serializer"] == "dask"
+    (frame,) = frames
+    assert np.frombuffer(frame, np.uint8).__array_interface__["data"][0] == t.data_ptr()
+    received = bytearray(frame)  # what a receiving worker holds: a buffer of its own
+    back = deserialize(header, [received])
+    assert type(back) is tl.Tensor and back.dtype == tl.float32 and back.shape == (128, 128)
+    assert back.data_ptr() == np.frombuffer(received, np.uint8).__array_interface__["data"][0]
     np.testing.assert_array_equal(back.numpy(), t.numpy())
+    back += 1  # writable, as the sender's was; the sender's tensor is not touched
+    assert float(back.numpy()[0, 0]) == 1 and float(t.numpy()[0, 0]) == 0
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "bool", "complex64", "int8"])
+def test_distributed_serializer_dtypes_and_layouts(dtype):
+    pytest.importorskip("distributed")
+    from distributed.protocol import deserialize, serialize
+    base = tl.asarray(np.arange(24).reshape(4, 6) % 3 == 1) if dtype == "bool" else \
+        tl.arange(24, dtype=tl.float32).reshape((4, 6)).astype(getattr(tl, dtype))
+    for t in (base, base.T[::-1], base[1:3, ::2]):  # contiguous, transposed and strided views
+        header, frames = serialize(t)
+        back = deserialize(header, [bytearray(f) for f in frames])
+        assert back.dtype == t.dtype and back.shape == t.shape
+        np.testing.assert_array_equal(back.astype(tl.float32).numpy() if dtype == "bfloat16"
+                                      else back.numpy(),
+                                      t.astype(tl.float32).numpy() if dtype == "bfloat16"
+                                      else t.numpy())
+    ro = tl.from_numpy(np.frombuffer(bytes(16), dtype=np.float32))
+    header, frames = serialize(ro)
+    assert deserialize(header, [bytearray(f) for f in frames]).is_readonly
+
+
+def test_distributed_deserialize_bad_input():
+    pytest.importorskip("distributed")
+    from distributed.protocol import serialize
+    header, frames = serialize(tl.zeros((3, 4)))
+    loads = dask_backend._dask_deserialize_tensor
+    sub = header["sub-header"]
+    with pytest.raises(ValueError, match="field 'dtype'"):
+        loads({**sub, "dtype": "float128"}, frames)
+    with pytest.raises(ValueError, match="field 'shape'"):
+        loads({**sub, "shape": [3, -4]}, frames)
+    with pytest.raises(ValueError, match="field 'data'.*truncated"):
+        loads(sub, [bytes(47)])
+    with pytest.raises(ValueError, match="one data frame"):
+        loads(sub, [])
 
 
 # ---------------------------------------------------------------- on a LocalCluster

@@ -22,9 +22,11 @@ Two parts:
   :class:`PhiloxBitGenerator` for ``da.random.default_rng``). Every chunk gets its own seed
   (dask spawns them), so results do not depend on the scheduler or on which worker runs a chunk.
 
-Chunks travel between processes (``distributed``) by pickle protocol 5: ``Tensor.__reduce_ex__``
-hands a contiguous CPU tensor's memory to distributed as an out-of-band frame without copying it
-(``serialization.py``).
+* **Between processes** (``distributed``): CPU tensors get distributed's "dask" serializer
+  (:func:`register_distributed`, hooked like ``register()``): one frame that is the tensor's own
+  memory on the sending side, and a tensor over the received frame on the other, so a chunk is
+  copied by neither (pickle, which ``serialization.py`` keeps, copies on load). CUDA tensors
+  fall through to pickle (via host memory).
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ import numpy as np
 
 from .random import Generator as _Generator
 
-__all__ = ["register", "install_import_hook", "TensorlibBackendEntrypoint", "RandomState",
+__all__ = ["register", "register_distributed", "install_import_hook", "TensorlibBackendEntrypoint", "RandomState",
            "PhiloxBitGenerator", "to_tensorlib_dispatch"]
 
 _lock = threading.Lock()
@@ -209,38 +211,122 @@ def register():
         _registered = True
 
 
+# ---------------------------------------------------------------- distributed's serializer
+_FN = "tensorlib.dask_backend: distributed deserialize"
+
+
+def _dask_serialize_tensor(t):
+    """distributed's "dask" serializer family for CPU tensors: a header (dtype name, shape,
+    read-only) and one frame, the C-order bytes: the tensor's own memory when it is
+    contiguous, as the pickle path (``serialization._host_bytes``). CUDA tensors go on to the
+    pickle family (NotImplementedError), which moves them through host memory."""
+    if t.device.type != "cpu":
+        raise NotImplementedError("CUDA tensors are pickled (through host memory)")
+    from .serialization import _host_bytes
+    header = {"dtype": t.dtype.name, "shape": list(t.shape),
+              "readonly": bool(t._storage.readonly)}
+    return header, [memoryview(_host_bytes(t))]
+
+
+def _dask_deserialize_tensor(header, frames):
+    """The receiving side: a tensor over the received frame, without a copy (as distributed
+    does for NumPy arrays; the frame is a buffer of its own, which the tensor keeps alive).
+    A frame that is misaligned for the dtype, or read-only while the tensor was writable, is
+    copied. Every field is checked (typed errors naming it)."""
+    from . import dtypes as _dt
+    from .shape import contiguous_strides
+    from .storage import Storage
+    from .tensor import Tensor
+    dtype = _dt._BY_NAME.get(header.get("dtype")) if isinstance(header.get("dtype"), str) \
+        else None
+    if dtype is None:
+        raise ValueError(f"{_FN}: field 'dtype': unknown dtype {header.get('dtype')!r:.40}")
+    shape = header.get("shape")
+    if not isinstance(shape, (list, tuple)) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 1 << 62 for n in shape):
+        raise ValueError(f"{_FN}: field 'shape': expected non-negative ints, got {shape!r:.80}")
+    shape = tuple(shape)
+    if len(frames) != 1:
+        raise ValueError(f"{_FN}: expected one data frame, got {len(frames)}")
+    arr = np.frombuffer(frames[0], dtype=np.uint8)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if arr.nbytes != nbytes:
+        raise ValueError(f"{_FN}: field 'data': {arr.nbytes} bytes, the shape and dtype need "
+                         f"{nbytes} (truncated?)")
+    readonly = bool(header.get("readonly", False))
+    if arr.ctypes.data % dtype.itemsize or (not arr.flags.writeable and not readonly):
+        arr = arr.copy()
+    storage, offset = Storage.from_buffer(arr)
+    if readonly:
+        storage.readonly = True
+    return Tensor._make(storage, shape, contiguous_strides(shape), offset // dtype.itemsize,
+                        dtype)
+
+
+def register_distributed():
+    """Registers the serializer above with distributed (idempotent)."""
+    global _distributed_registered
+    with _lock:
+        if _distributed_registered:
+            return
+        from distributed.protocol.serialize import dask_deserialize, dask_serialize
+        from .tensor import Tensor
+        dask_serialize.register(Tensor)(_dask_serialize_tensor)
+        dask_deserialize.register(Tensor)(_dask_deserialize_tensor)
+        _distributed_registered = True
+
+
+_distributed_registered = False
+
+
 # ---------------------------------------------------------------- registering on import
-_HOOK_MODULE = "dask.array.backends"  # imported by dask.array's __init__ after core/dispatch
+# module -> what to run once it has executed: dask.array.backends is imported by dask.array's
+# __init__ after core and dispatch; distributed's serializer registries live in the other
+_HOOKS = {"dask.array.backends": register,
+          "distributed.protocol.serialize": register_distributed}
 
 
 class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps the loader of ``dask.array.backends`` so that
-    :func:`register` runs once that module has executed, then leaves ``sys.meta_path``."""
+    """Finds nothing itself: wraps the loader of the modules in ``_HOOKS`` so that their
+    registration runs once the module has executed; leaves ``sys.meta_path`` when none is
+    left to wait for."""
+
+    def __init__(self, waiting):
+        self.waiting = set(waiting)
 
     def find_spec(self, name, path, target=None):
-        if name != _HOOK_MODULE:
+        if name not in self.waiting:
             return None
-        sys.meta_path.remove(self)  # one shot; also keeps find_spec below from finding us
-        spec = importlib.util.find_spec(name)
+        self.waiting.discard(name)
+        sys.meta_path.remove(self)  # also keeps find_spec below from finding us
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            if self.waiting:
+                sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        loader = spec.loader
-        original = loader.exec_module
+        original = spec.loader.exec_module
+        then = _HOOKS[name]
 
         def exec_module(module):
             original(module)
-            register()
-        loader.exec_module = exec_module
+            then()
+        spec.loader.exec_module = exec_module
         return spec
 
 
 def install_import_hook():
-    """Called by ``import tensorlib``: registers now if dask.array is loaded, else arranges
-    for :func:`register` to run when it is."""
-    if _HOOK_MODULE in sys.modules:
-        register()
-    elif not any(isinstance(f, _RegisterAfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterAfterImport())
+    """Called by ``import tensorlib``: registers with dask.array and distributed now where
+    they are loaded, and arranges for the registration of the others when they are."""
+    waiting = []
+    for name, then in _HOOKS.items():
+        if name in sys.modules:
+            then()
+        else:
+            waiting.append(name)
+    if waiting and not any(isinstance(f, _RegisterAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RegisterAfterImport(waiting))
 
 
 # ---------------------------------------------------------------- random numbers
