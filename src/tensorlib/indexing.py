@@ -10,7 +10,7 @@ from .tensor import Tensor
 
 _CPU_KEY = backend_key_for("cpu")
 
-__all__ = ["getitem", "setitem", "basic_index"]
+__all__ = ["getitem", "setitem", "basic_index", "set_autograd_hooks"]
 
 
 def _expand_key(key, ndim, op):
@@ -104,7 +104,21 @@ def _slice0(t: Tensor, k: slice) -> Tensor:
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
 
 
+# Autograd's versions (tensorlib.autograd.indexing_backward installs them; this layer can't import
+# it), called for tensors with autograd state: they index detached aliases (this code) and record
+# the graph around that.
+_autograd_getitem = None
+_autograd_setitem = None
+
+
+def set_autograd_hooks(getitem_fn, setitem_fn) -> None:
+    global _autograd_getitem, _autograd_setitem
+    _autograd_getitem, _autograd_setitem = getitem_fn, setitem_fn
+
+
 def getitem(self: Tensor, key):
+    if self._autograd is not None and _autograd_getitem is not None:
+        return _autograd_getitem(self, key)
     tk = type(key)
     if tk is slice and self._shape and type(self) is Tensor:
         return _slice0(self, key)
@@ -126,6 +140,10 @@ def getitem(self: Tensor, key):
 
 
 def setitem(self: Tensor, key, value) -> None:
+    if _autograd_setitem is not None and (self._autograd is not None or
+                                          getattr(value, "_autograd", None) is not None):
+        _autograd_setitem(self, key, value)
+        return
     check_writable(self, "__setitem__")  # ops check their written arguments in the dispatcher
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.

@@ -4,17 +4,30 @@ overlapping as_strided): repeated indices must add up, which no plain write does
 The accumulation runs on the host (NumPy's ``add.at`` over the gradient's memory; a CUDA gradient
 is copied over and back). It is wrapped as an autograd Function whose own backward is the gather,
 so double backward through it works.
+
+Also autograd's side of ``Tensor.__getitem__`` / ``__setitem__`` (installed into indexing.py, which
+sits below autograd): basic indexing gives a differentiable view (SliceBackward), advanced
+indexing a gather whose backward scatter-adds (IndexBackward), and ``x[key] = v`` records an
+in-place write (IndexPutBackward: x's gradient zero where written, v's the gathered gradient).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import indexing as _indexing
 from ..shape import normalize_axis
+from ..tensor import Tensor
 from .function import Function
+from .grad_mode import is_grad_enabled
+from .graph import Node, attach_output, edge_of, requires_grad
 from .namespace import ops as tl
+from .views import after_inplace, mark_view
 
-__all__ = ["index_add_flat", "scatter_add_along_axis", "scatter_along_axis", "index_add_axis"]
+__all__ = ["index_add_flat", "scatter_add_along_axis", "scatter_along_axis", "index_add_axis",
+           "autograd_getitem", "autograd_setitem"]
 
 
 def _host(t):
@@ -108,3 +121,141 @@ def index_add_axis(grad, indices, axis, shape):
     flat = index_add_flat(total, tl.reshape(pos, (-1,)), tl.reshape(g, (-1,)))
     out = tl.reshape(flat, (shape[axis],) + rest)
     return tl.moveaxis(out, (0,), (axis,))
+
+
+# ---- Tensor.__getitem__ / __setitem__ with autograd ---------------------------------------------
+# indexing.py calls these (through set_autograd_hooks) for tensors with autograd state; the
+# element work is indexing.py's own, done on detached aliases, and these record the graph.
+
+def _recording(*ts) -> bool:
+    return is_grad_enabled() and any(requires_grad(t) for t in ts)
+
+
+def _positions(shape, key, device):
+    """The flat (C-order) positions of a tensor of ``shape`` that ``key`` selects, shaped as the
+    selection: ``arange(numel).reshape(shape)[key]``."""
+    n = math.prod(shape)
+    return _indexing.getitem(tl.reshape(tl.arange(n, dtype=_dt.int64, device=device), shape),
+                             key)
+
+
+class _ScatterIntoZeros(Function):
+    """zeros(shape) with ``[key]`` set to g: the backward of a basic-indexing view (the key
+    selects every position at most once). Its own backward is the indexing itself."""
+
+    @staticmethod
+    def forward(ctx, g, shape, key):
+        ctx.key = key
+        out = tl.zeros(shape, dtype=g.dtype, device=g.device)
+        _indexing.getitem(out, key).copy_(g)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[ctx.key], None, None
+
+
+class _SliceBackward(Node):
+    """grad_fn of ``x[key]`` for a basic key (ints, slices, None, Ellipsis): a view of x."""
+
+    __slots__ = ("shape", "key")
+    _name = "SliceBackward"
+
+    def __init__(self, edge, shape, key):
+        super().__init__((edge,), 1)
+        self.shape, self.key = shape, key
+
+    def apply(self, grads):
+        return [_ScatterIntoZeros.apply(grads[0], self.shape, self.key)]
+
+
+class _IndexBackward(Node):
+    """grad_fn of ``x[key]`` for an advanced key (integer arrays, masks): a gather, so the
+    gradient is scatter-added (an element picked several times gets every gradient)."""
+
+    __slots__ = ("shape", "key")
+    _name = "IndexBackward"
+
+    def __init__(self, edge, shape, key):
+        super().__init__((edge,), 1)
+        self.shape, self.key = shape, key
+
+    def apply(self, grads):
+        g = grads[0]
+        pos = _positions(self.shape, self.key, g.device)
+        flat = index_add_flat(math.prod(self.shape), tl.reshape(pos, (-1,)),
+                              tl.reshape(g, (-1,)))
+        return [tl.reshape(flat, self.shape)]
+
+
+def autograd_getitem(x, key):
+    out = _indexing.getitem(x.detach(), key)
+    if not _recording(x):
+        return out
+    view = out._storage is x._storage   # basic indexing (a 0-d integer tensor key too) is a view
+    node = (_SliceBackward if view else _IndexBackward)(edge_of(x), x._shape, key)
+    attach_output(out, node, 0)
+    if view:
+        mark_view(out, x)
+    return out
+
+
+class _IndexPutBackward(Node):
+    """grad_fn of x after ``x[key] = value``: x's old values survive outside the written
+    positions (gradient zeroed there); the value gets the gradient of the positions it was
+    written to, summed over its broadcasting."""
+
+    __slots__ = ("key", "value_meta")
+    _name = "IndexPutBackward"
+
+    def __init__(self, x_edge, value_edge, key, value_meta):
+        super().__init__((x_edge, value_edge), 1)
+        self.key, self.value_meta = key, value_meta
+
+    def apply(self, grads):
+        g = grads[0]
+        gx = gv = None
+        if self.next_functions[0][0] is not None:
+            keep = tl.ones(g.shape, dtype=g.dtype, device=g.device)
+            _indexing.setitem(keep, self.key, 0)
+            gx = g * keep
+        if self.value_meta is not None:
+            shape, dtype = self.value_meta
+            gv = g[self.key]
+            # the value may have fewer dims than the selection (broadcast) or extra leading 1s
+            lead = len(shape) - gv.ndim
+            core = shape[lead:] if lead > 0 else shape
+            gv = tl.reshape(tl.sum_to(gv, core), shape)
+            if gv.dtype.kind == "c" and dtype.kind != "c":
+                gv = tl.real(gv)
+            if gv.dtype is not dtype:
+                gv = gv.astype(dtype)
+        return [gx, gv]
+
+
+def autograd_setitem(x, key, value):
+    value_grad = isinstance(value, Tensor) and requires_grad(value)
+    if not _recording(x, value):
+        _indexing.setitem(x.detach(), key, value.detach() if isinstance(value, Tensor) else value)
+        return
+    m = x._autograd
+    base = m.view_base if m is not None else None
+    for t, what in ((x, "tensor"), (base, "base of the view")):
+        bm = t._autograd if t is not None else None
+        if bm is not None and bm.grad_fn is None and bm.requires_grad:
+            raise RuntimeError(
+                f"__setitem__(): a leaf tensor that requires grad (the {what} written to) is "
+                f"being used in an in-place operation; write into a copy (x.clone()), or wrap "
+                f"the write in tl.no_grad()")
+    x_edge = edge_of(x)
+    v_edge = edge_of(value) if value_grad else (None, 0)
+    meta = (value._shape, value._dtype) if value_grad else None
+    _indexing.setitem(x.detach(), key, value.detach() if isinstance(value, Tensor) else value)
+    node = _IndexPutBackward(x_edge, v_edge, key, meta)
+    if x._storage.device.type == "cuda":
+        from ..streams import current_stream
+        node.stream = current_stream(x.device)
+    after_inplace(x, node)
+
+
+_indexing.set_autograd_hooks(autograd_getitem, autograd_setitem)
