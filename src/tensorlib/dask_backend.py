@@ -40,8 +40,9 @@ import numpy as np
 
 from .random import Generator as _Generator
 
-__all__ = ["register", "register_distributed", "install_import_hook", "TensorlibBackendEntrypoint", "RandomState",
-           "PhiloxBitGenerator", "to_tensorlib_dispatch"]
+__all__ = ["register", "register_distributed", "install_import_hook",
+           "TensorlibBackendEntrypoint", "RandomState", "PhiloxBitGenerator",
+           "to_tensorlib_dispatch"]
 
 _lock = threading.Lock()
 _registered = False
