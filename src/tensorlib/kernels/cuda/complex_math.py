@@ -543,15 +543,21 @@ def c_log10(x, y):
 
 @jit
 def c_expm1(x, y):
-    # the CPU's _c_expm1: NumPy's formula (no cancellation near 0), y == 0 exact, and
-    # exp(z) - 1 with c_exp's special cases where a part is inf / nan
+    # the CPU's _c_expm1: NumPy's formula (no cancellation near 0), y == 0 exact; where x is
+    # +-inf, the values of exp(z) - 1 with c_exp's special cases (written out: calling c_exp
+    # here spills registers for complex128); a nan / inf y with finite x is nan + nan j as is
     h = libdevice.sin(y * 0.5)
+    s = libdevice.sin(y)
+    c = libdevice.cos(y)
     em1 = libdevice.expm1(x)
-    re = em1 * libdevice.cos(y) - 2.0 * h * h
-    im = libdevice.exp(x) * libdevice.sin(y)
-    re, im = _sel(y == 0, em1, y, re, im)
-    er, ei = c_exp(x, y)
-    return _sel(_isfinite(x) & _isfinite(y), re, im, er + (-1.0), ei)
+    re = em1 * c - 2.0 * h * h
+    im = libdevice.exp(x) * s
+    finy = _isfinite(y)
+    zero = _full(x, 0.0)
+    ire, iim = _sel(x > 0, tl.where(finy, x * c, x), tl.where(finy, x * s, _nan(x)),
+                    _full(x, -1.0), tl.where(finy, _copysign(zero, s), _copysign(zero, y)))
+    re, im = _sel(_isinf(x), ire, iim, re, im)
+    return _sel(y == 0, em1, y, re, im)
 
 
 @jit
