@@ -322,6 +322,8 @@ S("roll", lambda a: tl.roll(a, (1, -1), axis=(0, 1)), R(2, 3))
 S("roll", lambda a: tl.roll(a, (2,)), R(2, 2))
 S("repeat", lambda a: tl.repeat(a, (2,), axis=0), R(2, 2))
 S("repeat", lambda a: tl.repeat(a, (3,)), R(2))
+S("repeat", lambda a: tl.repeat(a, (2, 0, 1), axis=1), R(2, 3))   # a count per element
+S("repeat", lambda a: tl.repeat(a, (1, 3, 2, 0)), R(2, 2, layout="T"))
 S("tile", lambda a: tl.tile(a, (2, 1)), R(2, 2))
 S("tile", lambda a: tl.tile(a, (2, 1, 2)), R(3))
 S("tril", lambda a: tl.tril(a), R(3, 3))

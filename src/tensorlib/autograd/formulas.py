@@ -454,9 +454,19 @@ def tile_backward(grad, shape, reps):
 
 
 def repeat_backward(grad, x, repeats, axis):
-    """repeat with one count for every element: fold the copies onto a new axis and sum."""
+    """repeat with one count for every element: fold the copies onto a new axis and sum; with
+    a count per element, add each output slice into the element it copies (the same repeat of
+    arange says which)."""
     if len(repeats) != 1:
-        raise RuntimeError("repeat backward: per-element repeat counts are not supported yet")
+        from .indexing_backward import index_add_axis
+        if axis is None:
+            n = x.numel()
+            src = tl.repeat(tl.arange(n, dtype=_dt.int64, device=grad.device), list(repeats))
+            return tl.reshape(index_add_axis(tl.reshape(grad, (-1,)), src, 0, (n,)), x.shape)
+        axis = normalize_axis(axis, x.ndim, "repeat")
+        src = tl.repeat(tl.arange(x.shape[axis], dtype=_dt.int64, device=grad.device),
+                        list(repeats))
+        return index_add_axis(grad, src, axis, x.shape)
     r = repeats[0]
     if axis is None:
         g = tl.reshape(grad, (x.numel(), r))
