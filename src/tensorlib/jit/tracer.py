@@ -39,7 +39,6 @@ class _Tls(threading.local):
 
 
 _tls = _Tls()
-_registered = False
 _reg_lock = threading.Lock()
 
 
@@ -62,12 +61,10 @@ def _tracer_kernel(op, ks, args):
 
 
 def ensure_registered() -> None:
-    """Registers the tracer's kernel at the Tracer key for every op (once, on first use)."""
-    global _registered
+    """Registers the tracer's kernel at the Tracer key for every op. Done at every trace
+    (about 2 ms): other code may have replaced or removed the Tracer fallback since."""
     with _reg_lock:
-        if not _registered:
-            dispatcher.fallback(DispatchKey.Tracer, _tracer_kernel)
-            _registered = True
+        dispatcher.fallback(DispatchKey.Tracer, _tracer_kernel)
 
 
 # ---- TracerWarning: a traced tensor converted to a Python value ------------------------------
