@@ -78,6 +78,19 @@ def test_bfloat16_maps_to_ml_dtypes():
     assert tl.bfloat16 != np.float16 and tl.float16 != bf
 
 
+def test_ml_dtypes_bfloat16_arrays_convert_without_a_copy():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    a = np.array([1.5, 2.25, -3.0], dtype=ml_dtypes.bfloat16)
+    t = tl.asarray(a)
+    assert t.dtype is tl.bfloat16 and t.tolist() == [1.5, 2.25, -3.0]
+    a[0] = 7.0  # the tensor views the array's memory
+    assert t.tolist()[0] == 7.0
+    s = tl.add(t, a)  # an ml_dtypes array as an operand
+    assert s.dtype is tl.bfloat16 and s.tolist() == [14.0, 4.5, -6.0]
+    with pytest.raises(TypeError, match="unsupported array dtype"):
+        tl.asarray(np.zeros(2, dtype="V2"))
+
+
 def test_bfloat16_without_ml_dtypes(monkeypatch):
     monkeypatch.setitem(sys.modules, "ml_dtypes", None)  # import raises ImportError
     with pytest.raises(TypeError, match="NumPy has no bfloat16.*ml_dtypes"):

@@ -67,7 +67,7 @@ def _tensor(x, fname, arg, device=None, scalars=False):
     if isinstance(x, (np.ndarray, np.generic, list, tuple, bool, int, float, complex)):
         _check_host(device, fname, arg)
         arr = np.asarray(x)
-        if arr.dtype.kind not in "biufc":
+        if arr.dtype.kind not in "biufc" and arr.dtype.name != "bfloat16":  # ml_dtypes
             raise TypeError(f"numpy.{fname}(): argument '{arg}' has dtype {arr.dtype}, which "
                             f"tensorlib does not have")
         return tl.asarray(arr)
@@ -977,7 +977,7 @@ def array_operand(x, op, arg):
     """A NumPy array given where an op takes a Tensor: wrapped without a copy (a CPU tensor
     over its memory; byte-swapped or misaligned data is copied). Next to a CUDA tensor the op
     then reports the two devices."""
-    if x.dtype.kind not in "biufc":
+    if x.dtype.kind not in "biufc" and x.dtype.name != "bfloat16":  # ml_dtypes' bfloat16
         raise TypeError(f"{op}(): argument '{arg}' is a NumPy array of dtype {x.dtype}, which "
                         f"tensorlib does not have")
     return tl.asarray(x)

@@ -308,7 +308,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
         elif not isinstance(obj, _NOT_BUFFERS):
             from_np = _buffer_numpy(obj)
         if from_np is not None:
-            if from_np.dtype.kind not in "biufc":
+            if from_np.dtype.kind not in "biufc" and from_np.dtype.name != "bfloat16":
+                # (ml_dtypes' bfloat16 holds the bits tensorlib's bfloat16 stores)
                 raise TypeError(f"asarray(): unsupported array dtype {from_np.dtype}")
         else:
             if copy is False:
