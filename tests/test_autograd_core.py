@@ -105,6 +105,41 @@ def test_grad_is_not_aliased_between_leaves():
     assert b.grad.numpy()[0] == 1.0
 
 
+def test_one_gradient_object_reaching_two_leaves_is_not_shared():
+    class Both(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g  # the same object for both inputs
+
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    Both.apply(a, b).sum().backward()
+    assert a.grad is not b.grad
+    a.grad.zero_()
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, 1.0])
+    c = leaf([1.0, 2.0])
+    parts = tl.unbind(tl.stack([c, c * 2.0]), 0)  # gradients are views of one buffer
+    (parts[0] + parts[1]).sum().backward()
+    np.testing.assert_allclose(c.grad.numpy(), [3.0, 3.0])
+
+
+def test_first_gradient_is_kept_without_a_copy_when_unshared():
+    x = leaf([1.0, 2.0])
+    ptrs = []
+    x.register_hook(lambda g: ptrs.append(g.data_ptr()))  # keeps no reference to g
+    tl.exp(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
+    assert x.grad.data_ptr() == ptrs[0]  # the engine's gradient became x.grad, no copy
+    held = []
+    w = leaf([1.0, 2.0])
+    w.register_hook(lambda g: held.append(g))  # now somebody else holds it: copied
+    tl.exp(w).sum().backward()
+    assert w.grad.data_ptr() != held[0].data_ptr()
+
+
 def test_second_backward_without_retain_graph_raises():
     x = leaf([1.0, 2.0])
     y = (tl.exp(x)).sum()

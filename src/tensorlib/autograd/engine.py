@@ -139,6 +139,9 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
                 if left == 1:
                     ready.append(nxt)
                 deps[nxt] = left - 1
+            # Drop this step's references: a gradient reaching a leaf may then be kept as its
+            # .grad without a copy when nothing else refers to it (graph.accumulate_into).
+            out = g = buf = grads = None
     finally:
         set_tls_keys(tls.included, prev_excluded)
     return captured

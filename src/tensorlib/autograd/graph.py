@@ -8,6 +8,7 @@ AccumulateGrad node, which adds the incoming gradient to ``leaf.grad``.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 
@@ -97,17 +98,34 @@ class AccumulateGrad(Node):
 
 
 def accumulate_into(t: Tensor, g: Tensor) -> None:
-    """t.grad += g, without ever writing into a tensor the graph may still hand out (the first
-    gradient is copied unless it has a history of its own, as with create_graph=True)."""
+    """t.grad += g, without ever writing into a tensor the graph may still hand out: the first
+    gradient is kept as it is only when nothing else can reach it (PyTorch's "steal" rule) or it
+    has a history of its own (create_graph=True), else it is copied; later ones add."""
     m = t._autograd
     with _accumulate_lock:
         old = m.grad
         if old is None:
-            m.grad = g if g.requires_grad else g.clone()
+            m.grad = g if g.requires_grad or _unshared(g) else g.clone()
         elif g.requires_grad or old.requires_grad:
             m.grad = old + g
         else:
             old += g
+
+
+# References to a gradient nobody else holds, seen from _unshared: the engine's list slot, the
+# arguments of apply / accumulate_into / _unshared, and getrefcount's own.
+_OWN_REFS = 5
+_OWN_STORAGE_REFS = 2  # the tensor's _storage slot, getrefcount's argument
+
+
+def _unshared(g: Tensor) -> bool:
+    """True when ``g`` is a dense tensor that no other object (a user variable, another leaf's
+    .grad, a second buffer slot) refers to, over memory no other tensor views: safe to keep as a
+    leaf's .grad and to update in place later."""
+    return (g._offset == 0 and g.is_contiguous()
+            and g._numel * g._dtype.itemsize == g._storage.nbytes
+            and sys.getrefcount(g) <= _OWN_REFS
+            and sys.getrefcount(g._storage) <= _OWN_STORAGE_REFS)
 
 
 def accumulator_of(t: Tensor) -> AccumulateGrad:

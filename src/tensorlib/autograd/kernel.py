@@ -267,11 +267,13 @@ def autograd_kernel(op, ks, args):
         node.num_outputs = len(outs)
         node.out_meta = [(t._shape, t._dtype, t.device) for t in outs]
         od = info.out_diff
+        src = args[0]
         for i, t in enumerate(outs):
             if od is None or (i < len(od) and od[i]):
                 attach_output(t, node, i)
                 if info.is_view:
-                    mark_view(t, args[0])
+                    # broadcast_arrays / meshgrid: output i views input i
+                    mark_view(t, src[i] if isinstance(src, (list, tuple)) else src)
         if info.spec.saves_result:
             env["results"] = [SavedTensor(t, "result", op.schema.name, node, i)
                               for i, t in enumerate(outs)]
