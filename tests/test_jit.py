@@ -626,6 +626,12 @@ def test_fused_cuda_pointwise_bit_identical(dtype):
     tf = jit.trace(fn, (xc, yc))
     out, g = _optimized(tf, xc, yc)
     (grp,) = g.fusion_groups()
+    with tl.profiler.profile() as p:
+        tf(xc, yc)
+        tl.cuda.synchronize()
+    assert [r.key for r in p.key_averages() if r.key.startswith("fused_")] == [
+        "fused_" + "_".join(k[4:] for k in grp.attrs["subgraph"].kinds()
+                            if k.startswith("tl::"))[:54].rstrip("_")]
     want = fn(xc, yc)
     out = (out,) if isinstance(out, tl.Tensor) else out
     want = (want,) if isinstance(want, tl.Tensor) else want

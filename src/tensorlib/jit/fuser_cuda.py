@@ -108,7 +108,7 @@ def compile_group_cuda(node, name):
     shape = out_types[0].shape
     nd = len(shape)
     numel = math.prod(shape)
-    fname = name if len(name) <= 60 else name[:60]
+    fname = name if len(name) <= 60 else name[:60].rstrip("_")
     kernels = {}
 
     def kernel_for(ndim, mode):
