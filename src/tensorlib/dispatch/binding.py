@@ -85,13 +85,13 @@ def conv_int(x, op, name):
 
 
 def conv_int_list(x, op, name):
-    if isinstance(x, (Tensor, np.ndarray)) and x.ndim == 1 and x.dtype.kind in "iu":
-        x = x.tolist()  # a 1-D integer array of sizes / counts (NumPy accepts one)
     if isinstance(x, (list, tuple)):
         try:
             return tuple(operator.index(v) for v in x)
         except TypeError:
             _fail(op, name, "an int or a sequence of ints", x)
+    if isinstance(x, (Tensor, np.ndarray)) and x.ndim == 1 and x.dtype.kind in "iu":
+        return tuple(x.tolist())  # a 1-D integer array of sizes / counts (NumPy accepts one)
     return (conv_int(x, op, name),)
 
 
