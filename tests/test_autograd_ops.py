@@ -506,6 +506,14 @@ def test_var_std_gradient_with_correction(op, correction):
     np.testing.assert_allclose(got, g * dvar, rtol=1e-12)
 
 
+def test_std_of_constant_rows_has_zero_gradient():
+    x = np.array([[1.0, 1.0, 1.0], [1.0, 2.0, 4.0]])
+    (got,) = _grad_of(lambda t: tl.sum(tl.std(t, axis=1)), x)
+    np.testing.assert_array_equal(got[0], [0.0, 0.0, 0.0])
+    row = x[1]
+    np.testing.assert_allclose(got[1], (row - row.mean()) / (row.size * row.std()), rtol=1e-12)
+
+
 def test_cumsum_cumprod_gradients_with_zeros():
     x = np.array([2.0, 0.0, 3.0, 0.0, 4.0])
     g = np.array([1.0, -1.0, 0.5, 2.0, 1.5])

@@ -114,7 +114,11 @@ def var_backward(grad, x, axis, keepdims, correction):
 
 
 def std_backward(grad, x, result, axis, keepdims, correction):
-    return var_backward(grad / (result * 2.0), x, axis, keepdims, correction)
+    """d std = d var / (2 std); where std is 0 (constant rows) the gradient is 0, not nan
+    (PyTorch masks it the same way)."""
+    zero = tl.equal(result, 0)
+    g = grad / (tl.where(zero, tl.ones_like(result), result) * 2.0)
+    return var_backward(tl.where(zero, tl.zeros_like(g), g), x, axis, keepdims, correction)
 
 
 def cumsum_backward(grad, axis):
