@@ -697,7 +697,6 @@ def _triu(m, k=0):
 def _take(a, indices, axis=None, out=None, mode="raise"):
     _no("take", mode=(mode, "raise"))
     x = _tensor(a, "take", "a")
-    scalar = isinstance(indices, (numbers.Integral, np.integer))
     idx = _tensor(indices, "take", "indices", x.device)
     if axis is None:
         x = tl.reshape(x, (-1,))
@@ -706,8 +705,6 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
         ax = 0 if axis is None else normalize_axis(axis, x.ndim, "numpy.take")
         base = (-1,) if axis is None else res.shape
         res = tl.reshape(res, base[:ax] + idx.shape + base[ax + 1:])
-    if scalar:
-        res = tl.reshape(res, res.shape)
     return _store(res, out, "take")
 
 
@@ -890,18 +887,15 @@ def _full(shape, fill_value, dtype=None, order="C", *, device=None):
 
 
 @implements(np.arange)
-def _arange(*args, dtype=None, device=None, **kwargs):
-    start = kwargs.pop("start", None)
-    stop = kwargs.pop("stop", None)
-    step = kwargs.pop("step", 1)
-    for k, v in kwargs.items():
-        _unsupported("arange", k, v)
-    vals = list(args) + [v for v in (start, stop) if v is not None]
-    if dtype is None:  # NumPy's: int64 for ints, float64 otherwise
-        dtype = np.result_type(*[np.asarray(v) for v in vals + [step]])
-    if len(args) >= 3:
-        step = args[2]
-    return tl.arange(*(vals[:2]), step=step, dtype=_dtype_arg(dtype, "arange"), device=device)
+def _arange(start=None, stop=None, step=None, dtype=None, *, device=None):
+    if stop is None:  # arange(stop)
+        start, stop = 0, start
+    if stop is None:
+        raise TypeError("numpy.arange(): argument 'stop' is missing")
+    step = 1 if step is None else step
+    if dtype is None:  # NumPy's: int64 for integers, float64 for floats
+        dtype = np.result_type(*[np.asarray(v) for v in (start, stop, step)])
+    return tl.arange(start, stop, step, dtype=_dtype_arg(dtype, "arange"), device=device)
 
 
 @implements(np.asarray, np.asanyarray, np.ascontiguousarray)
