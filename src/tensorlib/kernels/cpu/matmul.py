@@ -252,6 +252,10 @@ def _kernel_view(t):
 
 
 def _blas_call(av, bv, ov, conj_a):
+    cores.blas_call(_blas_matmul_now, (av, bv, ov, conj_a), ov.size * av.shape[-1])
+
+
+def _blas_matmul_now(av, bv, ov, conj_a):
     np.matmul(np.conjugate(av) if conj_a else av, bv, out=ov)
 
 

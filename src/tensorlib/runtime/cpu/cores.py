@@ -24,7 +24,7 @@ import threading
 import time
 
 __all__ = ["call", "threads", "use_threads", "team_size", "busy", "parallel_ready", "STALL_S",
-           "PARALLEL_WORK"]
+           "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -76,7 +76,6 @@ def use_threads(n: int) -> None:
 def call(fn, args, team: int = 0):
     """``fn(*args)`` for a parallel kernel ``fn``, on ``team`` threads (0: all), or on one
     thread while the machine is busy; a stall starts (or lengthens) the one-thread cool-down."""
-    global _until, _cooldown
     if _mono() < _until:
         use_threads(1)
         return fn(*args)
@@ -84,6 +83,69 @@ def call(fn, args, team: int = 0):
     use_threads(n)
     if n == 1:
         return fn(*args)
+    return _timed(fn, args)
+
+
+# NumPy's OpenBLAS threads its GEMM from small sizes on; on a busy machine a small product then
+# waits for a descheduled BLAS thread (measured on 2 cores under load: 128x64 @ 64x64 took 21 ms
+# with the default threads, 0.25 ms on one). BLAS calls below this many multiply-adds run on
+# one thread; larger ones use the team unless the cool-down is on, and stalls are timed as for
+# Numba's parallel kernels.
+BLAS_PARALLEL_WORK = 1 << 20
+_blas = None             # [set_num_threads function or None, current count]
+_blas_lock = threading.Lock()
+
+
+def _blas_setter():
+    global _blas
+    if _blas is None:
+        fn = None
+        try:
+            import ctypes
+            import re
+            with open("/proc/self/maps") as f:
+                libs = sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", f.read())))
+            for lib in libs:
+                handle = ctypes.CDLL(lib)
+                for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                             "scipy_openblas_set_num_threads", "openblas_set_num_threads"):
+                    if hasattr(handle, name):
+                        fn = getattr(handle, name)
+                        fn.argtypes = [ctypes.c_int]
+                        break
+                if fn is not None:
+                    break
+        except Exception:  # noqa: BLE001 - no /proc, no OpenBLAS: BLAS keeps its own threads
+            fn = None
+        _blas = [fn, 0]
+    return _blas
+
+
+def _set_blas_threads(n: int) -> None:
+    state = _blas_setter()
+    if state[0] is not None and state[1] != n:
+        with _blas_lock:
+            state[0](n)
+            state[1] = n
+
+
+def blas_call(fn, args, work: int):
+    """``fn(*args)`` for a call into NumPy's BLAS doing ``work`` multiply-adds: one BLAS thread
+    for small products or while the machine is busy, the team otherwise (timed for stalls)."""
+    if work < BLAS_PARALLEL_WORK or _mono() < _until:
+        _set_blas_threads(1)
+        return fn(*args)
+    n = team_size()
+    _set_blas_threads(n)
+    if n == 1:
+        return fn(*args)
+    return _timed(fn, args)
+
+
+def _timed(fn, args):
+    """Runs a multi-threaded call; off-CPU time on the calling thread means a team thread was
+    descheduled: start (or lengthen) the one-thread cool-down."""
+    global _until, _cooldown
     c0 = _cpu()
     w0 = _perf()
     result = fn(*args)
