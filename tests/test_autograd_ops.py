@@ -255,20 +255,20 @@ S("sum", lambda a: tl.sum(a, axis=0), C(3, 2))
 S("mean", lambda a: tl.mean(a, axis=0, keepdims=True), R(3, 2), gg=True)
 S("mean", lambda a: tl.mean(a), R(2, 2, layout="step"))
 S("mean", lambda a: tl.mean(a, axis=-1), C(2, 2))
-S("prod", lambda a: tl.prod(a, axis=1), R(2, 3, lo=0.5, hi=1.5))
+S("prod", lambda a: tl.prod(a, axis=1), R(2, 3, lo=0.5, hi=1.5), cuda=True)
 S("prod", lambda a: tl.prod(a), V([1.5, 0.0, 3.0]), gg=True)              # one zero
 S("prod", lambda a: tl.prod(a, axis=1), V([[1.5, 0.0, 0.0], [0.0, 2.0, 3.0]]))  # several
 S("prod", lambda a: tl.prod(a, axis=0, keepdims=True), C(2, 2))
-S("max", lambda a: tl.max(a, axis=1), R(2, 3))
+S("max", lambda a: tl.max(a, axis=1), R(2, 3), cuda=True)
 S("max", lambda a: tl.max(a), R(2, 2, layout="T"))
 S("min", lambda a: tl.min(a, axis=0, keepdims=True), R(3, 2))
 S("min", lambda a: tl.min(a), R())
-S("var", lambda a: tl.var(a, axis=1, correction=1), R(2, 3), gg=True)
+S("var", lambda a: tl.var(a, axis=1, correction=1), R(2, 3), gg=True, cuda=True)
 S("var", lambda a: tl.var(a), R(2, 3, layout="T"))
 S("var", lambda a: tl.var(a, axis=(0, 1), keepdims=True, correction=0.5), R(2, 2))
 S("std", lambda a: tl.std(a), R(2, 3), gg=True)
 S("std", lambda a: tl.std(a, axis=0, correction=1), R(3, 2))
-S("cumsum", lambda a: tl.cumsum(a, axis=1), R(2, 3))
+S("cumsum", lambda a: tl.cumsum(a, axis=1), R(2, 3), cuda=True)
 S("cumsum", lambda a: tl.cumsum(a), R(2, 2, layout="T"))
 S("cumsum", lambda a: tl.cumsum(a, axis=0), C(3))
 S("cumprod", lambda a: tl.cumprod(a, axis=1), R(2, 3))
@@ -302,7 +302,7 @@ S("tensordot", lambda a, b: tl.tensordot(a, b, axes=((0,), (1,))), R(3, 2), R(2,
 S("tensordot", lambda a, b: tl.tensordot(a, b, axes=1), C(2, 2), C(2, 1))
 
 # ---------------------------------------------------------------- sorting, indexing, joining
-S("sort", lambda a: tl.sort(a, axis=-1), R(2, 4), gg=True)
+S("sort", lambda a: tl.sort(a, axis=-1), R(2, 4), gg=True, cuda=True)
 S("sort", lambda a: tl.sort(a, axis=0, descending=True), R(3, 2, layout="T"))
 S("take", lambda a, i: tl.take(a, i, axis=1), R(2, 4), I([0, 2, 2, -1]), gg=True,
   cuda=True)
@@ -312,7 +312,8 @@ S("take_along_axis", lambda a, i: tl.take_along_axis(a, i, axis=1), R(2, 4),
   I([[0, 0, 3], [1, 2, -1]]))
 S("take_along_axis", lambda a, i: tl.take_along_axis(a, i, axis=0), R(3, 2, layout="T"),
   I([[2, 0]]))
-S("concat", lambda a, b: tl.concat([a, b], axis=0), R(2, 3), R(1, 3, layout="step"))
+S("concat", lambda a, b: tl.concat([a, b], axis=0), R(2, 3), R(1, 3, layout="step"),
+  cuda=True)
 S("concat", lambda a, b: tl.concat([a, b], axis=None), R(2, 2), R(3))
 S("concat", lambda a, b: tl.concat([a, b], axis=-1), C(2, 1), C(2, 2))
 S("stack", lambda a, b: tl.stack([a, b], axis=1), R(2, 3), R(2, 3, layout="T"))
@@ -336,7 +337,7 @@ S("diff", lambda a, p, q: tl.diff(a, prepend=p, append=q), R(2, 3), R(2, 1), R(2
 # ---------------------------------------------------------------- normalization
 S("softmax", lambda a: tl.softmax(a, axis=-1), R(2, 3), gg=True, cuda=True)
 S("softmax", lambda a: tl.softmax(a, axis=0), R(3, 2, layout="T"))
-S("log_softmax", lambda a: tl.log_softmax(a, axis=-1), R(2, 3), gg=True)
+S("log_softmax", lambda a: tl.log_softmax(a, axis=-1), R(2, 3), gg=True, cuda=True)
 S("log_softmax", lambda a: tl.log_softmax(a, axis=0), R(3))
 S("layer_norm", lambda a, w, b: tl.layer_norm(a, (3,), w, b), R(2, 3), R(3), R(3), gg=True)
 S("layer_norm", lambda a: tl.layer_norm(a, (2, 2)), R(2, 2, 2))
