@@ -714,3 +714,19 @@ def test_trace_survives_a_replaced_tracer_fallback():
     fallback(DispatchKey.Tracer, None)  # e.g. another test removed it
     tf = jit.trace(gelu, (x,))
     assert "tl::tanh" in tf.graph.kinds()
+
+
+def test_row_views_fused_softmax_without_keepdims():
+    def f(x):
+        m = x.max(axis=-1)
+        e = tl.exp(x - m[..., None])      # a view of a reduced row: the same register
+        s = e.sum(axis=-1)
+        return e / tl.unsqueeze(s, -1), s
+    x = _t((20, 33), lo=-9, hi=9)
+    tf = jit.trace(f, (x,))
+    out, g = _optimized(tf, x)
+    (grp,) = g.fusion_groups()
+    assert grp.attrs["subgraph"].kinds().count("tl::unsqueeze") == 2
+    for a, b in zip(out, f(x)):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-8)

@@ -44,6 +44,9 @@ __all__ = ["fuse", "fuse_and_compile", "compile_group", "FusionError"]
 GRAIN = 1 << 15
 TILE = 1 << 14
 _REDUCE_OPS = ("sum", "mean", "max", "min")
+# Views that only re-index a reduced row value to its keepdims shape (x.sum(-1)[..., None]):
+# inside a rows group they are the same register.
+_ROW_VIEWS = ("unsqueeze", "reshape", "view", "expand_dims")
 _PY_SCALARS = (bool, int, float, complex)
 
 
@@ -150,6 +153,10 @@ def _eligible(node, db) -> str | None:
         return "pw"
     if out.device != "cpu":
         return None  # reductions fuse on the CPU only
+    if node.op_name in _ROW_VIEWS and node.inputs[0].is_tensor:
+        x = node.inputs[0].type
+        if x.complete and out.shape == tuple(x.shape) + (1,):
+            return "row_view"  # (..., ) -> (..., 1): the same values, re-indexed
     if node.op_name in _REDUCE_OPS:
         x = node.inputs[0].type
         if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
@@ -234,6 +241,14 @@ def _find_groups(graph, db):
             if (g is not None and g.mode == "pw" and n.inputs[0].type.shape == g.shape
                     and not _blocked(g, n, pos) and _flat_inputs_ok(g, n)):
                 g.mode = "all"
+                g.nodes.append(n)
+                g.members.add(n)
+                group_of[n] = g
+            continue
+        if kind == "row_view":
+            g = group_of.get(n.inputs[0].node)
+            if (g is not None and g.mode == "rows" and g.level(n.inputs[0].type.shape) == "row0"
+                    and g.level(shape) == "row" and not _blocked(g, n, pos)):
                 g.nodes.append(n)
                 g.members.add(n)
                 group_of[n] = g
@@ -370,6 +385,10 @@ class _Gen:
             self.var[out] = f"v{k}"
             self.dtype[out] = out.type.dtype
             info = pointwise_info(n)
+            if n.op_name in _ROW_VIEWS:
+                self.names.append(n.op_name)
+                self.stmts[n] = [f"v{k} = {self.var[n.inputs[0]]}"]
+                continue
             if info is None:
                 self.names.append(n.op_name)
                 continue  # reductions: emitted by the rows kernel
@@ -525,7 +544,7 @@ def _rows_source(gen, sub, what):
     for j in range(len(ins)):
         sig += [f"ri{j}", f"csi{j}", f"a{j}"]
     sig += [p for p, _ in gen.params]
-    reds = [n for n in sub.nodes if n.kind != "prim::Constant" and pointwise_info(n) is None]
+    reds = [n for n in sub.nodes if n.op_name in _REDUCE_OPS]
     shape = reds[0].inputs[0].type.shape
 
     def is_elem(v):
@@ -574,7 +593,7 @@ def _rows_source(gen, sub, what):
         while progress:
             progress = False
             for n in sub.nodes:
-                if (n in done or n.kind == "prim::Constant" or pointwise_info(n) is None
+                if (n in done or n.kind == "prim::Constant" or n.op_name in _REDUCE_OPS
                         or is_elem(n.outputs[0])):
                     continue
                 if all(v.node is None or v.node.kind == "prim::Constant" or v.node in done
@@ -747,8 +766,7 @@ def compile_group(node):
             launch(fn, label, outs, ops, *args)
             return tuple(outs)
     else:
-        shape = next(n.inputs[0].type.shape for n in sub.nodes
-                     if n.kind != "prim::Constant" and pointwise_info(n) is None)
+        shape = next(n.inputs[0].type.shape for n in sub.nodes if n.op_name in _REDUCE_OPS)
         R = math.prod(shape[:-1])
         C = shape[-1]
         lead = tuple(shape[:-1])
