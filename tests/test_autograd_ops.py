@@ -238,13 +238,9 @@ S("chunk", lambda a: tl.chunk(a, 2, 0), R(3, 2))
 S("unstack", lambda a: tl.unstack(a, axis=0), R(2, 3))
 S("flip", lambda a: tl.flip(a, axis=(0,)), R(3, 2))
 S("flip", lambda a: tl.flip(a), R(2, 2, layout="T"))
-# autograd/kernel.py marks every output of a list-input view op as a view of args[0] (the list
-# itself), which raises AttributeError: 'tuple' object has no attribute '_autograd'
-_LIST_VIEW_BUG = "kernel.py: mark_view(t, args[0]) with args[0] a list of tensors"
-S("broadcast_arrays", lambda a, b: tl.broadcast_arrays(a, b), R(2, 1), R(3),
-  xfail=_LIST_VIEW_BUG)
-S("meshgrid", lambda a, b: tl.meshgrid(a, b), R(2), R(3), xfail=_LIST_VIEW_BUG)
-S("meshgrid", lambda a, b: tl.meshgrid(a, b, indexing="ij"), R(2), R(3), xfail=_LIST_VIEW_BUG)
+S("broadcast_arrays", lambda a, b: tl.broadcast_arrays(a, b), R(2, 1), R(3))
+S("meshgrid", lambda a, b: tl.meshgrid(a, b), R(2), R(3))
+S("meshgrid", lambda a, b: tl.meshgrid(a, b, indexing="ij"), R(2), R(3))
 
 # ---------------------------------------------------------------- reductions and scans
 S("sum", lambda a: tl.sum(a), R(2, 3, layout="T"), gg=True, cuda=True)
