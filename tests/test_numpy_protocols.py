@@ -405,3 +405,13 @@ def test_numpy_operand_next_to_cuda_tensor(cuda_interpret):
         np.concatenate([c, a])
     r = np.exp(c)  # tensors on CUDA stay there
     assert isinstance(r, tl.Tensor) and r.device.type == "cuda"
+
+
+def test_protocols_and_names_record_autograd():
+    # implementations are built from tensorlib ops, so gradients flow through NumPy's calls
+    a = tl.ones((2, 3), dtype=tl.float64).requires_grad_()
+    b = tl.full((3,), 2.0, dtype=tl.float64).requires_grad_()
+    loss = np.sum(np.exp(a)) + np.mean(tl.dot(a, b), dtype=np.float64)
+    loss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.e + 2.0 / 2)
+    np.testing.assert_allclose(b.grad.numpy(), [1.0, 1.0, 1.0])
