@@ -124,6 +124,16 @@ def test_setitem_gradients_zero_where_written():
     assert gradcheck(_write((1, 0), (), scalar=True), [_leaf(3, 2)])
 
 
+def test_setitem_second_derivatives():
+    def f(a, w):
+        y = a * 1
+        y[tl.asarray(np.array([0, 2]))] = w * w
+        y[1, 1:] = w[0, :1] * 3
+        return y * y
+    w = tl.asarray(_rng.uniform(-1, 1, (2, 2))).requires_grad_()
+    assert gradgradcheck(f, [_leaf(3, 2), w])
+
+
 def test_setitem_value_requires_grad_target_does_not():
     v = tl.asarray(np.array(2.0)).requires_grad_()
     y = tl.zeros((3,), dtype=tl.float64)
