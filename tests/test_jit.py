@@ -730,3 +730,15 @@ def test_row_views_fused_softmax_without_keepdims():
     for a, b in zip(out, f(x)):
         assert a.shape == b.shape
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-8)
+
+
+def test_rows_group_with_unexpected_layout_runs_its_ops():
+    from tensorlib.jit.fuser import compile_group
+    x = _t((6, 8))
+    tf = jit.trace(softmax, (x,))
+    _, g = _optimized(tf, x)
+    (node,) = g.fusion_groups()
+    run = compile_group(node)
+    xt = _t((8, 6)).transpose(0, 1)  # not the contiguous layout the kernel was made for
+    (out,) = run(xt)
+    _same_bits(out, softmax(xt))

@@ -788,7 +788,30 @@ def compile_group(node):
                 full = broadcast_strides(t._shape, t._strides, nd)
             return _row_offsets(lead, tuple(full[:-1]), t._offset), full[-1], kernel_array(t)
 
+        # The kernel was generated for the observed layouts: inputs read with unit column
+        # stride (contiguous when specialized) or, in an all-axes group, as one flat row. A
+        # call whose inputs are laid out otherwise (not expected: the guard fixes the graph
+        # inputs' contiguity) runs the group's ops one by one instead of reading wrongly.
+        unit = [v.type.contiguous and (v.type.shape[-1] if v.type.shape else 1) != 1
+                for v in sub.inputs]
+        fallback = None
+
+        def layout_ok(ins):
+            for t, u in zip(ins, unit):
+                if mode == "all":
+                    if t._numel > 1 and not (t._shape == shape and t.is_contiguous()):
+                        return False
+                elif u and t._strides[-1] != 1:
+                    return False
+            return True
+
         def run(*ins):
+            nonlocal fallback
+            if not layout_ok(ins):
+                if fallback is None:
+                    from .interpreter import Interpreter
+                    fallback = Interpreter(sub)
+                return tuple(fallback(*ins))
             dev = ins[0].device
             outs = [empty_strided_like_order(t.shape, t.dtype, dev, None) for t in out_types]
             args = [R, C, RB, CB]
