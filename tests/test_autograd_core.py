@@ -531,3 +531,22 @@ def test_backward_on_every_device(device):
     np.testing.assert_allclose(w.grad.cpu().numpy(), xv.T @ e, rtol=1e-6)
     if device == "cuda":
         assert y.grad_fn.stream is not None  # backward runs on the forward's stream
+
+
+def test_inplace_on_view_of_leaf_raises():
+    a = leaf([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="view of a leaf tensor that requires grad"):
+        tl.narrow(a, 0, 0, 2).mul_(2.0)
+    assert a.is_leaf
+
+
+def test_double_backward_through_inplace_write_on_view():
+    a = tl.asarray(np.random.default_rng(3).random((3, 2))).requires_grad_()
+
+    def f(t):
+        y = t * 1
+        tl.select(y, 1, 0).mul_(2.0)
+        return y * y
+
+    assert gradcheck(f, [a])
+    assert tl.autograd.gradgradcheck(f, [a])

@@ -21,7 +21,8 @@ import yaml
 
 __all__ = ["OpGrad", "load_derivatives", "DerivativesError"]
 
-_META_ATTRS = {"shape", "dtype", "ndim", "device"}
+# attributes of a saved argument that need no tensor: kernel.py's _TensorMeta carries them
+_META_ATTRS = {"shape", "dtype", "ndim", "device", "strides", "offset", "storage_size"}
 _SPECIAL = {"grad", "grads", "result", "results"}
 _FIELDS = {"name", "not_differentiable", "output_differentiability"}
 

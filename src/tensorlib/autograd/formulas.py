@@ -302,16 +302,18 @@ def diagonal_backward(grad, shape, offset, dim1, dim2):
     return out
 
 
-def as_strided_backward(grad, x, size, stride, storage_offset):
+def as_strided_backward(grad, shape, strides, offset, storage_size, size, stride,
+                        storage_offset):
     """Scatter-adds the view's gradient into the storage positions it read (overlapping views
-    read a position several times) and views the result with the input's geometry."""
+    read a position several times) and views the result with the input's geometry. Only the
+    input's geometry is saved, not the input: writing into it later does not void this."""
     from .indexing_backward import index_add_flat
-    n = x.untyped_storage().nbytes // x.dtype.itemsize
-    pos = tl.arange(n, dtype=_dt.int64, device=x.device)
-    off = x.storage_offset() if storage_offset is None else storage_offset
+    n = storage_size
+    pos = tl.arange(n, dtype=_dt.int64, device=grad.device)
+    off = offset if storage_offset is None else storage_offset
     idx = tl.as_strided(pos, size, stride, off)
     flat = index_add_flat(n, tl.reshape(idx, (-1,)), tl.reshape(grad, (-1,)))
-    return tl.as_strided(flat, x.shape, x.stride(), x.storage_offset())
+    return tl.as_strided(flat, shape, strides, offset)
 
 
 def unbind_backward(grads, dim):

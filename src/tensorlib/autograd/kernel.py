@@ -28,14 +28,18 @@ _BY_OP: dict = {}      # OperatorHandle -> _OpInfo
 
 
 class _TensorMeta:
-    """What a formula may read of an argument saved as metadata only."""
-    __slots__ = ("shape", "dtype", "ndim", "device")
+    """What a formula may read of an argument saved as metadata only (derivatives.py
+    META_ATTRS): its shape, dtype, rank, device, and its place in its storage."""
+    __slots__ = ("shape", "dtype", "ndim", "device", "strides", "offset", "storage_size")
 
     def __init__(self, t):
         self.shape = t._shape
         self.dtype = t._dtype
         self.ndim = len(t._shape)
         self.device = t.device
+        self.strides = t._strides
+        self.offset = t._offset
+        self.storage_size = t._storage.nbytes // t._dtype.itemsize
 
 
 class _OpInfo:
@@ -215,6 +219,12 @@ def autograd_kernel(op, ks, args):
                 f"{op.schema.name}(): a leaf tensor that requires grad is being used in an "
                 f"in-place operation; use an out-of-place op, or wrap the update in "
                 f"tl.no_grad() (as optimizers do)")
+        base = m.view_base if m is not None else None
+        if base is not None and base._autograd.grad_fn is None and base._autograd.requires_grad:
+            raise RuntimeError(
+                f"{op.schema.name}(): a view of a leaf tensor that requires grad is being used "
+                f"in an in-place operation; write into a copy, or wrap the update in "
+                f"tl.no_grad()")
     env = {}
     saved = []  # (name, tensor, storage version when saved): checked when backward reads them
     for pos, name, how in info.saved:
