@@ -742,3 +742,16 @@ def test_rows_group_with_unexpected_layout_runs_its_ops():
     xt = _t((8, 6)).transpose(0, 1)  # not the contiguous layout the kernel was made for
     (out,) = run(xt)
     _same_bits(out, softmax(xt))
+
+
+def test_fused_complex_bit_identical():
+    def f(x, y):
+        a = x * y + (1 + 2j)
+        return tl.exp(a) / (a - 0.5), tl.abs(a) > 1.0
+    x = tl.asarray((RNG.normal(size=(5, 7)) + 1j * RNG.normal(size=(5, 7))).astype(np.complex64))
+    y = tl.asarray((RNG.normal(size=7) + 1j * RNG.normal(size=7)).astype(np.complex64))
+    tf = jit.trace(f, (x, y))
+    out, g = _optimized(tf, x, y)
+    assert len(g.fusion_groups()) == 1
+    for a, b in zip(out, f(x, y)):
+        _same_bits(a, b)
