@@ -9,7 +9,7 @@ Targets (issue 16), each printed as a ratio measured in this run, met or not:
   first call (trace + compile + run) of GELU:      <= 2 s cold cache, <= 0.2 s warm;
       the specialized (fused) kernel in use by the third call
   a chain of matmuls (nothing to fuse):            traced / eager <= 1
-Measured (AMD EPYC, 2 cores shared with other jobs, load average ~4; 2025-11-25):
+Measured (AMD EPYC, 2 cores shared with other jobs, load average ~4; 2026-11-25):
   GELU: fused 18.7 ms, eager 37.9 ms (2.0x: not met), copy_ 2.3 ms (fused 8.2x a copy: not
       met), NumPy 44.1 ms; one eager tl.tanh alone takes 14.3 ms: the fused kernel must compute
       the same (float64-internal) tanh to stay bit-identical, which bounds both ratios.
