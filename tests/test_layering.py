@@ -47,8 +47,6 @@ KNOWN_UPWARD = {
     ("tensorlib.ops.sorting", "tensorlib"): _NAMESPACE,
     ("tensorlib.runtime.cuda.streams", "tensorlib.streams"):
         "the driver's streams subclass the public Stream / Event",
-    ("tensorlib.tensor", "tensorlib"): "Tensor methods forward to public functions",
-    ("tensorlib.tensor", "tensorlib.serialization"): "Tensor.__reduce_ex__ pickles through it",
 }
 
 

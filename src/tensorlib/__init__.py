@@ -52,6 +52,9 @@ def _install():
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor._fill_range = _copy.fill_range
+    from . import array_api_info as _info, serialization as _serialization
+    Tensor.__reduce_ex__ = _serialization.reduce_tensor
+    Tensor.__array_namespace__ = _info.array_namespace
     Tensor.zero_ = _copy.zero_
     Tensor.astype = functions["astype"]
     Tensor.__getitem__ = getitem

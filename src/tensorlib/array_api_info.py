@@ -86,3 +86,11 @@ _INFO = Info()
 
 def __array_namespace_info__() -> Info:
     return _INFO
+
+
+def array_namespace(self, *, api_version=None):
+    """``Tensor.__array_namespace__``: the tensorlib module (the Array API's namespace)."""
+    if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
+        raise ValueError(f"__array_namespace__(): unsupported api_version {api_version!r}")
+    import tensorlib
+    return tensorlib

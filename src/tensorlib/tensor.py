@@ -372,16 +372,9 @@ class Tensor:
 
     __str__ = __repr__
 
-    def __reduce_ex__(self, protocol):
-        """Pickling (and copy.copy / copy.deepcopy): see tensorlib.serialization."""
-        from .serialization import reduce_tensor
-        return reduce_tensor(self, protocol)
-
-    def __array_namespace__(self, *, api_version=None):
-        if api_version not in (None, "2024.12", "2023.12", "2022.12", "2021.12"):
-            raise ValueError(f"__array_namespace__(): unsupported api_version {api_version!r}")
-        import tensorlib
-        return tensorlib
+    # __reduce_ex__ (pickling: serialization.reduce_tensor) and __array_namespace__
+    # (array_api_info.array_namespace) are attached by the package's __init__, which sits above
+    # both.
 
 
 def _bf16_raw_interface(t: Tensor) -> dict:
