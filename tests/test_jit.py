@@ -204,12 +204,20 @@ def test_trace_bad_inputs_and_outputs():
         tf([1.0])
 
 
-def test_trace_untraceable_view_is_an_error():
+def test_trace_indexing_gathers_and_untraceable_indices():
     def f(x):
-        return x[[0, 1]] + 1   # advanced indexing builds its result outside the dispatcher...
-    x = _t((4,))
-    out = jit.trace(f, (x,))(x)  # ... as a gather: a new tensor, traced as an op or constant
-    _same_bits(out, f(x))
+        return x[[0, -1]] + x[tl.asarray(np.array([1, 2]))]  # gathers: recorded as take
+    x = _t((4, 3))
+    tf = jit.trace(f, (x,))
+    assert tf.graph.kinds().count("tl::take") == 2
+    y = _t((4, 3))
+    _same_bits(tf(y), f(y))     # new data: the gather is not a baked-in constant
+
+    def m(x):
+        return x[x > 0] * 2     # a mask: data-dependent shape, no trace support
+    with pytest.raises(RuntimeError, match=r"trace\(m\): indexing a traced tensor with a "
+                                           r"bool tensor of shape \(4, 3\) has no trace"):
+        jit.trace(m, (x,))
 
     def g(x):
         y = x._view((2,), (1,), 0)   # a view made without a dispatcher op

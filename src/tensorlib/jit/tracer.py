@@ -132,13 +132,37 @@ def _basic_index(t, idx):
     return out
 
 
+def _gather_index(t, idx):
+    """``t[idx]`` for one integer index array over dim 0 (a list of ints or a 1-D integer
+    tensor) as ``take(t, idx, axis=0)``, which the trace records; None for anything else."""
+    if isinstance(idx, list) and idx and all(
+            isinstance(i, int) and not isinstance(i, bool) for i in idx):
+        from ..ops.creation import asarray
+        idx = asarray(idx)
+    if (isinstance(idx, Tensor) and idx.ndim == 1 and idx.dtype.kind in "iu"
+            and t.ndim >= 1):
+        from ..dispatch import dispatcher as _d
+        return _d.get_op("take").call(t, idx, 0)
+    return None
+
+
 def _traced_getitem(orig):
     def __getitem__(self, idx):
         st = _tls.state
         if st is not None and not st.depth and st.is_traced(self):
             out = _basic_index(self, idx)
+            if out is None:
+                out = _gather_index(self, idx)
             if out is not None:
                 return out
+            # Other advanced indices (masks: a data-dependent shape; several index arrays)
+            # are computed outside the dispatcher: the result would be baked in as a constant.
+            what = (f"a {idx.dtype} tensor of shape {tuple(idx.shape)}"
+                    if isinstance(idx, Tensor) else f"{type(idx).__name__} {idx!r:.60}")
+            raise RuntimeError(
+                f"trace({st.fn_name}): indexing a traced tensor with {what} has no trace "
+                f"support (basic indices, and one integer index array over dim 0, trace as "
+                f"ops); use tl.where / tl.take instead")
         return orig(self, idx)
     return __getitem__
 
