@@ -763,3 +763,18 @@ def test_fused_complex_bit_identical():
     assert len(g.fusion_groups()) == 1
     for a, b in zip(out, f(x, y)):
         _same_bits(a, b)
+
+
+@pytest.mark.usefixtures("cuda_interpret")
+def test_device_transfers_inside_a_trace_are_recorded(tmp_path):
+    def f(x):
+        return (x.cuda() * 2.0).cpu() + x.to("cuda").to("cpu")
+    x = _t((4,))
+    tf = jit.trace(f, (x,))
+    assert tf.graph.kinds().count("tl::astype") == 4
+    y = _t((4,))
+    _same_bits(tf(y), f(y))  # new data moves too: no baked-in constant
+    from tensorlib.jit.ir import parse_graph
+    assert str(parse_graph(str(tf.graph))) == str(tf.graph)
+    jit.save(tf, tmp_path / "f.tljit")
+    _same_bits(jit.load(tmp_path / "f.tljit")(y), f(y))

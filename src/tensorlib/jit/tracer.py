@@ -167,9 +167,32 @@ def _traced_getitem(orig):
     return __getitem__
 
 
+def _traced_transfer(name, orig):
+    """Tensor.to / .cuda / .cpu move data outside the dispatcher: while tracing, a traced
+    tensor's move is redone as the ``astype(..., device=)`` op (recorded), or the result would
+    be baked into the trace as a constant."""
+    def transfer(self, *args, **kwargs):
+        st = _tls.state
+        res = orig(self, *args, **kwargs)
+        if (st is None or st.depth or not st.is_traced(self) or res is self
+                or not isinstance(res, Tensor) or st.is_traced(res)):
+            return res
+        from ..dispatch import dispatcher as _d
+        return _d.get_op("astype").call(self, res.dtype, True, res.device)
+    transfer.__name__ = name
+    transfer.__qualname__ = f"Tensor.{name}"
+    transfer.__doc__ = orig.__doc__
+    return transfer
+
+
 def _patch():
     with _reg_lock:
         if _patch_count[0] == 0:
+            for name in ("to", "cuda", "cpu"):
+                orig = Tensor.__dict__.get(name)
+                if orig is not None:
+                    _originals[name] = orig
+                    setattr(Tensor, name, _traced_transfer(name, orig))
             for name in _CONVERSIONS:
                 orig = Tensor.__dict__.get(name)
                 if orig is None:
