@@ -768,7 +768,7 @@ def test_fused_complex_bit_identical():
 @pytest.mark.usefixtures("cuda_interpret")
 def test_device_transfers_inside_a_trace_are_recorded(tmp_path):
     def f(x):
-        return (x.cuda() * 2.0).cpu() + x.to("cuda").to("cpu")
+        return (x.cuda() * 2.0).cpu() + x.to("cuda").to_device("cpu") + x.detach()
     x = _t((4,))
     tf = jit.trace(f, (x,))
     assert tf.graph.kinds().count("tl::astype") == 4

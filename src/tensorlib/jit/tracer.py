@@ -185,14 +185,33 @@ def _traced_transfer(name, orig):
     return transfer
 
 
+def _traced_detach(orig):
+    """detach() makes a new tensor over the same memory without an op: while tracing, it is
+    the same Value as its input (same data; autograd is not part of the graph)."""
+    def detach(self):
+        out = orig(self)
+        st = _tls.state
+        if st is not None and not st.depth and st.is_traced(self):
+            st.bind(out, st.values[id(self)][1])
+        return out
+    detach.__name__ = "detach"
+    detach.__qualname__ = "Tensor.detach"
+    detach.__doc__ = orig.__doc__
+    return detach
+
+
 def _patch():
     with _reg_lock:
         if _patch_count[0] == 0:
-            for name in ("to", "cuda", "cpu"):
+            for name in ("to", "cuda", "cpu", "to_device"):
                 orig = Tensor.__dict__.get(name)
                 if orig is not None:
                     _originals[name] = orig
                     setattr(Tensor, name, _traced_transfer(name, orig))
+            orig = Tensor.__dict__.get("detach")
+            if orig is not None:
+                _originals["detach"] = orig
+                Tensor.detach = _traced_detach(orig)
             for name in _CONVERSIONS:
                 orig = Tensor.__dict__.get(name)
                 if orig is None:
