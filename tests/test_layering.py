@@ -34,17 +34,12 @@ LAYERS = [
              "tensorlib.bench", "tensorlib.kernels.cuda.aot"]),
 ]
 
-_NAMESPACE = "composite op calls public ops through the top-level namespace"
 KNOWN_UPWARD = {
     ("tensorlib.dispatch.registration", "tensorlib.ops.pointwise"):
         "the pointwise structured kernel is built by registration",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cpu"): "stubs load their backends by name",
     ("tensorlib.dispatch.stub", "tensorlib.kernels.cuda"): "stubs load their backends by name",
     ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.copy"): "cast kernels call copy_",
-    ("tensorlib.linalg", "tensorlib"): _NAMESPACE,
-    ("tensorlib.ops.composite", "tensorlib"): _NAMESPACE,
-    ("tensorlib.ops.manipulation", "tensorlib"): _NAMESPACE,
-    ("tensorlib.ops.sorting", "tensorlib"): _NAMESPACE,
     ("tensorlib.runtime.cuda.streams", "tensorlib.streams"):
         "the driver's streams subclass the public Stream / Event",
 }

@@ -75,6 +75,8 @@ def _install():
         functions[_name] = globals()[_name] = getattr(numpy_names, _name)
     Tensor.copy = numpy_names.tensor_copy
     Tensor.sort = numpy_names.tensor_sort
+    from .dispatch import namespace as _namespace
+    _namespace.fill({**functions, "asarray": asarray, "tensor": tensor, "from_numpy": from_numpy})
     from . import autograd as _autograd
     _autograd.install(functions, Tensor)
     for _name, _fn in _autograd.factories_with_requires_grad(

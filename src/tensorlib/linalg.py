@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-import tensorlib as tl  # the package namespace: generated ops are looked up at call time
+from .dispatch.namespace import ops as tl  # the internal op namespace (filled at import)
 
 from . import dtypes as _dt
 from .shape import broadcast_shapes, normalize_axes

@@ -1,6 +1,8 @@
 """Ops written in terms of other ops (they run on every backend that has the pieces)."""
 from __future__ import annotations
 
+from ..dispatch.namespace import ops as _ops
+
 from ..tensor import Tensor
 
 __all__ = ["clip", "to_device"]
@@ -9,7 +11,7 @@ __all__ = ["clip", "to_device"]
 def clip(self: Tensor, min=None, max=None) -> Tensor:
     """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum.
     ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op)."""
-    from .. import maximum, minimum
+    maximum, minimum = _ops.maximum, _ops.minimum
     out = self.clone() if min is None and max is None else self
     if min is not None:
         out = maximum(out, min).astype(self.dtype, copy=False)

@@ -12,6 +12,8 @@ before the dispatcher with a ValueError.
 """
 from __future__ import annotations
 
+from ..dispatch.namespace import ops as _ops
+
 import math
 import operator
 
@@ -248,7 +250,7 @@ def repeat(x, repeats, axis=None):
     if repeats.ndim != 1 or repeats.shape[0] != n:
         raise ValueError(f"{op}(): argument 'repeats' must be an int or a 1-D tensor of "
                          f"{n} counts, got shape {repeats.shape}")
-    from .. import cumulative_sum, min as _min
+    cumulative_sum, _min = _ops.cumulative_sum, _ops.min
     from .sorting import searchsorted
     if n and int(_min(repeats).item()) < 0:
         raise ValueError(f"{op}(): argument 'repeats' must be non-negative")
@@ -286,7 +288,8 @@ def _triangle(op, x, k, lower):
     if x.ndim < 2:
         raise ValueError(f"{op}(): argument 'x' must have at least 2 dimensions, got shape "
                          f"{x.shape}")
-    from .. import greater_equal, less_equal, subtract, where
+    greater_equal, less_equal = _ops.greater_equal, _ops.less_equal
+    subtract, where = _ops.subtract, _ops.where
     from .creation import arange
     m, n = x.shape[-2:]
     rows = reshape(arange(m, dtype=_dt.int64, device=x.device), (m, 1))
@@ -411,7 +414,7 @@ def diff(x, axis=-1, n=1, prepend=None, append=None):
         return x.clone()  # as NumPy: prepend / append are not applied either
     parts = [p for p in (prepend, x, append) if p is not None]
     y = concat(parts, axis=ax) if len(parts) > 1 else x
-    from .. import not_equal, subtract
+    not_equal, subtract = _ops.not_equal, _ops.subtract
     for _ in range(n):
         m = y.shape[ax]
         if m == 0:

@@ -17,6 +17,8 @@ values in with x1's and counts the x1 elements before each.
 """
 from __future__ import annotations
 
+from ..dispatch.namespace import ops as _ops
+
 from collections import namedtuple
 
 from .. import dtypes as _dt
@@ -57,7 +59,7 @@ def _complex_argsort_rows(rows, descending):
     real part (both put nan last), then "has a nan part", which moves ``R + nanj`` behind every
     nan-free value while keeping ``R + nanj < nan + Rj < nan + nanj`` from the earlier passes.
     Descending runs every pass descending: the exact reverse, ties still in input order."""
-    from .. import any as _any, isnan, logical_or
+    _any, isnan, logical_or = _ops.any, _ops.isnan, _ops.logical_or
     re, im = _parts(rows)
 
     def then_by(perm, key):
@@ -74,7 +76,7 @@ def _complex_argsort_rows(rows, descending):
 def _take_rows(v, perm):
     """take_along_axis(v, perm, -1) for 2-D operands as one 1-D gather (a third of the cost
     of take_along_axis's broadcast two-array index)."""
-    from .. import add, arange
+    add, arange = _ops.add, _ops.arange
     r, n = perm.shape
     if r == 1:
         return reshape(v[0][perm[0]], (1, n))
@@ -175,7 +177,8 @@ def _complex_searchsorted(a, b, sorter, right):
     both (b's values ahead of a's for side='left', so an equal a element lands behind them, and
     after them for 'right'); each b value's answer is the number of a elements sorted before it.
     For a sorted x1 this is NumPy's binary search; it costs a sort of len(x1) + x2.size."""
-    from .. import arange, cumulative_sum, greater_equal, less
+    arange, cumulative_sum = _ops.arange, _ops.cumulative_sum
+    greater_equal, less = _ops.greater_equal, _ops.less
     from .manipulation import concat, take
     if sorter is not None:
         a = take(a, sorter)
@@ -192,7 +195,7 @@ def _complex_searchsorted(a, b, sorter, right):
 
 # ---------------------------------------------------------------- count_nonzero
 def count_nonzero(x, axis=None, keepdims=False):
-    from .. import not_equal, sum as _sum
+    not_equal, _sum = _ops.not_equal, _ops.sum
     if not isinstance(x, Tensor):
         raise TypeError(f"count_nonzero(): argument 'x' must be a Tensor, got "
                         f"{type(x).__name__}")
@@ -203,7 +206,7 @@ def count_nonzero(x, axis=None, keepdims=False):
 def _unique(op, x, counts=False, index=False, inverse=False):
     """Sorted unique values plus what is asked for, from a stable argsort of the flat input."""
     _check(op, x)
-    from .. import cumulative_sum, not_equal, subtract
+    cumulative_sum, not_equal, subtract = _ops.cumulative_sum, _ops.not_equal, _ops.subtract
     flat = reshape(x, (-1,))
     n = flat.numel()
     dev = x.device
