@@ -13,7 +13,7 @@ from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KE
 from .schema import FunctionSchema, parse_schema
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
-           "all_ops",
+           "all_ops", "get_fallback",
            "table", "DispatchError", "check_writable", "readonly_error"]
 
 
@@ -266,6 +266,12 @@ def fallback(key, fn) -> None:
             _FALLBACKS[k] = fn
     for op in _OPS.values():
         op._rebuild()
+
+
+def get_fallback(key):
+    """The boxed kernel registered at ``key`` for every op (None when there is none)."""
+    (k,) = _resolve_keys(key)
+    return _FALLBACKS.get(k)
 
 
 def table(name: str, *, file=None) -> str:

@@ -31,7 +31,6 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 _active = None            # the running profile
 _state_lock = threading.Lock()
-_fallback_registered = False
 
 
 class ProfilerError(RuntimeError):
@@ -366,11 +365,11 @@ def _memory_baseline():
 
 # ---- the profile context ------------------------------------------------------------------------
 def _register_fallback():
-    global _fallback_registered
-    if not _fallback_registered:
-        from ..dispatch.dispatcher import fallback
+    # Checked at every start, not once: whoever removed or replaced the Profiler fallback since
+    # (a test fixture, another tool) must not leave this profiler recording nothing.
+    from ..dispatch.dispatcher import fallback, get_fallback
+    if get_fallback(DispatchKey.Profiler) is not _op_kernel:
         fallback(DispatchKey.Profiler, _op_kernel)
-        _fallback_registered = True
 
 
 class profile:
