@@ -332,8 +332,22 @@ def test_setitem_is_refused(ro):
             target[key] = value
 
 
+# in-place on autograd metadata only: they write no element
+_METADATA_INPLACE = {"detach_", "requires_grad_"}
+
+
 def _inplace_methods():
-    return sorted(n for n in dir(tl.Tensor) if n.endswith("_") and not n.endswith("__"))
+    return sorted(n for n in dir(tl.Tensor) if n.endswith("_") and not n.endswith("__")
+                  and n not in _METADATA_INPLACE)
+
+
+def test_metadata_inplace_methods_leave_read_only_memory_alone(ro):
+    before = ro.numpy().copy()
+    if ro.dtype.kind in "fc":
+        ro.requires_grad_()
+    ro.detach_()
+    np.testing.assert_array_equal(ro.numpy(), before)
+    assert ro.is_readonly
 
 
 def test_every_inplace_method_is_refused(ro):
