@@ -550,3 +550,11 @@ def test_double_backward_through_inplace_write_on_view():
 
     assert gradcheck(f, [a])
     assert tl.autograd.gradgradcheck(f, [a])
+
+
+def test_every_formula_compiles():
+    # formulas compile on an op's first recorded call; compile them all here so a broken one
+    # fails a test, not a user's first backward
+    from tensorlib.autograd import kernel
+    kernel.prepare_all()
+    assert kernel._SPEC_OF and all(op in kernel._BY_OP for op in kernel._SPEC_OF)

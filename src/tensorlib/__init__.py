@@ -88,9 +88,19 @@ def _install():
 _FUNCTIONS = _install()
 from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
 from . import linalg  # noqa: E402  (after _install: composed from the generated ops)
-from . import jit  # noqa: E402  (after _install: traces the generated ops)
 tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too
-from . import nn, optim  # noqa: E402  (training pieces, built on the ops above)
+
+# Imported on first use (tl.jit, tl.nn, tl.optim): together they cost ~45 ms of every import.
+_LAZY_SUBMODULES = ("jit", "nn", "optim")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        module = importlib.import_module(f".{name}", __name__)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tensorlib' has no attribute {name!r}")
 
 __all__ = (["Device", "Tensor", "backends", "cuda", "synchronize", "profiler", "Generator",
             "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",

@@ -30,8 +30,6 @@ Two parts:
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import math
 import sys
 import threading
@@ -287,10 +285,11 @@ _HOOKS = {"dask.array.backends": register,
           "distributed.protocol.serialize": register_distributed}
 
 
-class _RegisterAfterImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: wraps the loader of the modules in ``_HOOKS`` so that their
-    registration runs once the module has executed; leaves ``sys.meta_path`` when none is
-    left to wait for."""
+class _RegisterAfterImport:
+    """A meta path finder (the protocol needs only find_spec; importlib.abc would cost every
+    `import tensorlib` ~20 ms) that finds nothing itself: wraps the loader of the modules in
+    ``_HOOKS`` so that their registration runs once the module has executed; leaves
+    ``sys.meta_path`` when none is left to wait for."""
 
     def __init__(self, waiting):
         self.waiting = set(waiting)
@@ -300,6 +299,7 @@ class _RegisterAfterImport(importlib.abc.MetaPathFinder):
             return None
         self.waiting.discard(name)
         sys.meta_path.remove(self)  # also keeps find_spec below from finding us
+        import importlib.util
         try:
             spec = importlib.util.find_spec(name)
         finally:

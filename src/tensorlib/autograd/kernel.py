@@ -9,6 +9,8 @@ the outputs' grad_fn.
 """
 from __future__ import annotations
 
+import threading
+
 from ..dispatch import dispatcher
 from ..dispatch.registration import POINTWISE
 from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
@@ -161,8 +163,13 @@ def _run_below(op, ks, args):
 
 def autograd_kernel(op, ks, args):
     info = _BY_OP.get(op)
-    if info is None or info.spec.not_differentiable:
-        return _run_below(op, ks, args)
+    if info is None:
+        if op not in _SPEC_OF:  # not differentiable
+            return _run_below(op, ks, args)
+        info = _prepare(op)
+        own = op.kernels.get(DispatchKey.Autograd)
+        if own is not None:
+            return own(op, ks, args)
     schema_args = op.schema.arguments
     kind = info.kind
     if kind == "out":
@@ -404,12 +411,46 @@ def _generate_recorder(info):
     return record
 
 
+_SPEC_OF: dict = {}    # OperatorHandle -> OpGrad, for ops not prepared yet
+_NAMESPACE: dict = {}
+_prepare_lock = threading.Lock()
+
+
+def _prepare(op):
+    """The op's _OpInfo, made on its first recorded call: compiles its formulas and registers a
+    generated recording kernel at its Autograd key (done lazily: compiling ~200 formula sets and
+    kernels at import would cost every `import tensorlib` about 0.1 s)."""
+    with _prepare_lock:
+        info = _BY_OP.get(op)
+        if info is not None:
+            return info
+        spec = _SPEC_OF[op]
+        if spec.fn is None:
+            args = op.schema.arguments
+            compile_spec(spec, [a.name for a in args],
+                         {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE)
+        info = _OpInfo(op, spec)
+        record = _generate_recorder(info)
+        if record is not None:
+            dispatcher.impl(op.name, DispatchKey.Autograd, record)
+        _BY_OP[op] = info
+        return info
+
+
+def prepare_all() -> None:
+    """Compiles every op's formulas and recording kernel now (tests check them all)."""
+    for op in list(_SPEC_OF):
+        _prepare(op)
+
+
 def install(functions: dict, helpers: dict) -> None:
-    """Compiles derivatives.yaml against the defined ops and registers the Autograd kernel.
-    ``functions``: the public op functions (what formulas call); ``helpers``: formulas.py."""
+    """Reads derivatives.yaml, checks that every defined op has an entry, and registers the
+    Autograd kernel. ``functions``: the public op functions (what formulas call); ``helpers``:
+    formulas.py. Formulas compile on an op's first recorded call (_prepare)."""
     specs = load_derivatives()
-    namespace = {**functions, **helpers}
-    _fill_namespace(namespace)
+    _NAMESPACE.update(functions)
+    _NAMESPACE.update(helpers)
+    _fill_namespace(_NAMESPACE)
     SPECS.update(specs)
     missing = []
     for op in dispatcher.all_ops():
@@ -420,15 +461,8 @@ def install(functions: dict, helpers: dict) -> None:
         if spec is None:
             missing.append(op.name)
             continue
-        if not spec.not_differentiable and spec.fn is None:
-            args = op.schema.arguments
-            compile_spec(spec, [a.name for a in args],
-                         {a.name for a in args if a.type.base == "Tensor"}, namespace)
         if not spec.not_differentiable:
-            info = _BY_OP[op] = _OpInfo(op, spec)
-            record = _generate_recorder(info)
-            if record is not None:
-                dispatcher.impl(op.name, DispatchKey.Autograd, record)
+            _SPEC_OF[op] = spec
     if missing:
         raise DerivativesError(
             "derivatives.yaml: no entry (formulas or not_differentiable: true) for ops "
