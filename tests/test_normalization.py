@@ -19,6 +19,10 @@ _U_ACC = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -24, "float32": 2.0 ** -24,
           "float64": 2.0 ** -53}
 _U_OUT = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24,
           "float64": 2.0 ** -53}
+# spacing of the result dtype's subnormals: rounding a subnormal result errs by up to this
+# much, however small |want| is (a relative bound alone fails there)
+_TINY_OUT = {"float16": 2.0 ** -24, "bfloat16": 2.0 ** -133, "float32": 2.0 ** -149,
+             "float64": 2.0 ** -1074}
 
 
 # ---------------------------------------------------------------- oracles
@@ -84,7 +88,7 @@ def _close(got, want, dtype, scale=1.0):
     intermediate values) plus one rounding of the result."""
     got = np.asarray(got, np.float64)
     assert got.shape == want.shape, f"shape {got.shape} != {want.shape}"
-    tol = 16 * _U_ACC[dtype] * scale + 2 * _U_OUT[dtype] * np.abs(want) + 1e-300
+    tol = 16 * _U_ACC[dtype] * scale + 2 * _U_OUT[dtype] * np.abs(want) + _TINY_OUT[dtype]
     with np.errstate(invalid="ignore"):
         ok = (np.abs(got - want) <= tol) | (np.isnan(got) & np.isnan(want)) | (got == want)
     assert ok.all(), (f"{dtype}: max error {np.nanmax(np.abs(got - want))} at "
