@@ -6,7 +6,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib import allocation, factories
-from tensorlib.dispatch import iterator
+from tensorlib import iterator
 from tensorlib.ops import creation, transfer
 
 

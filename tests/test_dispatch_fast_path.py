@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib.iterator import TensorIterator
 from tensorlib.dispatch.registration import POINTWISE
 from tensorlib.kernels.cpu.pointwise import GRAIN
 from tensorlib.ops.pointwise import HOT_CALLS

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib.iterator import TensorIterator
 from tensorlib.runtime.cpu import streams as _cpu_streams
 from tensorlib.dispatch.registration import POINTWISE
 from tensorlib.ops.pointwise import HOT_CALLS

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.dispatch.iterator import Layout, TensorIterator, memory_overlap
+from tensorlib.iterator import Layout, TensorIterator, memory_overlap
 
 
 def _t(shape, dtype=np.float32):

@@ -21,6 +21,8 @@ LAYERS = [
     ("runtime", ["tensorlib.runtime"]),
     ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
                 "tensorlib.cpu", "tensorlib.allocation"]),
+    # the TensorIterator: broadcasting, type promotion, output allocation, loop layout
+    ("iterator", ["tensorlib.iterator"]),
     ("dispatch", ["tensorlib.dispatch"]),
     ("kernels", ["tensorlib.kernels"]),
     ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.indexing",
@@ -123,7 +125,7 @@ def test_known_exceptions_still_exist():
 @pytest.mark.parametrize("src,dst,layer_src,layer_dst", [
     ("tensorlib.kernels.cpu.pointwise", "tensorlib.ops.views", "kernels", "ops"),
     ("tensorlib.ops.transfer", "tensorlib.ops.copy", "ops", "ops"),
-    ("tensorlib.dispatch.iterator", "tensorlib.allocation", "dispatch", "tensor"),
+    ("tensorlib.iterator", "tensorlib.allocation", "iterator", "tensor"),
     ("tensorlib.dispatch.keys", "tensorlib.dtypes", "base", "base"),
 ])
 def test_layer_map(src, dst, layer_src, layer_dst):

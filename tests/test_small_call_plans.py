@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.dispatch import iterator as _it
-from tensorlib.dispatch.iterator import TensorIterator
+from tensorlib import iterator as _it
+from tensorlib.iterator import TensorIterator
 from tensorlib.ops import copy as _copy
 
 

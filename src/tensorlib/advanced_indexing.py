@@ -19,7 +19,7 @@ import operator
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch.iterator import has_internal_overlap
+from .iterator import has_internal_overlap
 from .dispatch.stub import get_stub
 from .shape import broadcast_shapes
 from .tensor import Tensor

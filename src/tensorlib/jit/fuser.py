@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..allocation import empty_strided_like_order
-from ..dispatch.iterator import compute_dtype_for
+from ..iterator import compute_dtype_for
 from ..shape import broadcast_strides, coalesce, contiguous_strides
 from ..storage import Storage
 from ..tensor import Tensor

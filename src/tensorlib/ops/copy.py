@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..dispatch.iterator import TensorIterator, memory_overlap
+from ..iterator import TensorIterator, memory_overlap
 from ..dispatch.keys import BACKEND_MASK, backend_key_for
 from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as _dt
-from ..dispatch.iterator import has_internal_overlap, memory_overlap
+from ..iterator import has_internal_overlap, memory_overlap
 from ..dispatch.stub import get_stub
 from ..allocation import empty
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dtypes import scalar_to_compute  # noqa: F401 - its home is the dtype layer
-from ..dispatch.iterator import TensorIterator
+from ..iterator import TensorIterator
 from ..dispatch.stub import UnsupportedKernelError, get_stub
 from ..tensor import Tensor
 

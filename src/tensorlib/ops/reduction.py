@@ -11,7 +11,7 @@ import numbers
 
 from .. import dtypes as _dt
 from ..allocation import empty_strided_like_order
-from ..dispatch.iterator import TensorIterator, has_internal_overlap, memory_overlap
+from ..iterator import TensorIterator, has_internal_overlap, memory_overlap
 from ..dispatch.stub import UnsupportedKernelError, get_stub
 from ..tensor import Tensor
 from .views import normalize_axis, narrow, reshape, select

@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
-from ...dispatch.iterator import compute_dtype_for
+from ...iterator import compute_dtype_for
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launch
 from ...storage import Storage

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from .. import dtypes as _dt
-from ..allocation import checked_nbytes, empty_strided_like_order
-from ..shape import broadcast_shapes, broadcast_strides, coalesce, normalize_axis, span
-from ..storage import Storage
-from ..tensor import Tensor
+from . import dtypes as _dt
+from .allocation import checked_nbytes, empty_strided_like_order
+from .shape import broadcast_shapes, broadcast_strides, coalesce, normalize_axis, span
+from .storage import Storage
+from .tensor import Tensor
 
 __all__ = ["TensorIterator", "Layout", "memory_overlap", "empty_strided_like_order",
            "compute_dtype_for"]
