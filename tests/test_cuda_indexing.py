@@ -114,7 +114,7 @@ def test_gather_empty():
 
 
 def test_gather_out_of_range():
-    # the CPU's message (advanced_indexing.IndexPlan.raise_out_of_bounds): the first index
+    # the CPU's message (ops.indexing.IndexPlan.raise_out_of_bounds): the first index
     # tensor holding a bad entry, its first bad position
     x = dev(values("float32", (4, 5)))
     for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),

@@ -488,7 +488,7 @@ def test_scalar_operand_result_is_c_order_on_odd_size1_strides():
 
 
 # ---------------------------------------------------------------- x[idx], x[mask]
-import tensorlib.advanced_indexing as _adv  # noqa: E402
+import tensorlib.ops.indexing as _adv  # noqa: E402
 
 @pytest.mark.parametrize("dtype", [tl.float32, tl.int64, tl.bool, tl.float16, tl.complex128,
                                    tl.uint8], ids=str)

@@ -7,7 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 import tensorlib as tl
 from helpers import ALL_DTYPES, arrays, to_numpy
-from tensorlib.advanced_indexing import nonzero
+from tensorlib.ops.indexing import nonzero
 from tensorlib.iterator import has_internal_overlap
 
 GATHER_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint64", "float16", "bfloat16",

@@ -25,8 +25,7 @@ LAYERS = [
     ("iterator", ["tensorlib.iterator"]),
     ("dispatch", ["tensorlib.dispatch"]),
     ("kernels", ["tensorlib.kernels"]),
-    ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.indexing",
-             "tensorlib.advanced_indexing", "tensorlib.linalg", "tensorlib.random",
+    ("ops", ["tensorlib.ops", "tensorlib.factories", "tensorlib.linalg", "tensorlib.random",
              "tensorlib.dlpack", "tensorlib.serialization"]),
     # reverse-mode autograd: records ops through the dispatcher, its formulas call ops
     ("autograd", ["tensorlib.autograd"]),

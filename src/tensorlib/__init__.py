@@ -36,7 +36,7 @@ newaxis = None
 
 def _install():
     from .ops import copy as _copy
-    from .indexing import getitem, setitem
+    from .ops.indexing import getitem, setitem
 
     functions, methods = _registration.load()
     from . import dlpack as _dlpack

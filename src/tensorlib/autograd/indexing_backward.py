@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from .. import indexing as _indexing
+from ..ops import indexing as _indexing
 from ..shape import normalize_axis
 from ..tensor import Tensor
 from .function import Function

@@ -27,7 +27,7 @@ __all__ = ["asarray", "tensor", "from_numpy", "zeros", "ones", "full", "zeros_li
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
 _fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
-_coerce = None  # advanced_indexing._coerce_scalar (likewise)
+_coerce = None  # ops.indexing._coerce_scalar (likewise)
 
 
 def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
@@ -131,7 +131,7 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
             if _fill is None:
                 from .copy import fill_ as _fill
             if _coerce is None:
-                from ..advanced_indexing import _coerce_scalar as _coerce
+                from .indexing import _coerce_scalar as _coerce
             _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype),
                   _coerce(stop, t._dtype, "__setitem__"))
     return t

@@ -1,7 +1,7 @@
 """Numba CPU kernels for advanced indexing: gather (``x[idx]``), scatter (``x[idx] = v``) and
 ``nonzero`` (boolean masks -> int64 indices).
 
-The device-generic side (tensorlib.advanced_indexing) hands over an IndexPlan: a base element
+The device-generic side (tensorlib.ops.indexing) hands over an IndexPlan: a base element
 offset, the basic dims before and after the broadcast index block (shape + strides each) and the
 index tensors broadcast to the block's shape. Here every element offset into the source is
 ``pre[p] + adv[b] + post[q]``: ``adv`` folds the base offset and all index tensors (wrapped and

@@ -1,6 +1,6 @@
 """CUDA advanced indexing (Triton): gather (``x[idx]``), scatter (``x[idx] = v``) and nonzero.
 
-They take tensorlib.advanced_indexing's IndexPlan, as the CPU kernels do: every element offset
+They take tensorlib.ops.indexing's IndexPlan, as the CPU kernels do: every element offset
 of the indexed result is ``pre[p] + adv[b] + post[q]`` (output element o = (p, b, q) in C
 order). Kernels:
 
