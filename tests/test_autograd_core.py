@@ -558,3 +558,18 @@ def test_every_formula_compiles():
     from tensorlib.autograd import kernel
     kernel.prepare_all()
     assert kernel._SPEC_OF and all(op in kernel._BY_OP for op in kernel._SPEC_OF)
+
+
+def test_saves_only_what_the_needed_formulas_read():
+    x = leaf([1.0, 2.0])
+    c = tl.asarray([3.0, 4.0], dtype=tl.float64)  # needs no gradient
+    y = x * c  # x's gradient reads c; c's (not needed) would read x
+    assert [name for name, _, _ in y.grad_fn.saved] == ["other"]
+    z = x * 2.0
+    assert z.grad_fn.saved == []
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 4.0])
+    w = x * c  # saves c: writing it voids this graph
+    c.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()

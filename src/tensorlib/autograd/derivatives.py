@@ -40,6 +40,8 @@ class OpGrad:
     formulas: dict            # argument name -> expression source
     output_differentiability: tuple | None
     saved_args: dict = dataclasses.field(default_factory=dict)   # arg -> "tensor" | "meta" | "value"
+    # tensor arg -> indices of the formulas reading it: saved only when one of them will run
+    saved_for: dict = dataclasses.field(default_factory=dict)
     saves_result: bool = False
     fn: object = None          # compiled: fn(grads, env, needs) -> tuple per formula argument
 
@@ -102,16 +104,19 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
         if arg not in tensor_args:
             raise DerivativesError(f"{where}: '{arg}' is not a Tensor argument of the op "
                                    f"(its Tensor arguments: {sorted(tensor_args)})")
-    used, meta = set(), {}
-    for arg, expr in spec.formulas.items():
+    used, meta, readers = set(), {}, {}
+    for i, (arg, expr) in enumerate(spec.formulas.items()):
         names, m = _uses(expr, where)
         used |= names
+        for n in names:
+            readers.setdefault(n, []).append(i)
         for k, v in m.items():
             meta[k] = meta.get(k, True) and v
     for n in used:
         if n in arg_names:
             if n in tensor_args:
                 spec.saved_args[n] = "meta" if meta[n] else "tensor"
+                spec.saved_for[n] = tuple(readers[n])
             else:
                 spec.saved_args[n] = "value"
         elif n in ("result", "results"):
@@ -121,7 +126,7 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
             raise DerivativesError(f"{where}: formula uses unknown name '{n}'")
     lines = ["def backward(grads, env, needs):", "    grad = grads[0]"]
     for n in sorted(spec.saved_args):
-        lines.append(f"    {n} = env[{n!r}]")
+        lines.append(f"    {n} = env.get({n!r})")  # absent: only read by formulas not needed
     if spec.saves_result:
         lines.append("    results = env['results']")
         lines.append("    result = results[0]")

@@ -62,7 +62,8 @@ class _OpInfo:
         # (position, name, is_list) of each argument with a formula, in formula order
         self.diff_args = tuple((names.index(a), a, schema.arguments[names.index(a)].type.is_list)
                                for a in spec.formulas)
-        self.saved = tuple((names.index(n), n, how) for n, how in spec.saved_args.items())
+        self.saved = tuple((names.index(n), n, how, spec.saved_for.get(n, ()))
+                           for n, how in spec.saved_args.items())
         ret = schema.returns
         self.is_view = (self.kind == "functional" and len(ret) >= 1
                         and ret[0].alias is not None and not ret[0].alias.is_write)
@@ -234,9 +235,11 @@ def autograd_kernel(op, ks, args):
                 f"tl.no_grad()")
     env = {}
     saved = []  # (name, tensor, storage version when saved): checked when backward reads them
-    for pos, name, how in info.saved:
+    for pos, name, how, readers in info.saved:
         a = args[pos]
         if how == "tensor" and a.__class__ is Tensor:
+            if not any(needs[i] for i in readers):
+                continue  # only formulas that won't run read it: keep no memory alive
             if kind == "inplace" and pos == 0:
                 a = _clone_below(a)  # the op overwrites it; the formula needs the old value
             st = a._storage
@@ -353,17 +356,18 @@ def _generate_recorder(info):
     lines.append("        return run_below(op, ks, args)")
     lines.append("    env = {}")
     lines.append("    saved = []")
-    for pos, name, how in info.saved:
+    for pos, name, how, readers in info.saved:
         if how == "tensor":
+            wanted = " or ".join(f"needs[{i}]" for i in readers) or "False"
             lines += [
                 f"    s = args[{pos}]",
-                "    if s.__class__ is Tensor:",
+                "    if s.__class__ is not Tensor:",
+                f"        env[{name!r}] = s",
+                f"    elif {wanted}:  # saved only when a formula reading it will run",
                 "        st = s._storage",
                 "        if st.inference:",
                 f"            raise inference_error({schema.name!r}, {name!r})",
                 f"        saved.append(({name!r}, s, st.version))",
-                "    else:",
-                f"        env[{name!r}] = s",
             ]
         elif how == "meta":
             lines += [
