@@ -9,7 +9,7 @@ Run: python benchmarks/autograd.py [--rounds N] [--only overhead,chain,mlp,memor
 * mlp: one training step of a 784-512-512-10 ReLU MLP, batch 256, float32 (forward,
   cross-entropy, backward, Adam step), in ms, against the same step written by hand in NumPy
   (forward, backward and Adam as NumPy expressions on the same BLAS). Target: <= 1.0x
-  PyTorch-CPU (its column appears only when ``import torch`` works; it is not a dependency).
+  PyTorch-CPU (its column appears only when PyTorch is installed; it is not a dependency).
 * memory: peak allocated bytes of the host allocator (tl.cpu.memory_stats) during the forward
   of a 200-op pointwise chain (sin, which saves its input) over 1e6 float32, and during its
   backward. Target: backward peak <= forward peak (saved tensors freed as their node runs).
@@ -39,12 +39,8 @@ def _best(fn, rounds, number):
 
 
 def _torch():
-    try:
-        import torch  # optional baseline column only
-    except Exception:
-        return None
-    torch.set_num_threads(max(1, torch.get_num_threads()))
-    return torch
+    from tensorlib.bench.impls import optional_module
+    return optional_module("torch")  # the optional baseline column only
 
 
 # ---------------------------------------------------------------- overhead

@@ -119,10 +119,8 @@ def main(argv=None) -> int:
     import tensorlib as tl
     from tensorlib.runtime.cpu import cores
     cores.DEFER_PARALLEL_COMPILE = False
-    try:
-        import numexpr
-    except ImportError:
-        numexpr = None
+    from tensorlib.bench.impls import optional_module
+    numexpr = optional_module("numexpr")
     rng = np.random.default_rng(0)
     print(f"threads: {cores.threads()}  load average: {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores")

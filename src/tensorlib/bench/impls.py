@@ -310,14 +310,21 @@ class NumpyImpl(_ArrayNamespace):
 
 
 # ---- PyTorch on the CPU (optional, importlib only) ----------------------------------------------
-def torch_cpu_baseline():
-    """A TorchCpuImpl when PyTorch is installed, else None (never an error)."""
-    if importlib.util.find_spec("torch") is None:
+def optional_module(name):
+    """An optional baseline library (PyTorch, numexpr...) when installed, else None (never an
+    error): benchmarks name it by string, it is no dependency of tensorlib."""
+    if importlib.util.find_spec(name) is None:
         return None
     try:
-        return TorchCpuImpl(importlib.import_module("torch"))
+        return importlib.import_module(name)
     except Exception:  # noqa: BLE001 - a broken optional install only loses the extra column
         return None
+
+
+def torch_cpu_baseline():
+    """A TorchCpuImpl when PyTorch is installed, else None (never an error)."""
+    module = optional_module("torch")
+    return None if module is None else TorchCpuImpl(module)
 
 
 class TorchCpuImpl(_Impl):
