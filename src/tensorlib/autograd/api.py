@@ -6,7 +6,7 @@ import weakref
 from ..tensor import Tensor
 from .engine import run_backward
 from .graph import AccumulateGrad, accumulate_into, accumulator_of, edge_of, requires_grad
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 
 __all__ = ["backward", "grad", "tensor_backward", "register_hook", "retain_grad"]
 

@@ -14,6 +14,7 @@ flows back), ``output_differentiability: [true, false]`` (which outputs carry gr
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import os
 
@@ -121,8 +122,7 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
                 spec.saved_args[n] = "value"
         elif n in ("result", "results"):
             spec.saves_result = True
-        elif n not in _SPECIAL and n not in namespace and not hasattr(__builtins__, n) \
-                and n not in dir(__import__("builtins")):
+        elif n not in _SPECIAL and n not in namespace and not hasattr(builtins, n):
             raise DerivativesError(f"{where}: formula uses unknown name '{n}'")
     lines = ["def backward(grads, env, needs):", "    grad = grads[0]"]
     for n in sorted(spec.saved_args):

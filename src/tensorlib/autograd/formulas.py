@@ -9,7 +9,7 @@ import math
 from .. import dtypes as _dt
 from ..shape import normalize_axis
 from ..tensor import Tensor
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 from . import indexing_backward  # noqa: F401 - also installs Tensor.__getitem__/__setitem__ hooks
 
 __all__ = ["HELPERS"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import Node, SavedTensor, attach_output, edge_of, requires_grad
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 from .views import after_inplace
 
 __all__ = ["Function", "FunctionCtx"]

@@ -12,7 +12,7 @@ import numpy as np
 from ..tensor import Tensor
 from .api import grad as _grad
 from .graph import requires_grad
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 

@@ -23,8 +23,7 @@ _accumulate_lock = threading.Lock()
 class Node:
     """Base of every backward node. Subclasses set ``next_functions`` and implement ``apply``."""
 
-    __slots__ = ("next_functions", "tensor_pre_hooks", "num_outputs", "stream", "metadata",
-                 "__weakref__")
+    __slots__ = ("next_functions", "tensor_pre_hooks", "num_outputs", "stream", "__weakref__")
     _name = "Node"
 
     def __init__(self, next_functions=(), num_outputs=1):
@@ -32,7 +31,6 @@ class Node:
         self.tensor_pre_hooks = None  # {output number: [hook, ...]}
         self.num_outputs = num_outputs
         self.stream = None
-        self.metadata = None
 
     def name(self) -> str:
         return self._name
@@ -73,10 +71,6 @@ class AccumulateGrad(Node):
     def __init__(self, variable: Tensor):
         super().__init__((), 1)
         self._variable = weakref.ref(variable)
-
-    @property
-    def variable(self):
-        return self._variable()
 
     def pre_hooks(self, output_nr: int):
         t = self._variable()

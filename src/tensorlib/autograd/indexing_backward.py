@@ -23,7 +23,7 @@ from ..tensor import Tensor
 from .function import Function
 from .grad_mode import is_grad_enabled
 from .graph import Node, attach_output, edge_of, requires_grad
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 from .views import after_inplace, mark_view
 
 __all__ = ["index_add_flat", "scatter_add_along_axis", "scatter_along_axis", "index_add_axis",
@@ -225,7 +225,8 @@ class _IndexPutBackward(Node):
             # the value may have fewer dims than the selection (broadcast) or extra leading 1s
             lead = len(shape) - gv.ndim
             core = shape[lead:] if lead > 0 else shape
-            gv = tl.reshape(tl.sum_to(gv, core), shape)
+            from .formulas import sum_to
+            gv = tl.reshape(sum_to(gv, core), shape)
             if gv.dtype.kind == "c" and dtype.kind != "c":
                 gv = tl.real(gv)
             if gv.dtype is not dtype:

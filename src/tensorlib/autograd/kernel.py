@@ -16,7 +16,9 @@ from ..dispatch.registration import POINTWISE
 from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
 from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
-from .namespace import fill as _fill_namespace, ops as _NS
+from ..dispatch.namespace import ops as _NS
+from .formulas import sum_to
+from .grad_mode import no_grad
 from .graph import (Node, SavedTensor, accumulator_of, attach_output, edge_of,
                     inference_error as _inference_error, modified_error as _modified_error,
                     requires_grad)
@@ -141,7 +143,7 @@ def _fit(g, meta, op, name):
                            f"not a Tensor")
     shape, dtype = meta
     if g._shape != shape:
-        g = _NS.sum_to(g, shape)
+        g = sum_to(g, shape)
     if g._dtype is not dtype:
         if g._dtype.kind == "c" and dtype.kind != "c":
             g = _NS.real(g)
@@ -200,18 +202,12 @@ def autograd_kernel(op, ks, args):
             needs.append(need)
             any_need = any_need or need
             continue
-        m = getattr(a, "_autograd", None)
-        if m is None:
+        if not isinstance(a, Tensor):
             edges.append(_NO_EDGE)
             metas.append(None)
             needs.append(False)
             continue
-        if m.view_base is not None:
-            e = edge_of(a)
-        else:
-            fn = m.grad_fn
-            e = (fn, m.output_nr) if fn is not None else (
-                (accumulator_of(a), 0) if m.requires_grad else _NO_EDGE)
+        e = edge_of(a)
         edges.append(e)
         metas.append((a._shape, a._dtype))
         need = e[0] is not None
@@ -260,7 +256,6 @@ def autograd_kernel(op, ks, args):
     node.tensor_pre_hooks = None
     node.num_outputs = 1
     node.stream = None
-    node.metadata = None
     node.info = info
     node.needs = needs
     node.saved = saved
@@ -302,12 +297,8 @@ def autograd_kernel(op, ks, args):
 
 
 def _clone_below(t):
-    inc, exc = tls.included, tls.excluded
-    set_tls_keys(inc, exc | AUTOGRAD_BIT)
-    try:
+    with no_grad():  # the copy is the formula's saved input, not a recorded op
         return t.clone()
-    finally:
-        set_tls_keys(inc, exc)
 
 
 def _current_stream(t):
@@ -384,7 +375,6 @@ def _generate_recorder(info):
         f"    node.next_functions = ({''.join(f'e{i}, ' for i in range(n))})",
         "    node.tensor_pre_hooks = None",
         "    node.num_outputs = 1",
-        "    node.metadata = None",
         "    node.info = info",
         "    node.needs = needs",
         "    node.saved = saved",
@@ -454,7 +444,6 @@ def install(functions: dict, helpers: dict) -> None:
     specs = load_derivatives()
     _NAMESPACE.update(functions)
     _NAMESPACE.update(helpers)
-    _fill_namespace(_NAMESPACE)
     SPECS.update(specs)
     missing = []
     for op in dispatcher.all_ops():

@@ -38,7 +38,7 @@ import numpy as np
 from .. import linalg as _la
 from .formulas import conj, sum_to
 from .function import Function
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 
 __all__ = ["LinalgInv", "LinalgSolve", "LinalgDet", "LinalgSlogdet", "LinalgCholesky",
            "LinalgEigh", "LinalgEigvalsh", "LinalgSvd", "LinalgSvdvals", "LinalgQr",

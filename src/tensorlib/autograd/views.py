@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..tensor import Tensor
 from .graph import Node, attach_output, edge_of
-from .namespace import ops as tl
+from ..dispatch.namespace import ops as tl
 
 __all__ = ["mark_view", "after_inplace", "refresh_view_grad_fn"]
 
