@@ -79,7 +79,8 @@ class Interpreter:
         self.out_slots = tuple(slot[o] for o in graph.outputs)
         self.slots = slot
 
-    def __call__(self, *inputs):
+    def _execute(self, inputs):
+        """Runs the instruction list; returns the register file (every value's slot)."""
         regs = self.regs.copy()
         regs[:self.nin] = inputs
         for fn, ins, out, outs in self.code:
@@ -91,22 +92,16 @@ class Interpreter:
             else:
                 for i, x in zip(outs, r):
                     regs[i] = x
+        return regs
+
+    def __call__(self, *inputs):
+        regs = self._execute(inputs)
         return [regs[i] for i in self.out_slots]
 
     def profile(self, *inputs):
         """Runs like ``__call__`` and also returns the observed type of every value (in
         ``value_order``), for the profiling executor."""
-        regs = self.regs.copy()
-        regs[:self.nin] = inputs
-        for fn, ins, out, outs in self.code:
-            r = fn(*[regs[i] for i in ins])
-            if out >= 0:
-                regs[out] = r
-            elif len(outs) == 1:
-                regs[outs[0]] = r[0] if isinstance(r, (tuple, list)) else r
-            else:
-                for i, x in zip(outs, r):
-                    regs[i] = x
+        regs = self._execute(inputs)
         types = []
         for v in value_order(self.graph):
             x = regs[self.slots[v]]

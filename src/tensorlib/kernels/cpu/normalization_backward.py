@@ -68,7 +68,8 @@ def _log_softmax_row32(out, g, y, r, n):
 
 
 @njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
-def _layer_norm_row(out, g, x, w, eps, r, n):
+def _row_stats(x, eps, r, n):
+    """(mean, 1 / sqrt(biased variance + eps)) of row r: layer_norm's forward statistics."""
     zero = x[r, 0] * 0
     tot = zero
     for i in range(n):
@@ -78,7 +79,13 @@ def _layer_norm_row(out, g, x, w, eps, r, n):
     for i in range(n):
         d = x[r, i] - mean
         q += d * d
-    rstd = 1 / np.sqrt(q / n + eps)
+    return mean, 1 / np.sqrt(q / n + eps)
+
+
+@njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
+def _layer_norm_row(out, g, x, w, eps, r, n):
+    mean, rstd = _row_stats(x, eps, r, n)
+    zero = x[r, 0] * 0
     a = zero
     b = zero
     for i in range(n):
@@ -151,16 +158,7 @@ def _layer_norm_rows_par(out, g, x, w, eps, nchunk):
 
 @njit(inline="always", **{k: v for k, v in _OPTS.items() if k != "cache"})
 def _grad_xhat_row(out, g, x, eps, r, n):
-    zero = x[r, 0] * 0
-    tot = zero
-    for i in range(n):
-        tot += x[r, i]
-    mean = tot / n
-    q = zero
-    for i in range(n):
-        d = x[r, i] - mean
-        q += d * d
-    rstd = 1 / np.sqrt(q / n + eps)
+    mean, rstd = _row_stats(x, eps, r, n)
     for i in range(n):
         out[r, i] = g[r, i] * ((x[r, i] - mean) * rstd)
 
