@@ -79,9 +79,6 @@ def _install():
     _namespace.fill({**functions, "asarray": asarray, "tensor": tensor, "from_numpy": from_numpy})
     from . import autograd as _autograd
     _autograd.install(functions, Tensor)
-    for _name, _fn in _autograd.factories_with_requires_grad(
-            {**functions, "asarray": asarray, "tensor": tensor}).items():
-        globals()[_name] = _fn
     return sorted(functions)
 
 

@@ -44,6 +44,10 @@ class OpGrad:
     # tensor arg -> indices of the formulas reading it: saved only when one of them will run
     saved_for: dict = dataclasses.field(default_factory=dict)
     saves_result: bool = False
+    # formula -> (names it reads, {name: read only as metadata}), parsed when the YAML loads:
+    # Python 3.11's ast objects are not safe to build in two threads at once (a later first
+    # recorded call may run beside Triton's interpreter parsing a kernel on a stream thread)
+    uses: dict = dataclasses.field(default_factory=dict)
     fn: object = None          # compiled: fn(grads, env, needs) -> tuple per formula argument
 
 
@@ -93,8 +97,9 @@ def load_derivatives(path=None) -> dict[str, OpGrad]:
         if not nd and not formulas:
             raise DerivativesError(f"{where} ({name}): needs formulas or not_differentiable")
         od = item.get("output_differentiability")
-        specs[name] = OpGrad(name, _camel(name) + "Backward", nd, formulas,
-                             tuple(bool(x) for x in od) if od is not None else None)
+        spec = specs[name] = OpGrad(name, _camel(name) + "Backward", nd, formulas,
+                                    tuple(bool(x) for x in od) if od is not None else None)
+        spec.uses = {arg: _uses(expr, f"{where} ({name})") for arg, expr in formulas.items()}
     return specs
 
 
@@ -106,8 +111,8 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
             raise DerivativesError(f"{where}: '{arg}' is not a Tensor argument of the op "
                                    f"(its Tensor arguments: {sorted(tensor_args)})")
     used, meta, readers = set(), {}, {}
-    for i, (arg, expr) in enumerate(spec.formulas.items()):
-        names, m = _uses(expr, where)
+    for i, arg in enumerate(spec.formulas):
+        names, m = spec.uses[arg]
         used |= names
         for n in names:
             readers.setdefault(n, []).append(i)

@@ -175,9 +175,24 @@ def _param(arg: Argument, defaults: dict, op: str, preconverted: dict) -> str:
     return f"{arg.name}={name}"
 
 
-def make_function(public_name: str, functional, out_op=None, *, allow_scalar=False):
+def set_requires_grad(t, flag, op):
+    """A factory's ``requires_grad=``: makes the new tensor an autograd leaf."""
+    if not isinstance(flag, bool):
+        raise TypeError(f"{op}(): argument 'requires_grad' must be a bool, got "
+                        f"{type(flag).__name__}")
+    if flag:
+        if t.dtype.kind not in "fc":
+            raise RuntimeError(f"{op}(): requires_grad=True needs a float or complex dtype, got "
+                               f"{t.dtype}")
+        t.requires_grad_()
+    return t
+
+
+def make_function(public_name: str, functional, out_op=None, *, allow_scalar=False,
+                  requires_grad=False):
     """Builds the public function for ``functional`` (an OperatorHandle); with ``out_op`` the
-    function also takes ``out=`` and routes to that overload."""
+    function also takes ``out=`` and routes to that overload; with ``requires_grad`` (factories)
+    it takes ``requires_grad=False`` too."""
     schema: FunctionSchema = functional.schema
     args = schema.arguments
     positional = [a for a in args if not a.kwarg_only]
@@ -192,6 +207,10 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         params.extend(_param(a, defaults, public_name, preconverted) for a in kwonly)
     if out_op is not None:
         params.append("out=None")
+    if requires_grad:
+        if not kwonly and out_op is None:
+            params.append("*")
+        params.append("requires_grad=False")
     body = []
     for a in args:
         line = _conversion(a, public_name, allow_scalar, preconverted.get(a.name))
@@ -212,7 +231,12 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         body.append(f"    if not ({test}):")
         body.append(f"        _no_tensor({public_name!r}, ({', '.join(tensors)},), "
                     f"{tuple(tensors)!r})")
-    body.append(f"    return op.call({call_args})")
+    if requires_grad:
+        body.append(f"    t = op.call({call_args})")
+        body.append(f"    return set_requires_grad(t, requires_grad, {public_name!r}) "
+                    f"if requires_grad is not False else t")
+    else:
+        body.append(f"    return op.call({call_args})")
     src = f"def {public_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     scope = {
         "Tensor": Tensor, "op": functional, "out_op": out_op,
@@ -220,7 +244,8 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         "conv_tensor_list": conv_tensor_list,
         "conv_scalar": conv_scalar, "conv_int": conv_int, "conv_int_list": conv_int_list,
         "conv_float": conv_float, "conv_bool": conv_bool, "conv_str": conv_str,
-        "conv_dtype": conv_dtype, "conv_device": conv_device, **defaults,
+        "conv_dtype": conv_dtype, "conv_device": conv_device,
+        "set_requires_grad": set_requires_grad, **defaults,
     }
     exec(compile(src, f"<tensorlib.{public_name}>", "exec"), scope)
     fn = scope[public_name]

@@ -163,7 +163,8 @@ def _register(entry: OpEntry, functions, methods):
         op = dispatcher.define(schema)
         for key, target in entry.kernel.items():
             dispatcher.impl(op.name, key, _resolve(target))
-        fn = make_function(name, op, allow_scalar="scalar_operands" in entry.tags)
+        fn = make_function(name, op, allow_scalar="scalar_operands" in entry.tags,
+                           requires_grad="requires_grad" in entry.tags)
     if "function" in entry.variants:
         for public in (name,) + entry.aliases:
             functions[public] = fn

@@ -16,6 +16,7 @@ from .. import dtypes as _dt
 from ..allocation import empty_1d, empty_like, empty_strided, new_dense_cpu, normalize_shape, \
     resolve_device
 from ..device import CPU as _CPU
+from ..dispatch.binding import set_requires_grad
 from ..dispatch.keys import TLS_IN_USE
 from ..shape import contiguous_strides
 from ..storage import Storage
@@ -286,7 +287,7 @@ def _buffer_numpy(obj):
 _NOT_BUFFERS = (list, tuple, bool, int, float, complex, str, np.generic)
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
+def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False) -> Tensor:
     """Array API asarray: shares memory with a Tensor, a NumPy array or a buffer-protocol object
     (memoryview, array.array, bytes...) when it can (copy=None), always copies with copy=True,
     and raises if a copy is needed under copy=False. Read-only memory (a non-writeable NumPy
@@ -330,11 +331,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
         raise ValueError(f"asarray(): copy=False is impossible: converting {src.dtype} on "
                          f"'{src.device}' to {dtype or src.dtype} on '{target or src.device}' "
                          f"needs a copy")
-    if need_copy or copy:
-        return src.astype(dtype or src.dtype, copy=True, device=target)
-    return src
+    out = src.astype(dtype or src.dtype, copy=True, device=target) if need_copy or copy else src
+    return out if requires_grad is False else set_requires_grad(out, requires_grad, "asarray")
 
 
-def tensor(data, *, dtype=None, device=None) -> Tensor:
+def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Always copies ``data`` (as torch.tensor does)."""
-    return asarray(data, dtype=dtype, device=device, copy=True)
+    out = asarray(data, dtype=dtype, device=device, copy=True)
+    return out if requires_grad is False else set_requires_grad(out, requires_grad, "tensor")
