@@ -17,6 +17,7 @@ from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
 from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
 from ..dispatch.namespace import ops as _NS
+from ..runtime.compile_lock import COMPILE_LOCK
 from .formulas import sum_to
 from .grad_mode import no_grad
 from .graph import (Node, SavedTensor, accumulator_of, attach_output, edge_of,
@@ -414,7 +415,7 @@ def _prepare(op):
     """The op's _OpInfo, made on its first recorded call: compiles its formulas and registers a
     generated recording kernel at its Autograd key (done lazily: compiling ~200 formula sets and
     kernels at import would cost every `import tensorlib` about 0.1 s)."""
-    with _prepare_lock:
+    with _prepare_lock, COMPILE_LOCK:
         info = _BY_OP.get(op)
         if info is not None:
             return info

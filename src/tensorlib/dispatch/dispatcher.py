@@ -11,6 +11,7 @@ from __future__ import annotations
 from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KEY, DispatchKey,
                    backend_key_for, keyset_names, tls)
 from .schema import FunctionSchema, parse_schema
+from ..runtime.compile_lock import COMPILE_LOCK
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
            "all_ops", "get_fallback",
@@ -187,7 +188,8 @@ def _make_caller(op: OperatorHandle):
              "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
              "_list_keys": _list_keys, "_device_keys": _device_keys,
              "readonly_error": readonly_error, "_check_written_list": _check_written_list}
-    exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
+    with COMPILE_LOCK:
+        exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
     return scope["call"]
 
 

@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from ...runtime.compile_lock import COMPILE_LOCK
 from ... import dtypes as _dt
 from ...iterator import compute_dtype_for
 from ...runtime.cpu import cores, streams as _streams
@@ -76,7 +77,8 @@ def load_generated_module(prefix: str, source: str):
         os.replace(tmp, path)  # atomic: parallel test workers may race here
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    with COMPILE_LOCK:  # compiling the module's source (runtime/compile_lock.py)
+        spec.loader.exec_module(mod)
     sys.modules[name] = mod
     return mod
 

@@ -40,6 +40,7 @@ from functools import partial
 import numpy as np
 
 from ... import dtypes as _dt
+from ...runtime.compile_lock import COMPILE_LOCK
 from ...runtime.cuda import context
 from ...runtime.cuda.streams import current_handle
 
@@ -47,7 +48,9 @@ __all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers
            "complex_helpers", "DeviceArg", "arg_for", "pack_scalar", "launch",
            "generated_module", "kernel_cache_dir", "next_pow2", "cdiv", "INTERPRETER_LOCK"]
 
-INTERPRETER_LOCK = threading.Lock()   # the interpreter's grid state and patches are global
+# the interpreter's grid state and patches are global; the lock is also held while tensorlib
+# compiles generated Python (runtime/compile_lock.py: Python 3.11's AST state is shared)
+INTERPRETER_LOCK = COMPILE_LOCK
 _forced = None                        # "compiled" when set by force_compiled (AOT, no device)
 _hooks_installed = False
 
@@ -117,7 +120,8 @@ def _helpers_module(name, filename, mode):
             mod.__dict__["__tl_mode__"] = mode
             sys.modules[name] = mod
             try:
-                spec.loader.exec_module(mod)
+                with COMPILE_LOCK:
+                    spec.loader.exec_module(mod)
             except BaseException:
                 del sys.modules[name]
                 raise
@@ -414,7 +418,8 @@ def generated_module(prefix: str, source: str, mode: str):
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        with COMPILE_LOCK:
+            spec.loader.exec_module(mod)
         _modules[name] = mod
         return mod
 
