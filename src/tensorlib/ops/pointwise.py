@@ -12,7 +12,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dtypes import scalar_to_compute  # noqa: F401 - its home is the dtype layer
 from ..iterator import TensorIterator
+from ..dispatch.keys import BACKEND_MASK
 from ..dispatch.stub import UnsupportedKernelError, get_stub
+from ..runtime.cpu import streams as _cpu_streams
 from ..tensor import Tensor
 
 __all__ = ["PointwiseInfo", "make_pointwise_kernel", "DTYPE_CLASSES", "scalar_to_compute",
@@ -138,6 +140,22 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
     return functional
 
 
+def _single_value(t, other):
+    """The value of ``t``, a tensor holding one element (broadcast or not) whose broadcast with
+    ``other`` is ``other``'s shape, as the Python scalar the dense fast path takes in its
+    place; None when it must go the full way: not that shape, not host memory, a half type
+    (computed in float32 from its bits), or a write queued on a CPU stream (or a stream or
+    the profiler in use: the value is then read in stream order by the kernel)."""
+    st = t._storage
+    if (st._uses is not None or _cpu_streams._slow or st.device.type != "cpu"
+            or len(t._shape) > len(other._shape)
+            or (t._dtype.itemsize == 2 and t._dtype.kind == "f")):
+        return None
+    if t._numel != 1 and (t._shape != other._shape or not t._numel):
+        return None
+    return st.typed(t._dtype.storage_np_dtype)[t._offset].item()
+
+
 def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     """The functional form (out=None) with PyTorch's fast set-up taken one step further: when
     the tensor operands are contiguous, of one shape, dtype and backend, a per-(dtype, backend)
@@ -205,16 +223,45 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
             b = args[p1]
             if type(a) is Tensor:
                 if type(b) is Tensor:
-                    if (a._contiguous and b._contiguous and a._dtype is b._dtype
-                            and a._ks == b._ks and a._shape == b._shape):
-                        key = (a._dtype, a._ks)
-                        run = runners.get(key)
-                        if run is not None:
-                            out = run(a, b, args)
-                            if out is not None:
-                                return out
-                        elif key not in runners:
-                            return counted(key, a, kernel(*args, None))
+                    # (functionality bits such as Autograd's differ between operands that
+                    # require grad and those that don't: below those keys only the backend
+                    # counts)
+                    if a._dtype is b._dtype and not (a._ks ^ b._ks) & BACKEND_MASK:
+                        if a._contiguous and b._contiguous and a._shape == b._shape:
+                            key = (a._dtype, a._ks)
+                            run = runners.get(key)
+                            if run is not None:
+                                out = run(a, b, args)
+                                if out is not None:
+                                    return out
+                            elif key not in runners:
+                                return counted(key, a, kernel(*args, None))
+                        elif ((b._numel == 1 or not any(b._strides))
+                              and (a._contiguous or a.is_contiguous())):
+                            # b is one element (0-d, or broadcast with stride 0: a reduction's
+                            # gradient): served as a Python scalar of its value, like x * 2.0
+                            v = _single_value(b, a)
+                            if v is not None:
+                                key = (a._dtype, a._ks, type(v), 1)
+                                run = runners.get(key)
+                                if run is not None:
+                                    out = run(a, v, args)
+                                    if out is not None:
+                                        return out
+                                elif key not in runners:
+                                    return counted_scalar(key, a, 1, kernel(*args, None))
+                        elif ((a._numel == 1 or not any(a._strides))
+                              and (b._contiguous or b.is_contiguous())):
+                            v = _single_value(a, b)
+                            if v is not None:
+                                key = (b._dtype, b._ks, type(v), 0)
+                                run = runners.get(key)
+                                if run is not None:
+                                    out = run(b, v, args)
+                                    if out is not None:
+                                        return out
+                                elif key not in runners:
+                                    return counted_scalar(key, b, 0, kernel(*args, None))
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
                     # A Python-scalar operand: per (dtype, backend, scalar type, position).
                     key = (a._dtype, a._ks, type(b), 1)
