@@ -33,39 +33,49 @@ def _add(a, b):
 def _reachable(roots, targets):
     """Nodes reachable from ``roots`` (restricted to those leading to ``targets`` when given),
     and how many edges from those nodes enter each."""
-    order, seen, stack = [], set(), [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    deps, stack = {}, []
+    for n in roots:
+        if n is not None and n not in deps:
+            deps[n] = 0
+            stack.append(n)
+    if targets is None:
+        # one walk: a node is expanded once (when first seen), so each edge counts once
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None:
+                    if nxt in deps:
+                        deps[nxt] += 1
+                    else:
+                        deps[nxt] = 1
+                        stack.append(nxt)
+        return deps
+    order = list(deps)
+    seen = set(order)
     while stack:
         n = stack.pop()
-        order.append(n)
         for nxt, _ in n.next_functions:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
+                order.append(nxt)
                 stack.append(nxt)
-    if targets is not None:
-        # A node is needed when it is a target or feeds a needed node; in reverse discovery
-        # order a node's successors were discovered after it, so walk the order backwards
-        # until nothing changes (one pass suffices for a DAG discovered depth-first, the loop
-        # covers diamond shapes).
-        needed = set(targets) & seen
-        changed = True
-        while changed:
-            changed = False
-            for n in reversed(order):
-                if n in needed:
-                    continue
-                for nxt, _ in n.next_functions:
-                    if nxt in needed:
-                        needed.add(n)
-                        changed = True
-                        break
-        order = [n for n in order if n in needed]
-        seen = needed
-    deps = dict.fromkeys(order, 0)
-    for n in order:
+    # A node is needed when it is a target or feeds a needed node; repeat until nothing
+    # changes (one pass suffices for a DAG discovered depth-first, the loop covers diamonds).
+    needed = set(targets) & seen
+    changed = True
+    while changed:
+        changed = False
+        for n in reversed(order):
+            if n in needed:
+                continue
+            for nxt, _ in n.next_functions:
+                if nxt in needed:
+                    needed.add(n)
+                    changed = True
+                    break
+    deps = {n: 0 for n in order if n in needed}
+    for n in deps:
         for nxt, _ in n.next_functions:
-            if nxt is not None and nxt in seen:
+            if nxt is not None and nxt in deps:
                 deps[nxt] += 1
     return deps
 

@@ -11,6 +11,7 @@ from ..shape import normalize_axis
 from ..tensor import Tensor
 from ..dispatch.namespace import ops as tl
 from . import indexing_backward  # noqa: F401 - also installs Tensor.__getitem__/__setitem__ hooks
+from .views import zeros_with_region
 
 __all__ = ["HELPERS"]
 
@@ -285,21 +286,15 @@ def squeeze_backward(grad, shape):
 
 def slice_backward(grad, shape, dim, start, length):
     """Zero gradient of ``shape`` with the narrowed slab set to ``grad``."""
-    out = tl.zeros(tuple(shape), dtype=grad.dtype, device=grad.device)
-    tl.narrow(out, dim, start, length).copy_(grad)
-    return out
+    return zeros_with_region(grad, shape, None, lambda t: tl.narrow(t, dim, start, length))
 
 
 def select_backward(grad, shape, dim, index):
-    out = tl.zeros(tuple(shape), dtype=grad.dtype, device=grad.device)
-    tl.select(out, dim, index).copy_(grad)
-    return out
+    return zeros_with_region(grad, shape, None, lambda t: tl.select(t, dim, index))
 
 
 def diagonal_backward(grad, shape, offset, dim1, dim2):
-    out = tl.zeros(tuple(shape), dtype=grad.dtype, device=grad.device)
-    tl.diagonal(out, offset, dim1, dim2).copy_(grad)
-    return out
+    return zeros_with_region(grad, shape, None, lambda t: tl.diagonal(t, offset, dim1, dim2))
 
 
 def as_strided_backward(grad, shape, strides, offset, storage_size, size, stride,

@@ -24,7 +24,7 @@ from .function import Function
 from .grad_mode import is_grad_enabled
 from .graph import Node, attach_output, edge_of, requires_grad
 from ..dispatch.namespace import ops as tl
-from .views import after_inplace, mark_view
+from .views import after_inplace, mark_view, zeros_with_region
 
 __all__ = ["index_add_flat", "scatter_add_along_axis", "scatter_along_axis", "index_add_axis",
            "autograd_getitem", "autograd_setitem"]
@@ -139,22 +139,6 @@ def _positions(shape, key, device):
                              key)
 
 
-class _ScatterIntoZeros(Function):
-    """zeros(shape) with ``[key]`` set to g: the backward of a basic-indexing view (the key
-    selects every position at most once). Its own backward is the indexing itself."""
-
-    @staticmethod
-    def forward(ctx, g, shape, key):
-        ctx.key = key
-        out = tl.zeros(shape, dtype=g.dtype, device=g.device)
-        _indexing.getitem(out, key).copy_(g)
-        return out
-
-    @staticmethod
-    def backward(ctx, gg):
-        return gg[ctx.key], None, None
-
-
 class _SliceBackward(Node):
     """grad_fn of ``x[key]`` for a basic key (ints, slices, None, Ellipsis): a view of x."""
 
@@ -166,7 +150,9 @@ class _SliceBackward(Node):
         self.shape, self.key = shape, key
 
     def apply(self, grads):
-        return [_ScatterIntoZeros.apply(grads[0], self.shape, self.key)]
+        key = self.key  # the key selects every position at most once: its adjoint is a copy
+        return [zeros_with_region(grads[0], self.shape, None,
+                                  lambda t: _indexing.getitem(t, key))]
 
 
 class _IndexBackward(Node):

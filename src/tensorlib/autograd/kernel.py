@@ -13,7 +13,7 @@ import threading
 
 from ..dispatch import dispatcher
 from ..dispatch.registration import POINTWISE
-from ..dispatch.keys import AUTOGRAD_BIT, DispatchKey, set_tls_keys, tls
+from ..dispatch.keys import AUTOGRAD_BIT, TOP_KEY, DispatchKey, set_tls_keys, tls
 from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
 from ..dispatch.namespace import ops as _NS
@@ -49,7 +49,7 @@ class _TensorMeta:
 
 class _OpInfo:
     __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name",
-                 "leaf_kernel")
+                 "leaf_kernel", "no_lists")
 
     def __init__(self, op, spec):
         self.op = op
@@ -65,6 +65,7 @@ class _OpInfo:
         # (position, name, is_list) of each argument with a formula, in formula order
         self.diff_args = tuple((names.index(a), a, schema.arguments[names.index(a)].type.is_list)
                                for a in spec.formulas)
+        self.no_lists = not any(is_list for _, _, is_list in self.diff_args)
         self.saved = tuple((names.index(n), n, how, spec.saved_for.get(n, ()))
                            for n, how in spec.saved_args.items())
         ret = schema.returns
@@ -97,19 +98,26 @@ class FormulaNode(Node):
                 f"{info.node_name}: trying to backward through the graph a second time (or to "
                 f"read its saved tensors after they were freed); pass retain_graph=True to the "
                 f"first backward() or autograd.grad() call if you need to")
-        record = not tls.excluded & AUTOGRAD_BIT
-        op = info.spec.name
-        unpacked = env.copy()
         for name, t, version in self.saved:
             if t._storage.version != version:
-                raise _modified_error(op, name, t, version)
-            unpacked[name] = t
-        results = env.get("results")
-        if results is not None:
-            unpacked["results"] = [s.unpack(op, record) for s in results]
+                raise _modified_error(info.spec.name, name, t, version)
+        if info.spec.saves_result:
+            # the saved outputs re-attach to this node when the backward itself is recorded
+            record = not tls.excluded & AUTOGRAD_BIT
+            env = dict(env)
+            env["results"] = [s.unpack(info.spec.name, record) for s in env["results"]]
         if self.num_outputs > 1:
             grads = [g if g is not None else _zeros(m) for g, m in zip(grads, self.out_meta)]
-        raw = info.spec.fn(grads, unpacked, self.needs)
+        raw = info.spec.fn(grads, env, self.needs)
+        if info.no_lists:
+            out = list(raw)
+            for i, g in enumerate(out):
+                if g is not None:
+                    meta = self.input_meta[i]
+                    if g.__class__ is not Tensor or g._shape != meta[0] or g._dtype is not meta[1]:
+                        out[i] = _fit(g, meta, info.spec.name, info.diff_args[i][1])
+            return out
+        op = info.spec.name
         out = []
         for (pos, name, is_list), g, need, meta in zip(info.diff_args, raw, self.needs,
                                                        self.input_meta):
@@ -243,6 +251,7 @@ def autograd_kernel(op, ks, args):
             if st.inference:
                 raise _inference_error(op.schema.name, name)
             saved.append((name, a, st.version))
+            env[name] = a
         elif how == "meta" and a.__class__ is Tensor:
             env[name] = _TensorMeta(a)
         else:
@@ -360,6 +369,7 @@ def _generate_recorder(info):
                 "        if st.inference:",
                 f"            raise inference_error({schema.name!r}, {name!r})",
                 f"        saved.append(({name!r}, s, st.version))",
+                f"        env[{name!r}] = s",
             ]
         elif how == "meta":
             lines += [
@@ -368,7 +378,10 @@ def _generate_recorder(info):
             ]
         else:
             lines.append(f"    env[{name!r}] = args[{pos}]")
-    run = "op.redispatch(ks, args)" if info.leaf_kernel else "run_below(op, ks, args)"
+    # Below Autograd only backend keys remain: a pointwise kernel is called straight from the
+    # op's table (op.redispatch's work, inlined)
+    run = ("table[top[ks & below]](*args)" if info.leaf_kernel
+           else "run_below(op, ks, args)")
     lines.append(f"    out = {run}")
     metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if needs[{i}] else None" for i in range(n))
     lines += [
@@ -383,7 +396,9 @@ def _generate_recorder(info):
         "    node.out_meta = None",
         "    node.stream = current_stream(out) if out._storage.device.type == 'cuda' else None",
         "    if out._autograd is None:",
-        "        out._autograd = AutogradMeta(node, 0)",
+        "        m = new_meta(AutogradMeta)",
+        "        m.grad_fn = node",
+        "        out._autograd = m",
         "        out._ks |= AUTOGRAD_BIT",
         "    else:",
         "        attach_output(out, node, 0)",
@@ -398,7 +413,8 @@ def _generate_recorder(info):
              "TensorMeta": _TensorMeta, "new": FormulaNode.__new__, "FormulaNode": FormulaNode,
              "info": info, "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
              "AUTOGRAD_BIT": AUTOGRAD_BIT, "attach_output": attach_output,
-             "mark_view": mark_view, "SavedTensor": SavedTensor}
+             "mark_view": mark_view, "SavedTensor": SavedTensor, "table": info.op._table,
+             "top": TOP_KEY, "below": AUTOGRAD_BIT - 1, "new_meta": object.__new__}
     exec(compile("\n".join(lines) + "\n", f"<autograd {schema.full_name}>", "exec"), scope)
     record = scope["record"]
     record.__qualname__ = record.__name__ = f"autograd_kernel[{schema.full_name}]"

@@ -9,20 +9,28 @@ regenerates its grad_fn the same way (PyTorch's view rebasing).
 """
 from __future__ import annotations
 
+from ..allocation import empty_strided
+from ..shape import is_dense
+from ..dispatch.keys import AUTOGRAD_BIT, tls
 from ..tensor import Tensor
-from .graph import Node, attach_output, edge_of
+from .grad_mode import no_grad
+from .graph import Node, attach_output, edge_of, requires_grad
 from ..dispatch.namespace import ops as tl
 
-__all__ = ["mark_view", "after_inplace", "refresh_view_grad_fn"]
+__all__ = ["mark_view", "after_inplace", "refresh_view_grad_fn", "zeros_with_region"]
 
 
 def _geometry(view: Tensor, base: Tensor):
-    if not base.is_contiguous():
+    """Where the view's elements sit among the base's: the view's shape, strides and offset
+    relative to the base's first element, and the base's own strides. A gradient of the base
+    laid out with those strides holds the view's region at exactly that geometry,
+    whatever dense layout the base has (a transposed result, a permuted one...)."""
+    if not is_dense(base._shape, base._strides, allow_negative=False):
         raise RuntimeError(
-            f"autograd: an in-place write through a view of a non-contiguous base tensor (shape "
-            f"{base.shape}, strides {base.stride()}) is not supported; write into a contiguous "
-            f"copy (base.contiguous()) instead")
-    return view._shape, view._strides, view._offset - base._offset
+            f"autograd: an in-place write through a view of a base tensor whose elements are "
+            f"not one gap-free block with positive strides (shape {base.shape}, strides "
+            f"{base.stride()}) is not supported; write into a copy (base.clone()) instead")
+    return view._shape, view._strides, view._offset - base._offset, base._strides
 
 
 def mark_view(out: Tensor, src: Tensor) -> None:
@@ -31,6 +39,44 @@ def mark_view(out: Tensor, src: Tensor) -> None:
     m = out._autograd
     m.view_base = base
     m.view_version = out._storage.version
+
+
+class _RegionOfZeros(Node):
+    """grad_fn of zeros_with_region's result: only the region depends on ``g``, so the gradient
+    flowing back to ``g`` is that region read back (double backward goes through here)."""
+
+    __slots__ = ("region",)
+    _name = "ScatterBackward"
+
+    def apply(self, grads):
+        return [self.region(grads[0])]
+
+
+def zeros_with_region(g: Tensor, shape, strides, region) -> Tensor:
+    """A zero tensor of ``shape`` (laid out with ``strides``; C order when None) whose view
+    ``region(t)`` holds ``g``: the backward of a view op. Written in place under no_grad (an
+    in-place write into a view of a tensor that needs no grad would not reach that tensor's
+    history), then recorded as one node when the backward itself is being recorded."""
+    with no_grad():
+        out = (tl.zeros(tuple(shape), dtype=g._dtype, device=g.device) if strides is None
+               else empty_strided(tuple(shape), strides, dtype=g._dtype, device=g.device))
+        if strides is not None:
+            out.fill_(0)
+        region(out).copy_(g)
+    if requires_grad(g) and not tls.excluded & AUTOGRAD_BIT:
+        node = _RegionOfZeros((edge_of(g),), 1)
+        node.region = region
+        attach_output(out, node, 0)
+    return out
+
+
+def _in_layout(t: Tensor, strides) -> Tensor:
+    """``t`` with exactly ``strides`` and offset 0 (as_strided reads storage positions)."""
+    if t._strides == tuple(strides) and t._offset == 0:
+        return t
+    out = empty_strided(t._shape, strides, dtype=t._dtype, device=t.device)
+    out.copy_(t)
+    return out
 
 
 class ViewOfBase(Node):
@@ -47,11 +93,10 @@ class ViewOfBase(Node):
         self.geometry = geometry
 
     def apply(self, grads):
-        g = grads[0]
-        res = tl.zeros(self.base_shape, dtype=g.dtype, device=g.device)
-        shape, strides, offset = self.geometry
-        tl.as_strided(res, shape, strides, offset).copy_(g)
-        return [res]
+        shape, strides, offset, base_strides = self.geometry
+        return [zeros_with_region(
+            grads[0], self.base_shape, base_strides,
+            lambda t: tl.as_strided(_in_layout(t, base_strides), shape, strides, offset))]
 
 
 class CopySlices(Node):
@@ -73,8 +118,9 @@ class CopySlices(Node):
 
     def apply(self, grads):
         g = grads[0]
-        res = g.clone()
-        shape, strides, offset = self.geometry
+        shape, strides, offset, base_strides = self.geometry
+        res = empty_strided(g._shape, base_strides, dtype=g._dtype, device=g.device)
+        res.copy_(g)  # the base's gradient in the base's layout: the region sits at geometry
         region = tl.as_strided(res, shape, strides, offset)
         sub = self.fn.apply([region.clone()])
         if sub[0] is None:
