@@ -686,3 +686,82 @@ def test_reduction_first_seen_on_a_user_stream_is_planned_later(monkeypatch):
     tl.max(x)
     builds = _Builds(monkeypatch)
     assert tl.max(x).item() == 6.0 and builds.n == 0
+
+
+# ---------------------------------------------------------------- one-element tensor operands
+def _one_element(t, value, how):
+    """A tensor holding ``value`` (t's dtype) as a 0-d tensor, a (1, 1) tensor, or broadcast
+    to t's shape with stride 0 (what a reduction's gradient looks like)."""
+    s = tl.asarray(np.array(value, t.dtype.np_dtype if t.dtype.itemsize != 2 else np.float32)
+                   ).astype(t.dtype)
+    if how == "0d":
+        return s
+    if how == "1x1":
+        return tl.reshape(s, (1,) * min(t.ndim, 2))
+    return tl.broadcast_to(s, t.shape)
+
+
+@pytest.mark.parametrize("how", ["0d", "1x1", "expanded"])
+@pytest.mark.parametrize("name, dtype", CASES, ids=lambda x: str(x))
+def test_one_element_tensor_operand_matches_the_full_path(name, dtype, how, monkeypatch):
+    # x * s with s a one-element tensor of x's dtype is served as x * s.item(); the answer
+    # must be the full path's bit for bit (the same operand with a second, strided element
+    # forces the full path) and no TensorIterator may be built once the combination is hot
+    if name not in POINTWISE:
+        pytest.skip(f"{name} is not a pointwise op here")
+    fn = getattr(tl, name)
+    t = _tensor(dtype)
+    for value in _VALUES[dtype.kind][:4]:
+        s = _one_element(t, value, how)
+        for first in (False, True):
+            args = (s, t) if first else (t, s)
+            ok = True
+            for _ in range(HOT_CALLS + 1):
+                try:
+                    with np.errstate(all="ignore"):
+                        fn(*args)
+                except Exception:  # noqa: BLE001 - invalid for this op: both paths refuse
+                    ok = False
+                    break
+            pair = tl.empty((2,), dtype=dtype)
+            pair[0] = s.reshape(()) if how != "expanded" else s[0]
+            pair[1] = pair[0]
+            wide = tl.broadcast_to(pair[0:1], t.shape) if how != "0d" else pair[0:1]
+            ref_args = (wide, _strided(t)) if first else (_strided(t), wide)
+            full = _outcome(fn, *ref_args)
+            builds = _Builds(monkeypatch)
+            fast = _outcome(fn, *args)
+            monkeypatch.undo()
+            _check_same_outcome(fast, full)
+            if ok and dtype.itemsize != 2 and not POINTWISE[name].int_to_float:
+                assert builds.n == 0, f"{name}({how}, first={first}): the full path ran"
+
+
+def test_one_element_operand_with_requires_grad_keeps_the_fast_path(monkeypatch):
+    # below the Autograd key only the backend counts: a grad-requiring operand beside a plain
+    # one (a backward formula's grad * saved input) must not fall to the full path
+    x = tl.asarray(np.linspace(-1, 1, 1000, dtype=np.float32)).requires_grad_()
+    g = tl.asarray(np.linspace(0, 1, 1000, dtype=np.float32))
+    with tl.no_grad():
+        for _ in range(HOT_CALLS + 1):
+            g * x
+        builds = _Builds(monkeypatch)
+        out = g * x
+        monkeypatch.undo()
+    assert builds.n == 0
+    np.testing.assert_array_equal(out.numpy(), g.numpy() * x.detach().numpy())
+
+
+def test_one_element_operand_waits_for_its_stream():
+    # the value is read on the host: under a user CPU stream the full path (stream-ordered)
+    # must run instead, so a value written by queued work is seen
+    t = tl.asarray(np.ones(1000, np.float32))
+    s = tl.asarray(np.float32(1.0))
+    for _ in range(HOT_CALLS + 1):
+        t * s
+    stream = tl.Stream(device="cpu")
+    with tl.stream(stream):
+        s.fill_(3.0)
+        out = t * s
+    stream.synchronize()
+    np.testing.assert_array_equal(out.numpy(), np.full(1000, 3.0, np.float32))
