@@ -622,3 +622,38 @@ def test_saves_only_what_the_needed_formulas_read():
     c.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         w.sum().backward()
+
+
+# ---- memory: products written into the formula's own temporaries ---------------------------
+_BIG = 1 << 17  # above formulas._IN_PLACE_MIN
+
+
+def test_backward_product_is_written_into_the_formulas_temporary():
+    # sin's gradient grad * cos(x): cos(x) is a temporary only the formula holds, so the
+    # product goes into it; backward then needs one n-element buffer (it becomes x.grad)
+    x = tl.asarray(np.linspace(-3, 3, _BIG)).requires_grad_()
+    loss = tl.sin(x).sum()
+    stats = tl.cpu.memory_stats
+    tl.cpu.reset_peak_stats()
+    before = stats()["allocated_bytes.current"]
+    loss.backward()
+    peak = stats()["allocated_bytes.peak"] - before
+    assert peak < 2 * _BIG * 8, peak
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(np.linspace(-3, 3, _BIG)), rtol=1e-12)
+
+
+def test_backward_never_writes_into_saved_outputs_or_recorded_temporaries():
+    xs = np.linspace(-2, 2, _BIG)
+    x = tl.asarray(xs).requires_grad_()
+    y = tl.exp(x)                      # its formula is grad * result: result is the user's y
+    before = y.numpy().copy()
+    (y * 2.0).sum().backward()
+    np.testing.assert_array_equal(y.numpy(), before)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(xs), rtol=1e-12)
+    # create_graph: the products are recorded, so nothing is written in place and the second
+    # derivative still sees the first's graph
+    x2 = tl.asarray(xs).requires_grad_()
+    (g,) = tl.autograd.grad(tl.sin(x2).sum(), [x2], create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), np.cos(xs), rtol=1e-12)
+    g.sum().backward()
+    np.testing.assert_allclose(x2.grad.numpy(), -np.sin(xs), rtol=1e-12, atol=1e-15)

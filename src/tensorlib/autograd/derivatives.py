@@ -103,8 +103,39 @@ def load_derivatives(path=None) -> dict[str, OpGrad]:
     return specs
 
 
-def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
-    """Checks ``spec``'s formulas against the op's schema and compiles them into ``spec.fn``."""
+class _FreshProducts(ast.NodeTransformer):
+    """``grad * E`` / ``grad * conj(E)`` where E is a call of a pointwise op or arithmetic (a
+    tensor the formula has just made, never a saved or shared one) becomes
+    ``mul_into_temp(grad, E)``, which may write the product into E's memory (formulas.py says
+    when): a gradient of an n-element tensor then takes n elements, not 2n."""
+
+    def __init__(self, fresh_calls):
+        self.fresh_calls = fresh_calls
+
+    def _fresh(self, node):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "conj" and len(node.args) == 1:
+                return self._fresh(node.args[0])
+            return node.func.id in self.fresh_calls
+        return isinstance(node, ast.BinOp)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mult):
+            for g, e in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(g, ast.Name) and g.id == "grad" and self._fresh(e):
+                    return ast.Call(ast.Name("mul_into_temp", ast.Load()), [g, e], [])
+        return node
+
+
+def _with_fresh_products(expr: str, fresh_calls) -> str:
+    tree = _FreshProducts(fresh_calls).visit(ast.parse(expr, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()) -> None:
+    """Checks ``spec``'s formulas against the op's schema and compiles them into ``spec.fn``.
+    ``fresh_calls``: names of ops whose result is always a new tensor (pointwise ops)."""
     where = f"derivatives.yaml ({spec.name})"
     for arg in spec.formulas:
         if arg not in tensor_args:
@@ -137,6 +168,8 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace) -> None:
         lines.append("    result = results[0]")
     outs = []
     for i, (arg, expr) in enumerate(spec.formulas.items()):
+        if "mul_into_temp" in namespace:
+            expr = _with_fresh_products(expr, fresh_calls)
         lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
         outs.append(f"g{i}")
     lines.append(f"    return ({', '.join(outs)},)")

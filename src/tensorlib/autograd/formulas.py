@@ -8,6 +8,7 @@ import math
 
 from .. import dtypes as _dt
 from ..shape import normalize_axis
+from ..dispatch.keys import AUTOGRAD_BIT, tls
 from ..tensor import Tensor
 from ..dispatch.namespace import ops as tl
 from . import indexing_backward  # noqa: F401 - also installs Tensor.__getitem__/__setitem__ hooks
@@ -29,6 +30,24 @@ def conj(x):
     if _is_tensor(x):
         return x.conj() if x.dtype.kind == "c" else x
     return x.conjugate() if isinstance(x, complex) else x
+
+
+# Below this many elements the in-place product saves little memory and costs more than the
+# functional one (whose dense fast path skips the TensorIterator).
+_IN_PLACE_MIN = 1 << 16
+
+
+def mul_into_temp(grad, t):
+    """``grad * t`` where ``t`` is a tensor the formula has just made (derivatives.py rewrites
+    ``grad * <pointwise op>(...)`` into this): the product is written into ``t`` when that is
+    exactly the result (same real float dtype, t already of the broadcast shape, contiguous,
+    large) and the backward is not itself being recorded (t is then nobody else's)."""
+    if (t.__class__ is Tensor and grad.__class__ is Tensor and t._numel >= _IN_PLACE_MIN
+            and t._dtype is grad._dtype and t._dtype.kind == "f"
+            and tls.excluded & AUTOGRAD_BIT and t.is_contiguous()
+            and (grad._shape == t._shape or grad._numel == 1 and grad.ndim <= t.ndim)):
+        return t.mul_(grad)
+    return grad * t
 
 
 def sum_to(g: Tensor, shape) -> Tensor:

@@ -439,7 +439,8 @@ def _prepare(op):
         if spec.fn is None:
             args = op.schema.arguments
             compile_spec(spec, [a.name for a in args],
-                         {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE)
+                         {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE,
+                         POINTWISE)
         info = _OpInfo(op, spec)
         record = _generate_recorder(info)
         if record is not None:
