@@ -344,6 +344,25 @@ def test_read_only_survives_a_round_trip():
     assert copy.deepcopy(t)._storage.readonly
 
 
+def test_requires_grad_survives_a_round_trip():
+    leaf = tl.asarray(np.arange(3.0)).requires_grad_()
+    non_leaf = leaf * 2.0
+    for t in (leaf, non_leaf):
+        for protocol in PROTOCOLS:
+            got = round_trip(t, protocol)
+            assert got.requires_grad and got.is_leaf and got.grad is None
+            assert got.tolist() == t.tolist()
+        got = copy.deepcopy(t)
+        assert got.requires_grad and got.is_leaf
+    # a tensor that needs no grad pickles exactly as format version 1 always did
+    _, args = tl.asarray(np.arange(3.0)).__reduce_ex__(5)
+    assert len(args) == 6
+    with pytest.raises(ValueError, match="requires_grad"):
+        serialization._rebuild_tensor(1, "cpu", "int64", (1,), bytes(8), False, True)
+    with pytest.raises(TypeError, match="requires_grad"):
+        serialization._rebuild_tensor(1, "cpu", "float64", (1,), bytes(8), False, 1)
+
+
 # ---------------------------------------------------------------- dtypes and devices
 @pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
 def test_dtypes_and_devices_unpickle_to_themselves(protocol):

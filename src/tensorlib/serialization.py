@@ -1,7 +1,7 @@
 """Pickling tensors: ``Tensor.__reduce_ex__`` and the reconstructor that pickles name.
 
 A tensor pickles as a call ``tensorlib.serialization._rebuild_tensor(version, device,
-dtype_name, shape, data, readonly)`` -- plain values only, nothing of tensorlib's object layout:
+dtype_name, shape, data, readonly[, requires_grad])`` -- plain values only, nothing of tensorlib's object layout:
 
 ``version``
     ``FORMAT_VERSION`` (1); a pickle of another version is refused.
@@ -19,6 +19,9 @@ dtype_name, shape, data, readonly)`` -- plain values only, nothing of tensorlib'
     tensor's own memory (zero-copy). Protocols < 5 get ``bytes`` in the pickle.
 ``readonly``
     the tensor was read-only (``Storage.readonly``); the loaded one is read-only too.
+``requires_grad`` (present only when True)
+    the tensor required grad; the loaded one is a leaf that requires grad (as PyTorch loads
+    it: no graph and no ``.grad`` travel, a non-leaf comes back as a leaf).
 
 What comes back is a new, compact (C-contiguous, offset 0) tensor of the same shape, dtype and
 device, owning its memory: loading always copies ``data`` into freshly allocated storage (so a
@@ -69,8 +72,10 @@ def reduce_tensor(t, protocol):
         data = pickle.PickleBuffer(data)
     else:
         data = data.tobytes()
-    return _rebuild_tensor, (FORMAT_VERSION, str(device), t.dtype.name, tuple(t.shape), data,
-                             readonly)
+    args = (FORMAT_VERSION, str(device), t.dtype.name, tuple(t.shape), data, readonly)
+    if t.requires_grad:
+        args += (True,)  # only then: other tensors' pickles stay what older versions read
+    return _rebuild_tensor, args
 
 
 def _host_bytes(t) -> np.ndarray:
@@ -191,7 +196,8 @@ def _target_device(device: Device) -> Device:
     return device
 
 
-def _rebuild_tensor(version, device, dtype_name, shape, data, readonly=False):
+def _rebuild_tensor(version, device, dtype_name, shape, data, readonly=False,
+                    requires_grad=False):
     """The reconstructor tensor pickles call (see the module docstring). Validates every
     field before touching memory."""
     _check_version(version)
@@ -200,6 +206,12 @@ def _rebuild_tensor(version, device, dtype_name, shape, data, readonly=False):
     shape = _check_shape(shape)
     if type(readonly) is not bool:
         raise _bad(TypeError, "readonly", f"expected a bool, got {type(readonly).__name__}")
+    if type(requires_grad) is not bool:
+        raise _bad(TypeError, "requires_grad",
+                   f"expected a bool, got {type(requires_grad).__name__}")
+    if requires_grad and dtype.kind not in "fc":
+        raise _bad(ValueError, "requires_grad", f"only float and complex tensors can require "
+                   f"gradients, got dtype {dtype.name}")
     nbytes = math.prod(shape) * dtype.itemsize
     view = _check_data(data, nbytes)
     try:
@@ -215,4 +227,6 @@ def _rebuild_tensor(version, device, dtype_name, shape, data, readonly=False):
         t = t.to(target)
     if readonly and hasattr(t._storage, "readonly"):
         t._storage.readonly = True
+    if requires_grad:
+        t.requires_grad_()
     return t
