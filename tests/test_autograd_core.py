@@ -657,3 +657,70 @@ def test_backward_never_writes_into_saved_outputs_or_recorded_temporaries():
     np.testing.assert_allclose(g.detach().numpy(), np.cos(xs), rtol=1e-12)
     g.sum().backward()
     np.testing.assert_allclose(x2.grad.numpy(), -np.sin(xs), rtol=1e-12, atol=1e-15)
+
+
+def _sin_chain(x, n):
+    ys = [x]
+    for _ in range(n):
+        ys.append(tl.sin(ys[-1]))
+    return ys
+
+
+def _sin_chain_grad(xs, n):
+    vals = [xs]
+    for _ in range(n):
+        vals.append(np.sin(vals[-1]))
+    g = np.ones_like(xs)
+    for i in range(n, 0, -1):
+        g = g * np.cos(vals[i - 1])
+    return g, vals
+
+
+def test_backward_reuses_the_memory_of_saved_inputs_only_it_holds():
+    # y_i = sin(y_{i-1}): each node's saved input is held by that node alone once the caller
+    # keeps only the loss, so its cos and the product go into the input's own memory and the
+    # backward needs no buffer beyond the forward's
+    xs = np.linspace(-2, 2, _BIG)
+    x = tl.asarray(xs).requires_grad_()
+    y = x
+    for _ in range(6):
+        y = tl.sin(y)
+    loss = y.sum()
+    del y
+    stats = tl.cpu.memory_stats
+    tl.cpu.reset_peak_stats()
+    before = stats()["allocated_bytes.current"]
+    loss.backward()
+    peak = stats()["allocated_bytes.peak"] - before
+    assert peak <= _BIG * 8 * 1, peak  # at most x.grad's copy at the end
+    expected, _ = _sin_chain_grad(xs, 6)
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    np.testing.assert_array_equal(x.numpy(), xs)  # the leaf (held by us) is never reused
+
+
+@pytest.mark.parametrize("holder", ["tensor", "view", "numpy", "retain_graph", "create_graph"])
+def test_backward_never_reuses_memory_someone_else_can_see(holder):
+    xs = np.linspace(-2, 2, _BIG)
+    x = tl.asarray(xs).requires_grad_()
+    ys = _sin_chain(x, 4)
+    keep = {"tensor": ys[2], "view": ys[2][::2], "numpy": ys[2].numpy()}.get(holder)
+    before = None if keep is None else np.array(keep.numpy() if holder != "numpy" else keep)
+    loss = ys[-1].sum()
+    del ys
+    if holder == "create_graph":
+        (g,) = tl.autograd.grad(loss, [x], create_graph=True)
+        got = g.detach().numpy()
+    else:
+        loss.backward(retain_graph=holder == "retain_graph")
+        got = x.grad.numpy()
+    expected, vals = _sin_chain_grad(xs, 4)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    if keep is not None:
+        after = keep.numpy() if holder != "numpy" else keep
+        np.testing.assert_array_equal(after, before)
+        np.testing.assert_allclose(before, vals[2][::2] if holder == "view" else vals[2],
+                                   rtol=1e-15)
+    if holder == "retain_graph":
+        x.grad = None
+        loss.backward()  # the saved tensors are intact for the second pass
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)

@@ -109,15 +109,28 @@ class _FreshProducts(ast.NodeTransformer):
     ``mul_into_temp(grad, E)``, which may write the product into E's memory (formulas.py says
     when): a gradient of an n-element tensor then takes n elements, not 2n."""
 
-    def __init__(self, fresh_calls):
+    def __init__(self, fresh_calls, donate_calls, donatable):
         self.fresh_calls = fresh_calls
+        self.donate_calls = donate_calls
+        self.donatable = donatable
 
     def _fresh(self, node):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             if node.func.id == "conj" and len(node.args) == 1:
                 return self._fresh(node.args[0])
-            return node.func.id in self.fresh_calls
+            return node.func.id in self.fresh_calls or node.func.id == "unary_into_saved"
         return isinstance(node, ast.BinOp)
+
+    def visit_Call(self, node):
+        # f(x) of a saved tensor argument read nowhere else: unary_into_saved may compute it
+        # in x's own memory (formulas.py says when)
+        self.generic_visit(node)
+        if (isinstance(node.func, ast.Name) and node.func.id in self.donate_calls
+                and len(node.args) == 1 and not node.keywords
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in self.donatable):
+            return ast.Call(ast.Name("unary_into_saved", ast.Load()),
+                            [ast.Name(node.func.id, ast.Load()), node.args[0]], [])
+        return node
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -128,14 +141,27 @@ class _FreshProducts(ast.NodeTransformer):
         return node
 
 
-def _with_fresh_products(expr: str, fresh_calls) -> str:
-    tree = _FreshProducts(fresh_calls).visit(ast.parse(expr, mode="eval"))
+def _with_fresh_products(expr: str, fresh_calls, donate_calls, donatable) -> str:
+    tree = _FreshProducts(fresh_calls, donate_calls, donatable).visit(
+        ast.parse(expr, mode="eval"))
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
-def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()) -> None:
+def _read_once(spec: OpGrad, tensor_args) -> set:
+    """Tensor arguments that appear exactly once in all of the op's formulas together."""
+    counts = {}
+    for expr in spec.formulas.values():
+        for node in ast.walk(ast.parse(expr, mode="eval")):
+            if isinstance(node, ast.Name) and node.id in tensor_args:
+                counts[node.id] = counts.get(node.id, 0) + 1
+    return {name for name, n in counts.items() if n == 1}
+
+
+def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=(),
+                 donate_calls=()) -> None:
     """Checks ``spec``'s formulas against the op's schema and compiles them into ``spec.fn``.
-    ``fresh_calls``: names of ops whose result is always a new tensor (pointwise ops)."""
+    ``fresh_calls``: names of ops whose result is always a new tensor (pointwise ops);
+    ``donate_calls``: those of them whose result has their input's dtype."""
     where = f"derivatives.yaml ({spec.name})"
     for arg in spec.formulas:
         if arg not in tensor_args:
@@ -160,6 +186,7 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
             spec.saves_result = True
         elif n not in _SPECIAL and n not in namespace and not hasattr(builtins, n):
             raise DerivativesError(f"{where}: formula uses unknown name '{n}'")
+    donatable = _read_once(spec, tensor_args) if "unary_into_saved" in namespace else set()
     lines = ["def backward(grads, env, needs):", "    grad = grads[0]"]
     for n in sorted(spec.saved_args):
         lines.append(f"    {n} = env.get({n!r})")  # absent: only read by formulas not needed
@@ -169,7 +196,7 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
     outs = []
     for i, (arg, expr) in enumerate(spec.formulas.items()):
         if "mul_into_temp" in namespace:
-            expr = _with_fresh_products(expr, fresh_calls)
+            expr = _with_fresh_products(expr, fresh_calls, donate_calls, donatable)
         lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
         outs.append(f"g{i}")
     lines.append(f"    return ({', '.join(outs)},)")

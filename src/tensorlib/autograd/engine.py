@@ -9,7 +9,7 @@ retain_graph a node drops its saved tensors as soon as it has run.
 from __future__ import annotations
 
 from ..dispatch.keys import AUTOGRAD_BIT, set_tls_keys, tls
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, donating
 
 __all__ = ["run_backward", "set_node_observer"]
 
@@ -103,6 +103,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
     prev_excluded = tls.excluded
     mode = prev_excluded & ~AUTOGRAD_BIT if create_graph else prev_excluded | AUTOGRAD_BIT
     set_tls_keys(tls.included, mode)
+    prev_donating = getattr(donating, "on", False)
+    donating.on = not retain_graph and not create_graph
     try:
         while ready:
             node = ready.pop()
@@ -154,6 +156,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
             out = g = buf = grads = None
     finally:
         set_tls_keys(tls.included, prev_excluded)
+        donating.on = prev_donating
     return captured
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import sys
 
 from .. import dtypes as _dt
 from ..shape import normalize_axis
@@ -12,6 +13,7 @@ from ..dispatch.keys import AUTOGRAD_BIT, tls
 from ..tensor import Tensor
 from ..dispatch.namespace import ops as tl
 from . import indexing_backward  # noqa: F401 - also installs Tensor.__getitem__/__setitem__ hooks
+from .graph import donating
 from .views import zeros_with_region
 
 __all__ = ["HELPERS"]
@@ -48,6 +50,33 @@ def mul_into_temp(grad, t):
             and (grad._shape == t._shape or grad._numel == 1 and grad.ndim <= t.ndim)):
         return t.mul_(grad)
     return grad * t
+
+
+# References to a saved tensor that only its node holds, as unary_into_saved sees them: the
+# node's env and saved list, the formula's local name, this function's parameter, and
+# getrefcount's argument. Any other holder (the user, another node, a hook, the profiler) makes
+# the count higher, and the memory is then left alone.
+_NODE_ONLY_REFS = 5
+
+
+def unary_into_saved(op, x):
+    """``op(x)`` for a saved tensor ``x`` that the formula reads only here (derivatives.py
+    rewrites ``f(x)`` into this): computed in x's own memory when the backward keeps nothing
+    for later (the engine's ``donating``: no retain_graph, no create_graph), x is a large
+    dense float tensor of its own storage, and nothing but its node refers to it or its memory
+    (x dies when the node releases it, so nobody can see the write). Then an n-element
+    gradient like sin's needs no new buffer at all. The result is an alias without x's
+    autograd state (it becomes a gradient)."""
+    if (x.__class__ is Tensor and getattr(donating, "on", False)
+            and x._numel >= _IN_PLACE_MIN and x._dtype.kind == "f"
+            and sys.getrefcount(x) <= _NODE_ONLY_REFS
+            and sys.getrefcount(x._storage) <= 2  # x's own slot and getrefcount's argument
+            and x._offset == 0 and x.is_contiguous()
+            and x._storage.nbytes == x._numel * x._dtype.itemsize
+            and not x._storage.readonly):
+        op(x, out=x)
+        return x.detach()
+    return op(x)
 
 
 def sum_to(g: Tensor, shape) -> Tensor:

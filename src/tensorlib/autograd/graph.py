@@ -19,6 +19,11 @@ __all__ = ["Node", "AccumulateGrad", "SavedTensor", "edge_of", "requires_grad", 
 
 _accumulate_lock = threading.Lock()
 
+# Per thread: True while a backward runs that keeps nothing for later (no retain_graph, no
+# create_graph). A node's formula may then reuse the memory of a saved tensor only it holds
+# (formulas.unary_into_saved).
+donating = threading.local()
+
 
 class Node:
     """Base of every backward node. Subclasses set ``next_functions`` and implement ``apply``."""

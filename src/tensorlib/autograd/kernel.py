@@ -98,9 +98,7 @@ class FormulaNode(Node):
                 f"{info.node_name}: trying to backward through the graph a second time (or to "
                 f"read its saved tensors after they were freed); pass retain_graph=True to the "
                 f"first backward() or autograd.grad() call if you need to")
-        for name, t, version in self.saved:
-            if t._storage.version != version:
-                raise _modified_error(info.spec.name, name, t, version)
+        _check_versions(self.saved, info.spec.name)
         if info.spec.saves_result:
             # the saved outputs re-attach to this node when the backward itself is recorded
             record = not tls.excluded & AUTOGRAD_BIT
@@ -135,6 +133,14 @@ class FormulaNode(Node):
                                        f"tensors")
                 out.extend(_fit(gi, m, op, name) for gi, m in zip(g, meta))
         return out
+
+
+def _check_versions(saved, op):
+    # a function of its own so that no loop variable of apply keeps a saved tensor referenced
+    # while the formula runs (formulas.unary_into_saved counts the references)
+    for name, t, version in saved:
+        if t._storage.version != version:
+            raise _modified_error(op, name, t, version)
 
 
 def _zeros(meta):
@@ -423,6 +429,9 @@ def _generate_recorder(info):
 
 
 _SPEC_OF: dict = {}    # OperatorHandle -> OpGrad, for ops not prepared yet
+# pointwise ops whose result has their input's dtype (a float input's memory can take it)
+_SAME_DTYPE_POINTWISE = frozenset(n for n, i in POINTWISE.items()
+                                  if i.output == "same" and len(i.tensor_args) == 1)
 _NAMESPACE: dict = {}
 _prepare_lock = threading.Lock()
 
@@ -440,7 +449,7 @@ def _prepare(op):
             args = op.schema.arguments
             compile_spec(spec, [a.name for a in args],
                          {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE,
-                         POINTWISE)
+                         POINTWISE, _SAME_DTYPE_POINTWISE)
         info = _OpInfo(op, spec)
         record = _generate_recorder(info)
         if record is not None:
