@@ -35,6 +35,7 @@ class AutogradMeta:
     view_base = None
     view_version = 0
     accumulator = None
+    accumulator_edge = None  # (accumulator, 0), made once: recording reads it per op
 
     def __init__(self, grad_fn=None, output_nr=0):
         if grad_fn is not None:

@@ -133,7 +133,14 @@ def accumulator_of(t: Tensor) -> AccumulateGrad:
     node = m.accumulator
     if node is None:
         node = m.accumulator = AccumulateGrad(t)
+        m.accumulator_edge = (node, 0)
     return node
+
+
+def accumulator_edge_of(t: Tensor):
+    """The edge (the leaf's AccumulateGrad node, 0), made once and kept on the leaf."""
+    accumulator_of(t)
+    return t._autograd.accumulator_edge
 
 
 def requires_grad(t) -> bool:

@@ -20,9 +20,9 @@ from ..dispatch.namespace import ops as _NS
 from ..runtime.compile_lock import COMPILE_LOCK
 from .formulas import sum_to
 from .grad_mode import no_grad
-from .graph import (Node, SavedTensor, accumulator_of, attach_output, edge_of,
-                    inference_error as _inference_error, modified_error as _modified_error,
-                    requires_grad)
+from .graph import (Node, SavedTensor, accumulator_edge_of, accumulator_of, attach_output,
+                    edge_of, inference_error as _inference_error,
+                    modified_error as _modified_error, requires_grad)
 from .views import after_inplace, mark_view
 
 __all__ = ["install", "FormulaNode", "SPECS"]
@@ -334,7 +334,7 @@ def _edge_lines(i, var):
         f"    elif m{i}.grad_fn is not None:",
         f"        e{i} = (m{i}.grad_fn, m{i}.output_nr)",
         f"    elif m{i}.requires_grad:",
-        f"        e{i} = (m{i}.accumulator or accumulator_of({var}), 0)",
+        f"        e{i} = m{i}.accumulator_edge or accumulator_edge_of({var})",
         "    else:",
         f"        e{i} = NO_EDGE",
     ]
@@ -355,17 +355,15 @@ def _generate_recorder(info):
     for i, (pos, name, _) in enumerate(info.diff_args):
         lines.append(f"    a{i} = args[{pos}]")
         lines += _edge_lines(i, f"a{i}")
-    needs = ", ".join(f"e{i}[0] is not None" for i in range(n))
-    lines.append(f"    needs = [{needs}]")
-    lines.append(f"    if {' or '.join(f'needs[{i}]' for i in range(n))}:")
-    lines.append("        pass")
-    lines.append("    else:")
+    for i in range(n):
+        lines.append(f"    n{i} = e{i}[0] is not None")
+    lines.append(f"    if not ({' or '.join(f'n{i}' for i in range(n))}):")
     lines.append("        return run_below(op, ks, args)")
     lines.append("    env = {}")
     lines.append("    saved = []")
     for pos, name, how, readers in info.saved:
         if how == "tensor":
-            wanted = " or ".join(f"needs[{i}]" for i in readers) or "False"
+            wanted = " or ".join(f"n{i}" for i in readers) or "False"
             lines += [
                 f"    s = args[{pos}]",
                 "    if s.__class__ is not Tensor:",
@@ -389,18 +387,18 @@ def _generate_recorder(info):
     run = ("table[top[ks & below]](*args)" if info.leaf_kernel
            else "run_below(op, ks, args)")
     lines.append(f"    out = {run}")
-    metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if needs[{i}] else None" for i in range(n))
+    metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if n{i} else None" for i in range(n))
     lines += [
         "    node = new(FormulaNode)",
         f"    node.next_functions = ({''.join(f'e{i}, ' for i in range(n))})",
         "    node.tensor_pre_hooks = None",
         "    node.num_outputs = 1",
         "    node.info = info",
-        "    node.needs = needs",
+        f"    node.needs = [{', '.join(f'n{i}' for i in range(n))}]",
         "    node.saved = saved",
         f"    node.input_meta = [{metas}]",
         "    node.out_meta = None",
-        "    node.stream = current_stream(out) if out._storage.device.type == 'cuda' else None",
+        "    node.stream = current_stream(out) if out._ks & CUDA_BIT else None",
         "    if out._autograd is None:",
         "        m = new_meta(AutogradMeta)",
         "        m.grad_fn = node",
@@ -420,7 +418,8 @@ def _generate_recorder(info):
              "info": info, "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
              "AUTOGRAD_BIT": AUTOGRAD_BIT, "attach_output": attach_output,
              "mark_view": mark_view, "SavedTensor": SavedTensor, "table": info.op._table,
-             "top": TOP_KEY, "below": AUTOGRAD_BIT - 1, "new_meta": object.__new__}
+             "top": TOP_KEY, "below": AUTOGRAD_BIT - 1, "new_meta": object.__new__,
+             "accumulator_edge_of": accumulator_edge_of, "CUDA_BIT": 1 << DispatchKey.CUDA}
     exec(compile("\n".join(lines) + "\n", f"<autograd {schema.full_name}>", "exec"), scope)
     record = scope["record"]
     record.__qualname__ = record.__name__ = f"autograd_kernel[{schema.full_name}]"
