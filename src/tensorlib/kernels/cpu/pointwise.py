@@ -29,6 +29,7 @@ from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from .casting import cast_code, kernel_array
 from ...dtypes import scalar_to_compute
+from ...dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
 
@@ -498,11 +499,6 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     return run
 
 
-def _fill_info():
-    from ...ops.copy import COPY, FILL
-    return COPY, FILL
-
-
 _fill_flats: dict = {}
 
 
@@ -520,7 +516,6 @@ def fill_dense(t, value):
     key = (dtype, type(value))
     ent = _fill_flats.get(key)
     if ent is None:
-        _, FILL = _fill_info()
         # ops.copy.fill_: common dtype = the tensor's, compute = float64 for half types.
         compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
         ent = _fill_flats[key] = (flat_entry(FILL, "S", (None,), compute, dtype),
@@ -553,7 +548,6 @@ def copy_dense(dst, src):
     key = (src._dtype, dst._dtype)
     flat = _copy_flats.get(key)
     if flat is None:
-        COPY, _ = _fill_info()
         # ops.copy.copy_: common dtype = the source's (no promotion), output = dst's dtype.
         flat = _copy_flats[key] = flat_entry(COPY, "T", (src._dtype,),
                                              compute_dtype_for(src._dtype), dst._dtype)
