@@ -26,6 +26,26 @@ def to_numpy(t) -> np.ndarray:
     return np.array(t._to_host_numpy(), copy=True)
 
 
+def on_device(arr, device="cpu", dtype=None):
+    """A copy of NumPy values as a contiguous tensor on ``device`` ("cpu" or "cuda": the
+    ``device`` fixture's values) as tensorlib dtype name ``dtype`` (default: arr's dtype);
+    bfloat16 takes float32 values it holds exactly, cast on the device. Never shares arr's
+    memory, so a test may go on changing arr as its expected result."""
+    arr = np.asarray(arr)
+    if dtype == "bfloat16":
+        return tl.asarray(np.ascontiguousarray(arr, np.float32), device=device,
+                          copy=True).astype(tl.bfloat16)
+    return tl.asarray(np.ascontiguousarray(arr, dtype), device=device, copy=True)
+
+
+def host(t, device=None) -> np.ndarray:
+    """A tensor's values on the host (bfloat16 widened to float32), copied; with ``device``,
+    checks the tensor is on that device type first."""
+    if device is not None:
+        assert t.device.type == device, f"result on {t.device}, expected {device}"
+    return np.array(t.cpu()._to_host_numpy(), copy=True)
+
+
 def as_tensor(x):
     """NumPy array -> tensor sharing its memory and strides (so layouts are tested as built)."""
     if isinstance(x, np.ndarray):

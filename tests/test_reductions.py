@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorlib as tl
-from helpers import ALL_DTYPES, arrays, to_numpy
+from helpers import ALL_DTYPES, arrays, host, on_device, to_numpy
 
 _HALF = ("float16", "bfloat16")
 _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
@@ -258,19 +258,35 @@ def test_argmax_argmin(op, dtype, data):
     np.testing.assert_array_equal(to_numpy(got), expected)
 
 
-def test_argmax_first_occurrence_and_nan():
+def test_argmax_first_occurrence_nan_ties_and_extremes(device):
+    # one body on every device (the CUDA kernels: kernels/cuda/reduction.py)
     a = np.array([[3, 1, 3, 0], [2, 2, 2, 2]], np.float32)
-    t = tl.from_numpy(a)
-    np.testing.assert_array_equal(to_numpy(tl.argmax(t, axis=1)), [0, 0])
-    np.testing.assert_array_equal(to_numpy(t.argmin(axis=1)), [3, 0])
+    t = on_device(a, device)
+    np.testing.assert_array_equal(host(tl.argmax(t, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(t.argmin(axis=1), device), [3, 0])
     assert tl.argmax(t).item() == 0 and tl.argmin(t).item() == 3
     b = np.array([1.0, np.nan, 5.0, np.nan], np.float32)
-    assert tl.argmax(tl.from_numpy(b)).item() == 1
-    assert tl.argmin(tl.from_numpy(b)).item() == 1
-    # Flat index in C order whatever the memory layout.
-    c = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
-    assert tl.argmax(tl.from_numpy(c)).item() == 11
-    assert tl.argmax(tl.from_numpy(c), keepdims=True).shape == (1, 1)
+    assert tl.argmax(on_device(b, device)).item() == 1
+    assert tl.argmin(on_device(b, device)).item() == 1
+    # Flat index in C order whatever the memory layout (c in Fortran order).
+    c = on_device(np.arange(12, dtype=np.float32).reshape(4, 3), device).T
+    assert tl.argmax(c).item() == 11
+    assert tl.argmax(c, keepdims=True).shape == (1, 1)
+    f = np.array([[1.0, np.nan, 5.0, np.nan], [2.0, 7.0, 7.0, 1.0],
+                  [-np.inf, -np.inf, -np.inf, -np.inf], [np.inf, np.inf, 0.0, np.inf]],
+                 np.float32)
+    g = on_device(f, device)
+    np.testing.assert_array_equal(host(tl.argmax(g, axis=1), device), [1, 1, 0, 0])
+    np.testing.assert_array_equal(host(tl.argmin(g, axis=1), device), [1, 3, 0, 2])
+    assert tl.argmax(g).item() == 1
+    assert tl.argmin(g.T).item() == np.argmin(f.T) == 4  # flat C-order index of g.T
+    i64 = np.iinfo(np.int64)
+    big = on_device(np.array([[i64.min, i64.min], [i64.max, i64.max]], np.int64), device)
+    np.testing.assert_array_equal(host(tl.argmax(big, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(tl.argmin(big, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(tl.argmax(big, axis=0), device), [1, 1])
+    z = on_device(np.zeros((3, 6), bool), device)
+    np.testing.assert_array_equal(host(tl.argmax(z, axis=1), device), [0, 0, 0])
 
 
 # ---------------------------------------------------------------- var / std
