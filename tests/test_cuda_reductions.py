@@ -220,28 +220,8 @@ def test_scan_special_values():
     _check_scan(tl.cumsum(dev(u)), np.cumsum(u), "uint64")
 
 
-def test_cumulative_sum_prod_and_out():
-    a = (np.arange(24) % 5 + 1).reshape(2, 3, 4).astype(np.int8)
-    t = dev(a)
-    for include_initial in (False, True):
-        for axis in (0, -1):
-            for op in ("cumulative_sum", "cumulative_prod"):
-                got = getattr(tl, op)(t, axis=axis, include_initial=include_initial)
-                want = getattr(np, op)(a, axis=axis, include_initial=include_initial)
-                assert got.dtype.name == want.dtype.name
-                _check_scan(got, want, "int64")
-        v = np.array([0.5, 1.5, -2.0], np.float32)
-        got = tl.cumulative_sum(dev(v), include_initial=include_initial, dtype=tl.float64)
-        _check_scan(got, np.cumulative_sum(v, include_initial=include_initial,
-                                           dtype=np.float64), "float64")
-    out = tl.empty((2, 3, 4), dtype=tl.float32, device="cuda")
-    assert tl.cumsum(t, axis=1, out=out) is out
-    _check_scan(out, np.cumsum(a, axis=1).astype(np.float32), "float32")
-    col = tl.empty((4, 2), dtype=tl.int64, device="cuda").T  # a strided out
-    tl.cumprod(dev(a[:, 0, :]), axis=1, out=col)
-    _check_scan(col, np.cumprod(a[:, 0, :], axis=1), "int64")
-    assert host(tl.cumsum(dev(np.zeros((0, 3), np.float32)), axis=1)).shape == (0, 3)
-    assert host(tl.cumsum(dev(np.array(2.5, np.float32)))).tolist() == [2.5]
+# cumulative_sum / cumulative_prod, include_initial, dtype=, out= (also strided), empty and 0-d
+# inputs: one body on every device in test_reductions.py (test_cumulative_sum_prod)
 
 
 # ---- the compiled (GPU) launch path ------------------------------------------------------------

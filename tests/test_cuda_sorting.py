@@ -75,19 +75,8 @@ def test_sort_every_dtype_stable_both_directions(dtype):
     check_sort(x, a, descending=True)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_sort_float_specials_keep_their_bits(dtype):
-    a = np.array([1.5, np.nan, -0.0, -np.inf, 0.0, -np.nan, np.inf, -2.0, 0.0, -0.0, np.nan],
-                 dtype)
-    ubits = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}[dtype]
-    a.view(ubits)[1] |= 1                    # a nan payload, which sort() must keep
-    x = dev(a)
-    for desc in (False, True):
-        want = np_argsort(a, descending=desc)
-        np.testing.assert_array_equal(host(tl.argsort(x, descending=desc)), want)
-        got = host(tl.sort(x, descending=desc))
-        np.testing.assert_array_equal(got.view(ubits), a[want].view(ubits))
-    assert np.isnan(host(tl.sort(x, descending=True))[:3]).all()   # nan first descending
+# nan / -0.0 order and bits kept: one body on every device in test_sorting.py
+# (test_nan_and_signed_zero_order_and_bits)
 
 
 def test_sort_axes_layouts_and_edge_shapes():

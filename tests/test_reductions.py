@@ -401,27 +401,41 @@ def test_cumsum_cumprod(op, dtype, data):
 
 
 @pytest.mark.parametrize("include_initial", [False, True])
-def test_cumulative_sum_prod(include_initial):
+def test_cumulative_sum_prod(include_initial, device):
+    # one body on every device (the CUDA scans: kernels/cuda/scan.py)
     a = (np.arange(24) % 5 + 1).reshape(2, 3, 4).astype(np.int8)
-    t = tl.from_numpy(a)
+    t = on_device(a, device)
     for axis in (0, 1, -1):
         for op in ("cumulative_sum", "cumulative_prod"):
             got = getattr(tl, op)(t, axis=axis, include_initial=include_initial)
             expected = getattr(np, op)(a, axis=axis, include_initial=include_initial)
             _check_dtype_shape(got, expected.shape, expected.dtype.name)
-            np.testing.assert_array_equal(to_numpy(got), expected)
-    v = tl.from_numpy(a[0, 0].astype(np.float32))
-    got = tl.cumulative_sum(v, include_initial=include_initial, dtype=tl.float64)
-    np.testing.assert_array_equal(
-        to_numpy(got), np.cumulative_sum(a[0, 0], include_initial=include_initial,
-                                         dtype=np.float64))
-    assert got.dtype is tl.float64
-    got = tl.cumulative_sum(tl.from_numpy(np.array(3.0, np.float32)),
+            np.testing.assert_array_equal(host(got, device), expected)
+    for v in (a[0, 0].astype(np.float32), np.array([0.5, 1.5, -2.0], np.float32)):
+        got = tl.cumulative_sum(on_device(v, device), include_initial=include_initial,
+                                dtype=tl.float64)
+        np.testing.assert_array_equal(
+            host(got, device), np.cumulative_sum(v, include_initial=include_initial,
+                                                 dtype=np.float64))
+        assert got.dtype is tl.float64
+    got = tl.cumulative_sum(on_device(np.array(3.0, np.float32), device),
                             include_initial=include_initial)
     assert got.shape == ((2,) if include_initial else (1,))
-    empty = tl.cumulative_sum(tl.from_numpy(np.zeros((0,), np.float32)),
+    empty = tl.cumulative_sum(on_device(np.zeros((0,), np.float32), device),
                               include_initial=include_initial)
     assert empty.shape == ((1,) if include_initial else (0,))
+    if include_initial:
+        return
+    # out= (also strided), an empty scan axis' neighbours, a 0-d input flattened
+    out = tl.empty((2, 3, 4), dtype=tl.float32, device=device)
+    assert tl.cumsum(t, axis=1, out=out) is out
+    np.testing.assert_array_equal(host(out, device), np.cumsum(a, axis=1).astype(np.float32))
+    col = tl.empty((4, 2), dtype=tl.int64, device=device).T  # a strided out
+    tl.cumprod(on_device(a[:, 0, :], device), axis=1, out=col)
+    np.testing.assert_array_equal(host(col, device), np.cumprod(a[:, 0, :], axis=1))
+    assert tl.cumsum(on_device(np.zeros((0, 3), np.float32), device), axis=1).shape == (0, 3)
+    assert host(tl.cumsum(on_device(np.array(2.5, np.float32), device)),
+                device).tolist() == [2.5]
 
 
 def test_cumsum_layouts_and_methods():

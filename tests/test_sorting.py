@@ -48,15 +48,29 @@ def test_sort_argsort_match_numpy(dtype, data):
     np.testing.assert_array_equal(desc, np.take_along_axis(x, np_argsort_desc(x, axis), axis))
 
 
-def test_nan_and_signed_zero_order():
-    x = tl.asarray(SPECIAL.astype(np.float32))
-    s = to_numpy(tl.sort(x))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_and_signed_zero_order_and_bits(dtype, device):
+    # one body on every device (the CUDA sort: kernels/cuda/sorting.py)
+    x = on_device(SPECIAL.astype(dtype), device)
+    s = host(tl.sort(x), device)
     assert np.isnan(s[-2:]).all() and s[0] == -np.inf and s[-3] == np.inf
     # -0.0 and 0.0 are equal: a stable sort keeps input order (indices 2, 3, 10)
-    assert to_numpy(tl.argsort(x)).tolist()[2:5] == [2, 3, 10]
-    d = to_numpy(tl.argsort(x, descending=True)).tolist()
+    assert host(tl.argsort(x), device).tolist()[2:5] == [2, 3, 10]
+    d = host(tl.argsort(x, descending=True), device).tolist()
     assert d[:2] == [1, 9] and d[-1] == 7  # nan first, -inf last
     assert d == [1, 9, 6, 0, 5, 8, 2, 3, 10, 4, 7]
+    # the values keep their bits (signed zeros, a nan payload)
+    a = np.array([1.5, np.nan, -0.0, -np.inf, 0.0, -np.nan, np.inf, -2.0, 0.0, -0.0, np.nan],
+                 dtype)
+    ubits = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}[dtype]
+    a.view(ubits)[1] |= 1
+    x = on_device(a, device)
+    for desc in (False, True):
+        want = np_argsort_desc(a, 0) if desc else np.argsort(a, kind="stable")
+        np.testing.assert_array_equal(host(tl.argsort(x, descending=desc), device), want)
+        got = host(tl.sort(x, descending=desc), device)
+        np.testing.assert_array_equal(got.view(ubits), a[want].view(ubits))
+    assert np.isnan(host(tl.sort(x, descending=True), device)[:3]).all()  # nan first descending
 
 
 def test_sort_long_rows_use_all_threads_and_stay_stable():
