@@ -97,29 +97,8 @@ def test_gather_masks():
     same(x[dev(np.zeros((3, 4), bool))], a[np.zeros((3, 4), bool)])
 
 
-def test_gather_empty():
-    a = values("int64", (3, 4))
-    x = dev(a)
-    same(x[dev(np.zeros(0, np.int64))], a[np.zeros(0, np.int64)])
-    same(x[[1, 2], 0:0], a[[1, 2], 0:0])
-    with pytest.raises(IndexError, match=r"index 7 is out of bounds for dimension 1 with "
-                                         r"size 4"):
-        x[0:0, [1, 7]]                        # nothing to copy, still checked
-
-
-def test_gather_out_of_range():
-    # the CPU's message (ops.indexing.IndexPlan.raise_out_of_bounds): the first index
-    # tensor holding a bad entry, its first bad position
-    x = dev(values("float32", (4, 5)))
-    for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),
-                     ((dev(np.array([1, 9])), dev(np.array([0, -6]))),
-                      "index 9 is out of bounds for dimension 0 with size 4"),
-                     ((slice(None), dev(np.array([[0, 1], [-6, 7]]))),
-                      "index -6 is out of bounds for dimension 1 with size 5"),
-                     (dev(np.array([1, 2**63 + 3], np.uint64)),
-                      f"index {2**63 + 3} is out of bounds for dimension 0 with size 4")):
-        with pytest.raises(IndexError, match="^__getitem__\\(\\): " + msg + "$"):
-            x[key]
+# empty results (still bounds-checked) and the out-of-range message: one body on every device
+# in test_indexing.py (test_empty_and_zero_size, test_gather_out_of_range_names_the_first_bad_index)
 
 
 # ---- scatter -----------------------------------------------------------------------------------

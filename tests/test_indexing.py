@@ -379,18 +379,39 @@ def test_index_dtypes(idx_dtype, device):
     same(on_device(b, device)[on_device(i, device)], b[i])
 
 
-def test_empty_and_zero_size():
+def test_empty_and_zero_size(device):
+    # one body on every device (the CUDA gather: kernels/cuda/indexing.py)
     a = np.arange(12).reshape(3, 4)
-    t = tl.asarray(a)
+    t = on_device(a, device)
     for key in [[], ([], []), (slice(None), []), (slice(0, 0), [1, 2]), np.zeros(3, bool),
                 (np.zeros((3, 4), bool),), (slice(None), np.array([], np.int64))]:
         same(t[key], a[key])
-    e = tl.asarray(np.zeros((0, 3)))
+    same(t[on_device(np.zeros(0, np.int64), device)], a[np.zeros(0, np.int64)])
+    same(t[[1, 2], 0:0], a[[1, 2], 0:0])
+    with pytest.raises(IndexError, match=r"index 7 is out of bounds for dimension 1 with "
+                                         r"size 4"):
+        t[0:0, [1, 7]]                        # nothing to copy, still checked
+    e = on_device(np.zeros((0, 3)), device)
     same(e[:, [2, 0]], np.zeros((0, 3))[:, [2, 0]])
     with pytest.raises(IndexError, match="index 5"):
         e[:, [5]]  # checked even though the result is empty (as NumPy)
     with pytest.raises(IndexError, match="size 0"):
         e[[0]]
+
+
+def test_gather_out_of_range_names_the_first_bad_index(device):
+    # one body on every device: ops.indexing.IndexPlan.raise_out_of_bounds' message names the
+    # first index tensor holding a bad entry, at its first bad position
+    x = on_device(np_values("float32", (4, 5)), device)
+    for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),
+                     ((on_device(np.array([1, 9]), device), on_device(np.array([0, -6]), device)),
+                      "index 9 is out of bounds for dimension 0 with size 4"),
+                     ((slice(None), on_device(np.array([[0, 1], [-6, 7]]), device)),
+                      "index -6 is out of bounds for dimension 1 with size 5"),
+                     (on_device(np.array([1, 2**63 + 3], np.uint64), device),
+                      f"index {2**63 + 3} is out of bounds for dimension 0 with size 4")):
+        with pytest.raises(IndexError, match="^__getitem__\\(\\): " + msg + "$"):
+            x[key]
 
 
 def test_large_parallel_paths():
