@@ -2,6 +2,7 @@
 every kind of layout (contiguous, transposed, negative and zero strides, 0-d, empty)."""
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -44,6 +45,33 @@ def host(t, device=None) -> np.ndarray:
     if device is not None:
         assert t.device.type == device, f"result on {t.device}, expected {device}"
     return np.array(t.cpu()._to_host_numpy(), copy=True)
+
+
+def bf16_exact(x):
+    """Round-to-nearest-even bfloat16 of a Python int or float (exact arithmetic)."""
+    from fractions import Fraction
+    if isinstance(x, float) and (x != x or x in (math.inf, -math.inf)):
+        return np.float32(x)
+    if x == 0:
+        return np.float32(x)
+    f = Fraction(x)
+    sign = -1 if f < 0 else 1
+    f = abs(f)
+    e = math.floor(math.log2(f))
+    while Fraction(2) ** e > f:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= f:
+        e += 1
+    e = max(e, -126)
+    q = f / Fraction(2) ** (e - 7)  # 8 significant bits
+    n = math.floor(q)
+    rem = q - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    val = sign * n * Fraction(2) ** (e - 7)
+    if abs(val) >= Fraction(2) ** 128:
+        return np.float32(sign * math.inf)
+    return np.float32(float(val))
 
 
 def as_tensor(x):
