@@ -1,12 +1,13 @@
 """CPU/CUDA parity check: every (op, dtype) that works on the CPU must give the same result on
 CUDA (interpret backend: Triton's interpreter on host memory, no GPU needed).
 
-    PYTHONPATH=src python scripts/cuda_parity.py [--shard I/N] [op ...]
+    PYTHONPATH=src python scripts/cuda_parity.py [--quick] [--shard I/N] [op ...]
 
 On a machine with a GPU, ``TENSORLIB_CUDA_BACKEND=real`` runs the same cases through the
 compiled kernels instead (the interpreter and the GPU differ in pointer types, bf16 handling
 and reduction trees, so both are worth running). ``--shard I/N`` runs every N-th case from
-the I-th (0-based), for parallel processes.
+the I-th (0-based), for parallel processes. ``--quick`` runs one op of each kernel family in
+two dtypes (``QUICK_OPS`` x ``QUICK_DTYPES``): the form tests/test_cuda_parity.py runs in CI.
 
 Prints a GAP line for an (op, dtype) the CPU runs and CUDA refuses, a DIFF line where the
 results differ (shape, dtype, or values beyond half-precision tolerance); exits 1 if any.
@@ -34,6 +35,13 @@ remainder logical_and bitwise_and atan2 hypot copysign logaddexp nextafter""".sp
 REDUCTIONS = {"sum": {}, "prod": {}, "mean": {}, "max": {}, "min": {}, "var": {}, "std": {},
               "any": {}, "all": {}, "argmax": {}, "argmin": {}, "count_nonzero": {},
               "cumulative_sum": {"axis": 1}, "cumulative_prod": {"axis": 1}}
+
+
+# --quick: one op per kernel family (pointwise unary / binary / comparison, value and arg
+# reductions, scans, sort, search, matmul, gather, masks, scatter, where, normalization)
+QUICK_OPS = ["exp", "add", "less", "sum", "argmax", "cumulative_sum", "sort", "searchsorted",
+             "matmul", "take", "getitem_mask", "setitem", "where", "softmax"]
+QUICK_DTYPES = ["int64", "float32"]
 
 
 def _index(x, values):
@@ -110,6 +118,10 @@ def cases():
 
 def main(argv):
     shard, count = 0, 1
+    dtypes = DTYPES
+    if argv[:1] == ["--quick"]:
+        argv = argv[1:] + QUICK_OPS
+        dtypes = QUICK_DTYPES
     if argv[:1] == ["--shard"]:
         shard, count = (int(v) for v in argv[1].split("/"))
         argv = argv[2:]
@@ -118,7 +130,7 @@ def main(argv):
     for i, (name, fn) in enumerate(cases()):
         if (only and name not in only) or i % count != shard:
             continue
-        for dtype in DTYPES:
+        for dtype in dtypes:
             try:
                 want = result(fn, operand(dtype, "cpu"))
             except Exception:

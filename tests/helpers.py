@@ -2,6 +2,7 @@
 every kind of layout (contiguous, transposed, negative and zero strides, 0-d, empty)."""
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -24,6 +25,53 @@ _TOL = {"float16": (2e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (2e-6, 1e-
 def to_numpy(t) -> np.ndarray:
     """Tensor -> NumPy values (bfloat16 widened to float32), copied."""
     return np.array(t._to_host_numpy(), copy=True)
+
+
+def on_device(arr, device="cpu", dtype=None):
+    """A copy of NumPy values as a contiguous tensor on ``device`` ("cpu" or "cuda": the
+    ``device`` fixture's values) as tensorlib dtype name ``dtype`` (default: arr's dtype);
+    bfloat16 takes float32 values it holds exactly, cast on the device. Never shares arr's
+    memory, so a test may go on changing arr as its expected result."""
+    arr = np.asarray(arr)
+    if dtype == "bfloat16":
+        return tl.asarray(np.ascontiguousarray(arr, np.float32), device=device,
+                          copy=True).astype(tl.bfloat16)
+    return tl.asarray(np.ascontiguousarray(arr, dtype), device=device, copy=True)
+
+
+def host(t, device=None) -> np.ndarray:
+    """A tensor's values on the host (bfloat16 widened to float32), copied; with ``device``,
+    checks the tensor is on that device type first."""
+    if device is not None:
+        assert t.device.type == device, f"result on {t.device}, expected {device}"
+    return np.array(t.cpu()._to_host_numpy(), copy=True)
+
+
+def bf16_exact(x):
+    """Round-to-nearest-even bfloat16 of a Python int or float (exact arithmetic)."""
+    from fractions import Fraction
+    if isinstance(x, float) and (x != x or x in (math.inf, -math.inf)):
+        return np.float32(x)
+    if x == 0:
+        return np.float32(x)
+    f = Fraction(x)
+    sign = -1 if f < 0 else 1
+    f = abs(f)
+    e = math.floor(math.log2(f))
+    while Fraction(2) ** e > f:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= f:
+        e += 1
+    e = max(e, -126)
+    q = f / Fraction(2) ** (e - 7)  # 8 significant bits
+    n = math.floor(q)
+    rem = q - n
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    val = sign * n * Fraction(2) ** (e - 7)
+    if abs(val) >= Fraction(2) ** 128:
+        return np.float32(sign * math.inf)
+    return np.float32(float(val))
 
 
 def as_tensor(x):

@@ -61,13 +61,7 @@ def test_gather_every_item_size(dtype):
     same(x[:, [2, 0, 2], 1:4], a[:, [2, 0, 2], 1:4])   # a pre and a post dim
 
 
-@pytest.mark.parametrize("idx_dtype", ["int8", "int16", "int32", "uint8", "uint32", "uint64"])
-def test_gather_index_dtypes(idx_dtype):
-    a = values("float32", (6, 4))
-    i = np.array([5, 0, 3, 3], dtype=idx_dtype)
-    if np.dtype(idx_dtype).kind == "i":
-        i[1] = -6                            # negative: counted from the end
-    same(dev(a)[dev(i)], a[i])
+# index dtypes: test_indexing.py::test_index_dtypes (one body on every device)
 
 
 def test_gather_several_index_arrays_and_placement():
@@ -103,29 +97,8 @@ def test_gather_masks():
     same(x[dev(np.zeros((3, 4), bool))], a[np.zeros((3, 4), bool)])
 
 
-def test_gather_empty():
-    a = values("int64", (3, 4))
-    x = dev(a)
-    same(x[dev(np.zeros(0, np.int64))], a[np.zeros(0, np.int64)])
-    same(x[[1, 2], 0:0], a[[1, 2], 0:0])
-    with pytest.raises(IndexError, match=r"index 7 is out of bounds for dimension 1 with "
-                                         r"size 4"):
-        x[0:0, [1, 7]]                        # nothing to copy, still checked
-
-
-def test_gather_out_of_range():
-    # the CPU's message (ops.indexing.IndexPlan.raise_out_of_bounds): the first index
-    # tensor holding a bad entry, its first bad position
-    x = dev(values("float32", (4, 5)))
-    for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),
-                     ((dev(np.array([1, 9])), dev(np.array([0, -6]))),
-                      "index 9 is out of bounds for dimension 0 with size 4"),
-                     ((slice(None), dev(np.array([[0, 1], [-6, 7]]))),
-                      "index -6 is out of bounds for dimension 1 with size 5"),
-                     (dev(np.array([1, 2**63 + 3], np.uint64)),
-                      f"index {2**63 + 3} is out of bounds for dimension 0 with size 4")):
-        with pytest.raises(IndexError, match="^__getitem__\\(\\): " + msg + "$"):
-            x[key]
+# empty results (still bounds-checked) and the out-of-range message: one body on every device
+# in test_indexing.py (test_empty_and_zero_size, test_gather_out_of_range_names_the_first_bad_index)
 
 
 # ---- scatter -----------------------------------------------------------------------------------
@@ -161,28 +134,8 @@ def test_scatter_broadcast_and_cast():
     same(x, a)
 
 
-def test_scatter_repeated_indices_last_write_wins():
-    a = np.zeros((5, 3), np.float32)
-    i = np.array([1, 4, 1, 0, 4, 1])
-    v = np.arange(18, dtype=np.float32).reshape(6, 3)
-    x = dev(a)
-    x[dev(i)] = dev(v)
-    a[i] = v        # NumPy and the CPU kernels: the last write in index order wins
-    same(x, a)
-    big = np.zeros((4, 3000), np.int16)      # offsets span 9000 > 4 * 5 + 4096: sort path
-    z = dev(big)
-    r, c = np.array([3, 0, 3, 0, 3]), np.array([2999, 0, 2999, 0, 2999])
-    z[dev(r), dev(c)] = dev(np.arange(5, dtype=np.int16))
-    big[r, c] = np.arange(5)
-    same(z, big)
-    # two index arrays, repeats across both, a pre dim in front
-    b = np.zeros((2, 4, 4), np.int64)
-    y = dev(b)
-    r, c = np.array([3, 1, 3, 3]), np.array([0, 2, 0, 1])
-    w = np.arange(8).reshape(2, 4)
-    y[:, dev(r), dev(c)] = dev(w)
-    b[:, r, c] = w
-    same(y, b)
+# repeated indices (last write wins): test_indexing.py::test_setitem_repeated_indices_last_wins
+# (one body on every device)
 
 
 def test_scatter_winners_mark_the_last_repeat(monkeypatch):
@@ -206,32 +159,13 @@ def test_scatter_strided_target_writes_through():
     same(x, a)
 
 
-def test_scatter_out_of_range_writes_nothing():
-    a = values("float32", (4, 3))
-    x = dev(a)
-    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with "
-                                         "size 4"):
-        x[[0, -5]] = 1.0
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with "
-                                         "size 3"):
-        x[dev(np.array([0, 1])), dev(np.array([2, 3]))] = 1.0
-    same(x, a)
+# out-of-range indices write nothing: one body on every device in test_indexing.py
+# (test_setitem_out_of_range_leaves_target_unchanged)
 
 
 # ---- nonzero -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float16", "bfloat16", "float32",
-                                   "float64", "complex64"])
-def test_nonzero_dtypes(dtype):
-    a = values(dtype, (3, 7), seed=2)
-    if dtype in ("float16", "float32", "float64", "bfloat16"):
-        a[0, :3] = [-0.0, np.nan, -np.inf]   # -0.0 is zero; nan and inf are not
-    if dtype == "complex64":
-        a[1, :3] = [0j, complex(0, -1), complex(-0.0, 0.0)]
-    got = tl.nonzero(dev(a, dtype))
-    want = np.nonzero(a)
-    assert len(got) == 2
-    for g, w in zip(got, want):
-        same(g, w)
+# every storage class, -0.0 / nan / inf: one body on every device in test_indexing.py
+# (test_nonzero_dtypes_negative_zero_and_nan)
 
 
 def test_nonzero_strided_and_edge_cases():

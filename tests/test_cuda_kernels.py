@@ -18,6 +18,7 @@ import yaml
 import tensorlib as tl
 import tensorlib.cuda as tc
 from tensorlib.dispatch.schema import parse_schema
+from helpers import bf16_exact as _bf16_exact
 
 
 pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py
@@ -254,30 +255,8 @@ def test_pointwise_matches_numpy(op, dtype):
         check(host(got), want, out)
 
 
-def test_scalars_alpha_inplace_and_out():
-    x = np.array([[1.5, -2.0, 3.25], [0.0, 7.0, -1.0]], np.float32)
-    g = dev(x)
-    check(host(g + 2), x + np.float32(2), "float32")
-    check(host(2.5 - g), np.float32(2.5) - x, "float32")
-    check(host(tl.add(g, g, alpha=3)), x + 3 * x, "float32")
-    check(host(tl.where(g > 0, g, -1.0)), np.where(x > 0, x, np.float32(-1)), "float32")
-    i = dev(np.array([5, -7, 2**31 - 1], np.int32))
-    check(host(i * 3), np.array([5, -7, 2**31 - 1], np.int32) * np.int32(3), "int32")
-    with pytest.raises(OverflowError, match="out of bounds"):
-        i + 2**40
-    f64 = dev(np.array([1.0, 2.0]))
-    check(host(f64 + 0.1), np.array([1.0, 2.0]) + 0.1, "float64")  # scalar kept in float64
-    b = dev(np.array([True, False, True]))
-    check(host(b + b), np.array([True, False, True]), "bool")  # bool + is a logical or
-    t = dev(x)
-    res = t.add_(g, alpha=2)
-    assert res is t
-    check(host(t), x + 2 * x, "float32")
-    out = tl.empty((2, 3), dtype=tl.float64, device="cuda")
-    tl.multiply(g, g, out=out)
-    check(host(out), (x * x).astype(np.float64), "float64")
-    h = dev(x.astype(np.float16))
-    check(host(h * h), (x.astype(np.float16) * x.astype(np.float16)), "float16")
+# Python scalars, alpha=, in-place and out=: one body on every device in test_pointwise.py
+# (test_scalars_alpha_inplace_and_out)
 
 
 def test_64bit_indexing_path(monkeypatch):
@@ -359,33 +338,6 @@ def _bf16_from_any(v):
     return bf16_round(v.astype(np.float32))
 
 
-def _bf16_exact(x):
-    """Round-to-nearest-even bfloat16 of a Python int or float (exact arithmetic)."""
-    from fractions import Fraction
-    if isinstance(x, float) and (x != x or x in (math.inf, -math.inf)):
-        return np.float32(x)
-    if x == 0:
-        return np.float32(x)
-    f = Fraction(x)
-    sign = -1 if f < 0 else 1
-    f = abs(f)
-    e = math.floor(math.log2(f))
-    while Fraction(2) ** e > f:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= f:
-        e += 1
-    e = max(e, -126)
-    q = f / Fraction(2) ** (e - 7)  # 8 significant bits
-    n = math.floor(q)
-    rem = q - n
-    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1):
-        n += 1
-    val = sign * n * Fraction(2) ** (e - 7)
-    if abs(val) >= Fraction(2) ** 128:
-        return np.float32(sign * math.inf)
-    return np.float32(float(val))
-
-
 def _comparable(vals, src, dst):
     """Elements whose NumPy cast is defined: a float (or complex real part) converted to an
     integer type must be finite and in range (NumPy leaves the rest to the C compiler; the
@@ -413,51 +365,8 @@ def test_casts_between_every_dtype(src):
                                           err_msg=f"{src}->{dst}")
 
 
-def test_float_to_int_special_values():
-    """nan / inf / out of range -> INT64_MIN (then wrapped to narrower types), as x86's
-    cvttsd2si gives NumPy; uint64 takes values >= 2**63 exactly."""
-    x = dev(np.array([np.nan, np.inf, -np.inf, 1e30, 2.0**63, 1.5e19, -3.0]))
-    np.testing.assert_array_equal(host(x.astype(tl.int64)), [-2**63] * 5 + [-2**63, -3])
-    np.testing.assert_array_equal(host(x.astype(tl.uint64)),
-                                  np.array([2**63, 2**63, 2**63, 2**63, 2**63,
-                                            15000000000000000000, 2**64 - 3], np.uint64))
-    np.testing.assert_array_equal(host(x.astype(tl.int16)), [0, 0, 0, 0, 0, 0, -3])
-
-
-def test_copy_broadcast_and_strided_destination():
-    src = np.arange(4, dtype=np.int16)
-    dst = tl.zeros((3, 8), dtype=tl.float64, device="cuda")
-    view = dst[:, ::2]
-    view.copy_(dev(src))
-    want = np.zeros((3, 8))
-    want[:, ::2] = src
-    check(host(dst), want, "float64")
-    a = np.arange(12, dtype=np.float32).reshape(3, 4)
-    g = dev(a)
-    check(host(g.T.contiguous()), a.T, "float32")
-    check(host(g.T.clone()), a.T, "float32")
-
-
-@pytest.mark.parametrize("dtype", ALL)
-def test_fill(dtype):
-    value = {"bool": True, "complex64": 1.5 - 2j, "complex128": -0.25 + 3j}.get(
-        dtype, 1 + 2**-11 + 2**-40 if np.dtype(dtype if dtype != "bfloat16" else "f4").kind
-        == "f" else 7)
-    t = tl.full((2, 3), value, dtype=dtype, device="cuda")
-    if dtype == "bfloat16":
-        want = np.full((2, 3), _bf16_exact(value), np.float32)
-    else:
-        want = np.full((2, 3), value, dtype=dtype)  # NumPy rounds once, from the Python float
-    np.testing.assert_array_equal(host(t), want)
-    z = tl.zeros((4,), dtype=dtype, device="cuda")
-    np.testing.assert_array_equal(host(z), np.zeros(4, np.float32 if dtype == "bfloat16"
-                                                     else dtype))
-
-
-def test_fill_errors_name_the_value():
-    t = tl.empty((3,), dtype=tl.int8, device="cuda")
-    with pytest.raises(OverflowError, match="300"):
-        t.fill_(300)
+# float -> int special values, copy_ into broadcast / strided destinations, fill of every dtype
+# and its errors: one body on every device in test_copy.py
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int16", "uint8", "float32", "float64", "float16",

@@ -101,22 +101,8 @@ def test_argmax_argmin_match_numpy(dtype):
     np.testing.assert_array_equal(host(got), np.argmin(x, axis=1, keepdims=True))
 
 
-def test_argmax_nan_ties_and_extremes():
-    a = np.array([[1.0, np.nan, 5.0, np.nan], [2.0, 7.0, 7.0, 1.0],
-                  [-np.inf, -np.inf, -np.inf, -np.inf], [np.inf, np.inf, 0.0, np.inf]],
-                 np.float32)
-    f = dev(a)
-    np.testing.assert_array_equal(host(tl.argmax(f, axis=1)), [1, 1, 0, 0])
-    np.testing.assert_array_equal(host(tl.argmin(f, axis=1)), [1, 3, 0, 2])
-    assert int(host(tl.argmax(f))) == 1
-    assert int(host(tl.argmin(f.T))) == np.argmin(a.T) == 4  # flat C-order index of f.T
-    i64 = np.iinfo(np.int64)
-    big = dev(np.array([[i64.min, i64.min], [i64.max, i64.max]], np.int64))
-    np.testing.assert_array_equal(host(tl.argmax(big, axis=1)), [0, 0])
-    np.testing.assert_array_equal(host(tl.argmin(big, axis=1)), [0, 0])
-    np.testing.assert_array_equal(host(tl.argmax(big, axis=0)), [1, 1])
-    b = dev(np.zeros((3, 6), bool))
-    np.testing.assert_array_equal(host(tl.argmax(b, axis=1)), [0, 0, 0])
+# nan, ties and integer extremes: one body on every device in test_reductions.py
+# (test_argmax_first_occurrence_nan_ties_and_extremes)
 
 
 def test_argmax_long_reductions_keepdims_and_out():
@@ -234,28 +220,8 @@ def test_scan_special_values():
     _check_scan(tl.cumsum(dev(u)), np.cumsum(u), "uint64")
 
 
-def test_cumulative_sum_prod_and_out():
-    a = (np.arange(24) % 5 + 1).reshape(2, 3, 4).astype(np.int8)
-    t = dev(a)
-    for include_initial in (False, True):
-        for axis in (0, -1):
-            for op in ("cumulative_sum", "cumulative_prod"):
-                got = getattr(tl, op)(t, axis=axis, include_initial=include_initial)
-                want = getattr(np, op)(a, axis=axis, include_initial=include_initial)
-                assert got.dtype.name == want.dtype.name
-                _check_scan(got, want, "int64")
-        v = np.array([0.5, 1.5, -2.0], np.float32)
-        got = tl.cumulative_sum(dev(v), include_initial=include_initial, dtype=tl.float64)
-        _check_scan(got, np.cumulative_sum(v, include_initial=include_initial,
-                                           dtype=np.float64), "float64")
-    out = tl.empty((2, 3, 4), dtype=tl.float32, device="cuda")
-    assert tl.cumsum(t, axis=1, out=out) is out
-    _check_scan(out, np.cumsum(a, axis=1).astype(np.float32), "float32")
-    col = tl.empty((4, 2), dtype=tl.int64, device="cuda").T  # a strided out
-    tl.cumprod(dev(a[:, 0, :]), axis=1, out=col)
-    _check_scan(col, np.cumprod(a[:, 0, :], axis=1), "int64")
-    assert host(tl.cumsum(dev(np.zeros((0, 3), np.float32)), axis=1)).shape == (0, 3)
-    assert host(tl.cumsum(dev(np.array(2.5, np.float32)))).tolist() == [2.5]
+# cumulative_sum / cumulative_prod, include_initial, dtype=, out= (also strided), empty and 0-d
+# inputs: one body on every device in test_reductions.py (test_cumulative_sum_prod)
 
 
 # ---- the compiled (GPU) launch path ------------------------------------------------------------

@@ -75,19 +75,8 @@ def test_sort_every_dtype_stable_both_directions(dtype):
     check_sort(x, a, descending=True)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_sort_float_specials_keep_their_bits(dtype):
-    a = np.array([1.5, np.nan, -0.0, -np.inf, 0.0, -np.nan, np.inf, -2.0, 0.0, -0.0, np.nan],
-                 dtype)
-    ubits = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}[dtype]
-    a.view(ubits)[1] |= 1                    # a nan payload, which sort() must keep
-    x = dev(a)
-    for desc in (False, True):
-        want = np_argsort(a, descending=desc)
-        np.testing.assert_array_equal(host(tl.argsort(x, descending=desc)), want)
-        got = host(tl.sort(x, descending=desc))
-        np.testing.assert_array_equal(got.view(ubits), a[want].view(ubits))
-    assert np.isnan(host(tl.sort(x, descending=True))[:3]).all()   # nan first descending
+# nan / -0.0 order and bits kept: one body on every device in test_sorting.py
+# (test_nan_and_signed_zero_order_and_bits)
 
 
 def test_sort_axes_layouts_and_edge_shapes():
@@ -161,38 +150,8 @@ def test_complex_searchsorted_unique_count_nonzero():
     assert host(tl.count_nonzero(dev(cx([0.0, -0.0, 0.0], [0.0, 1.0, np.nan])))) == 2
 
 
-# ---- searchsorted ------------------------------------------------------------------------------
-def test_searchsorted_sides_specials_and_dtypes():
-    x1 = np.array([-np.inf, -1.0, -0.0, 0.0, 0.0, 2.5, 2.5, np.inf, np.nan, np.nan], np.float32)
-    x2 = np.array([[0.0, -0.0, 2.5, np.nan], [-5.0, np.inf, 3.0, -np.inf]], np.float32)
-    for side in ("left", "right"):
-        got = tl.searchsorted(dev(x1), dev(x2), side=side)
-        assert got.dtype == tl.int64 and got.shape == x2.shape
-        np.testing.assert_array_equal(host(got), np.searchsorted(x1, x2, side=side))
-    u = np.array([0, 5, 2**63, 2**64 - 1], np.uint64)
-    v = np.array([2**64 - 1, 2**63 - 1, 2**63, 6], np.uint64)
-    for side in ("left", "right"):
-        np.testing.assert_array_equal(host(tl.searchsorted(dev(u), dev(v), side=side)),
-                                      np.searchsorted(u, v, side=side))
-    i = np.array([-3, 0, 0, 7], np.int32)    # int32 with float64 values: compared as float64
-    w = np.array([0.5, -3.0, 7.0, 0.0])
-    np.testing.assert_array_equal(host(tl.searchsorted(dev(i), dev(w), side="right")),
-                                  np.searchsorted(i, w, side="right"))
-
-
-def test_searchsorted_sorter_and_edge_cases():
-    x1 = np.array([3, 9, -1, 3, 7, 0], np.int16)
-    perm = np.argsort(x1, kind="stable")
-    x2 = np.array([3, -5, 10, 7, 0], np.int16)
-    for side in ("left", "right"):
-        got = tl.searchsorted(dev(x1), dev(x2), side=side, sorter=dev(perm))
-        np.testing.assert_array_equal(host(got), np.searchsorted(x1, x2, side=side,
-                                                                   sorter=perm))
-    got = tl.searchsorted(dev(np.zeros(0, np.int16)), dev(x2))
-    np.testing.assert_array_equal(host(got), np.zeros(5, np.int64))
-    assert tl.searchsorted(dev(x1), dev(np.zeros(0, np.int16))).shape == (0,)
-    with pytest.raises(IndexError, match="sorter.*index 6"):
-        tl.searchsorted(dev(x1), dev(x2), sorter=dev(np.array([0, 1, 2, 3, 4, 6])))
+# ---- searchsorted: one body on every device in test_sorting.py ---------------------------------
+# (test_searchsorted_sides_specials_and_promotion, test_searchsorted_with_sorter_edges_and_errors)
 
 
 # ---- unique_*, count_nonzero -------------------------------------------------------------------

@@ -6,7 +6,7 @@ from hypothesis import assume, given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tensorlib as tl
-from helpers import ALL_DTYPES, arrays, to_numpy
+from helpers import ALL_DTYPES, arrays, host, on_device, to_numpy
 from tensorlib.ops.indexing import nonzero
 from tensorlib.iterator import has_internal_overlap
 
@@ -44,7 +44,7 @@ def make(arr, dtype):
 def same(got, expected):
     assert isinstance(got, tl.Tensor)
     assert got.shape == expected.shape, f"shape {got.shape} != {expected.shape}"
-    np.testing.assert_array_equal(to_numpy(got), expected)
+    np.testing.assert_array_equal(host(got), expected)
 
 
 def tl_key(key, how):
@@ -362,29 +362,56 @@ def test_strided_index_tensors_and_masks():
 
 @pytest.mark.parametrize("idx_dtype", ["int8", "int16", "int32", "uint8", "uint16", "uint32",
                                        "uint64"])
-def test_index_dtypes(idx_dtype):
+def test_index_dtypes(idx_dtype, device):
+    # one body on every device (the CUDA gather: kernels/cuda/indexing.py)
     a = np.arange(20, dtype=np.float32)
-    t = tl.asarray(a)
+    t = on_device(a, device)
     idx = np.array([3, 0, 19, 7], dtype=idx_dtype)
     same(t[idx], a[idx])
-    same(t[tl.asarray(idx)], a[idx])
+    same(t[on_device(idx, device)], a[idx])
     if np.dtype(idx_dtype).kind == "i":
         neg = np.array([-1, -20], dtype=idx_dtype)
-        same(t[tl.asarray(neg)], a[neg])
+        same(t[on_device(neg, device)], a[neg])
+    b = np_values("float32", (6, 4))
+    i = np.array([5, 0, 3, 3], dtype=idx_dtype)
+    if np.dtype(idx_dtype).kind == "i":
+        i[1] = -6                            # negative: counted from the end
+    same(on_device(b, device)[on_device(i, device)], b[i])
 
 
-def test_empty_and_zero_size():
+def test_empty_and_zero_size(device):
+    # one body on every device (the CUDA gather: kernels/cuda/indexing.py)
     a = np.arange(12).reshape(3, 4)
-    t = tl.asarray(a)
+    t = on_device(a, device)
     for key in [[], ([], []), (slice(None), []), (slice(0, 0), [1, 2]), np.zeros(3, bool),
                 (np.zeros((3, 4), bool),), (slice(None), np.array([], np.int64))]:
         same(t[key], a[key])
-    e = tl.asarray(np.zeros((0, 3)))
+    same(t[on_device(np.zeros(0, np.int64), device)], a[np.zeros(0, np.int64)])
+    same(t[[1, 2], 0:0], a[[1, 2], 0:0])
+    with pytest.raises(IndexError, match=r"index 7 is out of bounds for dimension 1 with "
+                                         r"size 4"):
+        t[0:0, [1, 7]]                        # nothing to copy, still checked
+    e = on_device(np.zeros((0, 3)), device)
     same(e[:, [2, 0]], np.zeros((0, 3))[:, [2, 0]])
     with pytest.raises(IndexError, match="index 5"):
         e[:, [5]]  # checked even though the result is empty (as NumPy)
     with pytest.raises(IndexError, match="size 0"):
         e[[0]]
+
+
+def test_gather_out_of_range_names_the_first_bad_index(device):
+    # one body on every device: ops.indexing.IndexPlan.raise_out_of_bounds' message names the
+    # first index tensor holding a bad entry, at its first bad position
+    x = on_device(np_values("float32", (4, 5)), device)
+    for key, msg in (([0, 5, -9], "index 5 is out of bounds for dimension 0 with size 4"),
+                     ((on_device(np.array([1, 9]), device), on_device(np.array([0, -6]), device)),
+                      "index 9 is out of bounds for dimension 0 with size 4"),
+                     ((slice(None), on_device(np.array([[0, 1], [-6, 7]]), device)),
+                      "index -6 is out of bounds for dimension 1 with size 5"),
+                     (on_device(np.array([1, 2**63 + 3], np.uint64), device),
+                      f"index {2**63 + 3} is out of bounds for dimension 0 with size 4")):
+        with pytest.raises(IndexError, match="^__getitem__\\(\\): " + msg + "$"):
+            x[key]
 
 
 def test_large_parallel_paths():
@@ -443,21 +470,47 @@ def test_advanced_setitem_matches_numpy(case):
     same(t, expected)
 
 
-def test_setitem_repeated_indices_last_wins():
+def test_setitem_repeated_indices_last_wins(device):
+    # one body on every device: NumPy, the CPU and the CUDA kernels: the last write in index
+    # order wins
     a = np.zeros(5)
-    t = tl.asarray(a.copy())
+    t = on_device(a, device)
     idx = [1, 3, 1, 1, 3]
     vals = np.arange(5.0) + 10
     a[idx] = vals
     t[idx] = vals
     same(t, a)
     b = np.zeros((3, 4))
-    u = tl.asarray(b.copy())
+    u = on_device(b, device)
     key = (slice(None), [[0, 0], [2, 0]])
     vals = np.arange(12.0).reshape(3, 2, 2)
     b[key] = vals
     u[key] = vals
     same(u, b)
+    c = np.zeros((5, 3), np.float32)
+    i = np.array([1, 4, 1, 0, 4, 1])
+    v = np.arange(18, dtype=np.float32).reshape(6, 3)
+    x = on_device(c, device)
+    x[on_device(i, device)] = on_device(v, device)
+    c[i] = v
+    same(x, c)
+    big = np.zeros((4, 3000), np.int16)      # CUDA: offsets span 9000 > 4 * 5 + 4096: sort path
+    z = on_device(big, device)
+    r, col = np.array([3, 0, 3, 0, 3]), np.array([2999, 0, 2999, 0, 2999])
+    z[on_device(r, device), on_device(col, device)] = on_device(np.arange(5, dtype=np.int16),
+                                                                device)
+    big[r, col] = np.arange(5)
+    same(z, big)
+    # two index arrays, repeats across both, a pre dim in front
+    d = np.zeros((2, 4, 4), np.int64)
+    y = on_device(d, device)
+    r, col = np.array([3, 1, 3, 3]), np.array([0, 2, 0, 1])
+    w = np.arange(8).reshape(2, 4)
+    y[:, on_device(r, device), on_device(col, device)] = on_device(w, device)
+    d[:, r, col] = w
+    same(y, d)
+    if device != "cpu":
+        return  # the CPU kernel's parallel paths (too big for the Triton interpreter)
     big = np.zeros((64, 1024), np.float32)
     ub = tl.asarray(big.copy())
     rows = [5, 9, 5, 5]
@@ -595,11 +648,21 @@ def test_setitem_scalar_range_errors():
     same(t, np.zeros(3, np.int8))
 
 
-def test_setitem_out_of_range_leaves_target_unchanged():
-    t = tl.asarray(np.zeros(4))
+def test_setitem_out_of_range_leaves_target_unchanged(device):
+    # one body on every device
+    t = on_device(np.zeros(4), device)
     with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
         t[[0, 1, 4]] = 1.0
     same(t, np.zeros(4))
+    a = np_values("float32", (4, 3))
+    x = on_device(a, device)
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with "
+                                         "size 4"):
+        x[[0, -5]] = 1.0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 1 with "
+                                         "size 3"):
+        x[on_device(np.array([0, 1]), device), on_device(np.array([2, 3]), device)] = 1.0
+    same(x, a)
 
 
 def test_setitem_into_expanded_tensor_raises():
@@ -672,12 +735,25 @@ def test_nonzero_matches_numpy(case):
         same(g, e)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "complex64"])
-def test_nonzero_negative_zero_and_nan(dtype):
-    a = np.array([0.0, -0.0, np.nan, 1.0, -2.0, 0.0], np.float32 if dtype == "bfloat16"
-                 else dtype)
-    t = make(a, dtype)
-    same(nonzero(t)[0], np.array([2, 3, 4]))
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64", "float16", "bfloat16", "float32",
+                                   "float64", "complex64"])
+def test_nonzero_dtypes_negative_zero_and_nan(dtype, device):
+    # one body on every device (the CUDA kernel: kernels/cuda/indexing.py)
+    a = np_values(dtype, (3, 7), seed=2)
+    if dtype in ("float16", "float32", "float64", "bfloat16"):
+        a[0, :3] = [-0.0, np.nan, -np.inf]   # -0.0 is zero; nan and inf are not
+    if dtype == "complex64":
+        a[1, :3] = [0j, complex(0, -1), complex(-0.0, 0.0)]
+    got = tl.nonzero(on_device(a, device, dtype))
+    want = np.nonzero(a)
+    assert len(got) == 2
+    for g, w in zip(got, want):
+        assert g.dtype is tl.int64
+        same(g, w)
+    if dtype in ("float16", "bfloat16", "float32", "complex64"):
+        b = np.array([0.0, -0.0, np.nan, 1.0, -2.0, 0.0], np.float32 if dtype == "bfloat16"
+                     else dtype)
+        same(nonzero(on_device(b, device, dtype))[0], np.array([2, 3, 4]))
 
 
 def test_nonzero_large_and_errors():

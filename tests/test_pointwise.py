@@ -21,7 +21,8 @@ from hypothesis.extra import numpy as hnp
 
 import tensorlib as tl
 from tensorlib.dispatch.schema import parse_schema
-from helpers import arrays, as_tensor, assert_close, broadcast_pair, check_op, layouts, to_numpy
+from helpers import (arrays, as_tensor, assert_close, broadcast_pair, check_op, host, layouts,
+                     on_device, to_numpy)
 
 # ---------------------------------------------------------------- the ops, from the YAML
 
@@ -664,24 +665,51 @@ def test_in_range_extreme_python_ints_are_fine():
 
 # ---------------------------------------------------------------- alpha=
 
-def test_alpha():
-    a = tl.asarray(np.array([1.0, 2.0, 3.0], np.float32))
-    b = tl.asarray(np.array([10.0, 20.0, 30.0], np.float32))
-    assert tl.add(a, b, alpha=2).tolist() == [21.0, 42.0, 63.0]
-    assert tl.subtract(a, b, alpha=0.5).tolist() == [-4.0, -8.0, -12.0]
-    assert a.add(b, alpha=-1).tolist() == [-9.0, -18.0, -27.0]
-    ia = tl.asarray(np.array([1, 2], np.int32))
-    assert tl.add(ia, ia, alpha=3).tolist() == [4, 8]
+def test_scalars_alpha_inplace_and_out(device):
+    # one body on every device (the CUDA kernels: kernels/cuda/pointwise.py)
+    a = on_device(np.array([1.0, 2.0, 3.0], np.float32), device)
+    b = on_device(np.array([10.0, 20.0, 30.0], np.float32), device)
+    assert host(tl.add(a, b, alpha=2), device).tolist() == [21.0, 42.0, 63.0]
+    assert host(tl.subtract(a, b, alpha=0.5), device).tolist() == [-4.0, -8.0, -12.0]
+    assert host(a.add(b, alpha=-1), device).tolist() == [-9.0, -18.0, -27.0]
+    ia = on_device(np.array([1, 2], np.int32), device)
+    assert host(tl.add(ia, ia, alpha=3), device).tolist() == [4, 8]
     assert tl.sub(ia, ia, alpha=2).dtype == tl.int32
     with pytest.raises(TypeError, match="alpha"):
         tl.add(ia, ia, alpha=1.5)  # a fractional alpha can't scale an integer op
     with pytest.raises(TypeError, match="alpha"):
         tl.add(a, b, alpha="2")
-    c = tl.zeros(3)
+    c = tl.zeros(3, device=device)
     a.add_(b, alpha=2)
-    assert a.tolist() == [21.0, 42.0, 63.0]
+    assert host(a, device).tolist() == [21.0, 42.0, 63.0]
     tl.add(a, b, alpha=0, out=c)
-    assert c.tolist() == [21.0, 42.0, 63.0]
+    assert host(c, device).tolist() == [21.0, 42.0, 63.0]
+    # Python scalars on either side, where, weak scalars keep the tensor's dtype
+    x = np.array([[1.5, -2.0, 3.25], [0.0, 7.0, -1.0]], np.float32)
+    g = on_device(x, device)
+    assert_close(host(g + 2, device), x + np.float32(2), "float32")
+    assert_close(host(2.5 - g, device), np.float32(2.5) - x, "float32")
+    assert_close(host(tl.add(g, g, alpha=3), device), x + 3 * x, "float32")
+    assert_close(host(tl.where(g > 0, g, -1.0), device), np.where(x > 0, x, np.float32(-1)),
+                 "float32")
+    i = on_device(np.array([5, -7, 2**31 - 1], np.int32), device)
+    assert_close(host(i * 3, device), np.array([5, -7, 2**31 - 1], np.int32) * np.int32(3),
+                 "int32")
+    with pytest.raises(OverflowError, match="out of bounds"):
+        i + 2**40
+    f64 = on_device(np.array([1.0, 2.0]), device)
+    assert_close(host(f64 + 0.1, device), np.array([1.0, 2.0]) + 0.1, "float64")  # in float64
+    bb = on_device(np.array([True, False, True]), device)
+    assert_close(host(bb + bb, device), np.array([True, False, True]), "bool")  # logical or
+    t = on_device(x, device)
+    res = t.add_(g, alpha=2)
+    assert res is t
+    assert_close(host(t, device), x + 2 * x, "float32")
+    out = tl.empty((2, 3), dtype=tl.float64, device=device)
+    tl.multiply(g, g, out=out)
+    assert_close(host(out, device), (x * x).astype(np.float64), "float64")
+    h = on_device(x.astype(np.float16), device)
+    assert_close(host(h * h, device), x.astype(np.float16) * x.astype(np.float16), "float16")
 
 
 # ---------------------------------------------------------------- unsupported dtypes

@@ -10,7 +10,7 @@ import pytest
 import tensorlib as tl
 from tensorlib import random as tlr
 from tensorlib.kernels.cpu import random as kr
-from helpers import to_numpy
+from helpers import host, to_numpy
 
 
 def gen(seed=1234):
@@ -71,10 +71,12 @@ def test_philox_known_answer():
 
 
 @pytest.mark.parametrize("n", [1, 7, 1000])
-def test_rand_float32_is_the_documented_stream(n):
-    g = gen(2 ** 40 + 17)  # both key words nonzero
+def test_rand_float32_is_the_documented_stream(n, device):
+    # one body on every device: the NumPy Philox reference of tensorlib/random.py, independent
+    # of either device's kernels
+    g = tlr.Generator(device).manual_seed(2 ** 40 + 17)  # both key words nonzero
     g.set_offset(2 ** 32 - 1)  # the counter crosses into its second word
-    got = to_numpy(tl.rand((n,), generator=g))
+    got = host(tl.rand((n,), device=device, generator=g), device)
     want = (lanes32(2 ** 40 + 17, 2 ** 32 - 1, n) >> 8).astype(np.float32) * np.float32(2 ** -24)
     np.testing.assert_array_equal(got, want)
     assert g.offset == 2 ** 32 - 1 + -(-n // 4)
@@ -186,11 +188,12 @@ def test_generator_argument_errors():
 
 
 # ---------------------------------------------------------------- in-place fills
-def test_uniform_and_normal_in_place_on_views():
-    base = tl.zeros((6, 8))
+def test_uniform_and_normal_in_place_on_views(device):
+    # one body on every device: the view's elements in C order take the documented stream
+    base = tl.zeros((6, 8), device=device)
     view = base[:, ::2]
-    view.uniform_(-2.0, 3.0, generator=gen(4))
-    b = to_numpy(base)
+    view.uniform_(-2.0, 3.0, generator=tlr.Generator(device).manual_seed(4))
+    b = host(base, device)
     assert np.all(b[:, 1::2] == 0)
     v = b[:, ::2]
     assert np.all((v >= -2) & (v < 3))
@@ -198,8 +201,9 @@ def test_uniform_and_normal_in_place_on_views():
     want = (lanes32(4, 0, 24) >> 8).astype(np.float32) * np.float32(2 ** -24) * np.float32(5) \
         + np.float32(-2)
     np.testing.assert_array_equal(v.reshape(-1), want)
-    t = tl.zeros(50_000).normal_(10.0, 2.0, generator=gen(1))
-    x = to_numpy(t)
+    t = tl.zeros(50_000, device=device).normal_(10.0, 2.0,
+                                                generator=tlr.Generator(device).manual_seed(1))
+    x = host(t, device)
     assert abs(x.mean() - 10) < 0.05 and abs(x.std() - 2) < 0.05
 
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensorlib as tl
-from helpers import ALL_DTYPES, arrays, to_numpy
+from helpers import ALL_DTYPES, arrays, host, on_device, to_numpy
 
 _HALF = ("float16", "bfloat16")
 _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23,
@@ -258,19 +258,35 @@ def test_argmax_argmin(op, dtype, data):
     np.testing.assert_array_equal(to_numpy(got), expected)
 
 
-def test_argmax_first_occurrence_and_nan():
+def test_argmax_first_occurrence_nan_ties_and_extremes(device):
+    # one body on every device (the CUDA kernels: kernels/cuda/reduction.py)
     a = np.array([[3, 1, 3, 0], [2, 2, 2, 2]], np.float32)
-    t = tl.from_numpy(a)
-    np.testing.assert_array_equal(to_numpy(tl.argmax(t, axis=1)), [0, 0])
-    np.testing.assert_array_equal(to_numpy(t.argmin(axis=1)), [3, 0])
+    t = on_device(a, device)
+    np.testing.assert_array_equal(host(tl.argmax(t, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(t.argmin(axis=1), device), [3, 0])
     assert tl.argmax(t).item() == 0 and tl.argmin(t).item() == 3
     b = np.array([1.0, np.nan, 5.0, np.nan], np.float32)
-    assert tl.argmax(tl.from_numpy(b)).item() == 1
-    assert tl.argmin(tl.from_numpy(b)).item() == 1
-    # Flat index in C order whatever the memory layout.
-    c = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
-    assert tl.argmax(tl.from_numpy(c)).item() == 11
-    assert tl.argmax(tl.from_numpy(c), keepdims=True).shape == (1, 1)
+    assert tl.argmax(on_device(b, device)).item() == 1
+    assert tl.argmin(on_device(b, device)).item() == 1
+    # Flat index in C order whatever the memory layout (c in Fortran order).
+    c = on_device(np.arange(12, dtype=np.float32).reshape(4, 3), device).T
+    assert tl.argmax(c).item() == 11
+    assert tl.argmax(c, keepdims=True).shape == (1, 1)
+    f = np.array([[1.0, np.nan, 5.0, np.nan], [2.0, 7.0, 7.0, 1.0],
+                  [-np.inf, -np.inf, -np.inf, -np.inf], [np.inf, np.inf, 0.0, np.inf]],
+                 np.float32)
+    g = on_device(f, device)
+    np.testing.assert_array_equal(host(tl.argmax(g, axis=1), device), [1, 1, 0, 0])
+    np.testing.assert_array_equal(host(tl.argmin(g, axis=1), device), [1, 3, 0, 2])
+    assert tl.argmax(g).item() == 1
+    assert tl.argmin(g.T).item() == np.argmin(f.T) == 4  # flat C-order index of g.T
+    i64 = np.iinfo(np.int64)
+    big = on_device(np.array([[i64.min, i64.min], [i64.max, i64.max]], np.int64), device)
+    np.testing.assert_array_equal(host(tl.argmax(big, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(tl.argmin(big, axis=1), device), [0, 0])
+    np.testing.assert_array_equal(host(tl.argmax(big, axis=0), device), [1, 1])
+    z = on_device(np.zeros((3, 6), bool), device)
+    np.testing.assert_array_equal(host(tl.argmax(z, axis=1), device), [0, 0, 0])
 
 
 # ---------------------------------------------------------------- var / std
@@ -385,27 +401,41 @@ def test_cumsum_cumprod(op, dtype, data):
 
 
 @pytest.mark.parametrize("include_initial", [False, True])
-def test_cumulative_sum_prod(include_initial):
+def test_cumulative_sum_prod(include_initial, device):
+    # one body on every device (the CUDA scans: kernels/cuda/scan.py)
     a = (np.arange(24) % 5 + 1).reshape(2, 3, 4).astype(np.int8)
-    t = tl.from_numpy(a)
+    t = on_device(a, device)
     for axis in (0, 1, -1):
         for op in ("cumulative_sum", "cumulative_prod"):
             got = getattr(tl, op)(t, axis=axis, include_initial=include_initial)
             expected = getattr(np, op)(a, axis=axis, include_initial=include_initial)
             _check_dtype_shape(got, expected.shape, expected.dtype.name)
-            np.testing.assert_array_equal(to_numpy(got), expected)
-    v = tl.from_numpy(a[0, 0].astype(np.float32))
-    got = tl.cumulative_sum(v, include_initial=include_initial, dtype=tl.float64)
-    np.testing.assert_array_equal(
-        to_numpy(got), np.cumulative_sum(a[0, 0], include_initial=include_initial,
-                                         dtype=np.float64))
-    assert got.dtype is tl.float64
-    got = tl.cumulative_sum(tl.from_numpy(np.array(3.0, np.float32)),
+            np.testing.assert_array_equal(host(got, device), expected)
+    for v in (a[0, 0].astype(np.float32), np.array([0.5, 1.5, -2.0], np.float32)):
+        got = tl.cumulative_sum(on_device(v, device), include_initial=include_initial,
+                                dtype=tl.float64)
+        np.testing.assert_array_equal(
+            host(got, device), np.cumulative_sum(v, include_initial=include_initial,
+                                                 dtype=np.float64))
+        assert got.dtype is tl.float64
+    got = tl.cumulative_sum(on_device(np.array(3.0, np.float32), device),
                             include_initial=include_initial)
     assert got.shape == ((2,) if include_initial else (1,))
-    empty = tl.cumulative_sum(tl.from_numpy(np.zeros((0,), np.float32)),
+    empty = tl.cumulative_sum(on_device(np.zeros((0,), np.float32), device),
                               include_initial=include_initial)
     assert empty.shape == ((1,) if include_initial else (0,))
+    if include_initial:
+        return
+    # out= (also strided), an empty scan axis' neighbours, a 0-d input flattened
+    out = tl.empty((2, 3, 4), dtype=tl.float32, device=device)
+    assert tl.cumsum(t, axis=1, out=out) is out
+    np.testing.assert_array_equal(host(out, device), np.cumsum(a, axis=1).astype(np.float32))
+    col = tl.empty((4, 2), dtype=tl.int64, device=device).T  # a strided out
+    tl.cumprod(on_device(a[:, 0, :], device), axis=1, out=col)
+    np.testing.assert_array_equal(host(col, device), np.cumprod(a[:, 0, :], axis=1))
+    assert tl.cumsum(on_device(np.zeros((0, 3), np.float32), device), axis=1).shape == (0, 3)
+    assert host(tl.cumsum(on_device(np.array(2.5, np.float32), device)),
+                device).tolist() == [2.5]
 
 
 def test_cumsum_layouts_and_methods():

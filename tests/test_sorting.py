@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 
 import tensorlib as tl
 from tensorlib.array_api_info import __array_namespace_info__
-from helpers import arrays, to_numpy
+from helpers import arrays, host, on_device, to_numpy
 
 # one key layout per dtype compiles a module: keep the set small
 SORT_DTYPES = ["float32", "int64", "uint8", "float16"]
@@ -48,15 +48,29 @@ def test_sort_argsort_match_numpy(dtype, data):
     np.testing.assert_array_equal(desc, np.take_along_axis(x, np_argsort_desc(x, axis), axis))
 
 
-def test_nan_and_signed_zero_order():
-    x = tl.asarray(SPECIAL.astype(np.float32))
-    s = to_numpy(tl.sort(x))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nan_and_signed_zero_order_and_bits(dtype, device):
+    # one body on every device (the CUDA sort: kernels/cuda/sorting.py)
+    x = on_device(SPECIAL.astype(dtype), device)
+    s = host(tl.sort(x), device)
     assert np.isnan(s[-2:]).all() and s[0] == -np.inf and s[-3] == np.inf
     # -0.0 and 0.0 are equal: a stable sort keeps input order (indices 2, 3, 10)
-    assert to_numpy(tl.argsort(x)).tolist()[2:5] == [2, 3, 10]
-    d = to_numpy(tl.argsort(x, descending=True)).tolist()
+    assert host(tl.argsort(x), device).tolist()[2:5] == [2, 3, 10]
+    d = host(tl.argsort(x, descending=True), device).tolist()
     assert d[:2] == [1, 9] and d[-1] == 7  # nan first, -inf last
     assert d == [1, 9, 6, 0, 5, 8, 2, 3, 10, 4, 7]
+    # the values keep their bits (signed zeros, a nan payload)
+    a = np.array([1.5, np.nan, -0.0, -np.inf, 0.0, -np.nan, np.inf, -2.0, 0.0, -0.0, np.nan],
+                 dtype)
+    ubits = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}[dtype]
+    a.view(ubits)[1] |= 1
+    x = on_device(a, device)
+    for desc in (False, True):
+        want = np_argsort_desc(a, 0) if desc else np.argsort(a, kind="stable")
+        np.testing.assert_array_equal(host(tl.argsort(x, descending=desc), device), want)
+        got = host(tl.sort(x, descending=desc), device)
+        np.testing.assert_array_equal(got.view(ubits), a[want].view(ubits))
+    assert np.isnan(host(tl.sort(x, descending=True), device)[:3]).all()  # nan first descending
 
 
 def test_sort_long_rows_use_all_threads_and_stay_stable():
@@ -84,35 +98,65 @@ def test_sort_edge_cases_and_errors():
 
 # ---------------------------------------------------------------- searchsorted
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_searchsorted_matches_numpy(side):
+def test_searchsorted_sides_specials_and_promotion(side, device):
+    # one body on every device (the CUDA kernel: kernels/cuda/sorting.py)
     x1 = np.sort(np.array([1.0, 2.0, 2.0, 3.0, np.nan, -np.inf, 0.0], np.float32))
     x2 = np.array([[2.0, np.nan, -0.0], [-5.0, np.inf, 3.0]], np.float32)
-    got = tl.searchsorted(tl.asarray(x1), tl.asarray(x2), side=side)
+    got = tl.searchsorted(on_device(x1, device), on_device(x2, device), side=side)
     assert got.dtype is tl.int64 and got.shape == (2, 3)
-    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(x1, x2, side=side))
-    # promotion: int64 x1, int32 x2 search in int64
-    i1 = np.array([1, 3, 5, 7])
-    i2 = np.array([-2, 3, 7, 9], np.int32)
+    np.testing.assert_array_equal(host(got, device), np.searchsorted(x1, x2, side=side))
+    x1 = np.array([-np.inf, -1.0, -0.0, 0.0, 0.0, 2.5, 2.5, np.inf, np.nan, np.nan], np.float32)
+    x2 = np.array([[0.0, -0.0, 2.5, np.nan], [-5.0, np.inf, 3.0, -np.inf]], np.float32)
+    got = tl.searchsorted(on_device(x1, device), on_device(x2, device), side=side)
+    assert got.dtype is tl.int64 and got.shape == x2.shape
+    np.testing.assert_array_equal(host(got, device), np.searchsorted(x1, x2, side=side))
+    u = np.array([0, 5, 2**63, 2**64 - 1], np.uint64)
+    v = np.array([2**64 - 1, 2**63 - 1, 2**63, 6], np.uint64)
     np.testing.assert_array_equal(
-        to_numpy(tl.searchsorted(tl.asarray(i1), tl.asarray(i2), side=side)),
-        np.searchsorted(i1, i2, side=side))
+        host(tl.searchsorted(on_device(u, device), on_device(v, device), side=side), device),
+        np.searchsorted(u, v, side=side))
+    # promotion: int64 x1, int32 x2 search in int64; int32 x1, float64 x2 compare as float64
+    for p, q in ((np.array([1, 3, 5, 7]), np.array([-2, 3, 7, 9], np.int32)),
+                 (np.array([-3, 0, 0, 7], np.int32), np.array([0.5, -3.0, 7.0, 0.0]))):
+        np.testing.assert_array_equal(
+            host(tl.searchsorted(on_device(p, device), on_device(q, device), side=side),
+                 device),
+            np.searchsorted(p, q, side=side))
 
 
-def test_searchsorted_with_sorter_and_errors():
+def test_searchsorted_with_sorter_edges_and_errors(device):
+    # one body on every device
     x1 = np.array([5.0, 1.0, 3.0, 2.0], np.float32)
     sorter = np.argsort(x1)
     x2 = np.array([0.0, 2.0, 4.0, 9.0], np.float32)
-    got = tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(sorter))
-    np.testing.assert_array_equal(to_numpy(got), np.searchsorted(x1, x2, sorter=sorter))
+    t1, t2 = on_device(x1, device), on_device(x2, device)
+    got = tl.searchsorted(t1, t2, sorter=on_device(sorter, device))
+    np.testing.assert_array_equal(host(got, device), np.searchsorted(x1, x2, sorter=sorter))
+    i1 = np.array([3, 9, -1, 3, 7, 0], np.int16)
+    perm = np.argsort(i1, kind="stable")
+    i2 = np.array([3, -5, 10, 7, 0], np.int16)
+    for side in ("left", "right"):
+        got = tl.searchsorted(on_device(i1, device), on_device(i2, device), side=side,
+                              sorter=on_device(perm, device))
+        np.testing.assert_array_equal(host(got, device),
+                                      np.searchsorted(i1, i2, side=side, sorter=perm))
+    got = tl.searchsorted(on_device(np.zeros(0, np.int16), device), on_device(i2, device))
+    np.testing.assert_array_equal(host(got, device), np.zeros(5, np.int64))
+    assert tl.searchsorted(tl.zeros(0, device=device),
+                           tl.ones(3, device=device)).cpu().numpy().tolist() == [0, 0, 0]
+    assert tl.searchsorted(on_device(i1, device),
+                           on_device(np.zeros(0, np.int16), device)).shape == (0,)
     with pytest.raises(ValueError, match="sorter"):
-        tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(sorter.reshape(2, 2)))
+        tl.searchsorted(t1, t2, sorter=on_device(sorter.reshape(2, 2), device))
     with pytest.raises(IndexError, match="sorter"):
-        tl.searchsorted(tl.asarray(x1), tl.asarray(x2), sorter=tl.asarray(np.array([0, 1, 2, 4])))
+        tl.searchsorted(t1, t2, sorter=on_device(np.array([0, 1, 2, 4]), device))
+    with pytest.raises(IndexError, match="sorter.*index 6"):
+        tl.searchsorted(on_device(i1, device), on_device(i2, device),
+                        sorter=on_device(np.array([0, 1, 2, 3, 4, 6]), device))
     with pytest.raises(ValueError, match="1-D"):
-        tl.searchsorted(tl.zeros((2, 2)), tl.zeros(2))
+        tl.searchsorted(tl.zeros((2, 2), device=device), tl.zeros(2, device=device))
     with pytest.raises(ValueError, match="side"):
-        tl.searchsorted(tl.zeros(2), tl.zeros(2), side="middle")
-    assert to_numpy(tl.searchsorted(tl.zeros(0), tl.ones(3))).tolist() == [0, 0, 0]
+        tl.searchsorted(tl.zeros(2, device=device), tl.zeros(2, device=device), side="middle")
 
 
 # ---------------------------------------------------------------- count_nonzero

@@ -11,6 +11,21 @@ from .dtypes import (bfloat16, bool_, can_cast, complex64, complex128, finfo, fl
 from .tensor import Tensor
 from .ops.creation import asarray, from_numpy, tensor
 from .dispatch import registration as _registration
+from .dispatch import stub as _stub
+
+
+def _load_cpu_kernels():
+    from .kernels import cpu  # noqa: F401  (importing it registers its kernels)
+
+
+def _load_cuda_kernels():
+    from .kernels import cuda  # noqa: F401
+
+
+# The backends, found by the stub table on a device type's first kernel lookup: the table sits
+# below the kernels and imports none of them (tests/test_layering.py).
+_stub.add_backend("cpu", _load_cpu_kernels)
+_stub.add_backend("cuda", _load_cuda_kernels)
 from . import dispatch, cpu, cuda
 from .streams import Event, Stream, stream, synchronize
 from . import profiler
@@ -38,7 +53,8 @@ def _install():
     from .ops import copy as _copy
     from .ops.indexing import getitem, setitem
 
-    functions, methods = _registration.load()
+    from .ops.pointwise import make_pointwise_kernel
+    functions, methods = _registration.load(make_pointwise_kernel)
     from . import dlpack as _dlpack
     Tensor.__dlpack__ = _dlpack.tensor_dlpack
     Tensor.__dlpack_device__ = _dlpack.tensor_dlpack_device
@@ -83,7 +99,7 @@ def _install():
 
 
 _FUNCTIONS = _install()
-from .kernels.cuda.flags import backends  # noqa: E402  (after _install: CUDA stubs read the YAML)
+from .kernels.cuda.flags import backends  # noqa: E402  (tl.backends.matmul.allow_tf32)
 from . import linalg  # noqa: E402  (after _install: composed from the generated ops)
 tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too
 

@@ -1,5 +1,9 @@
 """Reads ops.yaml once at import: defines the operators, registers their kernels, and builds the
-public functions and Tensor methods (see the field list at the top of ops.yaml)."""
+public functions and Tensor methods (see the field list at the top of ops.yaml).
+
+The structured kernel of a ``pointwise:`` op is made by the factory the caller hands to
+:func:`load` (the package's top level passes ``ops.pointwise.make_pointwise_kernel``), so this
+layer never imports the ops above it."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,9 +12,9 @@ import os
 
 import yaml
 
-from ..ops.pointwise import DTYPE_CLASSES, PointwiseInfo, make_pointwise_kernel
 from . import dispatcher
 from .binding import make_function
+from .pointwise_info import DTYPE_CLASSES, PointwiseInfo
 from .schema import AliasInfo, Argument, FunctionSchema, Return, parse_schema
 
 __all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
@@ -123,8 +127,10 @@ def _structured_variants(kernel):
     return functional, inplace
 
 
-def load(path=None):
-    """Registers every op; returns (functions, methods) name -> callable for the namespace."""
+def load(make_pointwise_kernel, path=None):
+    """Registers every op; returns (functions, methods) name -> callable for the namespace.
+    ``make_pointwise_kernel(info, out_schema)`` returns the structured kernel of a pointwise op
+    (``kernel(*args, out)``, optionally with a ``functional`` dense fast path)."""
     path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
     # libyaml's loader is ~10x faster than the pure-Python one; this runs at every import.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -133,11 +139,11 @@ def load(path=None):
     functions, methods = {}, {}
     for i, item in enumerate(raw):
         entry = _parse_entry(item, f"{os.path.basename(path)} entry {i}")
-        _register(entry, functions, methods)
+        _register(entry, functions, methods, make_pointwise_kernel)
     return functions, methods
 
 
-def _register(entry: OpEntry, functions, methods):
+def _register(entry: OpEntry, functions, methods, make_pointwise_kernel):
     schema = entry.schema
     name = schema.name
     if entry.structured:

@@ -2,11 +2,17 @@
 
 A structured op's device-generic ``impl`` calls ``stub(iter_or_args...)`` with the device type;
 the registered device kernel then picks its per-dtype specialisation. Kernel files register with
-:func:`register`, so ``kernels/cpu`` and ``kernels/cuda`` never import each other.
+:func:`register`, so ``kernels/cpu`` and ``kernels/cuda`` never import each other. Every op
+declared ``pointwise:`` in ops.yaml (and copy / fill) shares the one ``pointwise`` stub: a
+backend's pointwise kernel reads the op from the PointwiseInfo it is handed.
+
+This module imports no backend: the package's top level hands it one loader per device type
+(:func:`add_backend`, as ATen's REGISTER_DISPATCH fills a declared stub), run on the first
+lookup for that device type, so ``import tensorlib`` stays light and the table never calls up.
 """
 from __future__ import annotations
 
-__all__ = ["DispatchStub", "get_stub", "register", "UnsupportedKernelError"]
+__all__ = ["DispatchStub", "get_stub", "register", "add_backend", "UnsupportedKernelError"]
 
 
 class UnsupportedKernelError(TypeError):
@@ -44,6 +50,7 @@ class DispatchStub:
 
 _STUBS: dict[str, DispatchStub] = {}
 _LOADED: set[str] = set()
+_LOADERS: dict = {}  # device type -> loader (add_backend)
 
 
 def get_stub(name: str) -> DispatchStub:
@@ -57,12 +64,16 @@ def register(name: str, device_type: str, fn) -> None:
     get_stub(name).register(device_type, fn)
 
 
+def add_backend(device_type: str, loader) -> None:
+    """``loader()`` registers ``device_type``'s kernels (it imports the backend package); it runs
+    at the first lookup of a kernel for that device type."""
+    _LOADERS[device_type] = loader
+
+
 def _load_backend(device_type: str) -> None:
-    # Kernel packages register on import; import them on first use so `import tensorlib` stays light.
     if device_type in _LOADED:
         return
-    if device_type == "cpu":
-        from ..kernels import cpu  # noqa: F401
-    elif device_type == "cuda":
-        from ..kernels import cuda  # noqa: F401
+    loader = _LOADERS.get(device_type)
+    if loader is not None:
+        loader()
     _LOADED.add(device_type)

@@ -8,13 +8,10 @@ from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
-from .pointwise import PointwiseInfo
+from ..dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
 
-COPY = PointwiseInfo(name="copy", expr="self", tensor_args=("self",), scalar_args=())
-# the fill value reaches the kernel as a Python scalar; errors name it 'value'
-FILL = PointwiseInfo(name="fill", expr="value", tensor_args=("value",), scalar_args=())
 
 
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
@@ -22,12 +19,12 @@ _fill_fast: dict = {}  # backend key -> the device kernel's fill_dense (None: no
 _copy_fast: dict = {}  # backend key -> the device kernel's copy_dense (None: none)
 
 
-def _fast_for(table, stub_name, attr, t):
+def _fast_for(table, attr, t):
     ks = t._ks
     try:
         return table[ks]
     except KeyError:
-        kern = get_stub(stub_name).kernel_for(t._storage.device.type)
+        kern = _COPY_STUB.kernel_for(t._storage.device.type)
         fn = table[ks] = getattr(kern, attr, None)
         return fn
 
@@ -40,7 +37,7 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
             and (src._contiguous or src.is_contiguous())
             and self._storage.device == src._storage.device):
         # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
-        fast = _fast_for(_copy_fast, "copy", "copy_dense", self)
+        fast = _fast_for(_copy_fast, "copy_dense", self)
         if fast is not None and fast(self, src) is not None:
             return self
     if not isinstance(src, Tensor):
@@ -59,8 +56,7 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
     return self
 
 
-_COPY_STUB = get_stub("copy")
-_FILL_STUB = get_stub("fill")
+_COPY_STUB = _FILL_STUB = get_stub("pointwise")  # copy and fill are pointwise kernels
 
 
 def _bad_copy(dst, src):
@@ -86,7 +82,7 @@ def fill_(self: Tensor, value) -> Tensor:
     if (type(value) in _PY_SCALAR_TYPES and type(self) is Tensor
             and (self._contiguous or self.is_contiguous())):
         # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
-        fast = _fast_for(_fill_fast, "fill", "fill_dense", self)
+        fast = _fast_for(_fill_fast, "fill_dense", self)
         if fast is not None and fast(self, value) is not None:
             return self
         if (value == 0 and (type(value) is int or type(value) is bool) and self._ks == _CPU_KS
@@ -174,7 +170,7 @@ def _dense_copy(self, dtype):
     out = Tensor._make(st, shape, (1,) if len(shape) == 1 else contiguous_strides(shape), 0,
                        dtype)
     out._contiguous = True
-    fast = _fast_for(_copy_fast, "copy", "copy_dense", out)
+    fast = _fast_for(_copy_fast, "copy_dense", out)
     if fast is not None and fast(out, self) is not None:
         return out
     return copy_(out, self)

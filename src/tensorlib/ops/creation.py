@@ -46,7 +46,7 @@ def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full"
             global _fill, _fill_dense
             if _fill is None:
                 from .copy import _fast_for, _fill_fast, fill_ as _fill
-                _fill_dense = _fast_for(_fill_fast, "fill", "fill_dense", t)
+                _fill_dense = _fast_for(_fill_fast, "fill_dense", t)
             # the CPU kernel's small dense fill (what fill_ calls first), else fill_ itself
             if _fill_dense is not None and _fill_dense(t, fill_value) is not None:
                 return t

@@ -81,7 +81,7 @@ def _concat_dense(arrays, axis):
     device = first._storage.device
     out = Tensor._make(Storage.allocate(total * inner * dtype.itemsize, device), oshape,
                        contiguous_strides(oshape), 0, dtype)
-    fast = _fast_for(_copy_fast, "copy", "copy_dense", first)  # the device's copy_ fast path
+    fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
     st = out._storage
     start = 0
     for a in arrays:

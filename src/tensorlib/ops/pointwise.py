@@ -1,11 +1,10 @@
 """The structured kernel shared by every pointwise op declared with ``pointwise:`` in ops.yaml.
 
 meta: a TensorIterator over the op's tensor arguments (broadcast, promotion, output);
-impl: the op's DispatchStub for the iterator's device, which picks the per-dtype kernel.
+impl: the ``pointwise`` DispatchStub's kernel for the iterator's device, handed the op's
+PointwiseInfo (dispatch/pointwise_info.py); it picks the per-dtype kernel.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,12 +12,15 @@ from .. import dtypes as _dt
 from ..dtypes import scalar_to_compute  # noqa: F401 - its home is the dtype layer
 from ..iterator import TensorIterator
 from ..dispatch.keys import BACKEND_MASK
+from ..dispatch.pointwise_info import DTYPE_CLASSES, PointwiseInfo  # noqa: F401 - re-exported
 from ..dispatch.stub import UnsupportedKernelError, get_stub
 from ..runtime.cpu import streams as _cpu_streams
 from ..tensor import Tensor
 
 __all__ = ["PointwiseInfo", "make_pointwise_kernel", "DTYPE_CLASSES", "scalar_to_compute",
            "HOT_CALLS"]
+
+_POINTWISE_STUB = get_stub("pointwise")  # one stub for every pointwise op (and copy, fill)
 
 # Calls of one (op, dtype, backend) combination through the full path before the dense fast
 # path's runner is made for it.
@@ -28,47 +30,13 @@ HOT_CALLS = 32
 # np.float64 or an IntEnum go the full way).
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 
-# Compute-dtype classes an op may accept (ops.yaml `dtypes:`).
-DTYPE_CLASSES = {
-    "all": "biufc",
-    "numeric": "iufc",
-    "real": "biuf",
-    "real_numeric": "iuf",
-    "integral": "biu",
-    "integer": "iu",
-    "float": "f",
-    "float_complex": "fc",
-}
-
-
-@dataclass(frozen=True)
-class PointwiseInfo:
-    name: str                    # op base name, e.g. "add"
-    expr: str                    # element expression over argument names
-    tensor_args: tuple           # schema names of tensor operands, in order
-    scalar_args: tuple           # schema names of Scalar arguments (e.g. alpha)
-    kinds: str = "biufc"         # accepted compute-dtype kinds
-    int_to_float: bool = False
-    output: str = "same"         # same | bool | real
-    bool_args: tuple = ()
-    no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
-
-    def result_dtype(self, compute):
-        """The dtype the expression yields for a given compute dtype."""
-        if self.output == "bool":
-            return _dt.bool_
-        if self.output == "real":
-            return _dt.real_for(compute)
-        return compute
-
-
 def make_pointwise_kernel(info: PointwiseInfo, schema):
     """Returns ``kernel(*schema_args, out)``, registered for the functional, in-place and out ops."""
     names = [a.name for a in schema.arguments if not a.is_out]
     tensor_pos = [names.index(n) for n in info.tensor_args]
     scalar_pos = [names.index(n) for n in info.scalar_args]
     skip = tuple(info.tensor_args.index(n) for n in info.bool_args)
-    stub = get_stub(info.name)
+    stub = _POINTWISE_STUB
     if info.output == "bool":
         out_dtype = _dt.bool_
     elif info.output == "real":

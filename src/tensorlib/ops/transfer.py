@@ -94,7 +94,7 @@ def _host_alias(t):
 def _cuda_copy_kernel(dtype):
     from ..dispatch.stub import UnsupportedKernelError, get_stub
     try:
-        return get_stub("copy").kernel_for("cuda", dtype)
+        return get_stub("pointwise").kernel_for("cuda", dtype)
     except UnsupportedKernelError:
         return None
 

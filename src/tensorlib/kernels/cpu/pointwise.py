@@ -12,23 +12,20 @@ compiles in ~0.1-0.3 s, and the dense fast path (ops/pointwise.py) later reuses 
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
 import threading
 
 import numpy as np
 
-from ...runtime.compile_lock import COMPILE_LOCK
 from ... import dtypes as _dt
 from ...iterator import compute_dtype_for
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call, launch as _launch
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
+from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
 from ...dtypes import scalar_to_compute
+from ...dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
 
@@ -40,47 +37,25 @@ _kernels: dict = {}
 
 
 def kernel_cache_dir() -> str:
-    base = os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tensorlib")
-    path = os.path.join(base, "kernels")
-    os.makedirs(path, exist_ok=True)
-    return path
+    return _codegen.cache_dir()
 
 
 def _helpers_digest() -> str:
     # Numba's cache only watches a kernel's own file: fold the helper modules' sources into the
     # generated text so editing them yields new module names instead of stale cached kernels.
     from . import addresses, casting, scalar_math
-    h = hashlib.sha1()
-    for mod in (addresses, casting, scalar_math):
-        with open(mod.__file__, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()[:16]
+    return _codegen.files_digest([m.__file__ for m in (addresses, casting, scalar_math)], 16)
 
 
 _HELPERS_DIGEST = _helpers_digest()
 
 
 def load_generated_module(prefix: str, source: str):
-    """Writes ``source`` (once, atomically) under the cache dir and imports it as a module."""
+    """Writes ``source`` (once, atomically) under the cache dir and imports it as a module
+    (kernels/codegen.py)."""
     source = f"# helpers {_HELPERS_DIGEST}\n" + source
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    name = f"tl_{prefix}_{digest}"
-    mod = sys.modules.get(name)
-    if mod is not None:
-        return mod
-    path = os.path.join(kernel_cache_dir(), name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(source)
-        os.replace(tmp, path)  # atomic: parallel test workers may race here
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    with COMPILE_LOCK:  # compiling the module's source (runtime/compile_lock.py)
-        spec.loader.exec_module(mod)
-    sys.modules[name] = mod
-    return mod
+    return _codegen.load_module(_codegen.module_name(f"tl_{prefix}", source), source,
+                                kernel_cache_dir())
 
 
 _HEADER = """\
@@ -498,11 +473,6 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     return run
 
 
-def _fill_info():
-    from ...ops.copy import COPY, FILL
-    return COPY, FILL
-
-
 _fill_flats: dict = {}
 
 
@@ -520,7 +490,6 @@ def fill_dense(t, value):
     key = (dtype, type(value))
     ent = _fill_flats.get(key)
     if ent is None:
-        _, FILL = _fill_info()
         # ops.copy.fill_: common dtype = the tensor's, compute = float64 for half types.
         compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
         ent = _fill_flats[key] = (flat_entry(FILL, "S", (None,), compute, dtype),
@@ -553,7 +522,6 @@ def copy_dense(dst, src):
     key = (src._dtype, dst._dtype)
     flat = _copy_flats.get(key)
     if flat is None:
-        COPY, _ = _fill_info()
         # ops.copy.copy_: common dtype = the source's (no promotion), output = dst's dtype.
         flat = _copy_flats[key] = flat_entry(COPY, "T", (src._dtype,),
                                              compute_dtype_for(src._dtype), dst._dtype)

@@ -12,7 +12,6 @@ nonzero), ``sorting.py`` (sort, searchsorted), ``random.py`` (Philox streams),
 ``flags.py``
 (``backends.matmul.allow_tf32``), ``aot.py`` (ahead-of-time compile check).
 """
-from ...dispatch.registration import POINTWISE
 from ...dispatch.stub import register
 
 
@@ -39,10 +38,7 @@ def _reduction(name):
     return kernel
 
 
-for _name in POINTWISE:
-    register(_name, "cuda", _pointwise)
-register("copy", "cuda", _pointwise)
-register("fill", "cuda", _pointwise)
+register("pointwise", "cuda", _pointwise)  # every ops.yaml pointwise op, copy and fill
 register("fill_range", "cuda", _fill_range)
 register("matmul", "cuda", _matmul)
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",

@@ -208,7 +208,7 @@ def standard_kernels(quick=False):
     import tensorlib  # noqa: F401  (loads ops.yaml: fills POINTWISE)
     from ... import dtypes as _dt
     from ...dispatch.registration import POINTWISE
-    from ...ops.copy import COPY, FILL
+    from ...dispatch.pointwise_info import COPY, FILL
     jobs = []
     by_kind = {"f": [_dt.float32, _dt.float64], "i": [_dt.int32, _dt.int64],
                "u": [_dt.uint8], "b": [_dt.bool_]}

@@ -357,7 +357,9 @@ def index(plan, out):
     adv, bad = _advanced_offsets(plan, mode, dev)
     word, words, (ps, pt), (qs, qt) = _move_layout(plan)
     total = out._numel * words
-    if total:
+    # An empty source with a non-empty result means some index is out of range; the gather
+    # reads a bad index at offset 0, which an empty allocation does not have: raise without it.
+    if total and plan.src._numel:
         nb = max(1, math.prod(plan.index_shape))
         nq = max(1, math.prod(qs))
         block, warps = _block(mode, True)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import importlib
 import importlib.util
 import os
@@ -41,6 +40,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...runtime.compile_lock import COMPILE_LOCK
+from .. import codegen as _codegen
 from ...runtime.cuda import context
 from ...runtime.cuda.streams import current_handle
 
@@ -349,24 +349,16 @@ def next_pow2(n: int) -> int:
 
 # ---- generated kernel modules ------------------------------------------------------------------
 def kernel_cache_dir() -> str:
-    base = os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tensorlib")
-    path = os.path.join(base, "kernels", "cuda")
-    os.makedirs(path, exist_ok=True)
-    return path
-
-
-_modules: dict = {}
+    return _codegen.cache_dir("cuda")
 
 
 @functools.lru_cache(maxsize=None)
 def _helpers_digest() -> str:
     # read once per process: the helper files do not change under a running program
-    h = hashlib.sha1()
-    for name in ("scalar_math.py", "complex_math.py", "_interp_libdevice.py", "launch.py"):
-        with open(os.path.join(os.path.dirname(__file__), name), "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()[:12]
+    here = os.path.dirname(__file__)
+    return _codegen.files_digest(
+        [os.path.join(here, name) for name in ("scalar_math.py", "complex_math.py",
+                                               "_interp_libdevice.py", "launch.py")], 12)
 
 
 def module_header(mode: str) -> str:
@@ -400,28 +392,8 @@ def generated_module(prefix: str, source: str, mode: str):
     helpers(mode)
     source = (f"# tensorlib.kernels.cuda {mode} kernels, helpers {_helpers_digest()}\n"
               + module_header(mode) + source)
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    name = f"tlcuda_{prefix}_{mode[0]}_{digest}"
-    mod = _modules.get(name)
-    if mod is not None:
-        return mod
-    with _load_lock:
-        mod = _modules.get(name)
-        if mod is not None:
-            return mod
-        path = os.path.join(kernel_cache_dir(), name + ".py")
-        if not os.path.exists(path):
-            tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(tmp, "w") as f:
-                f.write(source)
-            os.replace(tmp, path)  # atomic: parallel test workers may race here
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        with COMPILE_LOCK:
-            spec.loader.exec_module(mod)
-        _modules[name] = mod
-        return mod
+    return _codegen.load_module(_codegen.module_name(f"tlcuda_{prefix}_{mode[0]}", source),
+                                source, kernel_cache_dir())
 
 
 # ---- ahead-of-time compile jobs (aot.py compiles what each kernel module lists) ------------

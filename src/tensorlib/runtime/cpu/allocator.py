@@ -24,6 +24,8 @@ from collections import deque
 
 import numpy as np
 
+from ..host_stats import HostAllocatorStats
+
 __all__ = [
     "Block",
     "HostCachingAllocator",
@@ -148,7 +150,7 @@ class Block:
                 f"requested={self.requested}, in_use={self.in_use})")
 
 
-class HostCachingAllocator:
+class HostCachingAllocator(HostAllocatorStats):
     """Thread-safe caching allocator for CPU tensor storage."""
 
     def __init__(self, max_cached_bytes: int | None = None):
@@ -161,15 +163,9 @@ class HostCachingAllocator:
         self._pool: dict[int, list[Block]] = {}  # size -> LIFO free list
         self._deferred: list[Block] = []  # freed but with pending events
         self._returned: deque[Block] = deque()  # freed while the lock was held (see free())
-        # Stats ("allocated" includes deferred blocks: they are still in use).
-        self._allocated = 0
-        self._allocated_peak = 0
-        self._reserved = 0  # in use + cached + deferred; cached = reserved - allocated
-        self._reserved_peak = 0
+        # Stats (runtime/host_stats.py; cached = reserved - allocated).
+        self._init_stats()
         self._requested = 0
-        self._num_allocs = 0
-        self._num_frees = 0
-        self._alloc_peak = 0
         self._misses = 0
         self._empties = 0  # zero-byte allocations: neither hits nor misses
         self._num_empty_cache = 0
@@ -411,31 +407,18 @@ class HostCachingAllocator:
     def memory_stats(self) -> dict:
         self._drain_returned()
         with self._lock:
-            allocated = self._allocated
-            cached = self._cached_locked()
-            return {
-                "allocated_bytes.current": allocated,
-                "allocated_bytes.peak": self._allocated_peak,
-                "reserved_bytes.current": allocated + cached,
-                "reserved_bytes.peak": self._reserved_peak,
+            stats = self._stats_locked()
+            stats.update({
                 "requested_bytes.current": self._requested,
-                "allocation.current": self._num_allocs - self._num_frees,
-                "allocation.peak": self._alloc_peak,
-                "num_allocs": self._num_allocs,
-                "num_frees": self._num_frees,
                 "num_cache_hits": self._num_allocs - self._misses - self._empties,
                 "num_cache_misses": self._misses,
-                "cached_bytes.current": cached,
+                "cached_bytes.current": self._cached_locked(),
                 "num_empty_cache": self._num_empty_cache,
-                "num_deferred_frees.current": len(self._deferred),
-            }
+            })
+            return stats
 
-    def reset_peak_stats(self) -> None:
+    def _take_returned(self) -> None:  # (reset_peak_stats, runtime/host_stats.py)
         self._drain_returned()
-        with self._lock:
-            self._allocated_peak = self._allocated
-            self._reserved_peak = self._reserved
-            self._alloc_peak = self._num_allocs - self._num_frees
 
 
 host_allocator = HostCachingAllocator()

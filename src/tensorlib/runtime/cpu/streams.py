@@ -24,18 +24,17 @@ A failure inside queued work is sticky: the next synchronize (or read-wait) of t
 raises it as RuntimeError. Parallel kernels on a stream's worker share the cores with the other
 busy streams (Numba's thread count is set per worker thread).
 
-This module imports only the standard library.
+This module imports only the standard library (and the stdlib-only ``runtime/work_queue.py``).
 """
 from __future__ import annotations
 
 import atexit
 import os
-import sys
 import threading
 import time
-from collections import deque
 
 from . import cores as _cores
+from ..work_queue import WorkQueue
 
 __all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inline_call",
            "set_current",
@@ -44,8 +43,6 @@ __all__ = ["CpuQueue", "DEFAULT", "launch", "host_sync", "current_queue", "inlin
 
 STREAMS_PER_POOL = 32
 _ns = time.perf_counter_ns
-_STOP = object()
-_exiting = False
 
 
 class Mark:
@@ -69,97 +66,34 @@ class Mark:
         return self.queue._completed >= self.seq
 
 
-class CpuQueue:
-    """A stream's FIFO. Items are ``(fn, args, keep, prof)``; ``keep`` holds the operands'
-    Storages until the item has run; ``prof`` is the profiler's record (or None)."""
+class CpuQueue(WorkQueue):
+    """A stream's FIFO (runtime/work_queue.py). Items are ``(fn, args, keep, prof)``; ``keep``
+    holds the operands' Storages until the item has run; ``prof`` is the profiler's record (or
+    None). The default stream's queue (DEFAULT) is inline: the host runs its items."""
 
-    __slots__ = ("id", "priority", "_lock", "_work", "_done", "_items", "_submitted",
-                 "_completed", "_thread", "_error", "__weakref__")
-
-    def __init__(self, qid, priority=0):
-        self.id = qid
-        self.priority = priority
-        self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)
-        self._done = threading.Condition(self._lock)
-        self._items = deque()
-        self._submitted = 0
-        self._completed = 0
-        self._thread = None
-        self._error = None
+    __slots__ = ()
 
     @property
     def inline(self) -> bool:
-        return self is DEFAULT
+        return self._inline
 
-    def submit(self, item) -> int:
-        """Enqueue ``item``; returns its sequence number (a Mark on it completes with it)."""
-        if self is DEFAULT or sys.is_finalizing() or (_exiting and self._thread is None):
-            # The default stream is the host; at exit no worker may start (a thread started
-            # while the interpreter finalizes never runs): run now.
-            _run_item(self, item)
-            return self._submitted
-        with self._lock:
-            self._items.append(item)
-            self._submitted = seq = self._submitted + 1
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name=f"tensorlib-cpu-stream{self.id}")
-                self._thread.start()
-            else:
-                self._work.notify()
-        return seq
+    def _execute(self, item):
+        return _run_item(self, item)
 
-    def _run(self) -> None:
+    def _run_now(self, item) -> int:
+        _run_item(self, item)
+        return self._submitted
+
+    def _worker_started(self) -> None:
         tls.worker = self  # host accesses from this stream's own kernels never wait on it
-        lock, items = self._lock, self._items
-        while True:
-            with lock:
-                while not items:
-                    self._work.wait()
-                item = items.popleft()
-            if item is _STOP:
-                return
-            err = _run_item(self, item)
-            del item  # drop the Storages it holds before the item counts as complete
-            with lock:
-                if err is not None and self._error is None:
-                    self._error = err
-                self._completed += 1
-                self._done.notify_all()
 
-    # -- waiting ------------------------------------------------------------------------------
-    def query(self) -> bool:
-        # submitted is read before completed: equal values prove everything enqueued before
-        # this call has finished.
-        submitted = self._submitted
-        done = self._completed >= submitted
-        if done and self._error is not None:
-            self._raise_error()
-        return done
+    def _thread_name(self) -> str:
+        return f"tensorlib-cpu-stream{self.id}"
 
-    def wait(self, seq, raise_error=True) -> None:
-        if self._completed < seq:
-            with self._lock:
-                while self._completed < seq:
-                    self._done.wait()
-        if raise_error and self._error is not None:
-            self._raise_error()
-
-    def synchronize(self) -> None:
-        self.wait(self._submitted)
-
-    def synchronize_quiet(self) -> None:
-        """Wait without raising (the error stays for the stream's owner)."""
-        self.wait(self._submitted, raise_error=False)
-
-    def _raise_error(self):
-        with self._lock:
-            err, self._error = self._error, None
-        if err is not None:
-            e, name = err
-            raise RuntimeError(f"CPU stream {self.id}: work enqueued on the stream failed "
-                               f"({name}): {type(e).__name__}: {e}") from e
+    def _failure(self, err):
+        e, name = err
+        return (RuntimeError(f"CPU stream {self.id}: work enqueued on the stream failed "
+                             f"({name}): {type(e).__name__}: {e}"), e)
 
     def mark(self) -> Mark:
         """A Mark on the work queued so far (done at once when the queue is idle)."""
@@ -169,12 +103,6 @@ class CpuQueue:
         m = Mark(self, 0)
         m.seq = self.submit((_fire, (m,), (), None))
         return m
-
-    def close(self) -> None:
-        with self._lock:
-            if self._thread is not None:
-                self._items.append(_STOP)
-                self._work.notify()
 
     def __repr__(self):
         return f"<cpu stream queue {self.id}>"
@@ -246,6 +174,7 @@ def _probe_layer():
 
 # ---- the default stream, the pool, the current stream -------------------------------------------
 DEFAULT = CpuQueue(0)
+DEFAULT._inline = True
 _pool: list = []
 _pool_next = 0
 _pool_lock = threading.Lock()
@@ -496,7 +425,6 @@ def _at_exit():
     # Finish queued kernels before the interpreter tears down what they use (bounded: a stream
     # blocked forever, e.g. on an event of a failed program, must not hang the exit); work
     # submitted afterwards runs inline.
-    global _exiting
     deadline = time.monotonic() + _EXIT_WAIT_S
     try:
         for q in all_queues():
@@ -508,7 +436,7 @@ def _at_exit():
                         return
                     q._done.wait(left)
     finally:
-        _exiting = True
+        CpuQueue.exiting = True
 
 
 _EXIT_WAIT_S = 30.0
@@ -522,6 +450,7 @@ def _after_fork():
     global _pool_lock, _parallel_lock
     for q in [DEFAULT] + _pool:
         q.__init__(q.id, q.priority)
+    DEFAULT._inline = True
     _pool_lock = threading.Lock()
     _parallel_lock = threading.Lock()
 

@@ -19,30 +19,26 @@ import atexit
 import ctypes
 import itertools
 import os
-import sys
 import threading
 import time
-from collections import deque
 from functools import partial
 
 import numpy as np
 
+from ..work_queue import WorkQueue
 from .driver import CudaError, DeviceProperties, Driver, OutOfMemoryError
 
 __all__ = ["InterpretDriver"]
 
 _ALIGN = 512  # cudaMalloc returns at least 256-byte aligned pointers; 512 matches block rounding
 _GREATEST_PRIORITY = -5  # what Hopper reports: priorities 0 (lowest) .. -5 (highest)
-_STOP = object()
-_exiting = False
 
 
 def _at_exit():
     # Past this point no new worker thread may be started: a thread started while the
     # interpreter finalizes never runs, and Thread.start() would wait for it forever (tensors
     # freed during teardown still record events on streams).
-    global _exiting
-    _exiting = True
+    _HostStream.exiting = True
 
 
 atexit.register(_at_exit)
@@ -56,95 +52,33 @@ def _default_memory() -> int:
     return phys // 2 if phys > 0 else 8 << 30
 
 
-class _HostStream:
-    """A FIFO of callables drained by one daemon thread (started on first use)."""
+class _HostStream(WorkQueue):
+    """A FIFO of callables drained by one daemon thread, started on first use
+    (runtime/work_queue.py)."""
 
-    __slots__ = ("id", "device", "priority", "_lock", "_work", "_done", "_items", "_submitted",
-                 "_completed", "_thread", "_error", "__weakref__")
+    __slots__ = ("device",)
 
     def __init__(self, sid, device, priority):
-        self.id = sid
+        super().__init__(sid, priority)
         self.device = device
-        self.priority = priority
-        self._lock = threading.Lock()
-        self._work = threading.Condition(self._lock)
-        self._done = threading.Condition(self._lock)
-        self._items = deque()
-        self._submitted = 0
-        self._completed = 0
-        self._thread = None
-        self._error = None
 
-    def submit(self, fn) -> None:
-        if sys.is_finalizing():
-            fn()  # workers are gone or frozen: never wait on them (or their lock) now
-            return
-        if self._thread is None and _exiting:
-            fn()  # no worker may start now; nothing is queued before it, so order holds
-            return
-        with self._lock:
-            self._items.append(fn)
-            self._submitted += 1
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"tensorlib-cuda{self.device}-stream{self.id}",
-                    daemon=True)
-                self._thread.start()
-            else:
-                self._work.notify()
+    def _execute(self, fn):
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - kept and re-raised at synchronize
+            return e
+        return None
 
-    def _run(self) -> None:
-        lock, items = self._lock, self._items
-        while True:
-            with lock:
-                while not items:
-                    self._work.wait()
-                fn = items.popleft()
-            if fn is _STOP:
-                return
-            err = None
-            try:
-                fn()
-            except BaseException as e:  # noqa: BLE001 - kept and re-raised at synchronize
-                err = e
-            del fn  # release what the item holds now, outside the lock
-            with lock:
-                if err is not None and self._error is None:
-                    self._error = err
-                self._completed += 1
-                self._done.notify_all()
+    def _run_now(self, fn) -> int:
+        fn()  # workers are gone, frozen or may not start: never wait on them now
+        return self._submitted
 
-    def query(self) -> bool:
-        # Read submitted before completed: equal values then prove that everything enqueued
-        # before this call has finished.
-        submitted = self._submitted
-        done = self._completed >= submitted
-        if done and self._error is not None:
-            self._raise_error()
-        return done
+    def _thread_name(self) -> str:
+        return f"tensorlib-cuda{self.device}-stream{self.id}"
 
-    def synchronize(self) -> None:
-        target = self._submitted
-        if self._completed < target:
-            with self._lock:
-                while self._completed < target:
-                    self._done.wait()
-        if self._error is not None:
-            self._raise_error()
-
-    def _raise_error(self):
-        with self._lock:
-            err, self._error = self._error, None
-        if err is not None:
-            raise CudaError(f"interpret stream {self.id} on cuda:{self.device}: work enqueued "
-                            f"on the stream failed: {type(err).__name__}: {err}") from err
-
-    def close(self) -> None:
-        with self._lock:
-            if self._thread is not None:
-                self._items.append(_STOP)
-                self._submitted += 1
-                self._work.notify()
+    def _failure(self, err):
+        return (CudaError(f"interpret stream {self.id} on cuda:{self.device}: work enqueued "
+                          f"on the stream failed: {type(err).__name__}: {err}"), err)
 
     def __repr__(self):
         return f"<interpret stream {self.id} on cuda:{self.device}>"

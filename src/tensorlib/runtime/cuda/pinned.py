@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
+from ..host_stats import HostAllocatorStats
 from .driver import CudaError
 
 __all__ = ["PinnedBlock", "PinnedHostAllocator"]
@@ -42,7 +43,7 @@ def _round(nbytes: int) -> int:
     return 1 << (nbytes - 1).bit_length()
 
 
-class PinnedHostAllocator:
+class PinnedHostAllocator(HostAllocatorStats):
     def __init__(self, driver):
         self._driver = driver
         self._lock = threading.Lock()
@@ -51,12 +52,7 @@ class PinnedHostAllocator:
         self._returned = deque()  # freed while the lock was busy or with events (see free())
         self._blocks = {}     # ptr -> PinnedBlock (all live raw allocations)
         self._event_pool = {}  # device -> [event]
-        self._allocated = 0
-        self._allocated_peak = 0
-        self._reserved = 0
-        self._reserved_peak = 0
-        self._num_alloc = 0
-        self._num_free = 0
+        self._init_stats()  # runtime/host_stats.py
         self._num_host_alloc = 0
         self._num_host_free = 0
 
@@ -88,7 +84,8 @@ class PinnedHostAllocator:
             block.requested = nbytes
             self._allocated += size
             self._allocated_peak = max(self._allocated_peak, self._allocated)
-            self._num_alloc += 1
+            self._num_allocs += 1
+            self._alloc_peak = max(self._alloc_peak, self._num_allocs - self._num_frees)
         return block
 
     def record_event(self, block: PinnedBlock, stream) -> None:
@@ -121,7 +118,7 @@ class PinnedHostAllocator:
 
     def _take_in_locked(self, block: PinnedBlock) -> None:
         self._allocated -= block.size
-        self._num_free += 1
+        self._num_frees += 1
         if block.events:
             self._deferred.append(block)
         else:
@@ -181,18 +178,11 @@ class PinnedHostAllocator:
     def memory_stats(self) -> dict:
         with self._lock:
             self._take_returned_locked()
-            return {
-                "allocated_bytes.current": self._allocated,
-                "allocated_bytes.peak": self._allocated_peak,
-                "reserved_bytes.current": self._reserved,
-                "reserved_bytes.peak": self._reserved_peak,
-                "allocation.current": self._num_alloc - self._num_free,
-                "num_host_alloc": self._num_host_alloc,
-                "num_host_free": self._num_host_free,
-                "num_deferred_frees.current": len(self._deferred),
-            }
+            stats = self._stats_locked()
+            stats["num_host_alloc"] = self._num_host_alloc
+            stats["num_host_free"] = self._num_host_free
+            return stats
 
-    def reset_peak_stats(self) -> None:
+    def _take_returned(self) -> None:  # (reset_peak_stats, runtime/host_stats.py)
         with self._lock:
-            self._allocated_peak = self._allocated
-            self._reserved_peak = self._reserved
+            self._take_returned_locked()

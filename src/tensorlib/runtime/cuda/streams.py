@@ -8,8 +8,8 @@ default stream (id 0). A thread's current stream starts as the default stream.
 from __future__ import annotations
 
 from ...device import Device
-from ...streams import Event as _BaseEvent
-from ...streams import Stream as _BaseStream
+from ..streams import Event as _BaseEvent
+from ..streams import Stream as _BaseStream
 from . import context
 from .context import _fresh_tls, require, resolve_index, state
 from .driver import CudaError
