@@ -23,12 +23,14 @@ __all__ = ["TracedFunction", "config", "last_executed_optimized_graph"]
 
 class _Config:
     """JIT settings: ``max_specializations`` (per traced function), ``profiling_runs`` (calls
-    with a new key that run unoptimized before it specializes), ``fusion`` (on/off)."""
+    with a new key that run unoptimized before it specializes), ``fusion`` (on/off),
+    ``meta_trace`` (trace without computing pointwise ops: see jit/tracer.py)."""
 
     def __init__(self):
         self.max_specializations = 8
         self.profiling_runs = 1
         self.fusion = True
+        self.meta_trace = True
 
 
 config = _Config()
