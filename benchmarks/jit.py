@@ -2,6 +2,8 @@
 installed); first-call cost with an empty and a warm kernel cache; an unfused graph.
 
 Run: python benchmarks/jit.py [--rounds N] [--skip-cold]
+     python benchmarks/jit.py --sizes [--load N] [--rounds N]   # GELU 1e3..1e7, N busy loops
+     python benchmarks/jit.py --first-call
 Targets (issue 16), each printed as a ratio measured in this run, met or not:
   GELU (tanh form, 9 pointwise ops), 4e6 float32:  eager / fused >= 4,
       fused / copy_ <= 1.5, fused faster than numexpr (when installed)
@@ -77,16 +79,27 @@ x = tl.asarray(np.random.default_rng(0).standard_normal(4_000_000, dtype=np.floa
 def gelu(x):
     return 0.5 * x * (1.0 + tl.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 t_eager = None
+t_numba = None
+if "--numba-up" in sys.argv:
+    # what any earlier kernel of the process paid: Numba's import and its first compile
+    # (target set-up), and tensorlib's CPU kernel package; nothing of GELU's
+    t0 = time.perf_counter()
+    import numba
+    import tensorlib.kernels.cpu
+    numba.njit(lambda a: a + 1)(1)
+    t_numba = time.perf_counter() - t0
 if "--eager-first" in sys.argv:
     t0 = time.perf_counter()
     gelu(x)  # compiles the eager kernels the trace runs: what a first eager call pays
     t_eager = time.perf_counter() - t0
+c0 = time.process_time()
 t0 = time.perf_counter()
 tf = tl.jit.trace(gelu, (x,), check_trace=False)
 t_trace = time.perf_counter() - t0
 t0 = time.perf_counter()
 tf(x)
 t_call1 = time.perf_counter() - t0
+cpu = time.process_time() - c0
 fused_at = None
 for i in range(1, 4):
     if i > 1:
@@ -94,15 +107,16 @@ for i in range(1, 4):
     if fused_at is None and tl.jit.last_executed_optimized_graph().fusion_groups():
         fused_at = i
 print(json.dumps({"import": t_import, "trace": t_trace, "call1": t_call1,
-                  "fused_at": fused_at, "eager": t_eager}))
+                  "fused_at": fused_at, "eager": t_eager, "numba": t_numba, "cpu": cpu}))
 """
 
 
-def first_call(cache_dir: str, eager_first: bool = False) -> dict:
+def first_call(cache_dir: str, eager_first: bool = False, numba_up: bool = False) -> dict:
     env = dict(os.environ, TENSORLIB_CACHE_DIR=os.path.join(cache_dir, "tl"),
                NUMBA_CACHE_DIR=os.path.join(cache_dir, "numba"),
                PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", _COLD] + (["--eager-first"] if eager_first else []),
+    flags = (["--eager-first"] if eager_first else []) + (["--numba-up"] if numba_up else [])
+    r = subprocess.run([sys.executable, "-c", _COLD] + flags,
                        env=env, capture_output=True, text=True, timeout=900)
     if r.returncode:
         raise RuntimeError(r.stderr)
@@ -110,11 +124,99 @@ def first_call(cache_dir: str, eager_first: bool = False) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+def first_call_report() -> None:
+    runs = {}
+    with tempfile.TemporaryDirectory() as d:
+        runs["empty cache"] = first_call(d)
+        runs["warm cache"] = first_call(d)
+        runs["warm cache, Numba up"] = first_call(d, numba_up=True)
+    with tempfile.TemporaryDirectory() as d:
+        runs["empty cache, Numba up"] = first_call(d, numba_up=True)
+    print(f"\nfirst call of GELU on 4e6 float32 (fresh process each; trace without check_trace, "
+          f"then the first call; load average {os.getloadavg()[0]:.1f})")
+    print("  'Numba up': the process had already imported Numba and compiled one unrelated "
+          "function (what any earlier kernel pays once per process), timed apart")
+    for label, res in runs.items():
+        target = 0.2 if label.startswith("warm") else 2.0
+        total = res["trace"] + res["call1"]
+        up = f" (Numba set-up before: {res['numba']:.3f} s)" if res["numba"] is not None else ""
+        print(f"  {label:22s}: trace {res['trace']:.3f} s + first call {res['call1']:.3f} s "
+              f"= {total:.3f} s, CPU {res['cpu']:.3f} s   (target <= {target} s: "
+              f"{verdict(total <= target)}){up}; "
+              f"fused kernel in use from call {res['fused_at']} "
+              f"({verdict(res['fused_at'] is not None and res['fused_at'] <= 3)})")
+
+
+def _timed_batch(fn, k: int) -> float:
+    t = time.perf_counter()
+    for _ in range(k):
+        fn()
+    return (time.perf_counter() - t) / k
+
+
+def sizes_report(sizes, rounds: int, load: int) -> None:
+    """eager / fused and fused / copy_ per size, from per-round ratios (each round times the
+    contenders back to back, so a load change hits all of them): median (typical) and the
+    worst round."""
+    import tensorlib as tl
+    from tensorlib.runtime.cpu import cores
+    rng = np.random.default_rng(1)
+    cases = []
+    for n in sizes:
+        xn = rng.standard_normal(n, dtype=np.float32)
+        x = tl.asarray(xn)
+        out = tl.empty_like(x)
+        tf = tl.jit.trace(lambda x: gelu(tl, x), (x,))
+        fns = {"fused": lambda tf=tf, x=x: tf(x), "eager": lambda x=x: gelu(tl, x),
+               "copy_": lambda out=out, x=x: out.copy_(x)}
+        for fn in fns.values():
+            fn()
+            fn()
+        assert tl.jit.last_executed_optimized_graph() is not None
+        k = max(1, min(1000, 200_000 // n))  # calls per sample: >= ~0.1 ms of work
+        cases.append((n, k, fns))
+    for thread in list(cores._compiling.values()):
+        thread.join()
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
+    try:
+        time.sleep(0.3 if load else 0)
+        rows = []
+        for n, k, fns in cases:
+            r_ef, r_fc, best = [], [], {}
+            for _ in range(rounds):
+                t = {name: _timed_batch(fn, k) for name, fn in fns.items()}
+                r_ef.append(t["eager"] / t["fused"])
+                r_fc.append(t["fused"] / t["copy_"])
+                for name, v in t.items():
+                    best[name] = min(best.get(name, v), v)
+            rows.append((n, best, np.median(r_ef), min(r_ef), np.median(r_fc), max(r_fc)))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    print(f"\nGELU per size, float32, {rounds} rounds, {load} busy-loop process(es) beside "
+          f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"  {'n':>9s} {'fused':>10s} {'eager':>10s} {'copy_':>10s}   eager/fused median "
+          f"(worst)   fused/copy_ median (worst)")
+    for n, best, ef, ef_w, fc, fc_w in rows:
+        print(f"  {n:9.0e} {best['fused'] * 1e6:8.1f}us {best['eager'] * 1e6:8.1f}us "
+              f"{best['copy_'] * 1e6:8.1f}us   {ef:8.2f} ({ef_w:5.2f})           "
+              f"{fc:8.2f} ({fc_w:5.2f})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--skip-cold", action="store_true", help="skip the first-call runs")
+    ap.add_argument("--sizes", action="store_true",
+                    help="only GELU per size, 1e3..1e7 (eager/fused and fused/copy_ ratios)")
+    ap.add_argument("--load", type=int, default=0, metavar="N",
+                    help="with --sizes: N busy-loop processes run beside the measurement")
+    ap.add_argument("--first-call", action="store_true", help="only the first-call runs")
     args = ap.parse_args(argv)
+    if args.first_call:
+        first_call_report()
+        return 0
 
     import tensorlib as tl
     from tensorlib.runtime.cpu import cores
@@ -124,6 +226,9 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     print(f"threads: {cores.threads()}  load average: {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores")
+    if args.sizes:
+        sizes_report([1_000, 10_000, 100_000, 1_000_000, 10_000_000], args.rounds, args.load)
+        return 0
 
     # ---- GELU, 4e6 float32
     xn = rng.standard_normal(4_000_000, dtype=np.float32)
@@ -184,23 +289,7 @@ def main(argv=None) -> int:
 
     # ---- first call, cold and warm cache
     if not args.skip_cold:
-        with tempfile.TemporaryDirectory() as d:
-            cold = first_call(d)
-            warm = first_call(d)
-        with tempfile.TemporaryDirectory() as d:
-            split = first_call(d, eager_first=True)
-        print("\nfirst call of GELU on 4e6 float32 (fresh process; trace without check_trace, "
-              "then the first call)")
-        for label, res, target in (("empty cache", cold, 2.0), ("warm cache", warm, 0.2)):
-            total = res["trace"] + res["call1"]
-            print(f"  {label:11s}: trace {res['trace']:.3f} s + first call {res['call1']:.3f} s "
-                  f"= {total:.3f} s   (target <= {target} s: {verdict(total <= target)}); "
-                  f"fused kernel in use from call {res['fused_at']} "
-                  f"({verdict(res['fused_at'] is not None and res['fused_at'] <= 3)})")
-        print(f"  where it goes (another empty cache): the eager kernels the trace runs compile "
-              f"in {split['eager']:.3f} s (an eager first call pays this too); then the trace "
-              f"takes {split['trace']:.3f} s and the first call (fused kernel compile + run) "
-              f"{split['call1']:.3f} s")
+        first_call_report()
     return 0
 
 
