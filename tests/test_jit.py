@@ -799,6 +799,14 @@ def test_fused_trailing_all_axes_reduction_and_long_rows():
     ts = jit.trace(softmax, (xl,))
     out, g = _optimized(ts, xl)
     np.testing.assert_allclose(out.numpy(), softmax(xl).numpy(), rtol=1e-5, atol=1e-9)
+    # ... read with a column stride (a transposed input): the blocks index it from cb
+    xt = _t((9000, 3)).transpose(0, 1)
+    ts = jit.trace(softmax, (xt,))
+    out, g = _optimized(ts, xt)
+    assert [n.attrs["mode"] for n in g.fusion_groups()] == ["rows"]
+    e = np.exp(xt.numpy() - xt.numpy().max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(out.numpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-5,
+                               atol=1e-9)
 
 
 def test_inputs_requiring_grad_are_not_fused():

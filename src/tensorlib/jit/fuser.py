@@ -580,10 +580,14 @@ def _rows_source(gen, sub, what):
     done = set()
     loaded = {v for j, v in enumerate(ins) if access[j] == "row"}
 
-    def load(j):
+    def load(j, blocked):
+        # In a column block, unit-stride inputs are sliced to the block and indexed from 0:
+        # an index LLVM can prove non-negative (no wraparound branch), so the loop
+        # vectorizes (indexing w[c] with c from cb measured 5x slower per reduction pass).
         if access[j] == "unit":
-            return f"{ind2}x{j} = w{j}[c]"
-        return f"{ind2}x{j} = a{j}[b{j} + c * csi{j}]"
+            return f"x{j} = cbw{j}[c]" if blocked else f"x{j} = w{j}[c]"
+        col = "(cb + c)" if blocked else "c"
+        return f"x{j} = a{j}[b{j} + {col} * csi{j}]"
 
     def row_values():
         return {o for n in done for o in n.outputs}
@@ -607,14 +611,16 @@ def _rows_source(gen, sub, what):
                     done.add(n)
                     progress = True
 
-    def emit_pass(targets, head, body_ind, rng="range(C)"):
+    def emit_pass(targets, head, body_ind, blocked=False):
         nodes = [n for n in gen.deps(targets, stop=row_values()) if n not in done]
-        L.append(f"{head}for c in {rng}:")
-        used = gen.inputs_of(nodes) + [v for v in targets if v.node is None]
-        for v in dict.fromkeys(used):
-            j = ins.index(v)
+        used = [ins.index(v) for v in dict.fromkeys(
+            gen.inputs_of(nodes) + [v for v in targets if v.node is None])]
+        if blocked:
+            L.extend(f"{head}cbw{j} = w{j}[cb:ce]" for j in used if access[j] == "unit")
+        L.append(f"{head}for c in {'range(ce - cb)' if blocked else 'range(C)'}:")
+        for j in used:
             if access[j] != "row":
-                L.append(body_ind + load(j).lstrip())
+                L.append(body_ind + load(j, blocked))
         for n in nodes:
             L.extend(body_ind + s for s in gen.stmts[n])
 
@@ -634,8 +640,8 @@ def _rows_source(gen, sub, what):
         else:
             L.append(f"{ind}tot = {'-' if op == 'max' else ''}np.inf")
         L += [f"{ind}for cb in range(0, C, CB):", f"{ind2}ce = min(C, cb + CB)"]
-        emit_pass([x], ind2, ind3, "range(cb, ce)")
-        L.append(f"{ind3}buf[c - cb] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
+        emit_pass([x], ind2, ind3, blocked=True)
+        L.append(f"{ind3}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
         L.append(f"{ind2}m = ce - cb")
         if op in ("sum", "mean"):
             L += [f"{ind2}m8 = m - m % 8", f"{ind2}for q in range(0, m8, 8):"]
