@@ -52,6 +52,9 @@ def row_norm(m, x, w, b):
     return d / m.sqrt(var + 1e-5) * w + b
 
 
+CLOCK = time.perf_counter  # --cpu-time: time.process_time (CPU seconds of every thread)
+
+
 def best_of(fns: dict, rounds: int) -> dict:
     for fn in fns.values():  # warm-up (compiles, fills caches)
         fn()
@@ -59,9 +62,9 @@ def best_of(fns: dict, rounds: int) -> dict:
     best = {k: float("inf") for k in fns}
     for _ in range(rounds):
         for k, fn in fns.items():
-            t = time.perf_counter()
+            t = CLOCK()
             fn()
-            best[k] = min(best[k], time.perf_counter() - t)
+            best[k] = min(best[k], CLOCK() - t)
     return best
 
 
@@ -148,10 +151,10 @@ def first_call_report() -> None:
 
 
 def _timed_batch(fn, k: int) -> float:
-    t = time.perf_counter()
+    t = CLOCK()
     for _ in range(k):
         fn()
-    return (time.perf_counter() - t) / k
+    return (CLOCK() - t) / k
 
 
 def sizes_report(sizes, rounds: int, load: int) -> None:
@@ -213,7 +216,13 @@ def main(argv=None) -> int:
     ap.add_argument("--load", type=int, default=0, metavar="N",
                     help="with --sizes: N busy-loop processes run beside the measurement")
     ap.add_argument("--first-call", action="store_true", help="only the first-call runs")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="compare CPU time (all threads) instead of wall time: independent of "
+                         "other processes' load; with NUMBA_NUM_THREADS=1, one thread's latency")
     args = ap.parse_args(argv)
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.process_time
     if args.first_call:
         first_call_report()
         return 0
@@ -224,8 +233,9 @@ def main(argv=None) -> int:
     from tensorlib.bench.impls import optional_module
     numexpr = optional_module("numexpr")
     rng = np.random.default_rng(0)
-    print(f"threads: {cores.threads()}  load average: {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores")
+    print(f"threads: {cores.threads()} of {cores.team_size()}  load average: "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores  clock: "
+          f"{'CPU time' if args.cpu_time else 'wall time'}")
     if args.sizes:
         sizes_report([1_000, 10_000, 100_000, 1_000_000, 10_000_000], args.rounds, args.load)
         return 0
