@@ -809,6 +809,29 @@ def test_fused_trailing_all_axes_reduction_and_long_rows():
                                atol=1e-9)
 
 
+def test_single_group_graph_runs_its_kernel_directly():
+    from tensorlib.jit.interpreter import Interpreter
+
+    def two(x, y):
+        a = x * y + 1.0
+        return [a, tl.tanh(a) - y]
+
+    def passthrough(x, y):
+        return x * y + 1.0, x  # an input as an output: the interpreter runs it
+    x, y = _t((6, 7)), _t((7,))
+    for f, direct in ((two, True), (passthrough, False)):
+        tf = jit.trace(f, (x, y))
+        out = tf(x, y)
+        assert type(out) is type(f(x, y))
+        assert tf.specializations == 1 and len(jit.last_executed_optimized_graph()
+                                                .fusion_groups()) == 1
+        plan = next(iter(tf._plans.values()))
+        assert isinstance(plan.run, Interpreter) is not direct
+        x2, y2 = _t((6, 7)), _t((7,))
+        for got, want in zip(tf(x2, y2), f(x2, y2)):
+            _same_bits(got, want)
+
+
 def test_inputs_requiring_grad_are_not_fused():
     x = _t((4, 5))
     tf = jit.trace(gelu, (x,))

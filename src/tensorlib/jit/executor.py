@@ -84,6 +84,18 @@ class _Plan:
         self.groups = groups
 
 
+def _direct_runner(graph, runners):
+    """The runner of a graph that is one fusion group reading the graph's inputs in order and
+    returning its outputs: called directly, without the interpreter's register file."""
+    nodes = [n for n in graph.nodes if n.kind != "prim::Constant"]
+    if len(nodes) != 1 or nodes[0] not in runners:
+        return None
+    n = nodes[0]
+    if list(n.inputs) != list(graph.inputs) or list(n.outputs) != list(graph.outputs):
+        return None
+    return runners[n]
+
+
 class TracedFunction:
     """A traced function: ``.graph`` (as traced), ``.code`` (readable Python-like text),
     callable with tensors of any shape/dtype/device the recorded ops accept."""
@@ -191,7 +203,7 @@ class TracedFunction:
         if config.fusion:
             runners = fuse_and_compile(g)
         g.lint()
-        plan = _Plan(g, Interpreter(g, runners), len(runners))
+        plan = _Plan(g, _direct_runner(g, runners) or Interpreter(g, runners), len(runners))
         self._plans[key] = plan
         self._last_key = key
         log(f"{self.name}: specialized #{len(self._plans)} for {_describe_key(key)}: "
