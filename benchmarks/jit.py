@@ -11,15 +11,27 @@ Targets (issue 16), each printed as a ratio measured in this run, met or not:
   first call (trace + compile + run) of GELU:      <= 2 s cold cache, <= 0.2 s warm;
       the specialized (fused) kernel in use by the third call
   a chain of matmuls (nothing to fuse):            traced / eager <= 1
-Measured (AMD EPYC, 2 cores shared with other jobs, load average ~4; 2026-11-25):
-  GELU: fused 18.7 ms, eager 37.9 ms (2.0x: not met), copy_ 2.3 ms (fused 8.2x a copy: not
-      met), NumPy 44.1 ms; one eager tl.tanh alone takes 14.3 ms: the fused kernel must compute
-      the same (float64-internal) tanh to stay bit-identical, which bounds both ratios.
-  row norm: fused 7.4 ms, eager 18.8 ms (2.55x: met), NumPy 23.9 ms.
-  3 matmuls: traced / eager 1.02 (within noise).
-  first call: 8.8 s empty cache (7.8 s of it compiling the eager kernels the trace runs; the
-      fused kernel's compile + run about 0.8 s), 1.7 s warm (the eager ops' first calls);
-      the fused kernel runs from the first call after the trace.
+Measured 2026-11-28 (Intel Xeon Cascade Lake 2.5 GHz, AVX-512, 2 cores shared with other
+jobs, load average 7.3-7.7, so wall times are inflated; CPU-time figures are load-independent):
+  GELU 4e6, one thread (NUMBA_NUM_THREADS=1 ... --cpu-time): fused 15.0 ms, eager 39.9 ms
+      (2.66x: NOT met), copy_ 3.0 ms (fused 4.96x a copy: NOT met), NumPy 26.7 ms, numexpr
+      126 ms (fused faster: met). Wall, best of 15: fused 24.4, eager 75.0, copy_ 2.9 ms.
+      Where the fused time goes: the kernel vectorizes (8 lanes: ymm float32, zmm float64 in
+      the tanh) and runs as fast as a hand-written Numba loop of the same statements (13.4 vs
+      13.7 ms); a loop of tanh alone (kernels/cpu/vector_math.tanh_f32, which computes in
+      float64 so its float32 result is correctly rounded) takes 9.1 ms CPU, 3x a copy, so
+      bit-identity with eager bounds both ratios until that helper is faster. (A float32
+      rational tanh, ~7 ulp, would make this loop 7.2 ms.)
+  row norm (4096, 1024): fused 6.7 ms, eager 24.9 ms CPU (3.7x: met; wall 10.5 vs 38.4 ms).
+  3 matmuls: traced / eager 1.00 CPU, 1.03 wall (within noise).
+  first call (--first-call; wall at load 7.6, CPU in brackets): empty cache 3.0 s (1.5 s),
+      warm cache 1.2 s (0.6 s): the trace takes 0.06 s (meta tracing runs no eager kernel);
+      the rest is Numba's import and set-up (~0.5 s CPU, paid by any first kernel of a
+      process) and compiling tanh_f32 + the fused kernel (cold). After Numba is up: warm
+      0.16 s (0.08 s: met), empty cache 1.8 s (0.9 s: met). Fused from the first call.
+  --sizes, one thread, CPU time (eager/fused, fused/copy_ median): 1e3 3.5, 11.3 (a call
+      costs ~17 us over the kernel: guard, allocation, Numba dispatch); 1e4 2.3, 15;
+      1e5 3.0, 3.9; 1e6 2.5, 4.8; 1e7 2.4, 5.4.
 Timings interleave the contenders (round r runs each once) and keep each one's best round:
 on a shared machine only the minimum is stable. Parallel kernel variants are compiled up
 front for every contender (cores.DEFER_PARALLEL_COMPILE = False), so no run waits on one.
