@@ -211,11 +211,15 @@ def sizes_report(sizes, rounds: int, load: int) -> None:
             p.wait()
     print(f"\nGELU per size, float32, {rounds} rounds, {load} busy-loop process(es) beside "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print(f"  {'n':>9s} {'fused':>10s} {'eager':>10s} {'copy_':>10s}   eager/fused median "
-          f"(worst)   fused/copy_ median (worst)")
+    print("  best: each contender's best round; then the per-round ratios' median and worst "
+          "(on a loaded machine a wall-clock round that lands on a descheduled time slice "
+          "swings them either way; --cpu-time gives the typical figure)")
+    print(f"  {'n':>9s} {'fused':>10s} {'eager':>10s} {'copy_':>10s}   eager/fused best  "
+          f"median (worst)   fused/copy_ best  median (worst)")
     for n, best, ef, ef_w, fc, fc_w in rows:
         print(f"  {n:9.0e} {best['fused'] * 1e6:8.1f}us {best['eager'] * 1e6:8.1f}us "
-              f"{best['copy_'] * 1e6:8.1f}us   {ef:8.2f} ({ef_w:5.2f})           "
+              f"{best['copy_'] * 1e6:8.1f}us   {best['eager'] / best['fused']:8.2f} "
+              f"{ef:8.2f} ({ef_w:5.2f})   {best['fused'] / best['copy_']:8.2f} "
               f"{fc:8.2f} ({fc_w:5.2f})")
 
 
