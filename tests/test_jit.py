@@ -835,6 +835,17 @@ def test_single_group_graph_runs_its_kernel_directly():
             _same_bits(got, want)
 
 
+def test_same_chain_for_another_shape_shares_its_kernel():
+    a, b = _t((4, 8)), _t((6, 3))
+    runs = []
+    for x in (a, b):
+        tf = jit.trace(gelu, (x,))
+        _same_bits(tf(x), gelu(x))
+        runs.append(next(iter(tf._plans.values())).run)
+    # no shape in the generated source: the same module (keyed by the source), compiled once
+    assert runs[0].source == runs[1].source
+
+
 def test_inputs_requiring_grad_are_not_fused():
     x = _t((4, 5))
     tf = jit.trace(gelu, (x,))

@@ -698,6 +698,10 @@ def _row_offsets(lead, strides, offset):
     return ro
 
 
+def _kind_of(t) -> str:
+    return f"{t.dtype.name}[{len(t.shape)}d]"
+
+
 def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
@@ -712,7 +716,10 @@ def compile_group(node):
         return compile_group_cuda(node, "fused_" + "_".join(names))
     gen = _Gen(sub)
     name = "fused_" + "_".join(gen.names)
-    what = f"{name} {[str(v.type) for v in sub.inputs]} -> {[str(o.type) for o in sub.outputs]}"
+    # No shapes in the source (the kernels take them as arguments): the same chain specialized
+    # for another shape is the same module, compiled once per process and cached once on disk.
+    what = (f"{name} {[_kind_of(v.type) for v in sub.inputs]} -> "
+            f"{[_kind_of(o.type) for o in sub.outputs]}")
     values = [v for _, v in gen.params]
     out_types = [o.type for o in sub.outputs]
     src = (_pointwise_source if mode == "pw" else _rows_source)(gen, sub, what)
