@@ -584,8 +584,10 @@ def test_fuse_pass_alone_keeps_graph_valid():
 
 
 # ---------------------------------------------------------------- profiling executor
-def test_specialized_on_first_call_after_trace_and_guards(capsys, monkeypatch):
+@pytest.mark.parametrize("meta", [False, True])
+def test_specialized_on_first_call_after_trace_and_guards(capsys, monkeypatch, meta):
     monkeypatch.setenv("TENSORLIB_JIT_LOG", "1")
+    monkeypatch.setattr(jit.config, "meta_trace", meta)
 
     def f(x):
         return tl.exp(x) * 2.0 + x
@@ -593,10 +595,19 @@ def test_specialized_on_first_call_after_trace_and_guards(capsys, monkeypatch):
     tf = jit.trace(f, (x,))
     _, g = _optimized(tf, x)
     assert g.fusion_groups() and tf.specializations == 1
-    # new shape: one profiling run (unoptimized graph), then a second specialization
+    # new shape: one profiling run (unoptimized graph), then a second specialization; with
+    # meta_trace the profile computes no pointwise op and the first call is specialized
     y = _t((3, 3))
+    calls = _kernel_calls(monkeypatch)
     _same_bits(tf(y), f(y))
-    assert jit.last_executed_optimized_graph() is tf.graph
+    if meta:
+        assert jit.last_executed_optimized_graph().fusion_groups()
+        assert tf.specializations == 2
+        calls.clear()
+        tf(y)
+        assert calls == []  # the fused kernel, no eager pointwise kernel
+    else:
+        assert jit.last_executed_optimized_graph() is tf.graph
     _same_bits(tf(y), f(y))
     assert tf.specializations == 2
     # new dtype, non-contiguous input
@@ -606,7 +617,29 @@ def test_specialized_on_first_call_after_trace_and_guards(capsys, monkeypatch):
     assert tf.specializations == 4
     err = capsys.readouterr().err
     assert "guard miss (argument 0: new shape (3, 3) (was (4, 5)))" in err
+    assert ("types from a meta run" in err) is meta
     assert "new dtype" in err and "new contiguity" in err and "specialized #4" in err
+
+
+def test_meta_profile_falls_back_to_a_profiling_run():
+    def inplace_on_input(x):
+        x.mul_(2.0)
+        return x + 1.0
+
+    def reads_pointwise_result(x):
+        y = x * 2.0
+        return y - y.mean()
+    for f in (inplace_on_input, reads_pointwise_result):
+        x = _t((4, 5))
+        tf = jit.trace(f, (x.clone(),))
+        tf(x.clone())
+        z = _t((3, 3))
+        z0 = z.clone()
+        got = tf(z)  # new shape: an effect, or a reduction of an unwritten value
+        assert jit.last_executed_optimized_graph() is tf.graph  # the profiling run
+        want = f(z0)
+        _same_bits(got, want)
+        _same_bits(z, z0)  # the input written once, as eager writes it
 
 
 def test_max_specializations_bound(monkeypatch, capsys):

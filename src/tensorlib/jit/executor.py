@@ -3,9 +3,11 @@
 A call computes a guard key from its tensor arguments (dtype, shape, contiguity, device,
 requires_grad). A key seen for the first time runs the traced graph in the interpreter while
 recording every value's observed type (the trace itself counts as that profiling run for the
-example inputs' key); the next call with that key *specializes*: a copy of the graph gets the
-observed types, the standard passes and the fuser run, fusion groups compile, and the result is
-cached behind the key. At most ``config.max_specializations`` keys specialize per function;
+example inputs' key); with ``config.meta_trace`` that run computes no pointwise op (see
+jit/tracer.py) and the call specializes at once, unless the run had to read such an op's
+result or the graph has ops with effects. The next call with a profiled key *specializes*: a
+copy of the graph gets the observed types, the standard passes and the fuser run, fusion
+groups compile, and the result is cached behind the key. At most ``config.max_specializations`` keys specialize per function;
 later new keys run the unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
 decision with its reason to stderr.
 """
@@ -171,6 +173,17 @@ class TracedFunction:
             if seen < config.profiling_runs:
                 why = (_key_change(self._last_key, key) if self._last_key is not None
                        else "first call")
+                if config.meta_trace and len(self._plans) < config.max_specializations:
+                    # the types from a run that computes no pointwise op (jit/tracer.py):
+                    # no eager kernel compiles for a profile the fused kernel replaces
+                    from .tracer import meta_profile
+                    res = meta_profile(self.graph, self._base.profile, args)
+                    if res is not None:
+                        log(f"{self.name}: guard miss ({why}); types from a meta run for "
+                            f"{_describe_key(key)}")
+                        self._profiles[key] = res[1]
+                        self._seen[key] = config.profiling_runs
+                        return self._specialize(key, args)
                 log(f"{self.name}: guard miss ({why}); profiling run {seen + 1} for "
                     f"{_describe_key(key)}")
                 return None

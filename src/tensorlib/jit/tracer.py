@@ -30,7 +30,7 @@ from ..tensor import Tensor
 from .ir import Graph, ScalarKind, TensorType, type_of_constant
 
 __all__ = ["TracerWarning", "TracingCheckError", "trace_graph", "ensure_registered",
-           "is_tracing"]
+           "is_tracing", "meta_profile"]
 
 
 class TracerWarning(UserWarning):
@@ -447,6 +447,27 @@ def trace_graph(fn, inputs, fn_name, meta=False):
     for t in outs:
         g.add_output(st.tensor_value(t, "an output"))
     return g, outs, kind
+
+
+def meta_profile(graph, run, inputs):
+    """``run(*inputs)`` (an Interpreter's ``profile`` over ``graph``, for its observed types)
+    with pointwise ops not computed, as in a meta trace; None when it read an unwritten
+    tensor's data, or when ``graph`` has an op with effects (writes, random numbers: the
+    graph runs again for its results)."""
+    if _tls.state is not None:
+        return None
+    for n in graph.nodes:
+        if n.kind.startswith("tl::"):
+            schema = dispatcher.get_op(n.op_name).schema
+            if any(a.is_write or a.type.base == "Generator" for a in schema.arguments):
+                return None
+    ensure_registered()
+    st = _State("meta profile", True)
+    try:
+        res = _run(st, run, inputs)
+    except _NeedData:
+        return None
+    return None if st.abandoned else res
 
 
 def _run(st, fn, inputs):
