@@ -15,14 +15,17 @@ Measured 2026-11-28 (Intel Xeon Cascade Lake 2.5 GHz, AVX-512, 2 cores shared wi
 jobs, load average 7.3-7.7, so wall times are inflated; CPU-time figures are load-independent):
   GELU 4e6, one thread (NUMBA_NUM_THREADS=1 ... --cpu-time): fused 15.0 ms, eager 39.9 ms
       (2.66x: NOT met), copy_ 3.0 ms (fused 4.96x a copy: NOT met), NumPy 26.7 ms, numexpr
-      126 ms (fused faster: met). Wall, best of 15: fused 24.4, eager 75.0, copy_ 2.9 ms.
+      126 ms (fused faster: met). Wall, best of 15, load 2.8: fused 14.5, eager 39.0, copy_
+      3.0, numexpr 95 ms (2.68x, 4.84x, numexpr 6.5x); the stall guard ran the parallel
+      variants on one thread (forced onto both cores: fused 12.9 ms, eager 48.7 ms).
       Where the fused time goes: the kernel vectorizes (8 lanes: ymm float32, zmm float64 in
       the tanh) and runs as fast as a hand-written Numba loop of the same statements (13.4 vs
       13.7 ms); a loop of tanh alone (kernels/cpu/vector_math.tanh_f32, which computes in
       float64 so its float32 result is correctly rounded) takes 9.1 ms CPU, 3x a copy, so
       bit-identity with eager bounds both ratios until that helper is faster. (A float32
       rational tanh, ~7 ulp, would make this loop 7.2 ms.)
-  row norm (4096, 1024): fused 6.7 ms, eager 24.9 ms CPU (3.7x: met; wall 10.5 vs 38.4 ms).
+  row norm (4096, 1024): fused 6.7 ms, eager 24.9 ms CPU (3.7x: met; wall at load 2.8: 6.6
+      vs 23.1 ms, 3.5x).
   3 matmuls: traced / eager 1.00 CPU, 1.03 wall (within noise).
   first call (--first-call; wall at load 7.6, CPU in brackets): empty cache 3.0 s (1.5 s),
       warm cache 1.2 s (0.6 s): the trace takes 0.06 s (meta tracing runs no eager kernel);
