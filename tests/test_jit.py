@@ -812,6 +812,20 @@ def test_parallel_variants_bit_identical(monkeypatch):
     out, g = _optimized(tn, x, w, b)
     assert g.fusion_groups()
     np.testing.assert_allclose(out.numpy(), rownorm(x, w, b).numpy(), rtol=1e-4, atol=1e-5)
+    # all-axes reductions: one partial per fuser.ALL_BLOCK elements, folded in order, so the
+    # parallel and the serial variant give the same bits (here 5 blocks)
+    from tensorlib.jit import fuser
+
+    def red(x):
+        return (x * 2.0).sum(), (x - 1.0).max(), (x * x).mean(), (x + 1.0).min()
+    xa = _t((3, 100_001))
+    ta = jit.trace(red, (xa,))
+    par, g = _optimized(ta, xa)
+    assert [n.attrs["mode"] for n in g.fusion_groups()] == ["all"] * 4
+    monkeypatch.setattr(fuser, "GRAIN", 1 << 62)  # the serial variant from here on
+    for a, b, e in zip(par, ta(xa), red(xa)):
+        _same_bits(a, b)
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-5)
 
 
 def test_fused_trailing_all_axes_reduction_and_long_rows():

@@ -7,8 +7,9 @@ example inputs' key); with ``config.meta_trace`` that run computes no pointwise 
 jit/tracer.py) and the call specializes at once, unless the run had to read such an op's
 result or the graph has ops with effects. The next call with a profiled key *specializes*: a
 copy of the graph gets the observed types, the standard passes and the fuser run, fusion
-groups compile, and the result is cached behind the key. At most ``config.max_specializations`` keys specialize per function;
-later new keys run the unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
+groups compile, and the result is cached behind the key. At most
+``config.max_specializations`` keys specialize per function; later new keys run the
+unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
 decision with its reason to stderr.
 """
 from __future__ import annotations
