@@ -34,6 +34,10 @@ def _bits(t):
     return a.dtype, a.shape, a.tobytes()
 
 
+def _f64(t):
+    return t.astype(tl.float64).numpy()
+
+
 def _same_bits(a, b):
     assert a.dtype is b.dtype and a.shape == b.shape
     assert _bits(a) == _bits(b)
@@ -542,22 +546,24 @@ def rownorm(x, w, b):
     return d / tl.sqrt(var + 1e-5) * w + b
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_fused_softmax_and_row_normalization(dtype):
     x = _t((37, 65), dtype, -5, 5)
     w, b = _t((65,), dtype), _t((65,), dtype)
-    tol = 1e-5 if dtype == "float32" else 1e-12
+    # half types: eager accumulates in float32, the fused kernel in float64, each rounding
+    # once to the half type (a few units in its last place)
+    tol = {"float32": 1e-5, "float64": 1e-12, "float16": 4e-3, "bfloat16": 3e-2}[dtype]
     tf = jit.trace(softmax, (x,))
     out, g = _optimized(tf, x)
     (grp,) = g.fusion_groups()
     assert grp.attrs["mode"] == "rows" and {"tl::max", "tl::sum", "tl::exp"} <= set(
         grp.attrs["subgraph"].kinds())
-    np.testing.assert_allclose(out.numpy(), softmax(x).numpy(), rtol=tol, atol=tol)
+    assert out.dtype is x.dtype
+    np.testing.assert_allclose(_f64(out), _f64(softmax(x)), rtol=tol, atol=tol)
     tf = jit.trace(rownorm, (x, w, b))
     out, g = _optimized(tf, x, w, b)
     assert len(g.fusion_groups()) == 1
-    np.testing.assert_allclose(out.numpy(), rownorm(x, w, b).numpy(), rtol=tol * 10,
-                               atol=tol * 10)
+    np.testing.assert_allclose(_f64(out), _f64(rownorm(x, w, b)), rtol=tol * 10, atol=tol * 10)
 
 
 def test_fused_trailing_reduction_without_keepdims_and_nan():
@@ -838,6 +844,15 @@ def test_fused_trailing_all_axes_reduction_and_long_rows():
     for a, b in zip(out, f(x, y)):
         assert a.shape == b.shape and a.dtype is b.dtype
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+    # half types: summed in float64, rounded once (eager: float32, rounded once)
+    for dt in (tl.float16, tl.bfloat16):
+        xh = x.astype(dt)
+        th = jit.trace(lambda x: ((x * 2.0).sum(), (x - 1.0).max()), (xh,))
+        out, g = _optimized(th, xh)
+        assert [n.attrs["mode"] for n in g.fusion_groups()] == ["all"] * 2
+        for a, b in zip(out, ((xh * 2.0).sum(), (xh - 1.0).max())):
+            assert a.dtype is dt
+            np.testing.assert_allclose(_f64(a), _f64(b), rtol=1e-2)
     # a broadcast input cannot be read as one flat row: the reduction stays out of the group
     w = _t((70,))
     tw = jit.trace(lambda x, w: (x * w + 1.0).sum(), (x, w))

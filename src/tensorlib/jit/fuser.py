@@ -49,6 +49,9 @@ _REDUCE_OPS = ("sum", "mean", "max", "min")
 # inside a rows group they are the same register.
 _ROW_VIEWS = ("unsqueeze", "reshape", "view", "expand_dims")
 _PY_SCALARS = (bool, int, float, complex)
+# Reductions in groups sum in float64 (max / min compare there) and round once to the input
+# dtype; eager accumulates half types in float32: both agree within the half type's rounding.
+_REDUCE_DTYPES = (_dt.float32, _dt.float64, _dt.float16, _dt.bfloat16)
 
 
 class FusionError(RuntimeError):
@@ -161,7 +164,7 @@ def _eligible(node, db) -> str | None:
     if node.op_name in _REDUCE_OPS:
         x = node.inputs[0].type
         if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
-                and x.dtype in (_dt.float32, _dt.float64) and len(x.shape) >= 1
+                and x.dtype in _REDUCE_DTYPES and len(x.shape) >= 1
                 and x.shape[-1] > 1 and out.dtype is x.dtype):
             how = _reduce_axis(node, len(x.shape))
             if how == "last":
