@@ -59,7 +59,7 @@ def trace(fn, example_inputs, check_trace: bool = True, check_inputs=None) -> Tr
         checks.append(tuple(x.clone() for x in inputs))
         for ci in check_inputs or ():
             checks.append(tuple(x.clone() for x in _as_inputs(ci, name)))
-    graph, outs, kind = trace_graph(fn, inputs, name)
+    graph, outs, kind = trace_graph(fn, inputs, name, meta=config.meta_trace)
     graph.lint()
     from .executor import _guard_key
     types = [v.type for v in value_order(graph)]

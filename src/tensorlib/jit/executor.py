@@ -3,10 +3,13 @@
 A call computes a guard key from its tensor arguments (dtype, shape, contiguity, device,
 requires_grad). A key seen for the first time runs the traced graph in the interpreter while
 recording every value's observed type (the trace itself counts as that profiling run for the
-example inputs' key); the next call with that key *specializes*: a copy of the graph gets the
-observed types, the standard passes and the fuser run, fusion groups compile, and the result is
-cached behind the key. At most ``config.max_specializations`` keys specialize per function;
-later new keys run the unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
+example inputs' key); with ``config.meta_trace`` that run computes no pointwise op (see
+jit/tracer.py) and the call specializes at once, unless the run had to read such an op's
+result or the graph has ops with effects. The next call with a profiled key *specializes*: a
+copy of the graph gets the observed types, the standard passes and the fuser run, fusion
+groups compile, and the result is cached behind the key. At most
+``config.max_specializations`` keys specialize per function; later new keys run the
+unoptimized graph (the fallback). ``TENSORLIB_JIT_LOG=1`` logs each
 decision with its reason to stderr.
 """
 from __future__ import annotations
@@ -23,12 +26,14 @@ __all__ = ["TracedFunction", "config", "last_executed_optimized_graph"]
 
 class _Config:
     """JIT settings: ``max_specializations`` (per traced function), ``profiling_runs`` (calls
-    with a new key that run unoptimized before it specializes), ``fusion`` (on/off)."""
+    with a new key that run unoptimized before it specializes), ``fusion`` (on/off),
+    ``meta_trace`` (trace without computing pointwise ops: see jit/tracer.py)."""
 
     def __init__(self):
         self.max_specializations = 8
         self.profiling_runs = 1
         self.fusion = True
+        self.meta_trace = True
 
 
 config = _Config()
@@ -80,6 +85,18 @@ class _Plan:
         self.graph = graph
         self.run = run
         self.groups = groups
+
+
+def _direct_runner(graph, runners):
+    """The runner of a graph that is one fusion group reading the graph's inputs in order and
+    returning its outputs: called directly, without the interpreter's register file."""
+    nodes = [n for n in graph.nodes if n.kind != "prim::Constant"]
+    if len(nodes) != 1 or nodes[0] not in runners:
+        return None
+    n = nodes[0]
+    if list(n.inputs) != list(graph.inputs) or list(n.outputs) != list(graph.outputs):
+        return None
+    return runners[n]
 
 
 class TracedFunction:
@@ -157,6 +174,17 @@ class TracedFunction:
             if seen < config.profiling_runs:
                 why = (_key_change(self._last_key, key) if self._last_key is not None
                        else "first call")
+                if config.meta_trace and len(self._plans) < config.max_specializations:
+                    # the types from a run that computes no pointwise op (jit/tracer.py):
+                    # no eager kernel compiles for a profile the fused kernel replaces
+                    from .tracer import meta_profile
+                    res = meta_profile(self.graph, self._base.profile, args)
+                    if res is not None:
+                        log(f"{self.name}: guard miss ({why}); types from a meta run for "
+                            f"{_describe_key(key)}")
+                        self._profiles[key] = res[1]
+                        self._seen[key] = config.profiling_runs
+                        return self._specialize(key, args)
                 log(f"{self.name}: guard miss ({why}); profiling run {seen + 1} for "
                     f"{_describe_key(key)}")
                 return None
@@ -189,7 +217,7 @@ class TracedFunction:
         if config.fusion:
             runners = fuse_and_compile(g)
         g.lint()
-        plan = _Plan(g, Interpreter(g, runners), len(runners))
+        plan = _Plan(g, _direct_runner(g, runners) or Interpreter(g, runners), len(runners))
         self._plans[key] = plan
         self._last_key = key
         log(f"{self.name}: specialized #{len(self._plans)} for {_describe_key(key)}: "

@@ -6,8 +6,9 @@ Grouping is greedy in node order. A node joins a group that produced one of its 
 (a) it is pointwise (an op with a ``pointwise:`` expression in ops.yaml, functional form) with
 the group's element shape, or, in a *rows* group, the reduced-row shape (..., 1); or (b) it
 is a sum / mean / max / min over the last axis of an element value (the group becomes a rows
-group), or over all axes as a pointwise group's last node (an *all* group: one row of every
-element, so its outside inputs must be contiguous with its shape or single elements); and no
+group), or over all axes as a pointwise group's last node (an *all* group: the elements read
+flat in blocks reduced in parallel, so its outside inputs must be contiguous with its shape or
+single elements); and no
 node outside the group that runs before it uses a group value (the group runs
 where its last member was). Every node must be pure by the alias analysis (no writes, nothing
 read from a written alias set), on the CPU, with complete observed types.
@@ -48,6 +49,9 @@ _REDUCE_OPS = ("sum", "mean", "max", "min")
 # inside a rows group they are the same register.
 _ROW_VIEWS = ("unsqueeze", "reshape", "view", "expand_dims")
 _PY_SCALARS = (bool, int, float, complex)
+# Reductions in groups sum in float64 (max / min compare there) and round once to the input
+# dtype; eager accumulates half types in float32: both agree within the half type's rounding.
+_REDUCE_DTYPES = (_dt.float32, _dt.float64, _dt.float16, _dt.bfloat16)
 
 
 class FusionError(RuntimeError):
@@ -160,7 +164,7 @@ def _eligible(node, db) -> str | None:
     if node.op_name in _REDUCE_OPS:
         x = node.inputs[0].type
         if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
-                and x.dtype in (_dt.float32, _dt.float64) and len(x.shape) >= 1
+                and x.dtype in _REDUCE_DTYPES and len(x.shape) >= 1
                 and x.shape[-1] > 1 and out.dtype is x.dtype):
             how = _reduce_axis(node, len(x.shape))
             if how == "last":
@@ -212,8 +216,8 @@ def _internal_levels_ok(group, node, out_level) -> bool:
 
 
 def _flat_inputs_ok(group, red) -> bool:
-    """An all-axes reduction runs the group as one row of every element: each tensor the group
-    reads from outside must be contiguous with the group's shape, or a single element."""
+    """An all-axes reduction reads the group's elements flat: each tensor the group reads from
+    outside must be contiguous with the group's shape, or a single element."""
     for m in group.nodes:
         for v in m.inputs:
             if v.node in group.members or not v.is_tensor:
@@ -580,10 +584,14 @@ def _rows_source(gen, sub, what):
     done = set()
     loaded = {v for j, v in enumerate(ins) if access[j] == "row"}
 
-    def load(j):
+    def load(j, blocked):
+        # In a column block, unit-stride inputs are sliced to the block and indexed from 0:
+        # an index LLVM can prove non-negative (no wraparound branch), so the loop
+        # vectorizes (indexing w[c] with c from cb measured 5x slower per reduction pass).
         if access[j] == "unit":
-            return f"{ind2}x{j} = w{j}[c]"
-        return f"{ind2}x{j} = a{j}[b{j} + c * csi{j}]"
+            return f"x{j} = cbw{j}[c]" if blocked else f"x{j} = w{j}[c]"
+        col = "(cb + c)" if blocked else "c"
+        return f"x{j} = a{j}[b{j} + {col} * csi{j}]"
 
     def row_values():
         return {o for n in done for o in n.outputs}
@@ -607,14 +615,16 @@ def _rows_source(gen, sub, what):
                     done.add(n)
                     progress = True
 
-    def emit_pass(targets, head, body_ind, rng="range(C)"):
+    def emit_pass(targets, head, body_ind, blocked=False):
         nodes = [n for n in gen.deps(targets, stop=row_values()) if n not in done]
-        L.append(f"{head}for c in {rng}:")
-        used = gen.inputs_of(nodes) + [v for v in targets if v.node is None]
-        for v in dict.fromkeys(used):
-            j = ins.index(v)
+        used = [ins.index(v) for v in dict.fromkeys(
+            gen.inputs_of(nodes) + [v for v in targets if v.node is None])]
+        if blocked:
+            L.extend(f"{head}cbw{j} = w{j}[cb:ce]" for j in used if access[j] == "unit")
+        L.append(f"{head}for c in {'range(ce - cb)' if blocked else 'range(C)'}:")
+        for j in used:
             if access[j] != "row":
-                L.append(body_ind + load(j).lstrip())
+                L.append(body_ind + load(j, blocked))
         for n in nodes:
             L.extend(body_ind + s for s in gen.stmts[n])
 
@@ -634,8 +644,8 @@ def _rows_source(gen, sub, what):
         else:
             L.append(f"{ind}tot = {'-' if op == 'max' else ''}np.inf")
         L += [f"{ind}for cb in range(0, C, CB):", f"{ind2}ce = min(C, cb + CB)"]
-        emit_pass([x], ind2, ind3, "range(cb, ce)")
-        L.append(f"{ind3}buf[c - cb] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
+        emit_pass([x], ind2, ind3, blocked=True)
+        L.append(f"{ind3}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, ref(x))}")
         L.append(f"{ind2}m = ce - cb")
         if op in ("sum", "mean"):
             L += [f"{ind2}m8 = m - m % 8", f"{ind2}for q in range(0, m8, 8):"]
@@ -670,6 +680,75 @@ def _rows_source(gen, sub, what):
     return src
 
 
+ALL_BLOCK = 1 << 16  # elements per partial of an all-axes reduction
+
+
+def _all_source(gen, sub, what):
+    """An all-axes group: the elements in blocks of ALL_BLOCK, each reduced (a parallel loop)
+    into one float64 partial (column blocks through a buffer, as the rows kernels do), the
+    partials then folded in order: the same bits serial or parallel, on any thread count.
+    Inputs are single elements (loaded once) or contiguous with the group's shape (read
+    flat); element outputs are stored flat in the same pass."""
+    outs, ins = sub.outputs, sub.inputs
+    red = next(n for n in sub.nodes if n.op_name in _REDUCE_OPS)
+    x, op = red.inputs[0], red.op_name
+    elem = [(i, o) for i, o in enumerate(outs) if o is not red.outputs[0]]
+    ridx = outs.index(red.outputs[0])
+    single = [v.type.numel == 1 for v in ins]
+    sig = ["N", "BL", "CB"] + [f"o{i}, qo{i}" for i in range(len(outs))]
+    sig += [f"a{j}, q{j}" for j in range(len(ins))] + [p for p, _ in gen.params]
+    nodes = gen.deps([x] + [o for _, o in elem])
+    used = [ins.index(v) for v in dict.fromkeys(gen.inputs_of(nodes)
+                                                + [v for v in [x] if v.node is None])]
+    i1, i2, i3, i4 = (" " * k for k in (8, 12, 16, 20))
+    L = ["@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
+         f"def {{fname}}({', '.join(sig)}):",
+         "    nb = (N + BL - 1) // BL",
+         "    part = np.empty(nb, np.float64)",
+         "    for b in {rng}(nb):",
+         f"{i1}buf = np.empty(min(BL, CB), np.float64)",
+         f"{i1}bs = b * BL",
+         f"{i1}be = min(N, bs + BL)"]
+    L += [f"{i1}x{j} = a{j}[q{j}]" for j in used if single[j]]
+    if op in ("sum", "mean"):
+        L.append(f"{i1}" + " = ".join(f"s{q}" for q in range(8)) + " = 0.0")
+    else:
+        L.append(f"{i1}tot = {'-' if op == 'max' else ''}np.inf")
+    L += [f"{i1}for cb in range(bs, be, CB):", f"{i2}ce = min(be, cb + CB)"]
+    # slices indexed from 0: LLVM vectorizes (see _rows_source)
+    L += [f"{i2}cbw{j} = a{j}[q{j} + cb:q{j} + ce]" for j in used if not single[j]]
+    L += [f"{i2}cbu{i} = o{i}[qo{i} + cb:qo{i} + ce]" for i, _ in elem]
+    L.append(f"{i2}for c in range(ce - cb):")
+    L += [f"{i3}x{j} = cbw{j}[c]" for j in used if not single[j]]
+    for n in nodes:
+        L += [i3 + st for st in gen.stmts[n]]
+    L.append(f"{i3}buf[c] = {gen.cast_code(gen.dtype[x], _dt.float64, gen.var[x])}")
+    L += [f"{i3}cbu{i}[c] = {gen.var[o]}" for i, o in elem]
+    L.append(f"{i2}m = ce - cb")
+    if op in ("sum", "mean"):
+        L += [f"{i2}m8 = m - m % 8", f"{i2}for q in range(0, m8, 8):"]
+        L += [f"{i3}s{q} += buf[q + {q}]" for q in range(8)]
+        L += [f"{i2}for q in range(m8, m):", f"{i3}s0 += buf[q]"]
+        L.append(f"{i1}part[b] = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))")
+        L += ["    tot = part[0]", "    for b in range(1, nb):", "        tot += part[b]"]
+        if op == "mean":
+            L.append("    tot = tot / N")
+    else:
+        cmp = ">" if op == "max" else "<"
+        L += [f"{i2}for q in range(m):", f"{i3}e = buf[q]",
+              f"{i3}if (e {cmp} tot or e != e) and tot == tot:", f"{i4}tot = e",
+              f"{i1}part[b] = tot",
+              "    tot = part[0]", "    for b in range(1, nb):", "        e = part[b]",
+              f"        if (e {cmp} tot or e != e) and tot == tot:", "            tot = e"]
+    L.append(f"    o{ridx}[qo{ridx}] = "
+             f"{gen.cast_code(_dt.float64, gen.dtype[red.outputs[0]], 'tot')}")
+    body = "\n".join(L) + "\n"
+    src = _HEADER.format(what=what)
+    for fname, par in (("serial", False), ("parallel", True)):
+        src += "\n" + body.format(fname=fname, par=par, rng="prange" if par else "range")
+    return src
+
+
 # ---- runners ---------------------------------------------------------------------------------
 _row_cache: dict = {}
 _cache_lock = threading.Lock()
@@ -692,6 +771,10 @@ def _row_offsets(lead, strides, offset):
     return ro
 
 
+def _kind_of(t) -> str:
+    return f"{t.dtype.name}[{len(t.shape)}d]"
+
+
 def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
@@ -706,10 +789,14 @@ def compile_group(node):
         return compile_group_cuda(node, "fused_" + "_".join(names))
     gen = _Gen(sub)
     name = "fused_" + "_".join(gen.names)
-    what = f"{name} {[str(v.type) for v in sub.inputs]} -> {[str(o.type) for o in sub.outputs]}"
+    # No shapes in the source (the kernels take them as arguments): the same chain specialized
+    # for another shape is the same module, compiled once per process and cached once on disk.
+    what = (f"{name} {[_kind_of(v.type) for v in sub.inputs]} -> "
+            f"{[_kind_of(o.type) for o in sub.outputs]}")
     values = [v for _, v in gen.params]
     out_types = [o.type for o in sub.outputs]
-    src = (_pointwise_source if mode == "pw" else _rows_source)(gen, sub, what)
+    src = {"pw": _pointwise_source, "rows": _rows_source, "all": _all_source}[mode](
+        gen, sub, what)
     mod = load_generated_module("jit", src)
     label = name if len(name) <= 120 else name[:117] + "..."
 
@@ -772,16 +859,13 @@ def compile_group(node):
         lead = tuple(shape[:-1])
         nd = len(shape)
         if mode == "all":
-            # one "row" of every element: the grouping admitted only inputs that are
-            # contiguous with the group's shape (unit stride) or a single element (stride 0)
+            # C elements read flat (_all_source): the grouping admitted only inputs that are
+            # contiguous with the group's shape or single elements
             R, C, lead = 1, math.prod(shape), ()
         RB = max(1, min(64, R // 32))
         CB = 4096  # column block: the reduction buffer stays in L1/L2
 
         def operand(t, output=False):
-            if mode == "all":
-                return (_row_offsets((), (), t._offset), 1 if t._numel > 1 else 0,
-                        kernel_array(t))
             if output and t._shape == lead:  # a non-keepdims reduction result
                 full = tuple(t._strides) + (0,)
             else:
@@ -814,11 +898,16 @@ def compile_group(node):
                 return tuple(fallback(*ins))
             dev = ins[0].device
             outs = [empty_strided_like_order(t.shape, t.dtype, dev, None) for t in out_types]
-            args = [R, C, RB, CB]
-            for o in outs:
-                args += operand(o, True)
-            for t in ins:
-                args += operand(t)
+            if mode == "all":  # flat operands: (array, element offset) each
+                args = [C, ALL_BLOCK, CB]
+                for t in outs + list(ins):
+                    args += (kernel_array(t), t._offset)
+            else:
+                args = [R, C, RB, CB]
+                for o in outs:
+                    args += operand(o, True)
+                for t in ins:
+                    args += operand(t)
             args += values
             fn = mod.serial
             if R * C >= GRAIN and cores.parallel_ready(mod, tuple(args), R * C):

@@ -8,6 +8,15 @@ arguments and ``prim::Constant`` nodes for everything else (Python scalars, int 
 devices). Views and in-place ops are recorded like any op; their schema's alias annotations
 (``Tensor(a)``, ``Tensor(a!)``) tell the passes what aliases what. A tensor used by the function
 but neither an input nor made by a traced op is a constant (its data is baked into the trace).
+
+Meta tracing (``meta=True``, the default of ``trace``): a trace needs only each op's result
+types, and running the eager kernels for them is most of a first call's cost (compiling or
+loading one Numba / Triton kernel per op and dtype). So the functional form of every pointwise
+op (ops.yaml ``pointwise:``) is not run: its TensorIterator is built as eager builds it (same
+broadcasting, promotion, output layout and errors) and its output allocated but left unwritten.
+Anything that would read such a tensor's data (an op other than a pointwise one or a view, a
+conversion such as ``item()`` / ``numpy()`` / ``repr``) abandons the meta trace, and the
+function is traced again running every op.
 """
 from __future__ import annotations
 
@@ -21,7 +30,7 @@ from ..tensor import Tensor
 from .ir import Graph, ScalarKind, TensorType, type_of_constant
 
 __all__ = ["TracerWarning", "TracingCheckError", "trace_graph", "ensure_registered",
-           "is_tracing"]
+           "is_tracing", "meta_profile"]
 
 
 class TracerWarning(UserWarning):
@@ -46,10 +55,56 @@ def is_tracing() -> bool:
     return _tls.state is not None
 
 
+class _NeedData(BaseException):
+    """Raised inside a meta trace when something reads an unwritten tensor's data; a
+    BaseException, so a function's ``except Exception`` does not swallow it."""
+
+
+def _meta_pointwise(op, args):
+    """The output of a functional pointwise op, built as eager builds it but not computed;
+    None when the op is not one (or anything differs from eager's path: eager then runs)."""
+    from ..dispatch.registration import POINTWISE
+    info = POINTWISE.get(op.name)
+    schema = op.schema
+    if info is None or schema.is_out or any(a.is_write for a in schema.arguments):
+        return None
+    names = [a.name for a in schema.arguments]
+    if len(names) != len(info.tensor_args) + len(info.scalar_args):
+        return None
+    vals = dict(zip(names, args))
+    inputs = [vals.get(n) for n in info.tensor_args]
+    if any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        return None  # autograd records below this key
+    from .. import dtypes as _dt
+    from ..iterator import TensorIterator, compute_dtype_for
+    try:
+        out_dtype = {"bool": _dt.bool_, "real": _dt.real_for}.get(info.output)
+        it = TensorIterator.build(
+            info.name, [None], inputs, int_to_float=info.int_to_float, output_dtype=out_dtype,
+            promote_skip=tuple(info.tensor_args.index(n) for n in info.bool_args))
+        common = it.common_dtype
+        if common.kind not in info.kinds or (info.no_half and common.itemsize == 2
+                                             and common.kind == "f"):
+            return None  # eager raises its error
+        compute = compute_dtype_for(common)
+        for n in info.scalar_args:
+            _dt.scalar_to_compute(vals[n], compute, info.name, n)
+        return it.output()
+    except Exception:  # noqa: BLE001 - eager runs and raises its own error
+        return None
+
+
 def _tracer_kernel(op, ks, args):
     st = _tls.state
     if st is None:  # another thread traces; this one does not
         return op.redispatch(ks, args)
+    if st.meta and not st.depth:
+        out = _meta_pointwise(op, args)
+        if out is not None:
+            st.unwritten[id(out._storage)] = out._storage
+            st.record(op, args, out)
+            return out
+        st.check_written(op, args)
     st.depth += 1
     try:
         with exclude_keys(DispatchKey.Tracer):
@@ -77,6 +132,8 @@ _originals: dict = {}
 def _warning_wrapper(name, orig):
     def wrapper(self, *args, **kwargs):
         st = _tls.state
+        if st is not None and st.meta and name != "__len__":
+            st.check_tensor_written(self)
         if st is not None and not st.depth and st.is_traced(self):
             what = name.strip("_")
             warnings.warn(TracerWarning(
@@ -144,6 +201,24 @@ def _gather_index(t, idx):
         from ..dispatch import dispatcher as _d
         return _d.get_op("take").call(t, idx, 0)
     return None
+
+
+# Tensor methods that read data without an op (besides _CONVERSIONS): a meta trace abandons
+# itself when one reads an unwritten tensor.
+_DATA_READERS = ("_to_host_numpy", "__array__", "__repr__", "__str__", "__format__",
+                 "__dlpack__", "tobytes")
+
+
+def _data_reader(name, orig):
+    def reader(self, *args, **kwargs):
+        st = _tls.state
+        if st is not None and st.meta:
+            st.check_tensor_written(self)
+        return orig(self, *args, **kwargs)
+    reader.__name__ = name
+    reader.__qualname__ = f"Tensor.{name}"
+    reader.__doc__ = orig.__doc__
+    return reader
 
 
 def _traced_getitem(orig):
@@ -218,6 +293,12 @@ def _patch():
                     continue
                 _originals[name] = orig
                 setattr(Tensor, name, _warning_wrapper(name, orig))
+            for name in _DATA_READERS:
+                orig = Tensor.__dict__.get(name)
+                if orig is None or name in _originals:
+                    continue
+                _originals[name] = orig
+                setattr(Tensor, name, _data_reader(name, orig))
             _originals["__getitem__"] = Tensor.__dict__["__getitem__"]
             Tensor.__getitem__ = _traced_getitem(_originals["__getitem__"])
         _patch_count[0] += 1
@@ -234,12 +315,38 @@ def _unpatch():
 
 # ---- recording -------------------------------------------------------------------------------
 class _State:
-    def __init__(self, fn_name):
+    def __init__(self, fn_name, meta=False):
         self.fn_name = fn_name
         self.graph = Graph()
         self.values = {}     # id(tensor) -> (tensor, Value): the tensor kept alive with its id
         self.storages = {}   # id(storage) -> storage of traced tensors
         self.depth = 0
+        self.meta = meta
+        self.unwritten = {}  # id(storage) -> storage of meta outputs (data never computed)
+        self.abandoned = False
+
+    def check_tensor_written(self, t):
+        st = getattr(t, "_storage", None)
+        if st is not None and self.unwritten.get(id(st)) is st:
+            self.abandoned = True
+            raise _NeedData()
+
+    def check_written(self, op, args):
+        """Before ``op`` runs for real: a view only re-indexes (its data is not read); any
+        other op reading an unwritten tensor abandons the meta trace."""
+        if not self.unwritten:
+            return
+        rets = op.schema.returns
+        if (rets and all(r.alias is not None and not r.alias.is_write for r in rets)
+                and not any(a.is_write for a in op.schema.arguments)):
+            return
+        for x in args:
+            if isinstance(x, Tensor):
+                self.check_tensor_written(x)
+            elif isinstance(x, (list, tuple)):
+                for t in x:
+                    if isinstance(t, Tensor):
+                        self.check_tensor_written(t)
 
     def is_traced(self, t) -> bool:
         e = self.values.get(id(t))
@@ -310,24 +417,24 @@ def param_names(fn, n) -> list:
     return names
 
 
-def trace_graph(fn, inputs, fn_name):
-    """Runs ``fn(*inputs)`` with the Tracer key on; returns (graph, outputs, output_kind)."""
+def trace_graph(fn, inputs, fn_name, meta=False):
+    """Runs ``fn(*inputs)`` with the Tracer key on; returns (graph, outputs, output_kind).
+    ``meta``: pointwise ops are not computed (see the module docstring; the outputs' data is
+    then undefined), unless something reads their data: then ``fn`` is traced again, running
+    every op."""
     ensure_registered()
     if _tls.state is not None:
         raise RuntimeError(f"trace({fn_name}): already tracing on this thread (nested "
                            f"tl.jit.trace calls are not supported)")
-    st = _State(fn_name)
-    g = st.graph
-    for name, t in zip(param_names(fn, len(inputs)), inputs):
-        st.bind(t, g.add_input(TensorType.of(t), name))
-    _patch()
-    _tls.state = st
+    st = _State(fn_name, meta)
     try:
-        with include_keys(DispatchKey.Tracer):
-            result = fn(*inputs)
-    finally:
-        _tls.state = None
-        _unpatch()
+        result = _run(st, fn, inputs)
+    except _NeedData:
+        st = None
+    if st is None or st.abandoned:  # (abandoned: an except clause in fn swallowed _NeedData)
+        st = _State(fn_name, False)
+        result = _run(st, fn, inputs)
+    g = st.graph
     if isinstance(result, Tensor):
         kind, outs = "tensor", [result]
     elif isinstance(result, (tuple, list)) and result and all(
@@ -340,3 +447,37 @@ def trace_graph(fn, inputs, fn_name):
     for t in outs:
         g.add_output(st.tensor_value(t, "an output"))
     return g, outs, kind
+
+
+def meta_profile(graph, run, inputs):
+    """``run(*inputs)`` (an Interpreter's ``profile`` over ``graph``, for its observed types)
+    with pointwise ops not computed, as in a meta trace; None when it read an unwritten
+    tensor's data, or when ``graph`` has an op with effects (writes, random numbers: the
+    graph runs again for its results)."""
+    if _tls.state is not None:
+        return None
+    for n in graph.nodes:
+        if n.kind.startswith("tl::"):
+            schema = dispatcher.get_op(n.op_name).schema
+            if any(a.is_write or a.type.base == "Generator" for a in schema.arguments):
+                return None
+    ensure_registered()
+    st = _State("meta profile", True)
+    try:
+        res = _run(st, run, inputs)
+    except _NeedData:
+        return None
+    return None if st.abandoned else res
+
+
+def _run(st, fn, inputs):
+    for name, t in zip(param_names(fn, len(inputs)), inputs):
+        st.bind(t, st.graph.add_input(TensorType.of(t), name))
+    _patch()
+    _tls.state = st
+    try:
+        with include_keys(DispatchKey.Tracer):
+            return fn(*inputs)
+    finally:
+        _tls.state = None
+        _unpatch()
