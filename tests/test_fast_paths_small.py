@@ -765,3 +765,22 @@ def test_one_element_operand_waits_for_its_stream():
         out = t * s
     stream.synchronize()
     np.testing.assert_array_equal(out.numpy(), np.full(1000, 3.0, np.float32))
+
+
+def test_one_element_operand_after_streams_were_used(monkeypatch):
+    # once any CPU stream was used the process launches through the slow path for good; on the
+    # default stream the one-element operand still skips the TensorIterator, and its value is
+    # read after the queued write that produced it
+    stream = tl.Stream(device="cpu")
+    s = tl.asarray(np.float32(1.0))
+    with tl.stream(stream):
+        s.fill_(4.0)
+    t = tl.asarray(np.ones(1000, np.float32))
+    for _ in range(HOT_CALLS + 1):
+        t * tl.asarray(np.float32(1.0))
+    assert _cpu_streams._slow
+    builds = _Builds(monkeypatch)
+    out = t * s  # no synchronize: typed() waits for the queued fill
+    monkeypatch.undo()
+    assert builds.n == 0
+    np.testing.assert_array_equal(out.numpy(), np.full(1000, 4.0, np.float32))

@@ -112,12 +112,13 @@ def _single_value(t, other):
     """The value of ``t``, a tensor holding one element (broadcast or not) whose broadcast with
     ``other`` is ``other``'s shape, as the Python scalar the dense fast path takes in its
     place; None when it must go the full way: not that shape, not host memory, a half type
-    (computed in float32 from its bits), or a write queued on a CPU stream (or a stream or
-    the profiler in use: the value is then read in stream order by the kernel)."""
+    (computed in float32 from its bits), or a user CPU stream current (the kernel then reads
+    the value in stream order). Queued writers of its memory are waited for, as ``typed()``
+    does for any kernel launched on the default stream."""
     st = t._storage
-    if (st._uses is not None or _cpu_streams._slow or st.device.type != "cpu"
-            or len(t._shape) > len(other._shape)
-            or (t._dtype.itemsize == 2 and t._dtype.kind == "f")):
+    if (st.device.type != "cpu" or len(t._shape) > len(other._shape)
+            or (t._dtype.itemsize == 2 and t._dtype.kind == "f")
+            or (_cpu_streams._slow and _cpu_streams.tls.queue is not _cpu_streams.DEFAULT)):
         return None
     if t._numel != 1 and (t._shape != other._shape or not t._numel):
         return None
