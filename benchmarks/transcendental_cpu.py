@@ -4,8 +4,8 @@
         [--funcs exp,log,...] [--dtypes float32,float64] [--threads 1]
 
 Each (function, dtype, size): both implementations run once to compile / warm, then their
-timings are interleaved (tensorlib, NumPy, tensorlib, ...) ``--repeat`` times, in one process.
-The table shows the best and the median of each and two ratios tensorlib / NumPy (< 1:
+timings are interleaved (tensorlib, NumPy, tensorlib, ...) ``--repeat`` times, in one process;
+each call allocates its result (``tl.exp(x)`` against ``np.exp(x)``). The table shows the best and the median of each and two ratios tensorlib / NumPy (< 1:
 tensorlib is faster): ``typ`` of the medians and ``best`` of the best times; the summary gives
 their geometric means and the worst case. ``--threads 1`` (the default) keeps tensorlib's
 parallel variant (above 32 K elements) on one thread, for a per-core comparison with NumPy's
@@ -34,16 +34,18 @@ BINARY = {"pow": (-4, 4), "atan2": (-10, 10)}   # second operand's range
 
 def _np_fn(name):
     if name == "sigmoid":
-        return lambda x, y, out: np.divide(1.0, np.add(1.0, np.exp(np.negative(x, out=out),
-                                                                   out=out), out=out), out=out)
+        def sig(x, y):
+            e = np.exp(np.negative(x))
+            return np.divide(1.0, np.add(1.0, e, out=e), out=e)
+        return sig
     if name == "pow2.5":
-        return lambda x, y, out: np.power(x, x.dtype.type(2.5), out=out)
+        return lambda x, y: x ** 2.5
     if name == "pow":
-        return lambda x, y, out: np.power(x, y, out=out)
+        return lambda x, y: np.power(x, y)
     if name == "atan2":
-        return lambda x, y, out: np.arctan2(x, y, out=out)
+        return lambda x, y: np.arctan2(x, y)
     f = getattr(np, name, None)
-    return None if f is None else (lambda x, y, out: f(x, out=out))
+    return None if f is None else (lambda x, y: f(x))
 
 
 def _tl_fn(name):
@@ -57,6 +59,14 @@ def _tl_fn(name):
     return lambda x, y: f(x)
 
 
+def _wait_background_compiles():
+    """Joins the parallel variants' background compiles (runtime/cpu/cores.py), which would
+    otherwise compete with the timed calls."""
+    from tensorlib.runtime.cpu import cores
+    for t in list(getattr(cores, "_compiling", {}).values()):
+        t.join()
+
+
 def bench(name, dtype, n, repeat):
     rng = np.random.default_rng(0)
     lo, hi = RANGES[name]
@@ -67,11 +77,11 @@ def bench(name, dtype, n, repeat):
     nfn = _np_fn(name)
     if nfn is None:
         return None
-    out_np = np.empty_like(x)
-    for _ in range(3):   # compile, and let the parallel variant get ready
+    for _ in range(3):   # compile; big sizes start the parallel variant's compile
         tfn(tx, ty)
-        time.sleep(0.05)
-    nfn(x, y, out_np)
+    _wait_background_compiles()
+    tfn(tx, ty)
+    nfn(x, y)
     tt, tn = [], []
     inner = max(1, int(2e5 // n))  # small sizes: time a batch of calls
     for _ in range(repeat):
@@ -81,7 +91,7 @@ def bench(name, dtype, n, repeat):
         tt.append((time.perf_counter() - t0) / inner)
         t0 = time.perf_counter()
         for _ in range(inner):
-            nfn(x, y, out_np)
+            nfn(x, y)
         tn.append((time.perf_counter() - t0) / inner)
     return min(tt), float(np.median(tt)), min(tn), float(np.median(tn))
 

@@ -62,7 +62,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "c1f285c2503c9d1f"
+VECTOR_MATH_DIGEST = "ee8198e7ac0a00fc"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -146,7 +146,8 @@ def _define(name, arity, make, inline="never"):
     """Create helper ``name``: operands are cast to their common type ``t``
     and ``make(t)`` returns the implementation (or None: unsupported).
     ``inline="always"``: the implementation is inlined into the caller in Numba's IR (the
-    vector_math kernels: too big for LLVM's inliner, and a call stops vectorization)."""
+    vector_math kernels: too big for LLVM's inliner, and a call stops vectorization); or a
+    Numba inline policy function."""
     stub = _stub(name, arity)
 
     # strict=False: the typing function takes *args, the impls named params
@@ -954,7 +955,15 @@ def _mk_sign(t):
 floordiv = _define("floordiv", 2, _mk_floordiv)
 remainder = _define("remainder", 2, _mk_remainder)
 fmod_ = _define("fmod_", 2, _mk_fmod)
-power = _define("power", 2, _mk_power, inline="always")  # float32: vector_math.pow_f32
+def _inline_real_float(expr, caller_info, callee_info):
+    """Numba inline policy: inline the calls with a real float operand (float32 power is
+    vector_math's pow_f32, which must reach the loop to vectorize) and not the integer power
+    loop (inlining it in Numba's IR trips an internal scope check)."""
+    return any(isinstance(types.unliteral(caller_info.typemap[v.name]), types.Float)
+               for v in expr.args)
+
+
+power = _define("power", 2, _mk_power, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
 def _mk_scale(t):
@@ -1150,8 +1159,8 @@ imag_part = _define("imag_part", 1, _mk_imag_part)
 # math (float32 stays float32: Numba maps np.* on float32 to the libm f-variants)
 # --------------------------------------------------------------------------
 
-# exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid on float32 / float64 and
-# power on float32 use the branch-free kernels of vector_math.py (the loops calling them
+# exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid, erf on float32 /
+# float64 and power on float32 use the branch-free kernels of vector_math.py (the loops calling them
 # vectorize; libm calls do not). Complex types keep the helpers above.
 
 def _mk_vfunc(f32, f64, complex_fn):
@@ -1231,6 +1240,10 @@ def _mk_atan2(t):
 
 
 def _mk_erf(t):
+    if t == types.float32:
+        return lambda a: _vm.erf_f32(a)
+    if t == types.float64:
+        return lambda a: _vm.erf_f64(a)
     if _kind(t) == "f":
         return lambda a: math.erf(a)
     return None
@@ -1276,7 +1289,7 @@ asinh = _define("asinh", 1, _mk_cfunc(np.arcsinh, _c_asinh))
 acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
 atanh = _define("atanh", 1, _mk_cfunc(np.arctanh, _c_atanh))
 sigmoid = _define("sigmoid", 1, _mk_sigmoid, inline="always")
-erf = _define("erf", 1, _mk_erf)
+erf = _define("erf", 1, _mk_erf, inline="always")
 floor = _define("floor", 1, _mk_rounding(np.floor))
 ceil = _define("ceil", 1, _mk_rounding(np.ceil))
 trunc = _define("trunc", 1, _mk_rounding(np.trunc))
