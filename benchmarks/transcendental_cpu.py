@@ -5,15 +5,15 @@
 
 Each (function, dtype, size): both implementations run once to compile / warm, then their
 timings are interleaved (tensorlib, NumPy, tensorlib, ...) ``--repeat`` times, in one process;
-each call allocates its result (``tl.exp(x)`` against ``np.exp(x)``). The table shows the best and the median of each and two ratios tensorlib / NumPy (< 1:
-tensorlib is faster): ``typ`` of the medians and ``best`` of the best times; the summary gives
-their geometric means and the worst case. ``--threads 1`` (the default) keeps tensorlib's
-parallel variant (above 32 K elements) on one thread, for a per-core comparison with NumPy's
-single-threaded ufuncs (0: tensorlib's default thread count). Inputs: uniform over a range
-where the function is interesting (log / log1p / pow bases: positive). NumPy has no sigmoid:
-its row times the composed ``1 / (1 + np.exp(-x))``; nor erf: its rows are skipped. ``pow2.5``
-is ``x ** 2.5`` (a Python-scalar exponent), ``pow`` is ``x ** y`` on two arrays, ``atan2``
-takes two arrays.
+each call allocates its result (``tl.exp(x)`` against ``np.exp(x)``). The table shows the best
+and the median of each and two ratios tensorlib / NumPy (< 1: tensorlib is faster): ``typ`` of
+the medians and ``best`` of the best times; the summary gives their geometric means and the
+worst case. ``--threads 1`` (the default) keeps tensorlib's parallel variant (above 32 K
+elements) on one thread, for a per-core comparison with NumPy's single-threaded ufuncs (0:
+tensorlib's default thread count). Inputs: uniform over a range where the function is
+interesting (log / log1p / pow bases: positive). NumPy has no sigmoid: its row times the
+composed ``1 / (1 + np.exp(-x))``; nor erf: its rows are skipped. ``pow2.5`` is ``x ** 2.5``
+(a Python-scalar exponent), ``pow`` is ``x ** y`` on two arrays, ``atan2`` takes two arrays.
 """
 from __future__ import annotations
 

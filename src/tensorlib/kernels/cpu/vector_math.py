@@ -36,8 +36,8 @@ checks it): generated kernels are keyed on scalar_math.py's text.
 
 Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
 patterns): float32 <= 0.51 ulp for all functions (pow, atan2 included; NumPy's powf: 1.0,
-arctan2: 3.1); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.87,
-atan 0.75, atan2 0.81 (NumPy's: 0.77), tanh 2.5 ulp.
+arctan2: 3.1); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85,
+atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp.
 """
 import math
 
@@ -420,7 +420,7 @@ def sigmoid_f32(x):
 
 
 # --------------------------------------------------------------------------
-# sin / cos
+# sin / cos / tan
 # --------------------------------------------------------------------------
 
 _S1 = -1.66666666666666324348e-01
@@ -491,10 +491,10 @@ _G0, _G1, _G2, _G3 = (math.ldexp((_TWO_OVER_PI_212 >> (159 - 53 * j)) & ((1 << 5
 
 
 @_vjit
-def _reduce_f32(x):
-    """(r, q): |x| = (4k + q) pi/2 + r for some integer k; r a double (|r| <= ~pi/4) exact to
-    ~2**-80 absolute, the low two bits of the uint64 q the quadrant. The caller restores x's
-    sign."""
+def _trig_f32(x, mode):
+    """sin (mode 0), cos (1) or tan (2) of a float32 x, in double. One helper for the three
+    (mode is a constant in each caller, so the other two fold away): one compile on a cold
+    cache. Reduction: |x| = (4k + q) pi/2 + r, r exact to ~2**-80 absolute."""
     ua = np.uint64(f32_bits(x)) & np.uint64(0x7fffffff)
     m = np.float64(bits_f32(np.uint32((ua & np.uint64(0x7fffff)) | np.uint64(0x4b000000))))
     ps = bits_f64(((ua >> np.uint64(23)) + np.uint64(873)) << np.uint64(52))   # 2**(E - 150)
@@ -529,50 +529,35 @@ def _reduce_f32(x):
     b = b - k3
     y = b + ((a_lo + b_lo) + ((e0 + e1) + (e2 + p3)))
     kq = (k0 + k1) + (k2 + k3)
-    return y * _PIO2_1, f64_bits(kq + _SHIFT) - _SHIFT_BITS
-
-
-@_vjit
-def _sin_poly(r, z):
-    return fma(z * r, fma(z, fma(z, fma(z, fma(z, _S5, _S4), _S3), _S2), _S1), r)
-
-
-@_vjit
-def _cos_poly(z):
-    return fma(z * z, fma(z, fma(z, fma(z, _C4, _C3), _C2), _C1), fma(-0.5, z, 1.0))
-
-
-@_vjit
-def _sincos_f32(x, want_cos):
+    r = y * _PIO2_1
+    q = f64_bits(kq + _SHIFT) - _SHIFT_BITS
     ux = np.uint64(f32_bits(x))
-    r, q = _reduce_f32(x)
     z = r * r
-    s = _sin_poly(r, z)
-    c = _cos_poly(z)
-    q = q + np.uint64(1) if want_cos else q
-    v = c if (q & np.uint64(1)) != np.uint64(0) else s
-    flip = (q >> np.uint64(1)) & np.uint64(1)
-    if not want_cos:
-        flip = flip ^ (ux >> np.uint64(31))
-    v = _flipsign(v, flip)
-    xd = np.float64(x)
-    # |x| < 2**-12 (denormals too): sin x = x, cos x = 1 after rounding; inf -> nan
-    if want_cos:
-        v = v if abs(xd) >= 0.000244140625 else 1.0
+    s = fma(z * r, fma(z, fma(z, fma(z, fma(z, _S5, _S4), _S3), _S2), _S1), r)
+    c = fma(z * z, fma(z, fma(z, fma(z, _C4, _C3), _C2), _C1), fma(-0.5, z, 1.0))
+    odd = (q & np.uint64(1)) != np.uint64(0)
+    if mode == 2:
+        # tan r = sin r / cos r (odd quadrants: -cos r / sin r): ~2**-48 relative
+        v = _flipsign((-c / s) if odd else (s / c), ux >> np.uint64(31))
+    elif mode == 1:
+        v = _flipsign(s if odd else c, ((q + np.uint64(1)) >> np.uint64(1)) & np.uint64(1))
     else:
-        v = v if abs(xd) >= 0.000244140625 else xd
+        v = _flipsign(c if odd else s, ((q >> np.uint64(1)) & np.uint64(1)) ^ (ux >> np.uint64(31)))
+    xd = np.float64(x)
+    # |x| < 2**-12 (denormals too): sin x and tan x round to x, cos x to 1; inf -> nan
+    v = v if abs(xd) >= 0.000244140625 else (1.0 if mode == 1 else xd)
     v = v if abs(xd) < _INF else xd - xd
     return np.float32(v)
 
 
 @_vjit
 def sin_f32(x):
-    return _sincos_f32(x, False)
+    return _trig_f32(x, 0)
 
 
 @_vjit
 def cos_f32(x):
-    return _sincos_f32(x, True)
+    return _trig_f32(x, 1)
 
 
 # float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
@@ -583,10 +568,22 @@ _PH64 = np.ascontiguousarray(_ph_table(2048, 1075, [-2, 51, 104, 157, 210]).T).r
 _MANT = np.uint64(0x000fffffffffffff)
 
 
+# fdlibm k_tan.c's minimax coefficients: tan r = r + T0 r**3 + ... on |r| <= 0.6744
+_T = (3.33333333333334091986e-01, 1.33333333333201242699e-01, 5.39682539762260521377e-02,
+      2.18694882948595424599e-02, 8.86323982359930005737e-03, 3.59207910759131235356e-03,
+      1.45620945432529025516e-03, 5.88041240820264096874e-04, 2.46463134818469906812e-04,
+      7.81794442939557092300e-05, 7.14072491382608190305e-05, -1.85586374855275456654e-05,
+      2.59073051863633712884e-05)
+_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12 = _T
+_PIO4 = 7.85398163397448278999e-01
+_PIO4_LO = 3.06161699786838301793e-17
+
+
 @_vjit
-def _reduce_f64(x):
-    """(rh, rl, q): |x| = (4k + q) pi/2 + rh + rl for some integer k; rh + rl a double-double
-    (|rh| <= ~pi/4), the low two bits of the uint64 q the quadrant."""
+def _trig_f64(x, mode):
+    """sin (mode 0), cos (1) or tan (2) of x: one helper for the three (mode is a constant in
+    each caller, so the other two fold away), one compile on a cold cache. Reduction:
+    |x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4)."""
     ux = f64_bits(x)
     ua = ux & ~_SIGN
     e = np.intp(ua >> np.uint64(52))
@@ -638,13 +635,35 @@ def _reduce_f64(x):
     # r = (yh + yl) pi/2 as a double-double (rh, rl)
     rh = yh * _PIO2_1
     rl = fma(yh, _PIO2_1, -rh) + fma(yh, _PIO2_2, yl * _PIO2_1)
-    return rh, rl, q
-
-
-@_vjit
-def _sincos_f64(x, want_cos):
-    ux = f64_bits(x)
-    rh, rl, q = _reduce_f64(x)
+    if mode == 2:
+        odd = (q & np.uint64(1)) != np.uint64(0)
+        # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
+        # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
+        big = abs(rh) >= 0.6744
+        al = rl if rh >= 0.0 else -rl
+        ub = (_PIO4 - abs(rh)) + (_PIO4_LO - al)
+        xx = ub if big else rh
+        yy = 0.0 if big else rl
+        z = xx * xx
+        w = z * z
+        r = _T1 + w * (_T3 + w * (_T5 + w * (_T7 + w * (_T9 + w * _T11))))
+        v = z * (_T2 + w * (_T4 + w * (_T6 + w * (_T8 + w * (_T10 + w * _T12)))))
+        s = z * xx
+        r = yy + z * (s * (r + v) + yy)
+        r = r + _T0 * s
+        t = xx + r                                          # tan(xx + yy) = t + (r - (t - xx))
+        one = -1.0 if odd else 1.0
+        # one division per lane: t*t / (t + one) (big r) or a = -1/t (odd quadrant, small r)
+        qd = (t * t if big else -1.0) / ((t + one) if big else t)
+        tb = _flipsign(one - 2.0 * (xx - (qd - r)), f64_bits(rh) >> np.uint64(63))
+        # odd quadrant, small r: -1 / (t + tl) from a = -1/t, corrected by the residual of a t
+        tl = r - (t - xx)
+        ea = fma(qd, t, 1.0)
+        ts = fma(qd, fma(qd, tl, ea), qd) if odd else t
+        res = tb if big else ts
+        res = _flipsign(res, ux >> np.uint64(63))          # tan is odd
+        res = res if abs(x) >= 3.725290298461914e-09 else x   # |x| < 2**-28: tan x rounds to x
+        return res if abs(x) < _INF else x - x
     z = rh * rh
     w = z * z
     # musl __sin(rh, rl, 1) and __cos(rh, rl)
@@ -655,15 +674,15 @@ def _sincos_f64(x, want_cos):
     hz = 0.5 * z
     w1 = 1.0 - hz
     c = w1 + (((1.0 - w1) - hz) + (z * cr - rh * rl))
-    q = q + np.uint64(1) if want_cos else q
+    q = q + np.uint64(1) if mode == 1 else q
     res = c if (q & np.uint64(1)) != np.uint64(0) else s
     flip = (q >> np.uint64(1)) & np.uint64(1)
-    if not want_cos:
+    if mode != 1:
         flip = flip ^ (ux >> np.uint64(63))            # sin is odd
     res = _flipsign(res, flip)
     # |x| < 2**-26 (denormals too): sin x = x; |x| < 2**-27: cos x = 1 after rounding;
     # inf -> nan
-    if want_cos:
+    if mode == 1:
         res = res if abs(x) >= 7.450580596923828e-09 else 1.0
     else:
         res = res if abs(x) >= 1.4901161193847656e-08 else x
@@ -672,78 +691,22 @@ def _sincos_f64(x, want_cos):
 
 @_vjit
 def sin_f64(x):
-    return _sincos_f64(x, False)
+    return _trig_f64(x, 0)
 
 
 @_vjit
 def cos_f64(x):
-    return _sincos_f64(x, True)
-
-
-# --------------------------------------------------------------------------
-# tan
-# --------------------------------------------------------------------------
-
-@_vjit
-def tan_f32(x):
-    # tan r = sin r / cos r (odd quadrants: -cos r / sin r) from the sin/cos reduction and
-    # polynomials, in double: ~2**-48 relative, so the float32 result is correctly rounded
-    # but within ~2**-24 ulp of a halfway case
-    ux = np.uint64(f32_bits(x))
-    r, q = _reduce_f32(x)
-    z = r * r
-    s = _sin_poly(r, z)
-    c = _cos_poly(z)
-    v = (-c / s) if (q & np.uint64(1)) != np.uint64(0) else (s / c)
-    v = _flipsign(v, ux >> np.uint64(31))               # tan is odd
-    xd = np.float64(x)
-    v = v if abs(xd) >= 0.000244140625 else xd          # |x| < 2**-12: tan x rounds to x
-    v = v if abs(xd) < _INF else xd - xd
-    return np.float32(v)
-
-
-# fdlibm k_tan.c's minimax coefficients: tan r = r + T0 r**3 + ... on |r| <= 0.6744
-_T = (3.33333333333334091986e-01, 1.33333333333201242699e-01, 5.39682539762260521377e-02,
-      2.18694882948595424599e-02, 8.86323982359930005737e-03, 3.59207910759131235356e-03,
-      1.45620945432529025516e-03, 5.88041240820264096874e-04, 2.46463134818469906812e-04,
-      7.81794442939557092300e-05, 7.14072491382608190305e-05, -1.85586374855275456654e-05,
-      2.59073051863633712884e-05)
-_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12 = _T
-_PIO4 = 7.85398163397448278999e-01
-_PIO4_LO = 3.06161699786838301793e-17
+    return _trig_f64(x, 1)
 
 
 @_vjit
 def tan_f64(x):
-    ux = f64_bits(x)
-    rh, rl, q = _reduce_f64(x)
-    odd = (q & np.uint64(1)) != np.uint64(0)
-    # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
-    # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
-    big = abs(rh) >= 0.6744
-    al = rl if rh >= 0.0 else -rl
-    ub = (_PIO4 - abs(rh)) + (_PIO4_LO - al)
-    xx = ub if big else rh
-    yy = 0.0 if big else rl
-    z = xx * xx
-    w = z * z
-    r = _T1 + w * (_T3 + w * (_T5 + w * (_T7 + w * (_T9 + w * _T11))))
-    v = z * (_T2 + w * (_T4 + w * (_T6 + w * (_T8 + w * (_T10 + w * _T12)))))
-    s = z * xx
-    r = yy + z * (s * (r + v) + yy)
-    r = r + _T0 * s
-    t = xx + r                                          # tan(xx + yy) = t + (r - (t - xx))
-    one = -1.0 if odd else 1.0
-    tb = _flipsign(one - 2.0 * (xx - (t * t / (t + one) - r)), f64_bits(rh) >> np.uint64(63))
-    # odd quadrant, small r: -1 / (t + tl) with a = -1/t corrected by the residual of a t
-    tl = r - (t - xx)
-    a = -1.0 / t
-    e = fma(a, t, 1.0)
-    ts = fma(a, fma(a, tl, e), a) if odd else t
-    res = tb if big else ts
-    res = _flipsign(res, ux >> np.uint64(63))          # tan is odd
-    res = res if abs(x) >= 3.725290298461914e-09 else x   # |x| < 2**-28: tan x rounds to x
-    return res if abs(x) < _INF else x - x
+    return _trig_f64(x, 2)
+
+
+@_vjit
+def tan_f32(x):
+    return _trig_f32(x, 2)
 
 
 # --------------------------------------------------------------------------
