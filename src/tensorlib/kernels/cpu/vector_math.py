@@ -583,7 +583,9 @@ _PIO4_LO = 3.06161699786838301793e-17
 def _trig_f64(x, mode):
     """sin (mode 0), cos (1) or tan (2) of x: one helper for the three (mode is a constant in
     each caller, so the other two fold away), one compile on a cold cache. Reduction:
-    |x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4)."""
+    |x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4). tan: ~25% slower
+    than libm's on a CPU whose gathers are microcoded (GDS fix) but within 1 ulp everywhere
+    (glibc's tan is 14 ulp off at 5.3e255)."""
     ux = f64_bits(x)
     ua = ux & ~_SIGN
     e = np.intp(ua >> np.uint64(52))
