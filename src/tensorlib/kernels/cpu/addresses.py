@@ -6,6 +6,7 @@ and an unboxing, several times that. The kernel turns the integers back into arr
 """
 from __future__ import annotations
 
+from llvmlite import ir
 from numba import carray, njit, types
 from numba.extending import intrinsic
 
@@ -20,7 +21,22 @@ def _pointer(typingctx, address, dtype):
     ptr = types.CPointer(dtype.dtype)
 
     def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(ptr))
+        # The pointer comes back from a call LLVM cannot see into, not from an inline
+        # ``inttoptr``: LLVM's alias analysis then knows (as for a pointer argument) that it
+        # cannot point into the module's private constant tables (vector_math.py's float64
+        # sin/cos/tan reduction table). With ``inttoptr`` every table load may alias the
+        # output store, and the loop stays scalar. One call per array, not per element.
+        pty = context.get_value_type(ptr)
+        mod = builder.module
+        name = f"tl_address_{args[0].type}_as_{ptr.dtype}_pointer"
+        fn = mod.globals.get(name)
+        if fn is None:
+            fn = ir.Function(mod, ir.FunctionType(pty, [args[0].type]), name)
+            fn.linkage = "internal"
+            fn.attributes.add("noinline")
+            b = ir.IRBuilder(fn.append_basic_block())
+            b.ret(b.inttoptr(fn.args[0], pty))
+        return builder.call(fn, [args[0]])
 
     return ptr(address, dtype), codegen
 

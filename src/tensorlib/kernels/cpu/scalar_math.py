@@ -62,7 +62,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "daae89a874b742db"
+VECTOR_MATH_DIGEST = "a8675c64d2d93a68"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -146,7 +146,8 @@ def _define(name, arity, make, inline="never"):
     """Create helper ``name``: operands are cast to their common type ``t``
     and ``make(t)`` returns the implementation (or None: unsupported).
     ``inline="always"``: the implementation is inlined into the caller in Numba's IR (the
-    vector_math kernels: too big for LLVM's inliner, and a call stops vectorization)."""
+    vector_math kernels: too big for LLVM's inliner, and a call stops vectorization); or a
+    Numba inline policy function."""
     stub = _stub(name, arity)
 
     # strict=False: the typing function takes *args, the impls named params
@@ -838,6 +839,9 @@ def _mk_power(t):
                 e = e >> w(1)
                 base = base * base
             return t(r)
+    elif t == types.float32:
+        def impl(a, b):
+            return _vm.pow_f32(a, b)
     elif k == "f":
         def impl(a, b):
             return np.power(a, b)
@@ -951,7 +955,15 @@ def _mk_sign(t):
 floordiv = _define("floordiv", 2, _mk_floordiv)
 remainder = _define("remainder", 2, _mk_remainder)
 fmod_ = _define("fmod_", 2, _mk_fmod)
-power = _define("power", 2, _mk_power)
+def _inline_real_float(expr, caller_info, callee_info):
+    """Numba inline policy: inline the calls with a real float operand (float32 power is
+    vector_math's pow_f32, which must reach the loop to vectorize) and not the integer power
+    loop (inlining it in Numba's IR trips an internal scope check)."""
+    return any(isinstance(types.unliteral(caller_info.typemap[v.name]), types.Float)
+               for v in expr.args)
+
+
+power = _define("power", 2, _mk_power, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
 def _mk_scale(t):
@@ -1147,9 +1159,9 @@ imag_part = _define("imag_part", 1, _mk_imag_part)
 # math (float32 stays float32: Numba maps np.* on float32 to the libm f-variants)
 # --------------------------------------------------------------------------
 
-# exp, expm1, log, log1p, sin, cos, tanh, sigmoid on float32 / float64 use the branch-free
-# kernels of vector_math.py (the loops calling them vectorize; libm calls do not). Complex
-# types keep the helpers above.
+# exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid, erf on float32 /
+# float64 and power on float32 use the branch-free kernels of vector_math.py (the loops calling them
+# vectorize; libm calls do not). Complex types keep the helpers above.
 
 def _mk_vfunc(f32, f64, complex_fn):
     def make(t):
@@ -1217,7 +1229,21 @@ def _mk_sigmoid(t):
     return impl
 
 
+def _mk_atan2(t):
+    if t == types.float32:
+        return lambda a, b: _vm.atan2_f32(a, b)
+    if t == types.float64:
+        return lambda a, b: _vm.atan2_f64(a, b)
+    if _kind(t) == "f":
+        return lambda a, b: np.arctan2(a, b)
+    return None
+
+
 def _mk_erf(t):
+    if t == types.float32:
+        return lambda a: _vm.erf_f32(a)
+    if t == types.float64:
+        return lambda a: _vm.erf_f64(a)
     if _kind(t) == "f":
         return lambda a: math.erf(a)
     return None
@@ -1251,11 +1277,11 @@ sqrt = _define("sqrt", 1, _mk_cfunc(np.sqrt, _c_sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
-tan = _define("tan", 1, _mk_cfunc(np.tan, _c_tan))
+tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
 asin = _define("asin", 1, _mk_cfunc(np.arcsin, _c_asin))
 acos = _define("acos", 1, _mk_cfunc(np.arccos, _c_acos))
-atan = _define("atan", 1, _mk_cfunc(np.arctan, _c_atan))
-atan2 = _define("atan2", 2, _mk_ufunc2(np.arctan2))
+atan = _define("atan", 1, _mk_vfunc(_vm.atan_f32, _vm.atan_f64, _c_atan), inline="always")
+atan2 = _define("atan2", 2, _mk_atan2, inline="always")
 sinh = _define("sinh", 1, _mk_cfunc(np.sinh, _c_sinh))
 cosh = _define("cosh", 1, _mk_cfunc(np.cosh, _c_cosh))
 tanh = _define("tanh", 1, _mk_vfunc(_vm.tanh_f32, _vm.tanh_f64, _c_tanh), inline="always")
@@ -1263,7 +1289,7 @@ asinh = _define("asinh", 1, _mk_cfunc(np.arcsinh, _c_asinh))
 acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
 atanh = _define("atanh", 1, _mk_cfunc(np.arctanh, _c_atanh))
 sigmoid = _define("sigmoid", 1, _mk_sigmoid, inline="always")
-erf = _define("erf", 1, _mk_erf)
+erf = _define("erf", 1, _mk_erf, inline="always")
 floor = _define("floor", 1, _mk_rounding(np.floor))
 ceil = _define("ceil", 1, _mk_rounding(np.ceil))
 trunc = _define("trunc", 1, _mk_rounding(np.trunc))

@@ -5,8 +5,8 @@ generated pointwise loops (kernels/cpu/pointwise.py) from vectorizing. The helpe
 plain arithmetic instead: range reduction, a polynomial, and special values (nan, +-inf,
 +-0.0, overflow, underflow, denormals) resolved with selects, so a loop calling them becomes
 SIMD code (``<4 x double>`` / ``<8 x float>`` on AVX2). ``scalar_math.py`` routes the real
-float cases of exp, expm1, log, log1p, sin, cos, tanh, sigmoid here; complex types keep their
-helpers there.
+float cases of exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid and float32
+power here; complex types (and float64 power) keep their helpers there.
 
 float32 computes internally in float64 (one conversion each way, exact): the double-precision
 intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded
@@ -14,13 +14,16 @@ one except within ~2**-6 ulp of a rounding boundary (measured max error <= 0.51 
 tests/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite reduction, the
 fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
 
-Argument reduction for sin/cos is Payne-Hanek for every input, branch-free: a table of
-2**e * 2/pi mod 4 per exponent (fixed-point chunks; the per-lane table loads are the only
-memory access), products split exactly with fma, fractions summed with TwoSums. It is exact
-to ~2**-80 (float32) / ~2**-150 (float64) absolute for all finite inputs, huge ones included
-(float64's closest approach to a multiple of pi/2, 2**-61 at 5.3e255, is right to the last
-bit). A Cody-Waite reduction would be ~2x cheaper but needs a fallback above ~2**50, and a
-fallback branch (or a libm call) in the loop body stops vectorization.
+Argument reduction for sin/cos/tan is Payne-Hanek for every input, branch-free, products split
+exactly with fma, fractions summed with TwoSums. float64 reads a table of 2**e * 2/pi mod 4 per
+exponent (fixed-point chunks; the per-lane table loads, gathers, are the only memory access);
+float32 needs no table: (2/pi in four 53-bit chunks) * 2**e mod 4 is exact arithmetic. Gathers
+are microcoded (~30 cycles each) on Intel CPUs with the Gather Data Sampling fix, which makes the
+float64 reduction cost ~15 ns per element there. Exact to ~2**-80 (float32) / ~2**-150
+(float64) absolute for all finite inputs, huge ones included (float64's closest approach to a
+multiple of pi/2, 2**-61 at 5.3e255, is right to the last bit). A Cody-Waite reduction would be
+cheaper but needs a fallback above ~2**50, and a fallback branch (or a libm call) in the loop
+body stops vectorization (an if-converted branch runs both sides).
 
 Everything here is compiled on its own (once per signature, cached on disk) by ``_vjit``, with
 LLVM's ``alwaysinline`` on the compiled function: a kernel calling it links that code and LLVM
@@ -32,8 +35,9 @@ scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here (tests/test_ve
 checks it): generated kernels are keyed on scalar_math.py's text.
 
 Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
-patterns): float32 <= 0.51 ulp for all eight functions; float64 exp 0.96, log 0.73, expm1 1.72,
-log1p ~1, sin/cos 1.28, tanh 2.5 ulp.
+patterns): float32 <= 0.51 ulp for all functions (pow, atan2 included; NumPy's powf: 1.0,
+arctan2: 3.1); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85,
+atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp.
 """
 import math
 
@@ -416,7 +420,7 @@ def sigmoid_f32(x):
 
 
 # --------------------------------------------------------------------------
-# sin / cos
+# sin / cos / tan
 # --------------------------------------------------------------------------
 
 _S1 = -1.66666666666666324348e-01
@@ -473,60 +477,87 @@ def _ph_table(nexp, bias, cuts):
     return out
 
 
-# float32: x = m 2**(E-150) with m < 2**24; V(E) in two 53-bit fixed-point chunks (bits
-# 2**1..2**-51 and 2**-52..2**-104), interleaved [G1(E), G2(E)] for E = 0..255
-_PH32 = np.ascontiguousarray(_ph_table(256, 150, [-2, 51, 104]).T).reshape(-1)
-
 f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
 bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
 
+# float32 needs no table: x = m 2**s (m < 2**24, s = E - 150 <= 104) and 2/pi = G0 + G1 + G2 + G3
+# (53-bit chunks _G0.._G3: bits 2**-1..2**-53, 2**-54..2**-106, ...), so x 2/pi mod 4 =
+# sum_i m ((Gi 2**s) mod 4) mod 4, each (Gi 2**s) mod 4 exact in a double. Per-lane table loads
+# (gathers) cost ~30 cycles each on CPUs with the Gather Data Sampling microcode fix; this
+# arithmetic is ~2.4x faster there and gives the same bits.
+_TWO_OVER_PI_212 = _two_over_pi_fixed(212)
+_G0, _G1, _G2, _G3 = (math.ldexp((_TWO_OVER_PI_212 >> (159 - 53 * j)) & ((1 << 53) - 1),
+                                 -53 * (j + 1)) for j in range(4))
+
 
 @_vjit
-def _sincos_f32(x, want_cos):
-    ux = np.uint64(f32_bits(x))
-    ua = ux & np.uint64(0x7fffffff)
-    e = np.intp(ua >> np.uint64(23))
+def _trig_f32(x, mode):
+    """sin (mode 0), cos (1) or tan (2) of a float32 x, in double. One helper for the three
+    (mode is a constant in each caller, so the other two fold away): one compile on a cold
+    cache. Reduction: |x| = (4k + q) pi/2 + r, r exact to ~2**-80 absolute."""
+    ua = np.uint64(f32_bits(x)) & np.uint64(0x7fffffff)
     m = np.float64(bits_f32(np.uint32((ua & np.uint64(0x7fffff)) | np.uint64(0x4b000000))))
-    # x 2/pi mod 4 = m V(E) mod 4: m g1 = p + err exactly (fma), p mod 4 exact, the
-    # fraction (a - n) exact; the rounding errors left are ~2**-80 absolute
-    g1 = _PH32[2 * e]
-    g2 = _PH32[2 * e + 1]
-    p = m * g1
-    err = fma(m, g1, -p)                      # m g1 = p + err exactly
-    a = fma(-4.0, np.floor(p * 0.25), p)      # p mod 4, exact
-    t = a + _SHIFT
-    n = t - _SHIFT
-    y = ((a - n) + err) + m * g2
+    ps = bits_f64(((ua >> np.uint64(23)) + np.uint64(873)) << np.uint64(52))   # 2**(E - 150)
+    t0 = _G0 * ps
+    t0 = fma(-4.0, np.floor(t0 * 0.25), t0)             # mod 4, exact
+    t1 = _G1 * ps
+    t1 = fma(-4.0, np.floor(t1 * 0.25), t1)
+    t2 = _G2 * ps                                       # < 1/4: no multiple of 4 to drop
+    t3 = _G3 * ps
+    # m ti = pi + ei exactly (|pi| < 2**26); pi = ki + fi, ki an integer, |fi| <= 1/2
+    p0 = m * t0
+    e0 = fma(m, t0, -p0)
+    p1 = m * t1
+    e1 = fma(m, t1, -p1)
+    p2 = m * t2
+    e2 = fma(m, t2, -p2)
+    p3 = m * t3                                         # < 2**-31: its rounding ~2**-84
+    k0 = (p0 + _SHIFT) - _SHIFT
+    k1 = (p1 + _SHIFT) - _SHIFT
+    k2 = (p2 + _SHIFT) - _SHIFT
+    f0 = p0 - k0
+    f1 = p1 - k1
+    f2 = p2 - k2
+    # f0 + f1 + f2 with TwoSums, its integer part dropped; the small terms (< 2**-25) added
+    a = f0 + f1
+    ab = a - f0
+    a_lo = (f0 - (a - ab)) + (f1 - ab)
+    b = a + f2
+    bb = b - a
+    b_lo = (a - (b - bb)) + (f2 - bb)
+    k3 = (b + _SHIFT) - _SHIFT
+    b = b - k3
+    y = b + ((a_lo + b_lo) + ((e0 + e1) + (e2 + p3)))
+    kq = (k0 + k1) + (k2 + k3)
     r = y * _PIO2_1
+    q = f64_bits(kq + _SHIFT) - _SHIFT_BITS
+    ux = np.uint64(f32_bits(x))
     z = r * r
     s = fma(z * r, fma(z, fma(z, fma(z, fma(z, _S5, _S4), _S3), _S2), _S1), r)
     c = fma(z * z, fma(z, fma(z, fma(z, _C4, _C3), _C2), _C1), fma(-0.5, z, 1.0))
-    q = f64_bits(t) - _SHIFT_BITS
-    q = q + np.uint64(1) if want_cos else q
-    v = c if (q & np.uint64(1)) != np.uint64(0) else s
-    flip = (q >> np.uint64(1)) & np.uint64(1)
-    if not want_cos:
-        flip = flip ^ (ux >> np.uint64(31))
-    v = _flipsign(v, flip)
-    xd = np.float64(x)
-    # |x| < 2**-12 (denormals too): sin x = x, cos x = 1 after rounding; inf -> nan
-    if want_cos:
-        v = v if abs(xd) >= 0.000244140625 else 1.0
+    odd = (q & np.uint64(1)) != np.uint64(0)
+    if mode == 2:
+        # tan r = sin r / cos r (odd quadrants: -cos r / sin r): ~2**-48 relative
+        v = _flipsign((-c / s) if odd else (s / c), ux >> np.uint64(31))
+    elif mode == 1:
+        v = _flipsign(s if odd else c, ((q + np.uint64(1)) >> np.uint64(1)) & np.uint64(1))
     else:
-        v = v if abs(xd) >= 0.000244140625 else xd
+        v = _flipsign(c if odd else s, ((q >> np.uint64(1)) & np.uint64(1)) ^ (ux >> np.uint64(31)))
+    xd = np.float64(x)
+    # |x| < 2**-12 (denormals too): sin x and tan x round to x, cos x to 1; inf -> nan
+    v = v if abs(xd) >= 0.000244140625 else (1.0 if mode == 1 else xd)
     v = v if abs(xd) < _INF else xd - xd
     return np.float32(v)
 
 
-
 @_vjit
 def sin_f32(x):
-    return _sincos_f32(x, False)
+    return _trig_f32(x, 0)
 
 
 @_vjit
 def cos_f32(x):
-    return _sincos_f32(x, True)
+    return _trig_f32(x, 1)
 
 
 # float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
@@ -537,8 +568,24 @@ _PH64 = np.ascontiguousarray(_ph_table(2048, 1075, [-2, 51, 104, 157, 210]).T).r
 _MANT = np.uint64(0x000fffffffffffff)
 
 
+# fdlibm k_tan.c's minimax coefficients: tan r = r + T0 r**3 + ... on |r| <= 0.6744
+_T = (3.33333333333334091986e-01, 1.33333333333201242699e-01, 5.39682539762260521377e-02,
+      2.18694882948595424599e-02, 8.86323982359930005737e-03, 3.59207910759131235356e-03,
+      1.45620945432529025516e-03, 5.88041240820264096874e-04, 2.46463134818469906812e-04,
+      7.81794442939557092300e-05, 7.14072491382608190305e-05, -1.85586374855275456654e-05,
+      2.59073051863633712884e-05)
+_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12 = _T
+_PIO4 = 7.85398163397448278999e-01
+_PIO4_LO = 3.06161699786838301793e-17
+
+
 @_vjit
-def _sincos_f64(x, want_cos):
+def _trig_f64(x, mode):
+    """sin (mode 0), cos (1) or tan (2) of x: one helper for the three (mode is a constant in
+    each caller, so the other two fold away), one compile on a cold cache. Reduction:
+    |x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4). tan: ~25% slower
+    than libm's on a CPU whose gathers are microcoded (GDS fix) but within 1 ulp everywhere
+    (glibc's tan is 14 ulp off at 5.3e255)."""
     ux = f64_bits(x)
     ua = ux & ~_SIGN
     e = np.intp(ua >> np.uint64(52))
@@ -582,12 +629,43 @@ def _sincos_f64(x, want_cos):
     y = h + u
     yb = y - h
     y_lo = (h - (y - yb)) + (u - yb)
-    y = y + (y_lo + ((u_lo + t_lo) + (e3 + p4)))
+    tail = y_lo + ((u_lo + t_lo) + (e3 + p4))
+    yh = y + tail
+    yl = tail - (yh - y)                                # y + tail = yh + yl (|tail| < |y|)
     nq = ((n1 + n2) + (n3 + na)) + ns
     q = f64_bits(nq + _SHIFT) - _SHIFT_BITS
-    # r = y pi/2 as a double-double (rh, rl)
-    rh = y * _PIO2_1
-    rl = fma(y, _PIO2_1, -rh) + y * _PIO2_2
+    # r = (yh + yl) pi/2 as a double-double (rh, rl)
+    rh = yh * _PIO2_1
+    rl = fma(yh, _PIO2_1, -rh) + fma(yh, _PIO2_2, yl * _PIO2_1)
+    if mode == 2:
+        odd = (q & np.uint64(1)) != np.uint64(0)
+        # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
+        # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
+        big = abs(rh) >= 0.6744
+        al = rl if rh >= 0.0 else -rl
+        ub = (_PIO4 - abs(rh)) + (_PIO4_LO - al)
+        xx = ub if big else rh
+        yy = 0.0 if big else rl
+        z = xx * xx
+        w = z * z
+        r = _T1 + w * (_T3 + w * (_T5 + w * (_T7 + w * (_T9 + w * _T11))))
+        v = z * (_T2 + w * (_T4 + w * (_T6 + w * (_T8 + w * (_T10 + w * _T12)))))
+        s = z * xx
+        r = yy + z * (s * (r + v) + yy)
+        r = r + _T0 * s
+        t = xx + r                                          # tan(xx + yy) = t + (r - (t - xx))
+        one = -1.0 if odd else 1.0
+        # one division per lane: t*t / (t + one) (big r) or a = -1/t (odd quadrant, small r)
+        qd = (t * t if big else -1.0) / ((t + one) if big else t)
+        tb = _flipsign(one - 2.0 * (xx - (qd - r)), f64_bits(rh) >> np.uint64(63))
+        # odd quadrant, small r: -1 / (t + tl) from a = -1/t, corrected by the residual of a t
+        tl = r - (t - xx)
+        ea = fma(qd, t, 1.0)
+        ts = fma(qd, fma(qd, tl, ea), qd) if odd else t
+        res = tb if big else ts
+        res = _flipsign(res, ux >> np.uint64(63))          # tan is odd
+        res = res if abs(x) >= 3.725290298461914e-09 else x   # |x| < 2**-28: tan x rounds to x
+        return res if abs(x) < _INF else x - x
     z = rh * rh
     w = z * z
     # musl __sin(rh, rl, 1) and __cos(rh, rl)
@@ -598,15 +676,16 @@ def _sincos_f64(x, want_cos):
     hz = 0.5 * z
     w1 = 1.0 - hz
     c = w1 + (((1.0 - w1) - hz) + (z * cr - rh * rl))
-    q = q + np.uint64(1) if want_cos else q
+    q = q + np.uint64(1) if mode == 1 else q
     res = c if (q & np.uint64(1)) != np.uint64(0) else s
     flip = (q >> np.uint64(1)) & np.uint64(1)
-    if not want_cos:
+    if mode != 1:
         flip = flip ^ (ux >> np.uint64(63))            # sin is odd
     res = _flipsign(res, flip)
-    # |x| < 2**-26 (denormals too): sin x = x, cos x = 1 after rounding; inf -> nan
-    if want_cos:
-        res = res if abs(x) >= 1.4901161193847656e-08 else 1.0
+    # |x| < 2**-26 (denormals too): sin x = x; |x| < 2**-27: cos x = 1 after rounding;
+    # inf -> nan
+    if mode == 1:
+        res = res if abs(x) >= 7.450580596923828e-09 else 1.0
     else:
         res = res if abs(x) >= 1.4901161193847656e-08 else x
     return res if abs(x) < _INF else x - x
@@ -614,9 +693,294 @@ def _sincos_f64(x, want_cos):
 
 @_vjit
 def sin_f64(x):
-    return _sincos_f64(x, False)
+    return _trig_f64(x, 0)
 
 
 @_vjit
 def cos_f64(x):
-    return _sincos_f64(x, True)
+    return _trig_f64(x, 1)
+
+
+@_vjit
+def tan_f64(x):
+    return _trig_f64(x, 2)
+
+
+@_vjit
+def tan_f32(x):
+    return _trig_f32(x, 2)
+
+
+# --------------------------------------------------------------------------
+# pow
+# --------------------------------------------------------------------------
+
+@_vjit
+def _odd_integer(y):
+    """y (a double) is an odd integer (|y| < 2**53: larger doubles are even)."""
+    h = y * 0.5
+    return (np.floor(y) == y) & (np.floor(h) != h)
+
+
+@_vjit
+def pow_f32(x, y):
+    # |x|**y = exp(y ln|x|) in double: ln|x| to ~2**-50 relative (atanh series), its product
+    # with y rounded once, exp to ~2**-42: the float32 result is correctly rounded but within
+    # ~2**-18 ulp of a halfway case (and for float32-denormal results)
+    xd = np.float64(x)
+    yd = np.float64(y)
+    a = abs(xd)
+    k, z = _split(f64_bits(max(a, 1e-300)))           # float32 values are normal doubles
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    # 2 atanh(s) = 2s (1 + z2/3 + ... + z2**8/17): truncation (z2 <= 0.0295) ~2**-48
+    p = fma(z2, 1.0 / 17.0, 1.0 / 15.0)
+    p = fma(p, z2, 1.0 / 13.0)
+    p = fma(p, z2, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    ls = fma(2.0 * s * z2, p, 2.0 * s)
+    lhi = k * _LN2_HI                                   # exact (|k| < 2**11)
+    lg = lhi + (fma(k, _LN2_LO, ls))
+    lg = lg if a != 0.0 else -_INF
+    lg = lg if a != _INF else _INF
+    lg = lg if a == a else a                            # nan x
+    t = yd * lg
+    tc = min(max(t, -160.0), 160.0)
+    kk = fma(tc, _LOG2E, _SHIFT) - _SHIFT
+    r = fma(-kk, _LN2, tc)
+    r = fma(-kk, _LN2_LO53, r)
+    # degree 11 Taylor on |r| <= ln2/2: truncation ~2**-48
+    e = 1.0 / 39916800.0
+    e = fma(e, r, 1.0 / 3628800.0)
+    e = fma(e, r, 1.0 / 362880.0)
+    e = fma(e, r, 1.0 / 40320.0)
+    e = fma(e, r, 1.0 / 5040.0)
+    e = fma(e, r, 1.0 / 720.0)
+    e = fma(e, r, 1.0 / 120.0)
+    e = fma(e, r, 1.0 / 24.0)
+    e = fma(e, r, 1.0 / 6.0)
+    e = fma(e, r, 0.5)
+    e = fma(e, r * r, r) + 1.0
+    res = e * _pow2(kk)                                 # |kk| <= 231: 2**kk is normal
+    res = res if t == t else t                          # nan x or y (t nan: y ln|x| = 0 * inf too)
+    # x < 0: (-1)**y |x|**y for integer y, nan for other finite y
+    neg = xd < 0.0
+    odd = _odd_integer(yd)
+    res = -res if (neg & odd) else res
+    res = _NAN if (neg & (np.floor(yd) != yd) & (abs(yd) < _INF) & (a < _INF)) else res
+    # -0.0 ** odd y keeps the sign (neg misses -0.0)
+    res = _copysign(res, xd) if (odd & (xd == 0.0)) else res
+    res = 1.0 if (xd == 1.0) | (yd == 0.0) else res     # even for a nan y / x
+    res = 1.0 if (xd == -1.0) & (abs(yd) == _INF) else res
+    return np.float32(res)
+
+
+# --------------------------------------------------------------------------
+# atan / atan2
+# --------------------------------------------------------------------------
+
+# fdlibm s_atan.c: atan(t) for t >= 0 reduced by one of five maps t -> (a t - b) / (c + d t)
+# to |u| <= 7/16, atan t = atan(hi_i + lo_i) + atan u, then an odd polynomial in u. Selected
+# per lane instead of branched.
+_ATANHI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
+           9.82793723247329054082e-01, 1.57079632679489655800e+00)
+_ATANLO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
+           1.39033110312309984516e-17, 6.12323399573676603587e-17)
+_AT = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+       -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+       6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+       -3.65315727442169155270e-02, 1.62858201153657823623e-02)
+_AH0, _AH1, _AH2, _AH3 = _ATANHI
+_AL0, _AL1, _AL2, _AL3 = _ATANLO
+_AT0, _AT1, _AT2, _AT3, _AT4, _AT5, _AT6, _AT7, _AT8, _AT9, _AT10 = _AT
+_PI = 3.1415926535897931160e+00
+_PI_LO = 1.2246467991473531772e-16
+
+
+@_vjit
+def _atan_pos2(t, tl):
+    """(hi, tail): atan(t + tl) = hi - tail for t >= 0 (or nan; +inf gives pi/2), tl a small
+    correction (the rounding error of a quotient t, or 0); hi is one of fdlibm's atanhi."""
+    t = 1e300 if t > 1e300 else t                       # inf: -1/t = -0.0, not 0 * inf = nan
+    r1 = t < 0.4375
+    r2 = t < 0.6875
+    r3 = t < 1.1875
+    r4 = t < 2.4375
+    # u = (a t - b) / (c + d t): t, (2t - 1) / (2 + t), (t - 1) / (t + 1),
+    # (t - 1.5) / (1 + 1.5 t), -1 / t
+    a = 1.0 if r1 else (2.0 if r2 else (1.0 if r4 else 0.0))
+    b = 0.0 if r1 else (1.0 if r3 else (1.5 if r4 else 1.0))
+    c = 1.0 if r1 else (2.0 if r2 else (1.0 if r4 else 0.0))
+    d = 0.0 if r1 else (1.0 if r3 else (1.5 if r4 else 1.0))
+    hi = 0.0 if r1 else (_AH0 if r2 else (_AH1 if r3 else (_AH2 if r4 else _AH3)))
+    lo = 0.0 if r1 else (_AL0 if r2 else (_AL1 if r3 else (_AL2 if r4 else _AL3)))
+    u = fma(a, t, -b) / fma(d, t, c)
+    # du/dt = (a c + b d) / (c + d t)**2 carries tl into u's frame
+    du = tl * (fma(a, c, b * d) / (fma(d, t, c) * fma(d, t, c)))
+    du = du if du == du else 0.0                        # t = inf
+    z = u * u
+    w = z * z
+    s1 = z * (_AT0 + w * (_AT2 + w * (_AT4 + w * (_AT6 + w * (_AT8 + w * _AT10)))))
+    s2 = w * (_AT1 + w * (_AT3 + w * (_AT5 + w * (_AT7 + w * _AT9))))
+    return hi, ((u * (s1 + s2) - lo) - du) - u
+
+
+@_vjit
+def _atan_pos(t, tl):
+    hi, tail = _atan_pos2(t, tl)
+    return hi - tail
+
+
+@_vjit
+def atan_f64(x):
+    res = _copysign(_atan_pos(abs(x), 0.0), x)
+    return res if abs(x) >= 7.450580596923828e-09 else x   # |x| < 2**-27: atan x rounds to x
+
+
+@_vjit
+def atan_f32(x):
+    xd = np.float64(x)
+    return np.float32(_copysign(_atan_pos(abs(xd), 0.0), xd))
+
+
+@_vjit
+def _atan2_d(y, x, exact_quotient):
+    """atan2 in double: z = atan(|y| / |x|), placed in the quadrant of (x, y) (C99's zero,
+    infinity and nan cases included)."""
+    ay = abs(y)
+    ax = abs(x)
+    t = ay / ax
+    tl = 0.0
+    if not exact_quotient:
+        tl = fma(-t, ax, ay) / ax                       # ay / ax = t + tl (to ~2**-106)
+        tl = tl if tl == tl else 0.0
+    both_inf = (ay == _INF) & (ax == _INF)
+    t = 1.0 if both_inf else t                          # atan2(+-inf, +-inf): odd multiples of pi/4
+    t = 0.0 if ay == 0.0 else t                         # atan2(+-0, x) for every x, zeros too
+    tl = 0.0 if both_inf | (ay == 0.0) else tl
+    hi, tail = _atan_pos2(t, tl)
+    # x < 0 (-0.0 too): pi - atan = (pi - hi) + tail, pi - hi as an exact sum d + err
+    d = _PI - hi
+    err = (_PI - d) - hi
+    zneg = d + (err + (tail + _PI_LO))
+    xneg = (f64_bits(x) >> np.uint64(63)) != np.uint64(0)
+    res = _copysign(zneg if xneg else hi - tail, y)
+    return res if (x == x) & (y == y) else x + y
+
+
+@_vjit
+def atan2_f64(y, x):
+    return _atan2_d(y, x, False)
+
+
+@_vjit
+def atan2_f32(y, x):
+    # the double quotient of two floats is accurate to 2**-53: no correction needed
+    return np.float32(_atan2_d(np.float64(y), np.float64(x), True))
+
+
+# --------------------------------------------------------------------------
+# erf
+# --------------------------------------------------------------------------
+
+# fdlibm s_erf.c's rational approximations: |x| < 0.84375: erf = x + x P(x*x) / Q(x*x);
+# [0.84375, 1.25): erx + P(|x| - 1) / Q(|x| - 1); [1.25, 1/0.35) and [1/0.35, 6):
+# erfc = exp(-z*z - 0.5625 + (z - |x|)(z + |x|) + R(1/x*x) / S(1/x*x)) / |x|, z = |x| with
+# its low 32 bits cleared (z*z exact). The three outer regions share one rational of degree
+# (7, 8) whose coefficients are selected per lane; one exp of the sum of the exponents.
+_ERX = 8.45062911510467529297e-01
+_EFX8 = 1.02703333676410069053e+00
+_ERF_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02,
+           -5.77027029648944159157e-03, -2.37630166566501626084e-05)
+_ERF_QQ = (3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+           1.32494738004321644526e-04, -3.96022827877536812320e-06)
+# numerators (degree 7) and denominators (1 + degree 8) of the three outer regions, padded
+_ERF_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01,
+           3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+           -2.16637559486879084300e-03, 0.0)
+_ERF_QA = (1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02,
+           1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02,
+           0.0, 0.0)
+_ERF_RA = (-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01,
+           -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02,
+           -8.12874355063065934246e+01, -9.81432934416914548592e+00)
+_ERF_SA = (1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02,
+           6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02,
+           6.57024977031928170135e+00, -6.04244152148580987438e-02)
+_ERF_RB = (-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01,
+           -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03,
+           -4.83519191608651397019e+02, 0.0)
+_ERF_SB = (3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03,
+           3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02,
+           -2.24409524465858183362e+01, 0.0)
+(_PP0, _PP1, _PP2, _PP3, _PP4) = _ERF_PP
+(_QQ1, _QQ2, _QQ3, _QQ4, _QQ5) = _ERF_QQ
+(_PA0, _PA1, _PA2, _PA3, _PA4, _PA5, _PA6, _PA7) = _ERF_PA
+(_QA1, _QA2, _QA3, _QA4, _QA5, _QA6, _QA7, _QA8) = _ERF_QA
+(_RA0, _RA1, _RA2, _RA3, _RA4, _RA5, _RA6, _RA7) = _ERF_RA
+(_SA1, _SA2, _SA3, _SA4, _SA5, _SA6, _SA7, _SA8) = _ERF_SA
+(_RB0, _RB1, _RB2, _RB3, _RB4, _RB5, _RB6, _RB7) = _ERF_RB
+(_SB1, _SB2, _SB3, _SB4, _SB5, _SB6, _SB7, _SB8) = _ERF_SB
+
+
+@_vjit
+def _pick(rb, rc, pb, pc, pd):
+    """The coefficient of the lane's region: pb (|x| < 1.25), pc (< 1/0.35) or pd."""
+    return pb if rb else (pc if rc else pd)
+
+
+@_vjit
+def _exp_core(t):
+    """exp(t) for t in [-700, 700] (no special values), ~0.5 ulp."""
+    k = fma(t, _LOG2E, _SHIFT) - _SHIFT
+    r = fma(-k, _LN2, t)
+    r = fma(-k, _LN2_LO53, r)
+    return (fma(r * r, _exp_poly13(r), r) + 1.0) * _pow2(k)
+
+
+@_vjit
+def erf_f64(x):
+    a = abs(x)
+    # |x| < 0.84375
+    z = x * x
+    pr = fma(z, fma(z, fma(z, fma(z, _PP4, _PP3), _PP2), _PP1), _PP0)
+    qr = fma(z, fma(z, fma(z, fma(z, fma(z, _QQ5, _QQ4), _QQ3), _QQ2), _QQ1), 1.0)
+    small = x + x * (pr / qr)
+    small = small if a >= 3.725290298461914e-09 else 0.125 * (8.0 * x + _EFX8 * x)  # < 2**-28
+    # 0.84375 <= |x| < 6 (beyond, erfc(6) ~ 2e-17 rounds 1 - erfc to 1)
+    ac = min(a, 6.0)
+    rb = ac < 1.25
+    rc = ac < 2.857142857142857
+    s = (ac - 1.0) if rb else 1.0 / (ac * ac)
+    num = _pick(rb, rc, _PA7, _RA7, _RB7)
+    num = fma(num, s, _pick(rb, rc, _PA6, _RA6, _RB6))
+    num = fma(num, s, _pick(rb, rc, _PA5, _RA5, _RB5))
+    num = fma(num, s, _pick(rb, rc, _PA4, _RA4, _RB4))
+    num = fma(num, s, _pick(rb, rc, _PA3, _RA3, _RB3))
+    num = fma(num, s, _pick(rb, rc, _PA2, _RA2, _RB2))
+    num = fma(num, s, _pick(rb, rc, _PA1, _RA1, _RB1))
+    num = fma(num, s, _pick(rb, rc, _PA0, _RA0, _RB0))
+    den = _pick(rb, rc, _QA8, _SA8, _SB8)
+    den = fma(den, s, _pick(rb, rc, _QA7, _SA7, _SB7))
+    den = fma(den, s, _pick(rb, rc, _QA6, _SA6, _SB6))
+    den = fma(den, s, _pick(rb, rc, _QA5, _SA5, _SB5))
+    den = fma(den, s, _pick(rb, rc, _QA4, _SA4, _SB4))
+    den = fma(den, s, _pick(rb, rc, _QA3, _SA3, _SB3))
+    den = fma(den, s, _pick(rb, rc, _QA2, _SA2, _SB2))
+    den = fma(den, s, _pick(rb, rc, _QA1, _SA1, _SB1))
+    den = fma(den, s, 1.0)
+    ratio = num / den
+    zt = bits_f64(f64_bits(ac) & np.uint64(0xffffffff00000000))
+    erfc = _exp_core((-zt * zt - 0.5625) + ((zt - ac) * (zt + ac) + ratio)) / ac
+    big = (_ERX + ratio) if rb else 1.0 - erfc
+    res = _copysign(big, x) if a >= 0.84375 else small
+    return res if x == x else x
+
+
+@_vjit
+def erf_f32(x):
+    return np.float32(erf_f64(np.float64(x)))
