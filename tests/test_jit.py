@@ -104,7 +104,7 @@ def test_fusion_group_printing_and_copy():
 
 
 def test_printing_round_trips_through_the_parser():
-    from tensorlib.jit.ir import parse_graph
+    from tensorlib.jit.ir_parse import parse_graph
 
     def f(x):
         parts = tl.split(x, [2], 1)
@@ -985,7 +985,7 @@ def test_device_transfers_inside_a_trace_are_recorded(tmp_path):
     assert tf.graph.kinds().count("tl::astype") == 4
     y = _t((4,))
     _same_bits(tf(y), f(y))  # new data moves too: no baked-in constant
-    from tensorlib.jit.ir import parse_graph
+    from tensorlib.jit.ir_parse import parse_graph
     assert str(parse_graph(str(tf.graph))) == str(tf.graph)
     jit.save(tf, tmp_path / "f.tljit")
     _same_bits(jit.load(tmp_path / "f.tljit")(y), f(y))

@@ -24,7 +24,7 @@ def _source(sub: Graph, ndim: int, fname: str):
     """(kernel source, scalar values [(value, dtype)] in word order)."""
     from ..dispatch import dispatcher
     from ..kernels.cuda import pointwise as cp
-    from .fuser import _const, node_dtypes
+    from .fuser_groups import const_value, node_dtypes
     from .passes import pointwise_info
 
     outs, ins = sub.outputs, sub.inputs
@@ -61,11 +61,11 @@ def _source(sub: Graph, ndim: int, fname: str):
             if v.is_tensor:
                 body.append(f"{local} = {cp.cast_code(dtype[v], target, var[v])}")
             else:
-                sv = _dt.scalar_to_compute(_const(v), target, info.name, name)
+                sv = _dt.scalar_to_compute(const_value(v), target, info.name, name)
                 body.append(f"{local} = {param(sv, target)}")
             names[name] = local
         for name in info.scalar_args:
-            sv = _dt.scalar_to_compute(_const(args[name]), compute, info.name, name)
+            sv = _dt.scalar_to_compute(const_value(args[name]), compute, info.name, name)
             names[name] = f"n{k}_{name}"
             body.append(f"{names[name]} = {param(sv, compute)}")
         bool_arith = compute is _dt.bool_
@@ -168,7 +168,7 @@ def _aot_job(dtype, ndim, idx64):
         from ..kernels.cuda import launch as _launch
         from ..kernels.cuda import pointwise as cp
         from ..kernels.cuda.launch import _ARG_DTYPE, triton_type
-        from .fuser import fuse
+        from .fuser_groups import fuse
         from .passes import run_standard_passes
         from .tracer import trace_graph
         x = tl.zeros((4, 4), dtype=dtype)
