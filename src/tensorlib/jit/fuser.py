@@ -155,15 +155,13 @@ def _eligible(node, db) -> str | None:
         if cuda and (d[0].kind == "c" or d[1].kind == "c"):
             return None  # complex groups: CPU only (the CUDA generator's pairs are per op)
         return "pw"
-    if out.device != "cpu":
-        return None  # reductions fuse on the CPU only
     if node.op_name in _ROW_VIEWS and node.inputs[0].is_tensor:
         x = node.inputs[0].type
         if x.complete and out.shape == tuple(x.shape) + (1,):
             return "row_view"  # (..., ) -> (..., 1): the same values, re-indexed
     if node.op_name in _REDUCE_OPS:
         x = node.inputs[0].type
-        if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
+        if (isinstance(x, TensorType) and x.complete and x.device == out.device
                 and x.dtype in _REDUCE_DTYPES and len(x.shape) >= 1
                 and x.shape[-1] > 1 and out.dtype is x.dtype):
             how = _reduce_axis(node, len(x.shape))
@@ -243,7 +241,8 @@ def _find_groups(graph, db):
             # joins the pointwise group making its input, as the group's last node
             g = group_of.get(n.inputs[0].node)
             if (g is not None and g.mode == "pw" and n.inputs[0].type.shape == g.shape
-                    and not _blocked(g, n, pos) and _flat_inputs_ok(g, n)):
+                    and not _blocked(g, n, pos)
+                    and (device != "cpu" or _flat_inputs_ok(g, n))):
                 g.mode = "all"
                 g.nodes.append(n)
                 g.members.add(n)
