@@ -7,11 +7,12 @@ Grouping is greedy in node order. A node joins a group that produced one of its 
 the group's element shape, or, in a *rows* group, the reduced-row shape (..., 1); or (b) it
 is a sum / mean / max / min over the last axis of an element value (the group becomes a rows
 group), or over all axes as a pointwise group's last node (an *all* group: the elements read
-flat in blocks reduced in parallel, so its outside inputs must be contiguous with its shape or
-single elements); and no
+flat in blocks reduced in parallel, so on the CPU its outside inputs must be contiguous with its
+shape or single elements; fuser_cuda.py indexes any layout); and no
 node outside the group that runs before it uses a group value (the group runs
 where its last member was). Every node must be pure by the alias analysis (no writes, nothing
-read from a written alias set), on the CPU, with complete observed types.
+read from a written alias set), on one device (CPU, or CUDA: fuser_cuda.py generates the
+Triton kernels), with complete observed types.
 
 Code generation is the eager kernels' (kernels/cpu/pointwise.py): each op's YAML expression
 with its arguments renamed, operands converted by ``casting.cast_code`` exactly as the eager
