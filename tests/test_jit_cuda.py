@@ -140,3 +140,27 @@ def test_nan_rows_in_a_fused_softmax():
     out = got[0].cpu().numpy()
     assert np.isnan(out[1]).all() and not np.isnan(np.delete(out, 1, axis=0)).any()
     _check(got, _softmax(x), False, "float32")
+
+
+def _kernel_events(tf, *args):
+    with tl.profiler.profile() as p:
+        tf(*args)
+        tl.cuda.synchronize()
+    return [r.key for r in p.key_averages()]
+
+
+def test_profiler_shows_the_fused_kernels_only():
+    x = _cuda(_data((3, 9), "float32", nan_rows=False))
+    tf = jit.trace(_softmax, (x,))
+    tf(x)
+    names = _kernel_events(tf, x)
+    # one event (eager shows max, subtract, exp, sum, divide and their kernels)
+    assert names == ["fused_max_subtract_exp_sum_divide"], names
+    # an all-axes group: its two stages, named after its ops
+    def f(x):
+        return (x * 2.0).sum()
+    tf = jit.trace(f, (x,))
+    tf(x)
+    names = _kernel_events(tf, x)
+    assert names == ["fused_multiply_sum", "fused_multiply_sum_fin"], names
+

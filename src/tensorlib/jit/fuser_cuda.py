@@ -375,7 +375,8 @@ def _all_source(sub: Graph, ndim: int, fname: str):
           f"tl.full((BLOCK,), {_init_lit(red.op_name)}, {tlt}))"]
     L += _lane_reduce("acc", red.op_name, "tot", "    ")
     L.append("    " + _finish(code, red, "tot", "n"))
-    L.append(f"    tl.store(p_out, {cp.store_code(code.dtype[red.outputs[0]], code.var[red.outputs[0]])})")
+    res = red.outputs[0]
+    L.append(f"    tl.store(p_out, {cp.store_code(code.dtype[res], code.var[res])})")
     return "\n".join(L) + "\n", code.scalars
 
 
