@@ -29,10 +29,14 @@ def test_quick_subset_compiles_without_spills():
     lines = out.splitlines()
     assert lines[0].split() == ["kernel", "config", "arch", "regs", "spills", "smem", "secs"]
     rows = [ln.split() for ln in lines[2:] if ln.strip() and not ln[0].isdigit()
-            and ln.split()[0] in ("add", "divide", "floor_divide", "exp", "where", "equal",
-                                  "bitwise_left_shift", "copy", "fill", "fill_range", "matmul")]
+            and (ln.split()[0] in ("add", "divide", "floor_divide", "exp", "where", "equal",
+                                   "bitwise_left_shift", "copy", "fill", "fill_range", "matmul")
+                 or ln.split()[0].startswith("jit_fused_"))]
     kernels = {r[0] for r in rows}
     assert {"add", "copy", "fill", "fill_range", "matmul"} <= kernels
+    # tl.jit's fused kernels: pointwise, rows (softmax / row norm), all-axes stages 1 and 2
+    assert {"jit_fused_gelu", "jit_fused_softmax", "jit_fused_rownorm", "jit_fused_sum_all",
+            "jit_fused_sum_all_fin", "jit_fused_max_all", "jit_fused_max_all_fin"} <= kernels
     archs = {c for r in rows for c in r if c.startswith("sm_")}
     assert archs == {"sm_80", "sm_90"}
     summary = [ln for ln in lines if "compiles (" in ln][0]

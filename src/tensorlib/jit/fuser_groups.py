@@ -8,11 +8,12 @@ Grouping is greedy in node order. A node joins a group that produced one of its 
 the group's element shape, or, in a *rows* group, the reduced-row shape (..., 1); or (b) it
 is a sum / mean / max / min over the last axis of an element value (the group becomes a rows
 group), or over all axes as a pointwise group's last node (an *all* group: the elements read
-flat in blocks reduced in parallel, so its outside inputs must be contiguous with its shape or
-single elements); and no
+flat in blocks reduced in parallel, so on the CPU its outside inputs must be contiguous with its
+shape or single elements; fuser_cuda.py indexes any layout); and no
 node outside the group that runs before it uses a group value (the group runs
 where its last member was). Every node must be pure by the alias analysis (no writes, nothing
-read from a written alias set), on the CPU, with complete observed types.
+read from a written alias set), on one device (CPU, or CUDA: fuser_cuda.py generates the
+Triton kernels), with complete observed types.
 """
 from __future__ import annotations
 
@@ -135,15 +136,13 @@ def _eligible(node, db) -> str | None:
         if cuda and (d[0].kind == "c" or d[1].kind == "c"):
             return None  # complex groups: CPU only (the CUDA generator's pairs are per op)
         return "pw"
-    if out.device != "cpu":
-        return None  # reductions fuse on the CPU only
     if node.op_name in ROW_VIEWS and node.inputs[0].is_tensor:
         x = node.inputs[0].type
         if x.complete and out.shape == tuple(x.shape) + (1,):
             return "row_view"  # (..., ) -> (..., 1): the same values, re-indexed
     if node.op_name in REDUCE_OPS:
         x = node.inputs[0].type
-        if (isinstance(x, TensorType) and x.complete and x.device == "cpu"
+        if (isinstance(x, TensorType) and x.complete and x.device == out.device
                 and x.dtype in _REDUCE_DTYPES and len(x.shape) >= 1
                 and x.shape[-1] > 1 and out.dtype is x.dtype):
             how = _reduce_axis(node, len(x.shape))
@@ -223,7 +222,8 @@ def _find_groups(graph, db):
             # joins the pointwise group making its input, as the group's last node
             g = group_of.get(n.inputs[0].node)
             if (g is not None and g.mode == "pw" and n.inputs[0].type.shape == g.shape
-                    and not _blocked(g, n, pos) and _flat_inputs_ok(g, n)):
+                    and not _blocked(g, n, pos)
+                    and (device != "cpu" or _flat_inputs_ok(g, n))):
                 g.mode = "all"
                 g.nodes.append(n)
                 g.members.add(n)
