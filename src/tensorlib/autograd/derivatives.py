@@ -49,6 +49,7 @@ class OpGrad:
     # recorded call may run beside Triton's interpreter parsing a kernel on a stream thread)
     uses: dict = dataclasses.field(default_factory=dict)
     fn: object = None          # compiled: fn(grads, env, needs) -> tuple per formula argument
+    exprs: tuple = ()          # the formulas as compiled (after the in-place rewrites)
 
 
 def _camel(name: str) -> str:
@@ -193,12 +194,14 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
     if spec.saves_result:
         lines.append("    results = env['results']")
         lines.append("    result = results[0]")
-    outs = []
+    outs, exprs = [], []
     for i, (arg, expr) in enumerate(spec.formulas.items()):
         if "mul_into_temp" in namespace:
             expr = _with_fresh_products(expr, fresh_calls, donate_calls, donatable)
+        exprs.append(expr)
         lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
         outs.append(f"g{i}")
+    spec.exprs = tuple(exprs)
     lines.append(f"    return ({', '.join(outs)},)")
     src = "\n".join(lines) + "\n"
     scope = dict(namespace)

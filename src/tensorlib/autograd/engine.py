@@ -98,7 +98,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
             buf = buffers[node] = [None] * node.num_outputs
         buf[nr] = _add(buf[nr], g)
     captured = None if capture is None else [None] * len(capture)
-    ready = [n for n in buffers if deps[n] == 0]
+    # (node, its gradients or None: then they are in buffers) once all its consumers ran
+    ready = [(n, None) for n in buffers if deps[n] == 0]
     observer = _NODE_OBSERVER[0]
     prev_excluded = tls.excluded
     mode = prev_excluded & ~AUTOGRAD_BIT if create_graph else prev_excluded | AUTOGRAD_BIT
@@ -107,11 +108,13 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
     donating.on = not retain_graph and not create_graph
     try:
         while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
+            node, grads = ready.pop()
             if grads is None:
-                grads = [None] * node.num_outputs
-            if node.tensor_pre_hooks is not None or type(node) is AccumulateGrad:
+                grads = buffers.pop(node, None)
+                if grads is None:
+                    grads = [None] * node.num_outputs
+            if node.tensor_pre_hooks is not None or (type(node) is AccumulateGrad
+                                                     and node.pre_hooks(0)):
                 grads = _run_hooks(node, grads)
             if capture is not None:
                 for nr in range(len(grads)):
@@ -141,6 +144,10 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
                 left = deps.get(nxt)
                 if left is None:
                     continue  # not on a path to the requested inputs
+                deps[nxt] = left - 1
+                if left == 1 and nxt.num_outputs == 1 and nxt not in buffers:
+                    ready.append((nxt, [g]))  # its only gradient: no buffer to fill
+                    continue
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
@@ -149,8 +156,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool,
                     else:
                         buf[nr] = _add(buf[nr], g)
                 if left == 1:
-                    ready.append(nxt)
-                deps[nxt] = left - 1
+                    ready.append((nxt, None))
             # Drop this step's references: a gradient reaching a leaf may then be kept as its
             # .grad without a copy when nothing else refers to it (graph.accumulate_into).
             out = g = buf = grads = None

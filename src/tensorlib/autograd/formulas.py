@@ -67,8 +67,8 @@ def unary_into_saved(op, x):
     (x dies when the node releases it, so nobody can see the write). Then an n-element
     gradient like sin's needs no new buffer at all. The result is an alias without x's
     autograd state (it becomes a gradient)."""
-    if (x.__class__ is Tensor and getattr(donating, "on", False)
-            and x._numel >= _IN_PLACE_MIN and x._dtype.kind == "f"
+    if (x.__class__ is Tensor and x._numel >= _IN_PLACE_MIN
+            and getattr(donating, "on", False) and x._dtype.kind == "f"
             and sys.getrefcount(x) <= _NODE_ONLY_REFS
             and sys.getrefcount(x._storage) <= 2  # x's own slot and getrefcount's argument
             and x._offset == 0 and x.is_contiguous()

@@ -49,7 +49,7 @@ class _TensorMeta:
 
 class _OpInfo:
     __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name",
-                 "leaf_kernel", "no_lists")
+                 "leaf_kernel", "no_lists", "node_cls")
 
     def __init__(self, op, spec):
         self.op = op
@@ -66,6 +66,7 @@ class _OpInfo:
         self.diff_args = tuple((names.index(a), a, schema.arguments[names.index(a)].type.is_list)
                                for a in spec.formulas)
         self.no_lists = not any(is_list for _, _, is_list in self.diff_args)
+        self.node_cls = FormulaNode  # _prepare sets the op's generated subclass
         self.saved = tuple((names.index(n), n, how, spec.saved_for.get(n, ()))
                            for n, how in spec.saved_args.items())
         ret = schema.returns
@@ -94,10 +95,7 @@ class FormulaNode(Node):
         info = self.info
         env = self.env
         if env is None:
-            raise RuntimeError(
-                f"{info.node_name}: trying to backward through the graph a second time (or to "
-                f"read its saved tensors after they were freed); pass retain_graph=True to the "
-                f"first backward() or autograd.grad() call if you need to")
+            raise _freed_error(info)
         _check_versions(self.saved, info.spec.name)
         if info.spec.saves_result:
             # the saved outputs re-attach to this node when the backward itself is recorded
@@ -267,7 +265,7 @@ def autograd_kernel(op, ks, args):
         # The dispatcher counted the write before the op ran; count it again after, so a tensor
         # saved above that shares the written storage (y.mul_(y)) is seen as modified.
         args[0]._storage.version += 1
-    node = FormulaNode.__new__(FormulaNode)
+    node = info.node_cls.__new__(info.node_cls)
     node.next_functions = tuple(edges)
     node.tensor_pre_hooks = None
     node.num_outputs = 1
@@ -389,7 +387,7 @@ def _generate_recorder(info):
     lines.append(f"    out = {run}")
     metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if n{i} else None" for i in range(n))
     lines += [
-        "    node = new(FormulaNode)",
+        "    node = new(node_cls)",
         f"    node.next_functions = ({''.join(f'e{i}, ' for i in range(n))})",
         "    node.tensor_pre_hooks = None",
         "    node.num_outputs = 1",
@@ -414,7 +412,7 @@ def _generate_recorder(info):
     lines += ["    node.env = env", "    return out"]
     scope = {"NO_EDGE": _NO_EDGE, "edge_of": edge_of, "accumulator_of": accumulator_of,
              "run_below": _run_below, "Tensor": Tensor, "inference_error": _inference_error,
-             "TensorMeta": _TensorMeta, "new": FormulaNode.__new__, "FormulaNode": FormulaNode,
+             "TensorMeta": _TensorMeta, "new": FormulaNode.__new__, "node_cls": info.node_cls,
              "info": info, "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
              "AUTOGRAD_BIT": AUTOGRAD_BIT, "attach_output": attach_output,
              "mark_view": mark_view, "SavedTensor": SavedTensor, "table": info.op._table,
@@ -425,6 +423,56 @@ def _generate_recorder(info):
     record.__qualname__ = record.__name__ = f"autograd_kernel[{schema.full_name}]"
     record.__module__ = __name__
     return record
+
+
+def _generate_node_class(info):
+    """A FormulaNode subclass whose apply is the op's formulas in straight-line code (no
+    formula call, no loops over arguments: this runs once per node of every backward; the
+    node is ``_node``, as ``self`` is usually an argument's name). None
+    for ops with list arguments, several outputs or saved outputs (the generic apply)."""
+    spec = info.spec
+    schema = info.op.schema
+    if (not info.no_lists or spec.saves_result or len(schema.returns) != 1
+            or schema.returns[0].type.is_list or schema.returns[0].type.base != "Tensor"):
+        return None
+    op = spec.name
+    lines = ["def apply(_node, grads):",
+             "    env = _node.env",
+             "    if env is None:",
+             "        raise freed()",
+             "    saved = _node.saved",
+             "    if saved:",
+             f"        check_versions(saved, {op!r})",
+             "    needs = _node.needs",
+             "    grad = grads[0]"]
+    for n in sorted(spec.saved_args):
+        lines.append(f"    {n} = env.get({n!r})")
+    outs = []
+    for i, expr in enumerate(spec.exprs):
+        lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
+        outs.append(f"g{i}")
+    lines.append("    meta = _node.input_meta")
+    for i, (_, name, _) in enumerate(info.diff_args):
+        lines += [f"    if g{i} is not None:",
+                  f"        m = meta[{i}]",
+                  f"        if g{i}.__class__ is not Tensor or g{i}._shape != m[0] "
+                  f"or g{i}._dtype is not m[1]:",
+                  f"            g{i} = fit(g{i}, m, {op!r}, {name!r})"]
+    lines.append(f"    return [{', '.join(outs)}]")
+    scope = dict(_NAMESPACE)
+    scope.update(Tensor=Tensor, fit=_fit, check_versions=_check_versions,
+                 freed=lambda: _freed_error(info))
+    with COMPILE_LOCK:
+        exec(compile("\n".join(lines) + "\n", f"<autograd backward {op}>", "exec"), scope)
+    return type(info.node_name, (FormulaNode,), {"__slots__": (), "apply": scope["apply"],
+                                                  "__module__": __name__})
+
+
+def _freed_error(info):
+    return RuntimeError(
+        f"{info.node_name}: trying to backward through the graph a second time (or to read "
+        f"its saved tensors after they were freed); pass retain_graph=True to the first "
+        f"backward() or autograd.grad() call if you need to")
 
 
 _SPEC_OF: dict = {}    # OperatorHandle -> OpGrad, for ops not prepared yet
@@ -450,6 +498,7 @@ def _prepare(op):
                          {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE,
                          POINTWISE, _SAME_DTYPE_POINTWISE)
         info = _OpInfo(op, spec)
+        info.node_cls = _generate_node_class(info) or FormulaNode
         record = _generate_recorder(info)
         if record is not None:
             dispatcher.impl(op.name, DispatchKey.Autograd, record)
