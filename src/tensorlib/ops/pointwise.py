@@ -166,6 +166,20 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
             runners[key] = make_runner(t._dtype, result, pos, key[2])
         return result
 
+    def one_element(t, one, pos, args):
+        """``one`` (a one-element tensor) as the Python scalar operand at ``pos`` beside ``t``
+        through the Python-scalar runners; None: the full path decides."""
+        v = _single_value(one, t)
+        if v is None:
+            return None
+        key = (t._dtype, t._ks, type(v), pos)
+        run = runners.get(key)
+        if run is not None:
+            return run(t, v, args)
+        if key not in runners:
+            return counted_scalar(key, t, pos, kernel(*args, None))
+        return None
+
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
     # of the ~3 us a tiny op takes.
     if len(tensor_pos) == 1:
@@ -209,28 +223,14 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                               and (a._contiguous or a.is_contiguous())):
                             # b is one element (0-d, or broadcast with stride 0: a reduction's
                             # gradient): served as a Python scalar of its value, like x * 2.0
-                            v = _single_value(b, a)
-                            if v is not None:
-                                key = (a._dtype, a._ks, type(v), 1)
-                                run = runners.get(key)
-                                if run is not None:
-                                    out = run(a, v, args)
-                                    if out is not None:
-                                        return out
-                                elif key not in runners:
-                                    return counted_scalar(key, a, 1, kernel(*args, None))
+                            out = one_element(a, b, 1, args)
+                            if out is not None:
+                                return out
                         elif ((a._numel == 1 or not any(a._strides))
                               and (b._contiguous or b.is_contiguous())):
-                            v = _single_value(a, b)
-                            if v is not None:
-                                key = (b._dtype, b._ks, type(v), 0)
-                                run = runners.get(key)
-                                if run is not None:
-                                    out = run(b, v, args)
-                                    if out is not None:
-                                        return out
-                                elif key not in runners:
-                                    return counted_scalar(key, b, 0, kernel(*args, None))
+                            out = one_element(b, a, 0, args)
+                            if out is not None:
+                                return out
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
                     # A Python-scalar operand: per (dtype, backend, scalar type, position).
                     key = (a._dtype, a._ks, type(b), 1)
