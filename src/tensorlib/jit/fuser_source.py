@@ -15,12 +15,13 @@ from __future__ import annotations
 import ast
 
 from .. import dtypes as _dt
+from ..kernels.cpu.pointwise import TILE as _EAGER_TILE, tile_loop_head
 from .fuser_groups import REDUCE_OPS, ROW_VIEWS, const_value, node_dtypes
 from .passes import pointwise_info
 
 __all__ = ["Gen", "pointwise_source", "rows_source", "all_source", "TILE"]
 
-TILE = 1 << 14
+TILE = _EAGER_TILE  # the fused loops tile as the eager kernels do (tile_loop_head)
 
 
 class _Rename(ast.NodeTransformer):
@@ -146,31 +147,8 @@ def pointwise_source(gen, sub, what):
     body_nodes = gen.deps(outs)
     src = _HEADER.format(what=what)
     for fname, par in (("serial", False), ("parallel", True)):
-        rng = "prange" if par else "range"
-        L = [f"@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
-             f"def {fname}({', '.join(['meta'] + arrays + params)}):",
-             "    ndim = meta[0]",
-             "    n0 = meta[1]",
-             "    outer = 1",
-             "    for d in range(1, ndim):",
-             "        outer *= meta[1 + d]",
-             f"    ntiles = (n0 + {TILE - 1}) // {TILE}",
-             "    sb = 1 + ndim",
-             f"    ob = 1 + ndim + {nops} * ndim",
-             f"    for t in {rng}(outer * ntiles):",
-             "        j = t // ntiles",
-             "        tile = t - j * ntiles"]
-        L += [f"        q{k} = meta[ob + {k}]" for k in range(nops)]
-        L += ["        rem = j",
-              "        for d in range(1, ndim):",
-              "            size = meta[1 + d]",
-              "            idx = rem % size",
-              "            rem //= size"]
-        L += [f"            q{k} += idx * meta[sb + {k} * ndim + d]" for k in range(nops)]
-        L += [f"        s{k} = meta[sb + {k} * ndim]" for k in range(nops)]
-        L += [f"        start = tile * {TILE}",
-              f"        stop = min(n0, start + {TILE})",
-              f"        if {' and '.join(f's{k} == 1' for k in range(nops))}:"]
+        L = tile_loop_head(fname, par, arrays + params, nops, p="q")
+        L += [f"        if {' and '.join(f's{k} == 1' for k in range(nops))}:"]
         L += [f"            w{k} = {arr}[q{k} + start:q{k} + stop]" for k, arr in enumerate(arrays)]
         L.append("            for i in range(stop - start):")
         ind = " " * 16

@@ -69,13 +69,15 @@ from tensorlib.kernels.cpu.addresses import array_at
 """
 
 
-def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
-    """One kernel function over meta = [ndim, shape..., strides (op-major)..., offsets...]."""
+def tile_loop_head(fname, parallel, params, nops, p="p"):
+    """Source lines opening a kernel over meta = [ndim, shape..., strides (op-major)...,
+    offsets...]: the loop over (outer index, inner tile) pairs, each operand's start offset in
+    ``{p}<k>``, its inner stride in ``s<k>``, the tile's ``start`` / ``stop`` (the JIT's fused
+    kernels open the same way)."""
     rng = "prange" if parallel else "range"
-    params = ", ".join(["meta"] + operand_names)
     lines = [
         f"@njit(cache=True, nogil=True, error_model='numpy', parallel={parallel})",
-        f"def {fname}({params}):",
+        f"def {fname}({', '.join(['meta'] + list(params))}):",
         "    ndim = meta[0]",
         "    n0 = meta[1]",
         "    outer = 1",
@@ -88,8 +90,7 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
         "        j = t // ntiles",
         "        tile = t - j * ntiles",
     ]
-    for k in range(nops):
-        lines.append(f"        p{k} = meta[ob + {k}]")
+    lines += [f"        {p}{k} = meta[ob + {k}]" for k in range(nops)]
     lines += [
         "        rem = j",
         "        for d in range(1, ndim):",
@@ -97,14 +98,18 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
         "            idx = rem % size",
         "            rem //= size",
     ]
-    for k in range(nops):
-        lines.append(f"            p{k} += idx * meta[sb + {k} * ndim + d]")
-    for k in range(nops):
-        lines.append(f"        s{k} = meta[sb + {k} * ndim]")
+    lines += [f"            {p}{k} += idx * meta[sb + {k} * ndim + d]" for k in range(nops)]
+    lines += [f"        s{k} = meta[sb + {k} * ndim]" for k in range(nops)]
     lines += [
         f"        start = tile * {TILE}",
         f"        stop = min(n0, start + {TILE})",
     ]
+    return lines
+
+
+def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
+    """One kernel function over meta = [ndim, shape..., strides (op-major)..., offsets...]."""
+    lines = tile_loop_head(fname, parallel, operand_names, nops)
     unit = " and ".join(f"s{k} == 1" for k in range(nops))
     # Contiguous branch: slice each operand to the tile so the index runs from 0 and LLVM can
     # drop Numba's negative-index check and vectorize. Strided branch: unsigned indices skip
