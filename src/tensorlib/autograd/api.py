@@ -5,7 +5,8 @@ import weakref
 
 from ..tensor import Tensor
 from .engine import run_backward
-from .graph import AccumulateGrad, accumulate_into, accumulator_of, edge_of, requires_grad
+from .graph import (AccumulateGrad, accumulate_into, accumulator_edge_of, accumulator_of,
+                    edge_of, requires_grad)
 from ..dispatch.namespace import ops as tl
 
 __all__ = ["backward", "grad", "tensor_backward", "register_hook", "retain_grad"]
@@ -91,7 +92,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def _input_edge(t):
     m = t._autograd
     if m.grad_fn is None:
-        return (accumulator_of(t), 0)
+        return accumulator_edge_of(t)
     return edge_of(t)
 
 

@@ -160,7 +160,7 @@ def edge_of(t):
     if m.grad_fn is not None:
         return (m.grad_fn, m.output_nr)
     if m.requires_grad:
-        return (accumulator_of(t), 0)
+        return accumulator_edge_of(t)
     return (None, 0)
 
 
