@@ -24,7 +24,7 @@ from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
-from ...dtypes import scalar_to_compute
+from ...dtype_scalars import scalar_to_compute
 from ...dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]

@@ -39,7 +39,7 @@ from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from ...tensor import Tensor
 from . import launch as _launch
-from ...dtypes import scalar_to_compute
+from ...dtype_scalars import scalar_to_compute
 
 __all__ = ["run_pointwise", "fill_range", "full_1d", "kernel_source", "ElementwiseSpec",
            "VALUE_TL", "cast_code", "GPU_CONFIG", "gpu_config", "is_complex_spec",
