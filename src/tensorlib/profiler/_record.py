@@ -22,7 +22,7 @@ from ._common import _ids, _ns, _tid, _tls
 from ._cuda_tap import _DriverTap
 from ._memory import _memory_baseline, _memory_hook
 
-__all__ = ["ProfilerError", "profile", "record_function", "kernel_scope"]
+__all__ = ["ProfilerError", "profile", "record_function"]
 
 _PROFILER_BIT = 1 << DispatchKey.Profiler
 _CUDA_BIT = 1 << DispatchKey.CUDA
