@@ -218,57 +218,26 @@ def run_pointwise(it, info, scalar_values):
     for arg, v in zip(info.scalar_args, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
+    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     numel = it.numel
-    offsets = lay.offsets
-    scratch = None
-    if numel >= ALIAS_SCRATCH and _streams.runs_inline() and _writes_its_input(lay, ops):
-        # x op= y over dense memory: LLVM's loop vectorizer guards each loop with a run-time
-        # overlap test of its arrays, and a result that IS an operand fails it, so the loop
-        # ran scalar (3.5x slower at 1e5 float32). A scratch result and one copy back is
-        # cheaper. (Numba gives no way to declare the exact alias harmless.)
-        scratch = Storage.allocate(numel * out._dtype.itemsize)
-        dst = arrays[0]
-        arrays[0] = scratch.typed(dst.dtype)
-        offsets = (0,) + offsets[1:]
-    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + offsets, np.int64)
     if numel >= GRAIN and cores.parallel_ready(mod, (meta, *arrays, *values), numel):
-        _launch(mod.parallel, info.name, out, ops, meta, *arrays, *values)
+        fn = mod.parallel
     else:
-        out_addr = (scratch._ptr if scratch is not None
-                    else out._storage._ptr + offsets[0] * out._dtype.itemsize)
-        plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute, out_addr)
+        plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
         if plan is not None:
             # Dense operands: the flat loop (the dense fast path's, compiled once for both;
             # much smaller than the strided loop nest, so a cold first call compiles faster).
             fkinds, fdtypes, args = plan
             flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
             _launch(flat, info.name, out, ops, numel, *args)
-        else:
-            _launch(mod.serial, info.name, out, ops, meta, *arrays, *values)  # current stream
-    if scratch is not None:
-        dst[lay.offsets[0]:lay.offsets[0] + numel] = arrays[0][:numel]
+            return
+        fn = mod.serial
+    _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
 
 
-ALIAS_SCRATCH = 1 << 12   # elements from which an in-place dense op computes into scratch
-
-
-def _writes_its_input(lay, ops) -> bool:
-    """Whether the result ``ops[0]`` is one of the tensor operands, element for element, over a
-    dense run (one coalesced dim of stride 1)."""
-    if len(lay.shape) != 1 or lay.strides[0][0] != 1:
-        return False
-    out = ops[0]
-    st = out._storage
-    for x in ops[1:]:
-        if (isinstance(x, Tensor) and x._storage is st and x._offset == out._offset
-                and x._strides == out._strides and x._shape == out._shape):
-            return True
-    return False
-
-
-def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute, out_addr):
+def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):
     """(kinds, dtypes, arguments after n) of the flat loop for a call whose tensor operands are
-    all dense over one coalesced dim (writing the result at ``out_addr``), or None. A tensor operand broadcast from one element
+    all dense over one coalesced dim, or None. A tensor operand broadcast from one element
     (stride 0; e.g. a 0-d result of a reduction) of the compute dtype becomes a value operand
     when no stream or profiler is in use (read now, as the kernel would read it: that is the
     Python-scalar operand's loop, shared with ``x op 2.0``)."""
@@ -277,8 +246,9 @@ def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute, out_addr)
     strides, offsets = lay.strides, lay.offsets
     if strides[0][0] != 1:
         return None
+    out = ops[0]
     fkinds, fdtypes = [], []
-    addrs = [out_addr]
+    addrs = [out._storage._ptr + offsets[0] * out._dtype.itemsize]
     vals = []
     vi = ti = 0
     for name, kind, dt, x in zip(info.tensor_args, kinds, dtypes, ops[1:]):
