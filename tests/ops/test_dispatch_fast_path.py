@@ -234,3 +234,75 @@ def test_above_the_grain_with_streams_in_use(monkeypatch):
     w = tl.add(a, a)
     monkeypatch.undo()
     np.testing.assert_array_equal(w.numpy(), np.arange(n, dtype=np.float32) * 2)
+
+
+@pytest.mark.parametrize("case", ["add_alpha", "mul_scalar", "exp_", "sub_self", "float16",
+                                  "int_scalar", "div_int"])
+def test_hot_inplace_matches_the_full_path(case, monkeypatch):
+    """x op= y without a TensorIterator once hot: the full path's bits, written into x's own
+    memory (at a storage offset; the elements around it untouched), the version counted."""
+    rng = np.random.default_rng(11)
+    dtype = {"float16": tl.float16, "int_scalar": tl.int32, "div_int": tl.int32}.get(
+        case, tl.float32)
+    n = 1001
+
+    def fresh():
+        host = (rng.integers(-100, 100, n + 4) if dtype is tl.int32
+                else rng.standard_normal(n + 4))
+        base = tl.asarray(host).astype(dtype)
+        return base, base[2:n + 2]
+    other = fresh()[1].clone()
+    call = {
+        "add_alpha": lambda x: x.add_(other, alpha=3),
+        "mul_scalar": lambda x: x.mul_(2.5),
+        "exp_": lambda x: x.exp_(),
+        "sub_self": lambda x: x.sub_(x),
+        "float16": lambda x: x.mul_(other),
+        "int_scalar": lambda x: x.add_(7),
+        "div_int": lambda x: x.remainder_(5),
+    }[case]
+    for _ in range(HOT_CALLS + 1):
+        call(fresh()[1])
+    base_ref, ref = fresh()
+    base_got = base_ref.clone()
+    got = base_got[2:n + 2]
+    full = {"add_alpha": lambda x, y: tl.add(y, other, alpha=3, out=x),
+            "mul_scalar": lambda x, y: tl.multiply(y, 2.5, out=x),
+            "exp_": lambda x, y: tl.exp(y, out=x),
+            "sub_self": lambda x, y: tl.subtract(y, y, out=x),
+            "float16": lambda x, y: tl.multiply(y, other, out=x),
+            "int_scalar": lambda x, y: tl.add(y, 7, out=x),
+            "div_int": lambda x, y: tl.remainder(y, 5, out=x)}[case]
+    want = got.clone()
+    full(want, got.clone())
+    v0 = got._version
+    _NoIterator(monkeypatch)
+    res = call(got)
+    monkeypatch.undo()
+    assert res is got and got._version > v0
+    wide = tl.float64
+    np.testing.assert_array_equal(got.astype(wide).numpy(), want.astype(wide).numpy())
+    np.testing.assert_array_equal(base_got.astype(wide).numpy()[[0, 1, n + 2, n + 3]],
+                                  base_ref.astype(wide).numpy()[[0, 1, n + 2, n + 3]])
+
+
+def test_hot_inplace_still_raises_and_declines_overlap(monkeypatch):
+    a = tl.asarray(np.arange(10, dtype=np.int8))
+    for _ in range(HOT_CALLS + 1):
+        a.add_(1)
+    with pytest.raises(TypeError):
+        a.add_(2.5)  # float into int8: the full path's cast error
+    with pytest.raises(OverflowError):
+        a.add_(300)  # an int8 scalar out of bounds
+    x = tl.asarray(np.arange(12, dtype=np.float32))
+    for _ in range(HOT_CALLS + 1):
+        x[:6].add_(x[6:].clone())
+    _NoIterator(monkeypatch)
+    with pytest.raises(AssertionError, match="TensorIterator.build"):
+        x[:6].add_(x[3:9])  # overlaps self without being it: the full path decides
+    monkeypatch.undo()
+    ro = np.arange(4, dtype=np.float32)
+    ro.flags.writeable = False
+    t = tl.asarray(ro)
+    with pytest.raises((ValueError, RuntimeError, TypeError), match="read-only"):
+        t.mul_(2.0)

@@ -126,7 +126,8 @@ def _structured_variants(kernel):
     if fast is None:
         functional.__qualname__ = functional.__name__ = f"{name}[out=None]"
     inplace.__qualname__ = inplace.__name__ = f"{name}[out=self]"
-    return functional, inplace
+    fast_inplace = getattr(kernel, "inplace", None)  # pointwise ops' dense in-place path
+    return functional, (fast_inplace if fast_inplace is not None else inplace)
 
 
 def load(make_pointwise_kernel, path=None):

@@ -64,9 +64,61 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     kernel.__name__ = kernel.__qualname__ = f"{info.name}_structured"
     if len(tensor_pos) <= 2 and not skip:
         kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub)
+        kernel.inplace = _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub)
     elif len(tensor_pos) == 3 and not scalar_pos:
         kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub)
     return kernel
+
+
+def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
+    """The in-place form (out=self: ``x op= y``, ``x.exp_()``) without a TensorIterator: a
+    contiguous self and either nothing more (unary), a contiguous tensor of its dtype, shape
+    and backend that is self or shares no memory with it, or a Python scalar of an exact type
+    at position 1. Per (dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
+    the full path has raised any cast error for that combination); the device kernel's
+    ``inplace_runner`` makes the runner, which declines big tensors and user streams."""
+    if tensor_pos[0] != 0:
+        return None
+    runners = {}
+    counts = {}
+    unary = len(tensor_pos) == 1
+    scalars = _PY_SCALAR_TYPES
+
+    def inplace(*args):
+        a = args[0]
+        if type(a) is Tensor and (a._contiguous or a.is_contiguous()):
+            if unary:
+                key = (a._dtype, a._ks)
+            else:
+                b = args[tensor_pos[1]]
+                if type(b) is Tensor:
+                    if (b._dtype is not a._dtype or (a._ks ^ b._ks) & BACKEND_MASK
+                            or b._shape != a._shape or not (b._contiguous or b.is_contiguous())
+                            or (b._storage is a._storage and b._offset != a._offset)):
+                        return kernel(*args, a)
+                    key = (a._dtype, a._ks)
+                elif type(b) in scalars:
+                    key = (a._dtype, a._ks, type(b))
+                else:
+                    return kernel(*args, a)
+            run = runners.get(key)
+            if run is not None:
+                out = run(a, None if unary else b, args)
+                if out is not None:
+                    return out
+            elif key not in runners:
+                result = kernel(*args, a)
+                n = counts[key] = counts.get(key, 0) + 1
+                if n >= HOT_CALLS:
+                    make = getattr(stub.kernels.get(a.device.type), "inplace_runner", None)
+                    runners[key] = (make(info, a._dtype, scalar_pos,
+                                         key[2] if len(key) == 3 else None)
+                                    if make is not None else None)
+                return result
+        return kernel(*args, a)
+
+    inplace.__name__ = inplace.__qualname__ = f"{info.name}_structured[out=self]"
+    return inplace
 
 
 def _dense_fast_path3(info, kernel, tensor_pos, stub):

@@ -375,6 +375,73 @@ def _kernel_np_dtype(dt):
     return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
 
 
+def _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type):
+    """(kinds, dtypes, compute dtype) of the loop for ``info`` on ``dtype`` tensor operands, one
+    of them (``scalar_operand``: 0 or 1) a Python scalar of ``scalar_type`` when given, as
+    TensorIterator.build would derive them; None for what the fast paths leave to it."""
+    ntensors = len(info.tensor_args)
+    if len(scalar_pos) > 1 or (ntensors == 1 and scalar_pos):
+        return None  # no such pointwise op today; the full path serves it
+    if scalar_operand is None:
+        return "T" * ntensors, (dtype,) * ntensors, compute_dtype_for(dtype)
+    if ntensors != 2 or info.bool_args or scalar_type not in _SCALAR_SAMPLES:
+        return None
+    # What TensorIterator.build derives for (tensor, Python scalar): weak promotion.
+    common = _dt.result_type(dtype, _SCALAR_SAMPLES[scalar_type])
+    if info.int_to_float and common.kind in "biu":
+        return None  # int -> float ops follow the default float dtype: full path
+    kinds = "ST" if scalar_operand == 0 else "TS"
+    dtypes = (None, dtype) if scalar_operand == 0 else (dtype, None)
+    return kinds, dtypes, compute_dtype_for(common)
+
+
+def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
+    """The in-place fast path's runner (ops/pointwise.py): ``run(a, b, args)`` computes
+    ``a op= b`` into ``a``'s own memory with the flat loop, for a contiguous ``a`` of ``dtype``
+    below the parallel grain, ``b`` None (unary), a contiguous tensor of ``a``'s dtype and
+    shape that is ``a`` itself or shares no memory with it, or a Python scalar of
+    ``scalar_type`` (converted as the full path converts it). The result is written in ``a``'s
+    dtype, as the full path's out=self does (its cast rules were checked by the full calls
+    that made this combination hot). Returns ``a``, or None for what the full path must do
+    (big or empty tensors, a user CPU stream current)."""
+    scalar_operand = None if scalar_type is None else 1
+    combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
+    if combo is None:
+        return None
+    kinds, dtypes, compute = combo
+    flat = flat_entry(info, kinds, dtypes, compute, dtype)
+    item = dtype.itemsize
+    name = info.name
+    sp = scalar_pos[0] if scalar_pos else None
+    scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
+    value = (_last_value_cache(compute, name, info.tensor_args[1])
+             if scalar_type is not None else None)
+    unary = len(info.tensor_args) == 1
+
+    def run(a, b, args):
+        n = a._numel
+        if n >= GRAIN or not n:
+            return None
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            _wait_queued(a, b)
+        pa = a._storage._ptr + a._offset * item
+        if unary:
+            call(n, pa, pa)
+            return a
+        if value is not None:
+            v = value(b)  # the operand first, then the Scalar argument: the full path's order
+            call(n, pa, pa, v, *(() if sp is None else (scalar(args[sp]),)))
+        else:
+            vals = () if sp is None else (scalar(args[sp]),)
+            call(n, pa, pa, b._storage._ptr + b._offset * item, *vals)
+        return a
+    return run
+
+
 def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
     """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
     (see ops/pointwise.py): allocates the output and calls the ``flat`` loop with raw
@@ -389,22 +456,10 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     op's Scalar arguments are in ``args``. The runner is ``run(t, other, args)``: ``t`` a
     tensor operand, ``other`` the second tensor, the Python scalar, or None (unary)."""
     ntensors = len(info.tensor_args)
-    if len(scalar_pos) > 1 or (ntensors == 1 and scalar_pos):
-        return None  # no such pointwise op today; the full path serves it
-    if scalar_operand is None:
-        compute = compute_dtype_for(dtype)
-        kinds = "T" * ntensors
-        dtypes = (dtype,) * ntensors
-    else:
-        if ntensors != 2 or info.bool_args or scalar_type not in _SCALAR_SAMPLES:
-            return None
-        # What TensorIterator.build derives for (tensor, Python scalar): weak promotion.
-        common = _dt.result_type(dtype, _SCALAR_SAMPLES[scalar_type])
-        if info.int_to_float and common.kind in "biu":
-            return None  # int -> float ops follow the default float dtype: full path
-        compute = compute_dtype_for(common)
-        kinds = "ST" if scalar_operand == 0 else "TS"
-        dtypes = (None, dtype) if scalar_operand == 0 else (dtype, None)
+    combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
+    if combo is None:
+        return None
+    kinds, dtypes, compute = combo
     flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
     big = _dense_parallel(info, kinds, dtypes, compute, out_dtype)
     item = dtype.itemsize
@@ -645,6 +700,7 @@ def _entry_point(dispatcher, naddresses, sample_scalars):
 
 
 run_pointwise.dense_runner = dense_runner
+run_pointwise.inplace_runner = inplace_runner
 run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.fill_dense = fill_dense
 run_pointwise.copy_dense = copy_dense
