@@ -47,7 +47,7 @@ class _Code:
 
     def __init__(self, sub: Graph):
         from ..dispatch import dispatcher
-        from ..kernels.cuda import pointwise as cp
+        from ..kernels.cuda import pointwise_source as cp
         from .fuser_groups import const_value, node_dtypes
         from .passes import pointwise_info
         self.sub = sub
@@ -96,7 +96,7 @@ class _Code:
             self.stmts[n] = body
 
     def _param(self, value, dtype):
-        from ..kernels.cuda import pointwise as cp
+        from ..kernels.cuda import pointwise_source as cp
         name = f"s{len(self.scalars)}"
         self.scalars.append((value, dtype))
         self.words.extend((f"{name}_lo", f"{name}_hi"))
@@ -124,7 +124,7 @@ class _Code:
 
 def _source(sub: Graph, ndim: int, fname: str):
     """A pointwise group's kernel: (source, scalar values [(value, dtype)] in word order)."""
-    from ..kernels.cuda import pointwise as cp
+    from ..kernels.cuda import pointwise_source as cp
     code = _Code(sub)
     outs, ins = sub.outputs, sub.inputs
     ops = [f"o{i}" for i in range(len(outs))] + [f"a{j}" for j in range(len(ins))]
@@ -200,7 +200,7 @@ def _lane_reduce(acc, op, out, ind, block="BLOCK"):
 def _finish(code, red, tot, count):
     """The statement giving the reduction's result variable from accumulator scalar ``tot``:
     what eager stores (mean: the sum in float64 divided by ``count``), read back."""
-    from ..kernels.cuda import pointwise as cp
+    from ..kernels.cuda import pointwise_source as cp
     out_dt = red.outputs[0].type.dtype
     acc = _acc_dtype(red.inputs[0].type.dtype)
     if red.op_name == "mean":
@@ -212,7 +212,7 @@ def _finish(code, red, tot, count):
 
 
 def _acc_update(code, red, acc, ind, tile="(BLOCK,)"):
-    from ..kernels.cuda import pointwise as cp
+    from ..kernels.cuda import pointwise_source as cp
     x = red.inputs[0]
     acc_dt = _acc_dtype(x.type.dtype)
     tlt = cp.VALUE_TL[acc_dt]
@@ -238,7 +238,7 @@ def _row_lane_reduce(acc, op, out, ind):
 def _rows_source(sub: Graph, nlead: int, fname: str):
     """A rows group's kernel: each program owns RB rows (a [RB, BLOCK] tile per column block:
     short rows share a program); row-level values are [RB, 1] columns."""
-    from ..kernels.cuda import pointwise as cp
+    from ..kernels.cuda import pointwise_source as cp
     code = _Code(sub)
     outs, ins = sub.outputs, sub.inputs
     reds = [n for n in sub.nodes if n.op_name in REDUCE_OPS]
@@ -340,7 +340,7 @@ def _rows_source(sub: Graph, nlead: int, fname: str):
 
 def _all_source(sub: Graph, ndim: int, fname: str):
     """An all-axes group's two kernels ``fname`` (stage 1) and ``fname_fin`` (stage 2)."""
-    from ..kernels.cuda import pointwise as cp
+    from ..kernels.cuda import pointwise_source as cp
     code = _Code(sub)
     outs, ins = sub.outputs, sub.inputs
     red = next(n for n in sub.nodes if n.op_name in REDUCE_OPS)
@@ -557,7 +557,7 @@ def _all_runner(node, fname):
             block = min(_launch.next_pow2(_launch.cdiv(numel, 4)), cp.INTERPRET_MAX_BLOCK)
             warps, target, min_chunk = 4, 4, block
         else:
-            from ..kernels.cuda.reduction import _sm_count
+            from ..kernels.cuda.reduce_plan import _sm_count
             block, warps = RED_CONFIG["all"]
             target, min_chunk = 4 * _sm_count(dev.index or 0), 8 * block
         nparts = max(1, min(target, _launch.cdiv(numel, min_chunk)))
