@@ -177,6 +177,36 @@ def test_record_stream_defers_reuse_until_events_complete(env):
     a.free(e)
 
 
+def test_pending_block_merges_both_ways_once_its_events_complete(env):
+    # The one merge (_free_block) serves free() and completed events alike: a pending block is
+    # never merged into by its freed neighbours, and joins both of them when its events finish.
+    d, a, s = env
+    s2 = d.stream_create(0)
+    gate = threading.Event()
+    d.launch_host_func(s2, gate.wait)  # s2 "uses" y until the gate opens
+    x, y, z = a.malloc(1000, s), a.malloc(3000, s), a.malloc(512, s)
+    x_ptr = x.ptr  # (merges move pointers and recycle Block objects)
+    a.record_stream(y, s2)
+    a.free(y)
+    a.free(x)
+    a.free(z)  # merges with the free tail only
+    assert snap_blocks(a) == [[(1024, "inactive"), (3072, "active_pending_free"),
+                               (2 * MiB - 4096, "inactive")]]
+    stats = a.memory_stats()
+    assert (stats["inactive_split.all.current"], stats["inactive_split_bytes.all.current"]) == \
+        (2, 2 * MiB - 3072)
+    a.check_invariants()
+    gate.set()
+    d.stream_synchronize(s2)
+    assert snap_blocks(a) == [[(2 * MiB, "inactive")]]  # snapshot() polls the events
+    stats = a.memory_stats()
+    assert (stats["inactive_split.all.current"], stats["inactive_split_bytes.all.current"],
+            stats["active_bytes.all.current"]) == (0, 0, 0)
+    again = a.malloc(MiB, s)  # taken from the merged block at the segment's start
+    assert again.ptr == x_ptr and a.memory_stats()["segment.all.current"] == 1
+    a.free(again)
+
+
 def test_record_stream_same_stream_is_noop(env):
     d, a, s = env
     b = a.malloc(100, s)

@@ -2,8 +2,9 @@
 
 Once a combination is hot, its results must be bit-identical to the full path's (the out=
 overload, which always builds a TensorIterator), and it must step aside for everything it
-does not handle: big, strided, broadcast or mixed-dtype operands, Python scalars, CPU
-streams and the profiler.
+does not handle: strided, broadcast or mixed-dtype operands, Python scalar subclasses, CPU
+streams and (above the parallel grain) the profiler. Above the grain it runs the parallel loop
+or, while that is not ready or one thread would run it, the flat loop.
 """
 import numpy as np
 import pytest
@@ -116,14 +117,11 @@ def test_scalar_arguments_are_converted_and_checked_when_hot(monkeypatch):
         tl.add(a, a, alpha=2 ** 40)
 
 
-@pytest.mark.parametrize("case", ["big", "strided", "broadcast", "mixed_dtype",
-                                  "scalar_subclass"])
+@pytest.mark.parametrize("case", ["strided", "broadcast", "mixed_dtype", "scalar_subclass"])
 def test_declines_what_it_does_not_handle(case, monkeypatch):
     a = tl.asarray(np.arange(8, dtype=np.float32))
     _warm(tl.add, a, a)
-    if case == "big":
-        args = (tl.ones(GRAIN), tl.ones(GRAIN))
-    elif case == "strided":
+    if case == "strided":
         args = (tl.asarray(np.arange(16, dtype=np.float32))[::2], a)
     elif case == "broadcast":
         args = (a, tl.asarray(np.float32(1.0)))
@@ -140,6 +138,38 @@ def test_declines_what_it_does_not_handle(case, monkeypatch):
     _NoIterator(monkeypatch)
     with pytest.raises(AssertionError, match="TensorIterator.build"):
         tl.add(*args)
+
+
+@pytest.mark.parametrize("variant", ["parallel", "flat"])
+@pytest.mark.parametrize("case", ["unary", "binary", "alpha", "python_scalar", "where",
+                                  "float16"])
+def test_above_the_grain_matches_the_full_path(case, variant, monkeypatch):
+    """Dense operands of GRAIN elements and more (at storage offsets, an odd count that ends
+    inside the last tile) skip the TensorIterator and give the full path's bits."""
+    from tensorlib.runtime.cpu import cores
+    if variant == "flat":  # what a busy machine (one-thread cool-down) runs
+        monkeypatch.setattr(cores, "threads", lambda: 1)
+    n = GRAIN + 1001
+    rng = np.random.default_rng(7)
+    dtype = tl.float16 if case == "float16" else tl.float32
+    base = tl.asarray(rng.standard_normal(2 * n + 3).astype(dtype.np_dtype))
+    a, b = base[1:n + 1], base[n + 3:]
+    cond = tl.asarray(rng.random(n) < 0.5)
+    fn, args, kwargs = {
+        "unary": (tl.exp, (a,), {}),
+        "binary": (tl.multiply, (a, b), {}),
+        "alpha": (tl.add, (a, b), {"alpha": 3}),
+        "python_scalar": (tl.multiply, (a, 2.5), {}),
+        "where": (tl.where, (cond, a, b), {}),
+        "float16": (tl.subtract, (a, b), {}),
+    }[case]
+    ref = fn(*args, **kwargs, out=tl.empty((n,), dtype=dtype))
+    _warm(lambda *xs: fn(*xs, **kwargs), *args)
+    _NoIterator(monkeypatch)
+    got = fn(*args, **kwargs)
+    monkeypatch.undo()
+    assert got.dtype == dtype and got.shape == (n,) and got.is_contiguous()
+    assert np.array_equal(_bits(got), _bits(ref))
 
 
 def test_errors_still_raise_for_hot_dtypes():

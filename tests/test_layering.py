@@ -16,8 +16,9 @@ SRC = os.path.join(os.path.dirname(__file__), "..", "src")
 
 # bottom to top; a module belongs to the layer of its longest matching prefix
 LAYERS = [
-    ("base", ["tensorlib.dtypes", "tensorlib.device", "tensorlib.formatting",
-              "tensorlib.dispatch.keys", "tensorlib.shape"]),
+    ("base", ["tensorlib.dtypes", "tensorlib.dtype_table", "tensorlib.dtype_promotion",
+              "tensorlib.dtype_info", "tensorlib.dtype_scalars", "tensorlib.device",
+              "tensorlib.formatting", "tensorlib.dispatch.keys", "tensorlib.shape"]),
     ("runtime", ["tensorlib.runtime"]),
     ("tensor", ["tensorlib.storage", "tensorlib.tensor", "tensorlib.streams", "tensorlib.cuda",
                 "tensorlib.cpu", "tensorlib.allocation"]),

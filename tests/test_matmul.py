@@ -433,3 +433,31 @@ def test_tensordot_errors():
         tl.tensordot(tl.ones((2, 3)), tl.ones((2, 3)), axes=(0, 1, 2))
     with pytest.raises(IndexError, match=r"tensordot\(\).*'axes'"):
         tl.tensordot(tl.ones((2, 3)), tl.ones((2, 3)), axes=(5, 0))
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.complex64, tl.complex128])
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt", "offset"])
+def test_direct_2d_route_matches_the_general_path(dtype, layout, monkeypatch):
+    """2-D @ 2-D of one BLAS dtype skips the general set-up (ops/matmul._run) and gives its
+    bits, for transposed operands and views at storage offsets."""
+    from tensorlib.ops import matmul as om
+    rng = np.random.default_rng(3)
+    def mat(r, c):
+        v = rng.standard_normal((r, c)) + (1j * rng.standard_normal((r, c))
+                                           if dtype.kind == "c" else 0)
+        return tl.asarray(v.astype(dtype.np_dtype))
+    a = mat(7, 5) if layout[0] in "no" else tl.matrix_transpose(mat(5, 7))
+    b = mat(5, 3) if layout[-1] in "no" else tl.matrix_transpose(mat(3, 5))
+    if layout == "offset":
+        a, b = mat(9, 5)[2:], mat(6, 3)[1:]
+    ref = tl.empty((7, 3), dtype=dtype)
+    tl.matmul(a, b, out=ref)  # out= always takes the general path
+
+    def general(*args, **kwargs):
+        raise AssertionError("general path")
+    monkeypatch.setattr(om, "_run", general)
+    got = tl.matmul(a, b)
+    monkeypatch.undo()
+    assert got.shape == (7, 3) and got.dtype == dtype and got.is_contiguous()
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    np.testing.assert_allclose(got.numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)

@@ -17,7 +17,7 @@ tensor into an ndarray. NumPy arrays among the operands are wrapped zero-copy (C
 CUDA tensor they are an error naming the device. Other libraries' arrays (dask, CuPy...) are
 NotImplemented, which lets their own protocol run.
 
-The tables and protocols live in numpy_ufuncs.py (``__array_ufunc__``), numpy_functions.py
+The tables and protocols live in numpy_ufuncs.py (``__array_ufunc__``), numpy_functions/
 (``__array_function__``) and numpy_operands.py (operand wrapping, ``out=``); this module
 installs them.
 """

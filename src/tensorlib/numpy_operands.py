@@ -1,4 +1,4 @@
-"""Operands of NumPy's protocols (numpy_ufuncs.py, numpy_functions.py): NumPy arrays (and, for
+"""Operands of NumPy's protocols (numpy_ufuncs.py, numpy_functions/): NumPy arrays (and, for
 functions, lists and scalars) wrapped zero-copy as CPU tensors, next to a CUDA tensor an error
 naming the device; other libraries' arrays raise _Unhandled, which the protocols answer with
 NotImplemented; ``out=`` targets (a Tensor or a writeable NumPy array) written by NumPy's rules.

@@ -15,7 +15,8 @@ import numpy as np
 from .. import dtypes as _dt
 from ..device import to_device
 from ..tensor import Tensor
-from .schema import NO_DEFAULT, Argument, FunctionSchema
+from .schema.function import Argument, FunctionSchema
+from .schema.types import NO_DEFAULT
 
 __all__ = ["make_function"]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KEY, DispatchKey,
                    backend_key_for, keyset_names, tls)
-from .schema import FunctionSchema, parse_schema
+from .schema.function import FunctionSchema
+from .schema.parser import parse_schema
 from ..runtime.compile_lock import COMPILE_LOCK
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",

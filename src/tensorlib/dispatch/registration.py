@@ -15,7 +15,9 @@ import yaml
 from . import dispatcher
 from .binding import make_function
 from .pointwise_info import DTYPE_CLASSES, PointwiseInfo
-from .schema import AliasInfo, Argument, FunctionSchema, Return, parse_schema
+from .schema.function import Argument, FunctionSchema, Return
+from .schema.parser import parse_schema
+from .schema.types import AliasInfo
 
 __all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
 

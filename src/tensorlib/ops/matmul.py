@@ -117,7 +117,23 @@ def _batch(op, a, b, x1, x2):
                          f"be broadcast together") from None
 
 
+def _direct_2d(x1, x2):
+    """The device kernel's direct route (``new_matmul``) for 2-D @ 2-D of one dtype on one
+    device, or None."""
+    if len(x1._shape) != 2 or len(x2._shape) != 2 or x1._dtype is not x2._dtype:
+        return None
+    device = x1.device
+    if device != x2.device:
+        return None
+    direct = getattr(_stub.kernel_for(device.type, x1._dtype), "new_matmul", None)
+    return None if direct is None else direct(x1, x2)
+
+
 def _matmul(op, x1, x2, out):
+    if out is None:
+        res = _direct_2d(x1, x2)
+        if res is not None:
+            return res
     _check_tensors(op, x1, x2)
     # 1-D operands: a vector on the left is a 1 x K row, on the right a K x 1 column; that
     # dimension is dropped from the result again.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dtypes import scalar_to_compute  # noqa: F401 - its home is the dtype layer
+from ..dtype_scalars import scalar_to_compute  # noqa: F401 - its home is the dtype layer
 from ..iterator import TensorIterator
 from ..dispatch.keys import BACKEND_MASK
 from ..dispatch.pointwise_info import DTYPE_CLASSES, PointwiseInfo  # noqa: F401 - re-exported

@@ -1,6 +1,7 @@
-"""Recording: the Profiler dispatch-key kernel, CPU-stream kernel hooks, the CUDA driver tap,
-allocation hooks and user ranges. Everything here appends tuples to lists while profiling; the
-lists become a ``Trace`` (``_trace.py``) when the profiler stops.
+"""Recording: the ``profile`` context, the Profiler dispatch-key kernel, the CPU-stream kernel
+sink and user ranges; the CUDA driver tap is in ``_cuda_tap.py``, the allocation hooks in
+``_memory.py``. Everything here appends tuples to lists while profiling; the lists become a
+``Trace`` (``_build.py``, ``_trace.py``) when the profiler stops.
 
 Costs while off: none on the op path (the Profiler key is only in the include set of a thread
 that entered ``profile``), none in the allocator (``Storage`` methods are swapped in and out),
@@ -8,23 +9,21 @@ none in the driver (methods are shadowed on the driver instance while profiling)
 """
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import threading
-import time
-from functools import partial
 
 from ..dispatch.keys import DispatchKey
 from ..dispatch.keys import set_tls_keys as _set_tls_keys, tls as _keys_tls
 from ..runtime.cpu import streams as _cs
 from ..tensor import Tensor as _Tensor
+from ._build import build_trace
+from ._common import _ids, _ns, _tid, _tls
+from ._cuda_tap import _DriverTap
+from ._memory import _memory_baseline, _memory_hook
 
-__all__ = ["ProfilerError", "profile", "record_function", "kernel_scope"]
+__all__ = ["ProfilerError", "profile", "record_function"]
 
-_ns = time.perf_counter_ns
-_tid = threading.get_native_id
-_ids = itertools.count(1)  # op, range and flow ids (next() is atomic under the GIL)
 _PROFILER_BIT = 1 << DispatchKey.Profiler
 _CUDA_BIT = 1 << DispatchKey.CUDA
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -35,16 +34,6 @@ _state_lock = threading.Lock()
 
 class ProfilerError(RuntimeError):
     """Misuse of the profiler: nested profilers, results asked for before profiling ended."""
-
-
-class _TLS(threading.local):
-    def __init__(self):
-        self.cur = 0         # id of the innermost op / range open on this thread (0: none)
-        self.tid = _tid()
-        self.suppress = 0    # >0 inside a CUDA host function: its CPU kernels belong to it
-
-
-_tls = _TLS()
 
 
 # ---- ops: the Profiler dispatch key ------------------------------------------------------------
@@ -154,213 +143,6 @@ class _KernelSink:
         t = _tls
         t0 = _ns()
         return (self.p._worker_done, name, nbytes, t.cur, t.tid, t0, _ns())
-
-
-_KERNEL_NAMES = {"sleep": "sleep"}
-
-
-def _kernel_info(name):
-    """(kernel name, category) for a CPU kernel launched by op ``name``."""
-    return (_KERNEL_NAMES.get(name) or f"{name}_kernel",
-            "memcpy" if name == "copy" else "kernel")
-
-
-# ---- CUDA: shadow the driver's work-enqueueing methods while profiling --------------------------
-_MEMCPY_NAMES = {"h2d": "Memcpy HtoD", "d2h": "Memcpy DtoH", "d2d": "Memcpy DtoD",
-                 "h2h": "Memcpy HtoH", "p2p": "Memcpy PtoP"}
-
-
-class _DriverTap:
-    """Times every copy / memset / host function / sleep enqueued on a CUDA stream. Host-visible
-    drivers (interpret): marker host functions just before and after the work, timestamped by
-    the stream's worker. A real GPU: timing events around it, read when profiling stops."""
-
-    METHODS = ("memcpy_async", "memcpy_peer_async", "memset_async", "launch_host_func", "sleep")
-
-    def __init__(self, p, driver):
-        self.p = p
-        self.driver = driver
-        self.orig = {m: getattr(driver, m) for m in self.METHODS}
-        self.markers = bool(getattr(driver, "host_visible", False))
-        self.refs = {}  # device -> (ref event, host ns) for a real GPU
-        self.pending = []  # real GPU: (record, start event, end event)
-        self.streams = set()  # driver streams that got timed work
-
-    def install(self):
-        d = self.driver
-        d.memcpy_async = self._memcpy
-        d.memcpy_peer_async = self._memcpy_peer
-        d.memset_async = self._memset
-        d.launch_host_func = self._host_func
-        d.sleep = self._sleep
-
-    def uninstall(self):
-        for m in self.METHODS:
-            self.driver.__dict__.pop(m, None)
-
-    # -- wrappers ---------------------------------------------------------------------------
-    def _memcpy(self, dst, src, nbytes, stream, kind):
-        if not nbytes:
-            return self.orig["memcpy_async"](dst, src, nbytes, stream, kind)
-        self._timed(stream, _MEMCPY_NAMES.get(kind, "Memcpy"), "memcpy", nbytes, kind,
-                    "cudaMemcpyAsync", self.orig["memcpy_async"],
-                    (dst, src, nbytes, stream, kind))
-
-    def _memcpy_peer(self, dst, dst_device, src, src_device, nbytes, stream):
-        if not nbytes:
-            return self.orig["memcpy_peer_async"](dst, dst_device, src, src_device, nbytes,
-                                                  stream)
-        self._timed(stream, "Memcpy PtoP", "memcpy", nbytes, "p2p", "cudaMemcpyPeerAsync",
-                    self.orig["memcpy_peer_async"],
-                    (dst, dst_device, src, src_device, nbytes, stream))
-
-    def _memset(self, ptr, value, nbytes, stream):
-        if not nbytes:
-            return self.orig["memset_async"](ptr, value, nbytes, stream)
-        self._timed(stream, "Memset", "memset", nbytes, "", "cudaMemsetAsync",
-                    self.orig["memset_async"], (ptr, value, nbytes, stream))
-
-    def _sleep(self, stream, seconds):
-        self._timed(stream, "sleep", "kernel", 0, "", "cudaLaunchKernel", self.orig["sleep"],
-                    (stream, seconds))
-
-    def _host_func(self, stream, fn):
-        # A host function is a host-memory kernel (interpret): time it where it runs, and keep
-        # the CPU kernels inside it from being counted a second time on the CPU's stream 0.
-        if getattr(fn, "_tl_wait", False):  # a stream waiting for a CPU event: not work
-            return self.orig["launch_host_func"](stream, fn)
-        t = _tls
-        rec = [None, _host_func_name(fn), "kernel", 0, "", t.cur, t.tid, "cudaLaunchHostFunc",
-               0, 0]
-        dev = f"cuda:{getattr(stream, 'device', 0)}"
-        sid = getattr(stream, "id", 0)
-        self.streams.add(stream)
-
-        def timed():
-            _tls.suppress += 1
-            t0 = _ns()
-            try:
-                fn()
-            finally:
-                self.p._device_kernel((dev, sid, t0, _ns(), rec))
-                _tls.suppress -= 1
-
-        rec[8] = _ns()
-        self.orig["launch_host_func"](stream, timed)
-        rec[9] = _ns()
-
-    def _timed(self, stream, name, cat, nbytes, kind, api, fn, args):
-        t = _tls
-        dev = f"cuda:{getattr(stream, 'device', 0)}"
-        sid = getattr(stream, "id", 0)
-        rec = [None, name, cat, nbytes, kind, t.cur, t.tid, api, _ns(), 0]
-        self.streams.add(stream)
-        if self.markers:
-            times = [0, 0]
-            launch = self.orig["launch_host_func"]
-            launch(stream, partial(_stamp, times, 0))
-            fn(*args)
-            launch(stream, partial(self._marker_done, times, dev, sid, rec))
-        else:
-            d = self.driver
-            ev0 = d.event_create(stream.device, True, False)
-            ev1 = d.event_create(stream.device, True, False)
-            self._ref(stream)
-            d.event_record(ev0, stream)
-            fn(*args)
-            d.event_record(ev1, stream)
-            self.pending.append((dev, sid, rec, ev0, ev1))
-        rec[9] = _ns()
-
-    def _marker_done(self, times, dev, sid, rec):
-        self.p._device_kernel((dev, sid, times[0], _ns(), rec))
-
-    def _ref(self, stream):
-        dev = stream.device
-        if dev not in self.refs:
-            d = self.driver
-            ref = d.event_create(dev, True, False)
-            d.event_record(ref, stream)
-            d.event_synchronize(ref)  # once per device: pins GPU time to host time
-            self.refs[dev] = (ref, _ns())
-
-    def collect(self):
-        """Real GPU: wait for the timing events and convert them to host time."""
-        d = self.driver
-        for dev, sid, rec, ev0, ev1 in self.pending:
-            d.event_synchronize(ev1)
-            ref, host = self.refs[int(dev.split(":")[1])]
-            t0 = host + int(d.event_elapsed_ms(ref, ev0) * 1e6)
-            t1 = host + int(d.event_elapsed_ms(ref, ev1) * 1e6)
-            self.p._device_kernel((dev, sid, t0, t1, rec))
-        self.pending = []
-
-    def drain(self):
-        """Wait until the timed work on every stream used has run (host-visible drivers),
-        without consuming the streams' errors."""
-        if not self.markers:
-            return
-        for s in list(self.streams):
-            ev = threading.Event()
-            self.orig["launch_host_func"](s, ev.set)
-            ev.wait()
-
-
-def _stamp(times, i):
-    times[i] = _ns()
-
-
-def _host_func_name(fn) -> str:
-    f = getattr(fn, "func", fn)
-    name = getattr(f, "__name__", "host_func")
-    args = getattr(fn, "args", ())
-    if name == "_run_interpreted" and args:  # kernels/cuda/launch.py: an interpreted kernel
-        k = args[0]
-        name = getattr(k, "__name__", None) or getattr(getattr(k, "fn", None), "__name__",
-                                                       None) or "triton_kernel"
-    return name.lstrip("_") or "host_func"
-
-
-# ---- memory -------------------------------------------------------------------------------------
-def _memory_hook(p):
-    append = p._memory.append
-    seen = set()  # allocators that went through Storage.allocate (pinned memory does not)
-
-    def hook(storage, sign):
-        # Atomic values only (the GC then stops tracking the record); names are made later.
-        if sign > 0:
-            seen.add(id(storage._allocator))
-        elif id(storage._allocator) not in seen and not _counted(storage._allocator):
-            return
-        dev = storage.device
-        t = _tls
-        append((_ns(), dev.type, dev.index, sign * storage._block.size, t.cur, t.tid))
-    return hook
-
-
-def _counted(allocator) -> bool:
-    """Whether frees from ``allocator`` count in the memory timeline (caching allocators
-    that Storage.allocate uses; memory allocated before profiling started is freed here)."""
-    from ..runtime.cpu.allocator import HostCachingAllocator
-    if isinstance(allocator, HostCachingAllocator):
-        return True
-    return type(allocator).__name__ == "CUDACachingAllocator"
-
-
-def _memory_baseline():
-    base = {}
-    try:
-        from ..runtime.cpu.allocator import host_allocator
-        base["cpu"] = host_allocator.memory_stats()["allocated_bytes.current"]
-    except Exception:  # noqa: BLE001
-        base["cpu"] = 0
-    try:
-        from ..runtime.cuda import context
-        for idx, a in list(context.state.allocators.items()):
-            base[f"cuda:{idx}"] = a.allocated_bytes()
-    except Exception:  # noqa: BLE001
-        pass
-    return base
 
 
 # ---- the profile context ------------------------------------------------------------------------
@@ -514,52 +296,7 @@ class profile:
             done.append((sid, t0, t1) + rec[1:])
 
     def _build(self):
-        """Raw tuples -> Trace; flow ids are numbered here (nothing is numbered while
-        recording)."""
-        from ._trace import Trace
-        ops = []
-        for kind, oid, parent, name, tid, t0, t1, place, extra in self._ops:
-            if type(place) is tuple:
-                dev, sid = place
-            else:
-                dev, sid = "cpu", place
-            shapes, where = extra if extra is not None else (None, None)
-            ops.append((kind, oid, parent, name, tid, t0, t1, dev, sid, shapes, where))
-        kernels, launches, flows = [], [], []
-        flow = 0
-        for name, nbytes, t0, t1, op, tid, suppress in self._inline:
-            if suppress:
-                continue  # ran inside a timed CUDA host function
-            flow += 1
-            kname, cat = _kernel_info(name)
-            kernels.append(("cpu", 0, kname, cat, t0, t1, nbytes, "h2h" if nbytes else "",
-                            flow, op))
-            flows.append((tid, t0, flow))
-        for sid, t0, t1, name, nbytes, op, tid, l0, l1 in self._cpu_async:
-            flow += 1
-            kname, cat = _kernel_info(name)
-            kernels.append(("cpu", sid, kname, cat, t0, t1, nbytes, "h2h" if nbytes else "",
-                            flow, op))
-            launches.append((tid, "enqueue " + kname, l0, l1, flow))
-        for dev, sid, t0, t1, rec in self._dev_kernels:
-            _, name, cat, nbytes, kind, op, tid, api, l0, l1 = rec
-            l1 = max(l0, l1)  # a marker may fire before the host noted the launch's end
-            flow += 1
-            kernels.append((dev, sid, name, cat, t0, t1, nbytes, kind, flow, op))
-            launches.append((tid, api, l0, l1, flow))
-        names = dict(self._thread_names)
-        for th in threading.enumerate():
-            if th.native_id is not None:
-                names.setdefault(th.native_id, th.name)
-        self._trace = Trace.from_records(
-            start_ns=self._start_ns, end_ns=self._end_ns, ops=ops, kernels=kernels,
-            launches=launches, flows=flows, memory=[
-                (t, dt if di is None else f"{dt}:{di}", delta, op, tid)
-                for t, dt, di, delta, op, tid in self._memory],
-            memory_base=self._mem_base,
-            thread_names=names,
-            options={"record_shapes": self.record_shapes,
-                     "profile_memory": self.profile_memory, "with_stack": self.with_stack})
+        self._trace = build_trace(self)
         self._ops = self._inline = self._cpu_async = self._dev_kernels = self._memory = None
 
     # -- results --------------------------------------------------------------------------------

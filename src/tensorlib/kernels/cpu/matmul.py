@@ -25,8 +25,10 @@ from ... import dtypes as _dt
 from ...shape import broadcast_strides
 from .casting import cast_code
 from .pointwise import load_generated_module
-from ...runtime.cpu import cores
+from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
+from ...storage import Storage
+from ...tensor import Tensor
 
 __all__ = ["matmul_kernel", "BLAS_DTYPES"]
 
@@ -267,3 +269,24 @@ def matmul_kernel(a, b, out, conj_a=False):
         _blas_matmul(a, b, out, conj_a and out._dtype.kind == "c")
     else:
         _numba_matmul(a, b, out)
+
+
+def new_matmul(a, b):
+    """a (M, K) @ b (K, N) into a new C-order tensor, for 2-D CPU tensors of one BLAS dtype
+    whose matrices BLAS takes as they are, K > 0, on the default CPU stream and outside the
+    profiler: what the stub kernel computes for them, without ops/matmul's general set-up
+    (broadcasting, promotion, out= checks). None for any other call: the general path serves
+    it. ops/matmul calls it after checking both are 2-D on one device with one dtype."""
+    dtype = a._dtype
+    if dtype not in BLAS_DTYPES or _streams._slow:
+        return None
+    m, k = a._shape
+    n = b._shape[1]
+    if not (k and m and n) or b._shape[0] != k or not (_blas_ready(a) and _blas_ready(b)):
+        return None
+    res = Tensor._make(Storage.allocate(m * n * dtype.itemsize), (m, n), (n, 1), 0, dtype)
+    _blas_call(_kernel_view(a), _kernel_view(b), _kernel_view(res), False)
+    return res
+
+
+matmul_kernel.new_matmul = new_matmul

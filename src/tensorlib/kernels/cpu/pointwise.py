@@ -24,7 +24,7 @@ from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
-from ...dtypes import scalar_to_compute
+from ...dtype_scalars import scalar_to_compute
 from ...dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
@@ -330,13 +330,51 @@ def _last_value_cache(compute, name, arg):
     return convert
 
 
+def _dense_parallel(info, kinds, dtypes, compute, out_dtype):
+    """For the dense fast path above the grain: ``go(n, out_storage, tensors, values)`` runs the
+    combination's parallel tile loop over dense operands as one dim of ``n`` elements, its meta
+    packed here (what the full path's TensorIterator would derive, without building one), and
+    returns True; False (nothing run) while the parallel variant is not ready or one thread
+    would run it: the caller then runs the flat loop, as the full path would."""
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    np_types = [_kernel_np_dtype(out_dtype)] + [_kernel_np_dtype(d) for d in dtypes
+                                                 if d is not None]
+    ones = (1,) * len(np_types)
+    mod = None
+
+    def go(n, st, tensors, values):
+        nonlocal mod
+        if cores.threads() == 1:
+            return False
+        if mod is None:
+            with _lock:
+                mod = _kernels.get(key)
+                if mod is None:
+                    mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+        meta = np.array((1, n) + ones + (0,) + tuple(t._offset for t in tensors), np.int64)
+        args = (meta, st.typed(np_types[0]),
+                *[t._storage.typed(d) for t, d in zip(tensors, np_types[1:])], *values)
+        if not cores.parallel_ready(mod, args, n):
+            return False
+        cores.call(mod.parallel, args)
+        return True
+    return go
+
+
+def _kernel_np_dtype(dt):
+    # kernel_array's view of a tensor of dtype ``dt`` (half types as raw uint16)
+    return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
+
+
 def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
     """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
     (see ops/pointwise.py): allocates the output and calls the ``flat`` loop with raw
     addresses. With ``scalar_operand`` (0 or 1) that operand of a binary op is a Python scalar
     of ``scalar_type`` instead (converted to the compute dtype exactly as the full path does,
-    with its errors). Declines (returns None) above the parallel grain, for empty tensors, and
-    while a user CPU stream is current: the full path handles those. Operands with queued
+    with its errors). Above the parallel grain the combination's parallel loop runs once it is
+    ready (_dense_parallel), else the flat loop. Declines (returns None) for empty tensors, and
+    while a user CPU stream is current (above the grain also under the profiler): the full path
+    handles those. Operands with queued
     CPU-stream work are waited for, as the full path's Storage.typed() does; under the profiler
     the loop is recorded as the full path's launch would record it. ``scalar_pos``: where the
     op's Scalar arguments are in ``args``. The runner is ``run(t, other, args)``: ``t`` a
@@ -359,6 +397,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
         kinds = "ST" if scalar_operand == 0 else "TS"
         dtypes = (None, dtype) if scalar_operand == 0 else (dtype, None)
     flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
+    big = _dense_parallel(info, kinds, dtypes, compute, out_dtype)
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
@@ -372,9 +411,16 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     if ntensors == 1:
         def run(a, b, args):
             n = a._numel
-            if n >= GRAIN or not n:
+            if not n:
                 return None
             sa = a._storage
+            if n >= GRAIN:
+                if _streams._slow:
+                    return None  # the full path queues or records it
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a,), ()):
+                    flat(n, st._ptr, sa._ptr + a._offset * item)
+                return Tensor._make_dense(st, a, out_dtype)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -388,9 +434,18 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     elif scalar_operand is not None:
         def run(a, b, args):
             n = a._numel
-            if n >= GRAIN or not n:
+            if not n:
                 return None
             sa = a._storage
+            if n >= GRAIN:
+                if _streams._slow:
+                    return None  # the full path queues or records it
+                v = value(b)  # the operand first, then the Scalar argument: the full path's order
+                vals = (v,) if sp is None else (v, scalar(args[sp]))
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a,), vals):
+                    flat(n, st._ptr, sa._ptr + a._offset * item, *vals)
+                return _c_order_like(st, a, out_dtype)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -408,10 +463,19 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     else:
         def run(a, b, args):
             n = a._numel
-            if n >= GRAIN or not n:
+            if not n:
                 return None
             sa = a._storage
             sb = b._storage
+            if n >= GRAIN:
+                if _streams._slow:
+                    return None  # the full path queues or records it
+                vals = () if sp is None else (scalar(args[sp]),)
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a, b), vals):
+                    flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
+                         *vals)
+                return Tensor._make_dense(st, a, out_dtype)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -453,16 +517,26 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     common = _dt.result_type(*promoted) if len(promoted) > 1 else promoted[0]
     if info.int_to_float and common.kind in "biu":
         return None
-    flat = flat_entry(info, "TTT", tuple(dtypes), compute_dtype_for(common), out_dtype)
+    compute = compute_dtype_for(common)
+    flat = flat_entry(info, "TTT", tuple(dtypes), compute, out_dtype)
+    big = _dense_parallel(info, "TTT", tuple(dtypes), compute, out_dtype)
     ia, ib, ic = (d.itemsize for d in dtypes)
     out_item = out_dtype.itemsize
     name = info.name
 
     def run(a, b, c):
         n = a._numel
-        if n >= GRAIN or not n:
+        if not n:
             return None
         sa, sb, sc = a._storage, b._storage, c._storage
+        if n >= GRAIN:
+            if _streams._slow:
+                return None  # the full path queues or records it
+            st = Storage.allocate(n * out_item)
+            if not big(n, st, (a, b, c), ()):
+                flat(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,
+                     sc._ptr + c._offset * ic)
+            return _c_order_like(st, a, out_dtype)
         call = flat
         if _streams._slow:
             call = _inline_call(flat, name)

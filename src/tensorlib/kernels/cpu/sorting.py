@@ -27,8 +27,8 @@ parallel scatter of the values into their buckets, then each bucket LSD-sorted i
 thread (11-bit digits at most) and written out; rows whose cells may hold nan / inf / -0.0, or
 whose keys crowd a narrow range, take vlong_exact (the same on keys, top varying bits, then
 fix_special).
-Each (key width, kind) gets a generated module in the kernel cache dir; its source templates
-are in kernels/cpu/sort_source.py, this module runs them.
+Each (key width, kind) gets a generated module in the kernel cache dir; kernels/cpu/sort_source.py
+assembles its source from the sort_*.py templates, this module runs them.
 """
 from __future__ import annotations
 

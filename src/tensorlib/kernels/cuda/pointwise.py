@@ -18,7 +18,7 @@ from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from ...tensor import Tensor
 from . import launch as _launch
-from ...dtypes import scalar_to_compute
+from ...dtype_scalars import scalar_to_compute
 from .pointwise_source import (_HALF, VALUE_TL, ElementwiseSpec, cast_code, is_complex_spec,
                                kernel_source, range_source)
 

@@ -3,9 +3,11 @@ host memory. See ``tensorlib.cuda`` for the public namespace.
 
 Files: ``driver.py`` (interface, errors, backend selection), ``real.py`` / ``interpret.py`` (the
 two drivers), ``context.py`` (lazy process state, current device), ``allocator.py`` (caching
-allocator; its policy and config in ``alloc_config.py``, history / snapshots / replay in
-``alloc_history.py``), ``streams.py`` (Stream, Event, current stream, DeviceGuard), ``pinned.py`` (pinned
-host caching allocator). Importing this package never touches the driver.
+allocator; its policy and config in ``alloc_config.py``, blocks and free lists in
+``alloc_blocks.py``, statistics in ``alloc_stats.py``, the slow path in ``alloc_segments.py``,
+history / snapshots / replay in ``alloc_history.py``), ``streams.py`` (Stream, Event, current
+stream, DeviceGuard), ``pinned.py`` (pinned host caching allocator). Importing this package
+never touches the driver.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["new_history", "history_to_trace", "replay_trace", "segment_snapshot",
            "SNAPSHOT_STATES"]
 
-# Snapshot name of each Block.state (allocator.py's _FREE, _ALLOCATED, _PENDING = 0, 1, 2).
+# Snapshot name of each Block.state (alloc_blocks.py's _FREE, _ALLOCATED, _PENDING = 0, 1, 2).
 SNAPSHOT_STATES = ("inactive", "active_allocated", "active_pending_free")
 
 

@@ -15,10 +15,14 @@
   the outstanding events) and retry once, then raise :class:`OutOfMemoryError` giving what was
   asked for, what is allocated, what is reserved but unallocated, and the device's capacity.
 
-Statistics use PyTorch's key names (``allocated_bytes.all.current`` ...). Thread-safe: one lock
-per device allocator. The size constants, ``TENSORLIB_CUDA_ALLOC_CONF`` parsing and rounding
-rules are in ``alloc_config.py``; history, traces and snapshots in ``alloc_history.py`` (both
-re-exported here).
+Thread-safe: one lock per device allocator. This file holds the allocator class: its hot
+``malloc`` / ``free`` paths, the merge of freed blocks, ``record_stream`` events and the public
+methods. The rest, one thing a file: ``alloc_config.py`` (size constants,
+``TENSORLIB_CUDA_ALLOC_CONF``, rounding rules), ``alloc_blocks.py`` (Segment, Block, free
+lists), ``alloc_stats.py`` (statistics in PyTorch's key names, the consistency check),
+``alloc_segments.py`` (the slow path: new segments, releasing cached ones, GC, the OOM report;
+a base class of the allocator) and ``alloc_history.py`` (history, traces, snapshots). The
+public names of the first three and of the history are re-exported here.
 """
 from __future__ import annotations
 
@@ -29,105 +33,21 @@ from collections import deque
 
 import numpy as np
 
+from .alloc_blocks import (_ALLOCATED, _FREE, _KEY_SHIFT, _MAX_SPARE, _PENDING, Block, Segment,
+                           _ZeroBlock)
 from .alloc_config import (_NO_LIMIT, ENV_ALLOC_CONF, LARGE_BUFFER, MIN_BLOCK_SIZE,
                            MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE,
                            AllocatorConfig, allocation_size, format_size, round_size)
 from .alloc_history import history_to_trace, new_history, replay_trace, segment_snapshot
-from .driver import CudaError, OutOfMemoryError
+from .alloc_segments import SegmentCache
+from .alloc_stats import (_I, _IB, _N, _NB, _NR, _OA, _PI, _PIB, _PN, _PNB, _PNR, _POA, _Q, _QB,
+                          _TI, _TIB, _TN, _TNB, _TNR, _TOA, AllocatorStats, check_invariants)
+from .driver import CudaError
 
 __all__ = ["CUDACachingAllocator", "AllocatorConfig", "Block", "Segment", "round_size",
            "allocation_size", "format_size", "history_to_trace", "replay_trace",
            "ENV_ALLOC_CONF", "MIN_BLOCK_SIZE", "SMALL_SIZE", "SMALL_BUFFER", "LARGE_BUFFER",
            "MIN_LARGE_ALLOC", "ROUND_LARGE"]
-
-_KEY_SHIFT = 64                 # free-list key = size << 64 | ptr: one int orders (size, address)
-
-# Block states (alloc_history.SNAPSHOT_STATES names them in snapshots)
-_FREE, _ALLOCATED, _PENDING = 0, 1, 2
-
-# Statistics. Each pool (1 = small, 2 = large) keeps one flat list of ints indexed by the
-# constants below; "all" figures are sums of the two pools, except peaks, which a second list
-# tracks. Cumulative "freed" figures are derived (total increases - current), so a free only
-# lowers current values. Active = allocated + pending (freed, waiting for record_stream events);
-# its own peaks are tracked only while something is pending (otherwise active == allocated).
-(_N, _NB, _NR, _TN, _TNB, _TNR, _PN, _PNB, _PNR,          # allocations / bytes / requested
- _S, _SB, _TS, _TSB, _PS, _PSB,                           # segments / reserved bytes
- _Q, _QB, _PA, _PAB,                                      # pending, active peaks
- _I, _IB, _TI, _TIB, _PI, _PIB,                           # inactive split blocks / bytes
- _OA, _TOA, _POA, _OS, _TOS, _POS) = range(31)            # oversize allocations / segments
-_NSTATS = 31
-_POOL_NAMES = ("all", "small_pool", "large_pool")
-_MAX_SPARE = 4096  # recycled Block objects kept for splits
-
-
-class Segment:
-    """One device allocation (cudaMalloc) carved into blocks."""
-
-    __slots__ = ("ptr", "size", "stream", "small", "buffer", "head")
-
-    def __init__(self, ptr, size, stream, small, buffer):
-        self.ptr = ptr
-        self.size = size
-        self.stream = stream  # driver stream handle it belongs to
-        self.small = small
-        self.buffer = buffer  # host view of the bytes (interpret) or None
-        self.head = None      # lowest-address block
-
-
-class Block:
-    """A piece of a segment. ``buffer`` (interpret backend) views exactly its bytes while it is
-    handed out through :meth:`CUDACachingAllocator.allocate`."""
-
-    __slots__ = ("ptr", "size", "requested", "stream", "small", "state", "prev", "next",
-                 "segment", "stream_uses", "event_count", "gc_base", "buffer")
-
-    def __init__(self, ptr, size, stream, small, segment):
-        self.ptr = ptr
-        self.size = size
-        self.requested = 0
-        self.stream = stream  # stream id
-        self.small = small
-        self.state = _FREE
-        self.prev = None
-        self.next = None
-        self.segment = segment
-        self.stream_uses = None  # {stream id: handle} from record_stream
-        self.event_count = 0
-        self.gc_base = 0
-        self.buffer = None
-
-    @property
-    def allocated(self) -> bool:
-        return self.state == _ALLOCATED
-
-    def __repr__(self):
-        state = ("free", "allocated", "pending_free")[self.state]
-        return (f"Block(ptr=0x{self.ptr:x}, size={self.size}, requested={self.requested}, "
-                f"stream={self.stream}, {state})")
-
-
-class _FreeList:
-    """Free blocks of one (pool, stream), sorted by key = size << 64 | ptr."""
-
-    __slots__ = ("keys", "blocks")
-
-    def __init__(self):
-        self.keys = []
-        self.blocks = []
-
-
-class _ZeroBlock:
-    """What a 0-byte request gets: no memory, pointer 0 (as cudaMalloc(0) in PyTorch)."""
-
-    __slots__ = ("ptr", "size", "requested", "buffer", "stream", "state")
-
-    def __init__(self, buffer):
-        self.state = -1  # never "allocated": free() recognises it by size 0
-        self.ptr = 0
-        self.size = 0
-        self.requested = 0
-        self.buffer = buffer
-        self.stream = 0
 
 
 def _check_size(size, op):
@@ -139,7 +59,7 @@ def _check_size(size, op):
     return size
 
 
-class CUDACachingAllocator:
+class CUDACachingAllocator(SegmentCache):
     """The caching allocator of one device.
 
     ``current_stream()`` returns the driver handle of the calling thread's current stream (used
@@ -168,17 +88,10 @@ class CUDACachingAllocator:
         self._spare = []              # recycled Block objects
         self._gc_clock = 0
         self._fraction_limit = None
-        self._ps = (None, [0] * _NSTATS, [0] * _NSTATS)
-        self._all = [0] * _NSTATS     # peaks of the "all" figures
-        self._stat_rows = (None, (self._ps[1], self._ps[2], self._all),
-                           (self._ps[2], self._ps[1], self._all))
+        self._stats = stats = AllocatorStats(self._max_split)
+        self._ps = stats.pools        # the hot paths update these lists in place
+        self._stat_rows = stats.rows
         self._pending = 0             # blocks waiting for events (both pools)
-        self._base = {}               # baselines of cumulative stats after a reset
-        self._num_alloc_retries = 0
-        self._num_ooms = 0
-        self._num_sync_all_streams = 0
-        self._num_device_alloc = 0
-        self._num_device_free = 0
         self._history = None
         # True when any rarely-used feature is on (events pending, history, max_split_size,
         # GC, power-of-two rounding): the hot paths test this one flag instead of five.
@@ -333,9 +246,9 @@ class CUDACachingAllocator:
                 A[_PNR] = c
             if extra:
                 if self._pending:
-                    self._active_peaks()
+                    self._stats.active_peaks()
                 if bsize >= self._max_split:
-                    self._bump(P, _OA, _TOA, _POA, 1)
+                    self._stats.bump(P, _OA, _TOA, _POA, 1)
                 if self._history is not None:
                     self._history.append(("alloc", block.ptr, bsize, size, block.stream,
                                           time.perf_counter()))
@@ -424,55 +337,10 @@ class CUDACachingAllocator:
             block.buffer = seg.buffer[off:off + block.size]
         return block
 
-    # ---- block management (lock held) -------------------------------------------------------
-    def _oversize_refused(self, rsize, bsize) -> bool:
-        # Never hand an oversize block to a small request, nor a much larger oversize block to
-        # an oversize request (oversize blocks are never split).
-        ms = self._max_split
-        return (rsize < ms and bsize >= ms) or (rsize >= ms and bsize >= rsize + LARGE_BUFFER)
-
-    def _active_peaks(self) -> None:
-        """Active = allocated + pending; its peaks need tracking only while blocks pend."""
-        A = self._all
-        na = nb = 0
-        for P in self._ps[1:]:
-            n = P[_N] + P[_Q]
-            b = P[_NB] + P[_QB]
-            if n > P[_PA]:
-                P[_PA] = n
-            if b > P[_PAB]:
-                P[_PAB] = b
-            na += n
-            nb += b
-        if na > A[_PA]:
-            A[_PA] = na
-        if nb > A[_PAB]:
-            A[_PAB] = nb
-
-    def _bump(self, P, cur, tot, peak, n) -> None:
-        """Add ``n`` to a pool statistic, keeping its total and both peaks."""
-        c = P[cur] + n
-        P[cur] = c
-        if n > 0:
-            P[tot] += n
-            if c > P[peak]:
-                P[peak] = c
-            c += self._ps[2 if P is self._ps[1] else 1][cur]
-            if c > self._all[peak]:
-                self._all[peak] = c
-
-    def _free_list_remove(self, block) -> None:
-        fl = self._pools[1 if block.small else 2][block.stream]
-        key = block.size << _KEY_SHIFT | block.ptr
-        keys = fl.keys
-        i = bisect_left(keys, key)
-        if i == len(keys) or keys[i] != key:  # pragma: no cover - would be a logic error
-            raise AssertionError(f"caching allocator: {block!r} missing from its free list")
-        del keys[i]
-        del fl.blocks[i]
-
+    # ---- the merge (lock held) --------------------------------------------------------------
     def _free_block(self, block) -> None:
-        """Return a no-longer-used block to its pool, merging with free neighbours."""
+        """Return a no-longer-used block to its pool, merging with free neighbours. The one
+        merge: free() comes here directly, a pending block once its events complete."""
         P = self._ps[1 if block.small else 2]
         if block.state == _PENDING:  # its record_stream events have completed
             P[_Q] -= 1
@@ -519,8 +387,8 @@ class CUDACachingAllocator:
                 spare.append(n)
         if block.prev is not None or block.next is not None:
             if merged != 1:
-                self._bump(P, _I, _TI, _PI, 1 - merged)
-            self._bump(P, _IB, _TIB, _PIB, block.size - merged_bytes)
+                self._stats.bump(P, _I, _TI, _PI, 1 - merged)
+            self._stats.bump(P, _IB, _TIB, _PIB, block.size - merged_bytes)
         elif merged:
             P[_I] -= merged
             P[_IB] -= merged_bytes
@@ -584,7 +452,7 @@ class CUDACachingAllocator:
     def _synchronize_and_free_events(self) -> None:
         sync = self._driver.event_synchronize
         out, self._outstanding = self._outstanding, deque()
-        self._num_sync_all_streams += 1
+        self._stats.num_sync_all_streams += 1
         for ev, block in out:
             sync(ev)
             self._event_pool.append(ev)
@@ -592,184 +460,6 @@ class CUDACachingAllocator:
             if block.event_count == 0:
                 self._free_block(block)
         self._update_extra()
-
-    # ---- slow path: new segments, releasing, OOM --------------------------------------------
-    def _malloc_slow(self, size, rsize, stream, pool) -> Block:
-        if self._gc_on:
-            self._garbage_collect()
-        block = self._alloc_block(rsize, stream, pool)
-        if block is None and self._release_available_cached_blocks(rsize, stream.id, pool):
-            block = self._alloc_block(rsize, stream, pool)
-        if block is None:
-            self._num_alloc_retries += 1
-            self._release_cached_blocks()
-            # Blocks whose events just completed may fit without a new segment.
-            block = self._take_free_block(rsize, stream.id, pool)
-            if block is None:
-                block = self._alloc_block(rsize, stream, pool)
-        if block is None:
-            self._num_ooms += 1
-            if self._history is not None:
-                self._history.append(("oom", 0, rsize, size, stream.id, time.perf_counter()))
-            raise OutOfMemoryError(self._oom_message(size, rsize))
-        return block
-
-    def _take_free_block(self, rsize, sid, pool):
-        fl = self._pools[pool].get(sid)
-        if fl is None:
-            return None
-        i = bisect_left(fl.keys, rsize << _KEY_SHIFT)
-        if i == len(fl.keys):
-            return None
-        block = fl.blocks[i]
-        if pool == 2 and self._max_split < _NO_LIMIT and self._oversize_refused(rsize,
-                                                                                block.size):
-            return None
-        del fl.keys[i]
-        del fl.blocks[i]
-        return block
-
-    def _reserved(self) -> int:
-        return self._ps[1][_SB] + self._ps[2][_SB]
-
-    def _alloc_block(self, rsize, stream, pool):
-        """A new segment for the request, as one block (not in a free list)."""
-        seg_size = allocation_size(rsize)
-        limit = self._fraction_limit
-        if limit is not None and self._reserved() + seg_size > limit:
-            return None
-        try:
-            ptr, buf = self._driver.mem_alloc(self.device, seg_size)
-        except OutOfMemoryError:
-            return None
-        small = pool == 1
-        seg = Segment(ptr, seg_size, stream, small, buf)
-        self._segments[ptr] = seg
-        block = Block(ptr, seg_size, stream.id, small, seg)
-        seg.head = block
-        fls = self._pools[pool]
-        if stream.id not in fls:
-            fls[stream.id] = _FreeList()
-        P = self._ps[pool]
-        self._bump(P, _S, _TS, _PS, 1)
-        self._bump(P, _SB, _TSB, _PSB, seg_size)
-        if seg_size >= self._max_split:
-            self._bump(P, _OS, _TOS, _POS, 1)
-        self._num_device_alloc += 1
-        if self._history is not None:
-            self._history.append(("segment_alloc", ptr, seg_size, 0, stream.id,
-                                  time.perf_counter()))
-        return block
-
-    def _release_block(self, block) -> None:
-        """Give a wholly free segment back to the driver (block already off its free list)."""
-        seg = self._segments.pop(block.ptr)
-        self._driver.mem_free(self.device, seg.ptr)
-        P = self._ps[1 if seg.small else 2]
-        P[_S] -= 1
-        P[_SB] -= seg.size
-        if seg.size >= self._max_split:
-            P[_OS] -= 1
-        self._num_device_free += 1
-        seg.buffer = None
-        seg.head = None
-        block.segment = None
-        if self._history is not None:
-            self._history.append(("segment_free", seg.ptr, seg.size, 0, block.stream,
-                                  time.perf_counter()))
-
-    def _release_available_cached_blocks(self, rsize, sid, pool) -> bool:
-        """With max_split_size set: free oversize cached blocks of this stream to make room."""
-        if pool == 1 or self._max_split >= _NO_LIMIT:
-            return False
-        fl = self._pools[2].get(sid)
-        if fl is None:
-            return False
-        # Oversize blocks are never split, so each is a whole segment.
-        candidates = [b for b in fl.blocks if b.size >= self._max_split
-                      and b.prev is None and b.next is None]
-        if not candidates:
-            return False
-        fit = [b for b in candidates if b.size >= rsize]
-        victims = [min(fit, key=lambda b: b.size)] if fit else []
-        if not victims:  # free the largest ones until enough has been released
-            total = 0
-            for b in sorted(candidates, key=lambda b: -b.size):
-                victims.append(b)
-                total += b.size
-                if total >= rsize:
-                    break
-            if total < rsize:
-                return False
-        for b in victims:
-            self._free_list_remove(b)
-            self._release_block(b)
-        return True
-
-    def _release_cached_blocks(self) -> None:
-        """Synchronize outstanding events, then free every wholly free segment."""
-        if self._outstanding:
-            self._synchronize_and_free_events()
-        for fls in self._pools[1:]:
-            for fl in fls.values():
-                keep_k, keep_b, release = [], [], []
-                for k, b in zip(fl.keys, fl.blocks):
-                    if b.prev is None and b.next is None:
-                        release.append(b)
-                    else:
-                        keep_k.append(k)
-                        keep_b.append(b)
-                fl.keys, fl.blocks = keep_k, keep_b
-                for b in release:
-                    self._release_block(b)
-
-    def _garbage_collect(self) -> None:
-        """Free old unused cached segments once reserved memory passes the GC threshold."""
-        limit = self._fraction_limit if self._fraction_limit is not None else self._total
-        threshold = int(self._cfg.garbage_collection_threshold * limit)
-        reserved = self._reserved()
-        if reserved <= threshold:
-            return
-        target = reserved - threshold
-        clock = self._gc_clock
-        candidates = [b for fls in self._pools[1:] for fl in fls.values() for b in fl.blocks
-                      if b.prev is None and b.next is None]
-        if not candidates:
-            return
-        reclaimed = 0
-        # Oldest first, but only those at least as old as the average (PyTorch's policy).
-        ages = [clock - b.gc_base for b in candidates]
-        average = sum(ages) / len(ages)
-        for age, b in sorted(zip(ages, candidates), key=lambda t: -t[0]):
-            if reclaimed >= target or age < average:
-                break
-            self._free_list_remove(b)
-            reclaimed += b.size
-            self._release_block(b)
-
-    def _oom_message(self, size, rsize) -> str:
-        try:
-            free, total = self._driver.mem_get_info(self.device)
-        except CudaError:
-            free, total = 0, self._total
-        allocated = self._ps[1][_NB] + self._ps[2][_NB]
-        reserved = self._reserved()
-        unalloc = reserved - allocated
-        msg = (f"CUDA out of memory. Tried to allocate {format_size(size)} ({size} bytes, "
-               f"rounded to {rsize}). GPU {self.device} has a total capacity of "
-               f"{format_size(total)} ({total} bytes) of which {format_size(free)} ({free} "
-               f"bytes) is free. Of the allocated memory {format_size(allocated)} ({allocated} "
-               f"bytes) is allocated by tensorlib, and {format_size(unalloc)} ({unalloc} bytes) "
-               f"is reserved by tensorlib but unallocated.")
-        if self._fraction_limit is not None:
-            msg += (f" This process is limited to {format_size(self._fraction_limit)} "
-                    f"({self._fraction_limit} bytes) by set_per_process_memory_fraction().")
-        if self._driver.name == "interpret":
-            msg += " (Interpret backend: the capacity is TENSORLIB_CUDA_MEMORY.)"
-        if unalloc > 0 and unalloc >= allocated // 4:
-            msg += (f" If reserved but unallocated memory is large try setting "
-                    f"max_split_size_mb in {ENV_ALLOC_CONF} to avoid fragmentation.")
-        return msg
 
     # ---- public maintenance -----------------------------------------------------------------
     def empty_cache(self) -> None:
@@ -798,55 +488,6 @@ class CUDACachingAllocator:
             return [] if self._history is None else list(self._history)
 
     # ---- introspection ----------------------------------------------------------------------
-    def _raw_stats(self) -> dict:
-        """All statistics (lock held), cumulative ones not yet adjusted for a reset."""
-        out = {}
-        pools = self._ps[1:]
-        A = self._all
-
-        def put(name, curs, tots, peaks, all_peak):
-            rows = (("all", sum(curs), max(all_peak, sum(curs)), sum(tots)),
-                    ("small_pool", curs[0], peaks[0], tots[0]),
-                    ("large_pool", curs[1], peaks[1], tots[1]))
-            for pname, c, pk, t in rows:
-                prefix = f"{name}.{pname}."
-                out[prefix + "current"] = c
-                out[prefix + "peak"] = pk
-                out[prefix + "allocated"] = t
-                out[prefix + "freed"] = t - c
-
-        def simple(name, cur_i, tot_i, peak_i):
-            put(name, [P[cur_i] for P in pools], [P[tot_i] for P in pools],
-                [P[peak_i] for P in pools], A[peak_i])
-
-        simple("allocation", _N, _TN, _PN)
-        simple("allocated_bytes", _NB, _TNB, _PNB)
-        simple("requested_bytes", _NR, _TNR, _PNR)
-        # Active = allocated + pending; its peak is at least the allocated peak.
-        put("active", [P[_N] + P[_Q] for P in pools], [P[_TN] for P in pools],
-            [max(P[_PA], P[_PN]) for P in pools], max(A[_PA], A[_PN]))
-        put("active_bytes", [P[_NB] + P[_QB] for P in pools], [P[_TNB] for P in pools],
-            [max(P[_PAB], P[_PNB]) for P in pools], max(A[_PAB], A[_PNB]))
-        simple("segment", _S, _TS, _PS)
-        simple("reserved_bytes", _SB, _TSB, _PSB)
-        simple("inactive_split", _I, _TI, _PI)
-        simple("inactive_split_bytes", _IB, _TIB, _PIB)
-        for name, cur_i, tot_i, peak_i in (("oversize_allocations", _OA, _TOA, _POA),
-                                           ("oversize_segments", _OS, _TOS, _POS)):
-            c = sum(P[cur_i] for P in pools)
-            t = sum(P[tot_i] for P in pools)
-            out[name + ".current"] = c
-            out[name + ".peak"] = max(A[peak_i], c)
-            out[name + ".allocated"] = t
-            out[name + ".freed"] = t - c
-        out["num_alloc_retries"] = self._num_alloc_retries
-        out["num_ooms"] = self._num_ooms
-        out["num_sync_all_streams"] = self._num_sync_all_streams
-        out["num_device_alloc"] = self._num_device_alloc
-        out["num_device_free"] = self._num_device_free
-        out["max_split_size"] = -1 if self._max_split >= _NO_LIMIT else self._max_split
-        return out
-
     def memory_stats(self) -> dict:
         """Flat dict with PyTorch's keys (``allocated_bytes.all.current`` ...)."""
         with self._lock:
@@ -854,50 +495,28 @@ class CUDACachingAllocator:
                 self._take_returned_locked()
             if self._outstanding:
                 self._process_events()
-            out = self._raw_stats()
-            for k, v in self._base.items():
-                out[k] -= v
-            return dict(sorted(out.items()))
+            return self._stats.as_dict()
 
     def reset_peak_stats(self) -> None:
         with self._lock:
             if self._returned:
                 self._take_returned_locked()
-            for P in self._ps[1:]:
-                for cur, peak in ((_N, _PN), (_NB, _PNB), (_NR, _PNR), (_S, _PS), (_SB, _PSB),
-                                  (_I, _PI), (_IB, _PIB), (_OA, _POA), (_OS, _POS)):
-                    P[peak] = P[cur]
-                P[_PA] = P[_N] + P[_Q]
-                P[_PAB] = P[_NB] + P[_QB]
-            A = self._all
-            P1, P2 = self._ps[1], self._ps[2]
-            for cur, peak in ((_N, _PN), (_NB, _PNB), (_NR, _PNR), (_S, _PS), (_SB, _PSB),
-                              (_I, _PI), (_IB, _PIB), (_OA, _POA), (_OS, _POS)):
-                A[peak] = P1[cur] + P2[cur]
-            A[_PA] = P1[_N] + P1[_Q] + P2[_N] + P2[_Q]
-            A[_PAB] = P1[_NB] + P1[_QB] + P2[_NB] + P2[_QB]
+            self._stats.reset_peaks()
 
     def reset_accumulated_stats(self) -> None:
         """Zero the cumulative figures (``*.allocated``, ``*.freed``, the num_* counters)."""
         with self._lock:
             if self._returned:
                 self._take_returned_locked()
-            raw = self._raw_stats()
-            self._base = {k: v for k, v in raw.items()
-                          if k.endswith(".allocated") or k.endswith(".freed")}
-            self._num_alloc_retries = 0
-            self._num_ooms = 0
-            self._num_sync_all_streams = 0
-            self._num_device_alloc = 0
-            self._num_device_free = 0
+            self._stats.reset_accumulated()
 
     def allocated_bytes(self) -> int:
         self._take_returned()
-        return self._ps[1][_NB] + self._ps[2][_NB]
+        return self._stats.allocated_bytes()
 
     def reserved_bytes(self) -> int:
         self._take_returned()
-        return self._reserved()
+        return self._stats.reserved_bytes()
 
     def snapshot(self) -> list:
         """One dict per segment (PyTorch's memory_snapshot() layout)."""
@@ -913,46 +532,4 @@ class CUDACachingAllocator:
         with self._lock:
             if self._returned:
                 self._take_returned_locked()
-            seg_bytes = {1: 0, 2: 0}
-            alloc_bytes = {1: 0, 2: 0}
-            split_free = {1: [0, 0], 2: [0, 0]}
-            free_ptrs = set()
-            for pool in (1, 2):
-                for sid, fl in self._pools[pool].items():
-                    assert fl.keys == sorted(fl.keys), "free list out of order"
-                    assert len(fl.keys) == len(fl.blocks)
-                    for k, b in zip(fl.keys, fl.blocks):
-                        assert k == (b.size << _KEY_SHIFT | b.ptr), "stale free-list key"
-                        assert b.state == _FREE and b.stream == sid
-                        assert b.small == (pool == 1)
-                        free_ptrs.add(b.ptr)
-            for seg in self._segments.values():
-                pool = 1 if seg.small else 2
-                seg_bytes[pool] += seg.size
-                b = seg.head
-                assert b.prev is None and b.ptr == seg.ptr, "segment head is wrong"
-                end = seg.ptr
-                prev_free = False
-                while b is not None:
-                    assert b.ptr == end, "gap or overlap between blocks"
-                    assert b.segment is seg
-                    end += b.size
-                    if b.state == _FREE:
-                        assert not prev_free, "two adjacent free blocks were not merged"
-                        assert b.ptr in free_ptrs, "free block missing from its free list"
-                        if b.prev is not None or b.next is not None:
-                            split_free[pool][0] += 1
-                            split_free[pool][1] += b.size
-                    elif b.state == _ALLOCATED:
-                        alloc_bytes[pool] += b.size
-                        assert self._allocated.get(b.ptr) is b
-                    prev_free = b.state == _FREE
-                    if b.next is not None:
-                        assert b.next.prev is b
-                    b = b.next
-                assert end == seg.ptr + seg.size, "blocks do not cover the segment"
-            for pool in (1, 2):
-                P = self._ps[pool]
-                assert P[_SB] == seg_bytes[pool], (P[_SB], seg_bytes[pool])
-                assert P[_NB] == alloc_bytes[pool], (P[_NB], alloc_bytes[pool])
-                assert [P[_I], P[_IB]] == split_free[pool], ([P[_I], P[_IB]], split_free[pool])
+            check_invariants(self._segments.values(), self._pools, self._allocated, self._stats)

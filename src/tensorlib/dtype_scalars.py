@@ -1,0 +1,52 @@
+"""Python scalars and dtypes: a scalar's default dtype (``python_scalar_dtype``) and a scalar
+as a value of an op's compute dtype (``scalar_to_compute``, on every op call with a scalar)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .dtype_info import iinfo
+from .dtype_table import DType, _from_np, bool_, complex64, float32, int64
+
+
+def python_scalar_dtype(value) -> DType:
+    """Default dtype of a Python scalar value: bool, int64, float32, complex64.
+    NumPy scalars keep their own dtype."""
+    if isinstance(value, np.generic):
+        d = _from_np(value.dtype)
+        if d is not None:
+            return d
+    elif isinstance(value, bool):
+        return bool_
+    elif isinstance(value, int):
+        return int64
+    elif isinstance(value, float):
+        return float32
+    elif isinstance(value, complex):
+        return complex64
+    raise TypeError(f"python_scalar_dtype(): expected a Python bool, int, float or complex, got {value!r}")
+
+
+def scalar_to_compute(value, compute, op, arg):
+    """A Python scalar as a NumPy scalar of the compute dtype, for every backend's kernels.
+
+    Out-of-range ints are an error (as in NumPy 2) rather than a silent wrap; a float that is
+    not integral, or complex into a real op, is a TypeError."""
+    if compute.kind in "iu":
+        if isinstance(value, float):
+            if not value.is_integer():  # also False for nan and inf
+                raise TypeError(f"{op}(): argument '{arg}' = {value!r} is not an integer, but "
+                                f"the op computes in {compute}")
+            value = int(value)
+        info = iinfo(compute)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
+    if compute is bool_ and not isinstance(value, bool):
+        if isinstance(value, (float, complex)) or value not in (0, 1):
+            raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
+                            f"tensors")
+    if compute.kind != "c" and isinstance(value, complex):
+        raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
+                        f"in {compute}")
+    with np.errstate(all="ignore"):
+        return compute.np_dtype.type(value)
