@@ -1,4 +1,7 @@
 """Numba CPU kernels: importing this package registers them in the DispatchStub tables."""
+from ...runtime.cpu import vector_width as _vector_width
+
+_vector_width.configure()  # before this package's first Numba compile or cache load
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise

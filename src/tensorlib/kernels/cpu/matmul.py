@@ -274,11 +274,11 @@ def matmul_kernel(a, b, out, conj_a=False):
 def new_matmul(a, b):
     """a (M, K) @ b (K, N) into a new C-order tensor, for 2-D CPU tensors of one BLAS dtype
     whose matrices BLAS takes as they are, K > 0, on the default CPU stream and outside the
-    profiler: what the stub kernel computes for them, without ops/matmul's general set-up
+    profiler (queued CPU-stream writers of the operands are waited for by Storage.typed): what the stub kernel computes for them, without ops/matmul's general set-up
     (broadcasting, promotion, out= checks). None for any other call: the general path serves
     it. ops/matmul calls it after checking both are 2-D on one device with one dtype."""
     dtype = a._dtype
-    if dtype not in BLAS_DTYPES or _streams._slow:
+    if dtype not in BLAS_DTYPES or not _streams.runs_inline():
         return None
     m, k = a._shape
     n = b._shape[1]

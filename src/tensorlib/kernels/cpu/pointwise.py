@@ -361,6 +361,15 @@ def _dense_parallel(info, kinds, dtypes, compute, out_dtype):
     return go
 
 
+def _wait_queued(*operands):
+    """Waits for queued CPU-stream work on the tensor operands' memory (the raw-address loops
+    skip Storage.typed(), which would wait)."""
+    for x in operands:
+        st = getattr(x, "_storage", None)
+        if st is not None and st._uses is not None:
+            _streams.wait_uses(st)
+
+
 def _kernel_np_dtype(dt):
     # kernel_array's view of a tensor of dtype ``dt`` (half types as raw uint16)
     return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
@@ -415,8 +424,9 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             if n >= GRAIN:
-                if _streams._slow:
+                if not _streams.runs_inline():
                     return None  # the full path queues or records it
+                _wait_queued(a, b)
                 st = Storage.allocate(n * out_item)
                 if not big(n, st, (a,), ()):
                     flat(n, st._ptr, sa._ptr + a._offset * item)
@@ -438,8 +448,9 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             if n >= GRAIN:
-                if _streams._slow:
+                if not _streams.runs_inline():
                     return None  # the full path queues or records it
+                _wait_queued(a, b)
                 v = value(b)  # the operand first, then the Scalar argument: the full path's order
                 vals = (v,) if sp is None else (v, scalar(args[sp]))
                 st = Storage.allocate(n * out_item)
@@ -468,8 +479,9 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             sa = a._storage
             sb = b._storage
             if n >= GRAIN:
-                if _streams._slow:
+                if not _streams.runs_inline():
                     return None  # the full path queues or records it
+                _wait_queued(a, b)
                 vals = () if sp is None else (scalar(args[sp]),)
                 st = Storage.allocate(n * out_item)
                 if not big(n, st, (a, b), vals):
@@ -530,8 +542,9 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
             return None
         sa, sb, sc = a._storage, b._storage, c._storage
         if n >= GRAIN:
-            if _streams._slow:
+            if not _streams.runs_inline():
                 return None  # the full path queues or records it
+            _wait_queued(a, b, c)
             st = Storage.allocate(n * out_item)
             if not big(n, st, (a, b, c), ()):
                 flat(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,

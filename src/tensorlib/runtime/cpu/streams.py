@@ -241,6 +241,13 @@ def current_queue() -> CpuQueue:
     return tls.queue
 
 
+def runs_inline() -> bool:
+    """Whether a kernel launched now runs at once on the calling thread, unrecorded: the
+    default stream is current and the profiler is off (fast paths may then call kernels
+    directly; operands with queued CPU-stream work still need ``wait_uses``)."""
+    return not _slow or (tls.queue is DEFAULT and _prof is None)
+
+
 def inline_call(fn, name):
     """For fast paths that call a serial kernel directly, once ``_slow`` is set: the callable
     to use instead of ``fn`` — ``fn`` itself, or a wrapper recording it for the profiler —

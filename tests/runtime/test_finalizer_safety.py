@@ -2,8 +2,9 @@
 
 The GC may run a finalizer at any bytecode, also while its own thread holds an allocator's lock.
 Each allocator's ``free`` must then return at once (queueing the block) and the next locked call
-must take the block in. The torture test runs tests/finalizer_torture.py in a child process with
-a time limit, so a regression fails with every thread's stack instead of hanging the suite.
+must take the block in. The torture test runs tests/runtime/finalizer_torture.py in a child
+process with a time limit, so a regression fails with every thread's stack instead of hanging the
+suite.
 """
 import os
 import subprocess

@@ -452,7 +452,7 @@ def test_import_does_not_pull_rich_or_matplotlib():
             "bad = [m for m in ('rich', 'matplotlib') if m in sys.modules]; "
             "sys.exit(1 if bad else 0)")
     env = dict(os.environ)
-    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -1,6 +1,6 @@
 """Finalizers inside locks: run the cyclic GC at every few lines of tensorlib's runtime code
 (allocators, pinned cache, streams, events, DLPack, profiler) while reference cycles holding
-tensors die, in several threads at once. Run by tests/test_finalizer_safety.py in a child
+tensors die, in several threads at once. Run by tests/runtime/test_finalizer_safety.py in a child
 process: ``python finalizer_torture.py DEVICE ITERATIONS THREADS TIMEOUT_S``.
 
 A finalizer that waits for a lock its own thread holds hangs; faulthandler then prints every

@@ -21,7 +21,7 @@ import pytest
 import tensorlib as tl
 from tensorlib.kernels.cuda import autotune as A
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
 
 
 pytestmark = pytest.mark.usefixtures("cuda_interpret")  # conftest.py

@@ -758,3 +758,41 @@ def test_clip_composite():
     got = tl.clip(tl.asarray(x), tl.asarray(np.float32(0.0)), tl.asarray(np.float32(1.0)))
     assert got.dtype == tl.float32
     np.testing.assert_array_equal(to_numpy(got), np.clip(x, 0, 1))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16",
+                                   "complex64", "bool"])
+@pytest.mark.parametrize("n", [4096, 3 * 4096 + 5, 40_000])
+def test_inplace_over_dense_memory_writes_exactly_its_elements(dtype, n):
+    """x op= y where the result is an operand (a dense run at a storage offset, below and above
+    the parallel grain): exactly the view's elements change, to the functional result."""
+    dt = getattr(tl, dtype)
+    rng = np.random.default_rng(n)
+    if dtype == "bool":
+        host = rng.random(n + 10) < 0.5
+    elif dtype.startswith("int"):
+        host = rng.integers(-50, 50, n + 10)
+    else:
+        host = rng.standard_normal(n + 10) * 4
+    base = tl.asarray(host).astype(dt)
+    before = base.astype(tl.complex128 if dtype == "complex64" else tl.float64).numpy().copy()
+    v = base[3:n + 3]
+    other = base[7:n + 7].clone()
+    ref_self = v.clone()
+    if dtype == "bool":
+        want = tl.logical_xor(ref_self, other)
+        v.logical_xor_(other) if hasattr(v, "logical_xor_") else tl.logical_xor(v, other, out=v)
+    else:
+        want = tl.add(ref_self, other, alpha=2) if dtype != "complex64" else ref_self + other * 2
+        v.add_(other, alpha=2)
+    wide = tl.complex128 if dtype == "complex64" else tl.float64
+    after = base.astype(wide).numpy()
+    np.testing.assert_array_equal(after[:3], before[:3])
+    np.testing.assert_array_equal(after[n + 3:], before[n + 3:])
+    np.testing.assert_array_equal(v.astype(wide).numpy(), want.astype(wide).numpy())
+    # the same op written x = x op y with the result a second name for x
+    w = base[3:n + 3]
+    tl.multiply(w, w, out=w) if dtype != "bool" else tl.logical_and(w, w, out=w)
+    np.testing.assert_array_equal(
+        w.astype(wide).numpy(),
+        (want * want if dtype != "bool" else want).astype(wide).numpy())

@@ -715,7 +715,7 @@ assert np.array_equal(b.numpy(), np.load({str(tmp_path / 'e1.npy')!r}))
 print("ok", len(tl.jit.last_executed_optimized_graph().fusion_groups()))
 """
     env = dict(os.environ)
-    src = os.path.join(os.path.dirname(os.path.dirname(__file__)), "src")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=300)

@@ -123,8 +123,8 @@ def test_declines_what_it_does_not_handle(case, monkeypatch):
     _warm(tl.add, a, a)
     if case == "strided":
         args = (tl.asarray(np.arange(16, dtype=np.float32))[::2], a)
-    elif case == "broadcast":
-        args = (a, tl.asarray(np.float32(1.0)))
+    elif case == "broadcast":  # (a one-element operand is served as a value: test_fast_paths_small)
+        args = (a, tl.asarray(np.ones((2, 8), np.float32)))
     elif case == "mixed_dtype":
         args = (a, a.astype(tl.float64))
     else:
@@ -214,3 +214,23 @@ def test_profiler_sees_hot_ops_and_their_kernels(monkeypatch):
     assert rows["add"] == 5
     kernel_rows = [k for k in ref_rows if k != "add" and "add" in k]
     assert kernel_rows and all(rows.get(k) == 5 for k in kernel_rows)
+
+
+def test_above_the_grain_with_streams_in_use(monkeypatch):
+    """Once CPU streams were used, big dense calls on the default stream still skip the
+    TensorIterator (and wait for work queued on their operands); on a user stream they are
+    queued by the full path, in stream order."""
+    n = GRAIN + 7
+    a = tl.asarray(np.arange(n, dtype=np.float32))
+    _warm(tl.add, a, a)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        x = a * 3  # queued
+        y = x + x  # queued after it (the fast path declines on a user stream)
+    z = y + x  # default stream: waits for both
+    s.synchronize()
+    np.testing.assert_array_equal(z.numpy(), np.arange(n, dtype=np.float32) * 9)
+    _NoIterator(monkeypatch)
+    w = tl.add(a, a)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(w.numpy(), np.arange(n, dtype=np.float32) * 2)
