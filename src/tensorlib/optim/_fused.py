@@ -264,7 +264,7 @@ _BLOCK = 1024
 
 
 def _cuda_source(sdt):
-    from ..kernels.cuda.pointwise import load_code, store_code
+    from ..kernels.cuda.pointwise_source import load_code, store_code
     acc = _dt.float32 if sdt in _HALF else sdt
     ptr_t = {_dt.float16: "tl.float16", _dt.bfloat16: "tl.uint16"}.get(sdt, f"tl.{sdt.name}")
     acc_t = f"tl.{acc.name}"

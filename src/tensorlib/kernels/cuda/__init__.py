@@ -4,9 +4,11 @@ Registration is cheap: each stub gets a thin wrapper that imports the Triton mod
 call, because importing Triton kernels fixes the interpret/compiled mode (see launch.py), which
 needs the CUDA backend to have been chosen. Files: ``launch.py`` (arguments, streams, modes,
 generated-module cache), ``scalar_math.py`` (Triton helpers named as the CPU ones),
-``pointwise.py`` (ops.yaml expressions, copy, fill, fill_range), ``matmul.py`` (with
+``pointwise.py`` (ops.yaml expressions, copy, fill, fill_range; their Triton source in
+``pointwise_source.py``), ``matmul.py`` (with
 ``autotune.py``: event benchmarker and per-shape-class config choice),
-``reduction.py`` (sum, prod, mean, max, min, any, all, var, std, argmax, argmin),
+``reduction.py`` (sum, prod, mean, max, min, any, all, var, std, argmax, argmin; source in
+``reduce_source.py``, launch plans and the split policy in ``reduce_plan.py``),
 ``scan.py`` (cumsum, cumprod), ``normalization.py`` (softmax, log_softmax, layer_norm), ``indexing.py`` (index, index_put,
 nonzero), ``sorting.py`` (sort, searchsorted), ``random.py`` (Philox streams),
 ``flags.py``

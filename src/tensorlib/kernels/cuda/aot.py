@@ -121,6 +121,8 @@ def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None
     def build():
         from . import reduction as R
         from .launch import _ARG_DTYPE
+        from .reduce_plan import GPU_TILES, _kernel_for
+        from .reduce_source import ReductionSpec
         captured = {}
 
         # the spec the real kernel entry point would build, without launching anything
@@ -132,8 +134,8 @@ def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None
                                          *((2.0,) if name in ("var", "std") else ()))
         finally:
             R._run = real_run
-        spec = R.ReductionSpec(nkept=nkept, nred=nred, **captured)
-        fn = R._kernel_for(spec, "compiled")
+        spec = ReductionSpec(nkept=nkept, nred=nred, **captured)
+        fn = _kernel_for(spec, "compiled")
         ptr = lambda dt: "*" + _triton_type(_ARG_DTYPE.get(dt, dt.name))  # noqa: E731
         sig = {"p_out": ptr(spec.acc if partial else out_dt)}  # partial: the chunk buffer
         if aux_dt is not None:
@@ -142,7 +144,7 @@ def _reduction_job(name, in_dt, out_dt, compute, nkept, nred, tiles, aux_dt=None
         for p in fn.arg_names:
             if p not in sig and p not in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64", "PARTIAL"):
                 sig[p] = "i32"
-        bo, br, warps = R.GPU_TILES[tiles]
+        bo, br, warps = GPU_TILES[tiles]
         for c in ("BLOCK_O", "BLOCK_R", "TREE", "IDX64", "PARTIAL"):
             sig[c] = "constexpr"
         const = {"BLOCK_O": bo, "BLOCK_R": br, "TREE": False, "IDX64": False,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from . import launch as _launch
-from .pointwise import VALUE_TL, cast_code, load_code, scalar_code, store_code
+from .pointwise_source import VALUE_TL, cast_code, load_code, scalar_code, store_code
 
 __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "kernel_source",
            "aot_jobs", "GPU_MAX_BLOCK", "GPU_LOOP_BLOCK"]

@@ -23,7 +23,7 @@ from ...dispatch.stub import UnsupportedKernelError
 from . import launch as _launch
 from . import normalization as _fwd
 from .normalization import _reduce, _warps
-from .pointwise import VALUE_TL, scalar_code
+from .pointwise_source import VALUE_TL, scalar_code
 
 __all__ = ["softmax_backward_kernel", "log_softmax_backward_kernel",
            "layer_norm_backward_kernel", "layer_norm_grad_xhat_kernel", "kernel_source"]

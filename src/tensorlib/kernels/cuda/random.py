@@ -49,7 +49,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from . import launch as _launch
-from .pointwise import cast_code, load_code, store_code
+from .pointwise_source import cast_code, load_code, store_code
 
 __all__ = ["uniform_kernel", "normal_kernel", "integers_kernel", "bernoulli_kernel",
            "multinomial_kernel", "kernel_source", "aot_jobs", "INTERP_LIBM"]

@@ -37,8 +37,8 @@ import math
 from ... import dtypes as _dt
 from . import launch as _launch
 from .pointwise import component_operands
-from .reduction import (COMPLEX_COMB, comp_tl, load_parts, store_parts, tuple_code,
-                        value_names)
+from .reduce_source import (COMPLEX_COMB, comp_tl, load_parts, store_parts, tuple_code,
+                           value_names)
 
 __all__ = ["cumsum_kernel", "cumprod_kernel", "ScanSpec", "scan_source", "GPU_TILES",
            "aot_jobs"]
