@@ -55,3 +55,39 @@ def test_fill_errors_name_the_value(device):
     t = tl.empty((3,), dtype=tl.int8, device=device)
     with pytest.raises(OverflowError, match="300"):
         t.fill_(300)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "bool",
+                                   "complex128"])
+@pytest.mark.parametrize("layout", ["transpose", "flip", "step", "broadcast", "offset_3d"])
+def test_small_strided_copies_give_every_element(dtype, layout, monkeypatch):
+    """contiguous() / clone() / copy_ of a strided source of the destination's dtype below the
+    parallel grain take the CPU kernel's strided copy (NumPy's over the storages' bytes); the
+    result equals the source element for element, and the full path is not entered."""
+    from tensorlib.iterator import TensorIterator
+    dt = getattr(tl, dtype)
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((6, 7, 5)) * 10
+    base = tl.asarray(host).astype(dt)
+    src = {"transpose": lambda b: tl.permute(b, (2, 0, 1)),
+           "flip": lambda b: tl.flip(b, axis=1),
+           "step": lambda b: b[::2, 1::3, ::-2],
+           "broadcast": lambda b: tl.broadcast_to(b[:, :1, :], (6, 7, 5)),
+           "offset_3d": lambda b: b[1:5, 2:6, 1:4]}[layout](base)
+    assert not src.is_contiguous()
+    wide = tl.complex128 if dtype == "complex128" else tl.float64
+    expected = src.astype(wide).numpy()  # each element read through the source's strides
+
+    def no_iterator(*args, **kwargs):
+        raise AssertionError("TensorIterator.build was called")
+    monkeypatch.setattr(TensorIterator, "build", classmethod(no_iterator))
+    outs = [src.contiguous(), src.clone()]
+    dst = tl.empty(src.shape, dtype=dt)
+    outs.append(dst.copy_(src))
+    monkeypatch.undo()
+    assert outs[0].is_contiguous() and outs[2].is_contiguous()  # clone keeps a dense order
+    for out in outs:
+        assert out.dtype == dt and out.shape == src.shape
+        np.testing.assert_array_equal(out.astype(wide).numpy(), expected)
+    assert base.astype(wide).numpy().tolist() == tl.asarray(host).astype(dt).astype(
+        wide).numpy().tolist()  # the source's storage unchanged

@@ -8,6 +8,7 @@ from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
+from ..shape import is_dense
 from ..dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
@@ -17,6 +18,7 @@ __all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill_fast: dict = {}  # backend key -> the device kernel's fill_dense (None: none)
 _copy_fast: dict = {}  # backend key -> the device kernel's copy_dense (None: none)
+_copy_strided: dict = {}  # backend key -> the device kernel's copy_strided (None: none)
 
 
 def _fast_for(table, attr, t):
@@ -38,6 +40,16 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
             and self._storage.device == src._storage.device):
         # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
         fast = _fast_for(_copy_fast, "copy_dense", self)
+        if fast is not None and fast(self, src) is not None:
+            return self
+    elif (type(self) is Tensor and type(src) is Tensor and self._shape == src._shape
+          and self._dtype is src._dtype and self._ks == src._ks
+          and self._storage is not src._storage
+          and self._storage.device == src._storage.device
+          and (self._contiguous or is_dense(self._shape, self._strides))):
+        # A strided source of self's dtype into a dense self (no element written twice): the
+        # device kernel's strided copy (it declines big tensors).
+        fast = _fast_for(_copy_strided, "copy_strided", self)
         if fast is not None and fast(self, src) is not None:
             return self
     if not isinstance(src, Tensor):

@@ -688,6 +688,28 @@ def copy_dense(dst, src):
     return dst
 
 
+def copy_strided(dst, src):
+    """``dst.copy_(src)`` of one dtype and shape below the parallel grain, in different
+    storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source):
+    NumPy's strided copy over the storages' bytes (a same-dtype copy moves bits, so half types
+    copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
+    a user CPU stream or the profiler current."""
+    n = dst._numel
+    if n >= GRAIN or not n or src._dtype is not dst._dtype or not _streams.runs_inline():
+        return None
+    np_dtype = _kernel_np_dtype(dst._dtype)
+    _strided_view(dst, np_dtype)[...] = _strided_view(src, np_dtype)
+    return dst
+
+
+def _strided_view(t, np_dtype):
+    # Storage.typed() waits for queued CPU-stream work on the memory
+    arr = t._storage.typed(np_dtype)
+    item = arr.itemsize
+    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
+                      tuple(st * item for st in t._strides))
+
+
 def _entry_point(dispatcher, naddresses, sample_scalars):
     """The compiled function behind a ``flat`` Numba dispatcher: calling it skips the
     dispatcher's per-call type resolution. Compiled (or loaded from the disk cache) by a call
@@ -704,3 +726,4 @@ run_pointwise.inplace_runner = inplace_runner
 run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.fill_dense = fill_dense
 run_pointwise.copy_dense = copy_dense
+run_pointwise.copy_strided = copy_strided
