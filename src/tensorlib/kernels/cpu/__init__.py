@@ -5,6 +5,7 @@ _vector_width.configure()  # before this package's first Numba compile or cache 
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise
+from . import pointwise_fast  # noqa: F401  (attaches the fast paths' runners to run_pointwise)
 
 register("pointwise", "cpu", run_pointwise)  # every ops.yaml pointwise op, copy and fill
 register("fill_range", "cpu", creation.fill_range)

@@ -1,0 +1,439 @@
+"""The pointwise fast paths' CPU runners (ops/pointwise.py, ops/copy.py call them through the
+stub kernel's attributes): what the full path (pointwise.run_pointwise) computes for dense
+operands, without a TensorIterator.
+
+* ``dense_runner`` / ``dense_runner3``: the functional form on contiguous operands of one shape
+  (one or two tensors, a Python-scalar operand; three for ``where``): allocate the result and
+  run the flat loop on raw addresses, or above the grain the parallel tile loop with its meta
+  packed here (``_dense_parallel``).
+* ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
+* ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
+  same-dtype copies from a strided source (NumPy's strided copy over the storages' bytes).
+
+Each declines (returns None) what the full path must do: a user CPU stream current, the
+profiler above the grain, empty tensors; operands with queued CPU-stream work are waited for.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...iterator import compute_dtype_for
+from ...runtime.cpu import cores, streams as _streams
+from ...runtime.cpu.streams import inline_call as _inline_call
+from ...storage import Storage
+from ...tensor import Tensor, contiguous_strides
+from ...dispatch.pointwise_info import COPY, FILL
+from ...dtype_scalars import scalar_to_compute
+from .pointwise import GRAIN, _build, _kernels, _lock, flat_entry, run_pointwise
+
+__all__ = ["dense_runner", "dense_runner3", "inplace_runner", "fill_dense", "copy_dense",
+           "copy_strided"]
+
+_SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
+
+
+def _last_value_cache(compute, name, arg):
+    """``convert(v)``: ``scalar_to_compute(v, compute, name, arg)``, remembering the last
+    value: an argument left at its default, or a literal in a loop, is the same object on every
+    call. The (object, value) pair is replaced as one tuple, so threads may share it."""
+    last = (object(), None)
+
+    def convert(v):
+        nonlocal last
+        seen = last
+        if v is seen[0]:
+            return seen[1]
+        c = scalar_to_compute(v, compute, name, arg)  # raises on a bad value
+        last = (v, c)
+        return c
+
+    return convert
+
+
+def _dense_parallel(info, kinds, dtypes, compute, out_dtype):
+    """For the dense fast path above the grain: ``go(n, out_storage, tensors, values)`` runs the
+    combination's parallel tile loop over dense operands as one dim of ``n`` elements, its meta
+    packed here (what the full path's TensorIterator would derive, without building one), and
+    returns True; False (nothing run) while the parallel variant is not ready or one thread
+    would run it: the caller then runs the flat loop, as the full path would."""
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    np_types = [_kernel_np_dtype(out_dtype)] + [_kernel_np_dtype(d) for d in dtypes
+                                                 if d is not None]
+    ones = (1,) * len(np_types)
+    mod = None
+
+    def go(n, st, tensors, values):
+        nonlocal mod
+        if cores.threads() == 1:
+            return False
+        if mod is None:
+            with _lock:
+                mod = _kernels.get(key)
+                if mod is None:
+                    mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+        meta = np.array((1, n) + ones + (0,) + tuple(t._offset for t in tensors), np.int64)
+        args = (meta, st.typed(np_types[0]),
+                *[t._storage.typed(d) for t, d in zip(tensors, np_types[1:])], *values)
+        if not cores.parallel_ready(mod, args, n):
+            return False
+        cores.call(mod.parallel, args)
+        return True
+    return go
+
+
+def _wait_queued(*operands):
+    """Waits for queued CPU-stream work on the tensor operands' memory (the raw-address loops
+    skip Storage.typed(), which would wait)."""
+    for x in operands:
+        st = getattr(x, "_storage", None)
+        if st is not None and st._uses is not None:
+            _streams.wait_uses(st)
+
+
+def _kernel_np_dtype(dt):
+    # kernel_array's view of a tensor of dtype ``dt`` (half types as raw uint16)
+    return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
+
+
+def _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type):
+    """(kinds, dtypes, compute dtype) of the loop for ``info`` on ``dtype`` tensor operands, one
+    of them (``scalar_operand``: 0 or 1) a Python scalar of ``scalar_type`` when given, as
+    TensorIterator.build would derive them; None for what the fast paths leave to it."""
+    ntensors = len(info.tensor_args)
+    if len(scalar_pos) > 1 or (ntensors == 1 and scalar_pos):
+        return None  # no such pointwise op today; the full path serves it
+    if scalar_operand is None:
+        return "T" * ntensors, (dtype,) * ntensors, compute_dtype_for(dtype)
+    if ntensors != 2 or info.bool_args or scalar_type not in _SCALAR_SAMPLES:
+        return None
+    # What TensorIterator.build derives for (tensor, Python scalar): weak promotion.
+    common = _dt.result_type(dtype, _SCALAR_SAMPLES[scalar_type])
+    if info.int_to_float and common.kind in "biu":
+        return None  # int -> float ops follow the default float dtype: full path
+    kinds = "ST" if scalar_operand == 0 else "TS"
+    dtypes = (None, dtype) if scalar_operand == 0 else (dtype, None)
+    return kinds, dtypes, compute_dtype_for(common)
+
+
+def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
+    """The in-place fast path's runner (ops/pointwise.py): ``run(a, b, args)`` computes
+    ``a op= b`` into ``a``'s own memory with the flat loop, for a contiguous ``a`` of ``dtype``
+    below the parallel grain, ``b`` None (unary), a contiguous tensor of ``a``'s dtype and
+    shape that is ``a`` itself or shares no memory with it, or a Python scalar of
+    ``scalar_type`` (converted as the full path converts it). The result is written in ``a``'s
+    dtype, as the full path's out=self does (its cast rules were checked by the full calls
+    that made this combination hot). Returns ``a``, or None for what the full path must do
+    (big or empty tensors, a user CPU stream current)."""
+    scalar_operand = None if scalar_type is None else 1
+    combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
+    if combo is None:
+        return None
+    kinds, dtypes, compute = combo
+    flat = flat_entry(info, kinds, dtypes, compute, dtype)
+    item = dtype.itemsize
+    name = info.name
+    sp = scalar_pos[0] if scalar_pos else None
+    scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
+    value = (_last_value_cache(compute, name, info.tensor_args[1])
+             if scalar_type is not None else None)
+    unary = len(info.tensor_args) == 1
+
+    def run(a, b, args):
+        n = a._numel
+        if n >= GRAIN or not n:
+            return None
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            _wait_queued(a, b)
+        pa = a._storage._ptr + a._offset * item
+        if unary:
+            call(n, pa, pa)
+            return a
+        if value is not None:
+            v = value(b)  # the operand first, then the Scalar argument: the full path's order
+            call(n, pa, pa, v, *(() if sp is None else (scalar(args[sp]),)))
+        else:
+            vals = () if sp is None else (scalar(args[sp]),)
+            call(n, pa, pa, b._storage._ptr + b._offset * item, *vals)
+        return a
+    return run
+
+
+def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
+    """The dense fast path's runner for ``info`` on contiguous ``dtype`` operands of one shape
+    (see ops/pointwise.py): allocates the output and calls the ``flat`` loop with raw
+    addresses. With ``scalar_operand`` (0 or 1) that operand of a binary op is a Python scalar
+    of ``scalar_type`` instead (converted to the compute dtype exactly as the full path does,
+    with its errors). Above the parallel grain the combination's parallel loop runs once it is
+    ready (_dense_parallel), else the flat loop. Declines (returns None) for empty tensors, and
+    while a user CPU stream is current (above the grain also under the profiler): the full path
+    handles those. Operands with queued
+    CPU-stream work are waited for, as the full path's Storage.typed() does; under the profiler
+    the loop is recorded as the full path's launch would record it. ``scalar_pos``: where the
+    op's Scalar arguments are in ``args``. The runner is ``run(t, other, args)``: ``t`` a
+    tensor operand, ``other`` the second tensor, the Python scalar, or None (unary)."""
+    ntensors = len(info.tensor_args)
+    combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
+    if combo is None:
+        return None
+    kinds, dtypes, compute = combo
+    flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
+    big = _dense_parallel(info, kinds, dtypes, compute, out_dtype)
+    item = dtype.itemsize
+    out_item = out_dtype.itemsize
+    name = info.name
+    sp = scalar_pos[0] if scalar_pos else None
+    scalar = (_last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None)
+    value = (_last_value_cache(compute, name, info.tensor_args[scalar_operand])
+             if scalar_operand is not None else None)
+
+    # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
+    # of the ~3 us a tiny op takes.
+    if ntensors == 1:
+        def run(a, b, args):
+            n = a._numel
+            if not n:
+                return None
+            sa = a._storage
+            if n >= GRAIN:
+                if not _streams.runs_inline():
+                    return None  # the full path queues or records it
+                _wait_queued(a, b)
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a,), ()):
+                    flat(n, st._ptr, sa._ptr + a._offset * item)
+                return Tensor._make_dense(st, a, out_dtype)
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+            st = Storage.allocate(n * out_item)
+            call(n, st._ptr, sa._ptr + a._offset * item)
+            return Tensor._make_dense(st, a, out_dtype)
+    elif scalar_operand is not None:
+        def run(a, b, args):
+            n = a._numel
+            if not n:
+                return None
+            sa = a._storage
+            if n >= GRAIN:
+                if not _streams.runs_inline():
+                    return None  # the full path queues or records it
+                _wait_queued(a, b)
+                v = value(b)  # the operand first, then the Scalar argument: the full path's order
+                vals = (v,) if sp is None else (v, scalar(args[sp]))
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a,), vals):
+                    flat(n, st._ptr, sa._ptr + a._offset * item, *vals)
+                return _c_order_like(st, a, out_dtype)
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+            v = value(b)  # the operand first, then the Scalar argument: the full path's order
+            st = Storage.allocate(n * out_item)
+            if sp is None:
+                call(n, st._ptr, sa._ptr + a._offset * item, v)
+            else:
+                call(n, st._ptr, sa._ptr + a._offset * item, v, scalar(args[sp]))
+            return _c_order_like(st, a, out_dtype)
+    else:
+        def run(a, b, args):
+            n = a._numel
+            if not n:
+                return None
+            sa = a._storage
+            sb = b._storage
+            if n >= GRAIN:
+                if not _streams.runs_inline():
+                    return None  # the full path queues or records it
+                _wait_queued(a, b)
+                vals = () if sp is None else (scalar(args[sp]),)
+                st = Storage.allocate(n * out_item)
+                if not big(n, st, (a, b), vals):
+                    flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
+                         *vals)
+                return Tensor._make_dense(st, a, out_dtype)
+            call = flat
+            if _streams._slow:
+                call = _inline_call(flat, name)
+                if call is None:
+                    return None
+                if sa._uses is not None or sb._uses is not None:
+                    _streams.wait_uses(sa)  # as Storage.typed() would on the default stream
+                    _streams.wait_uses(sb)
+            st = Storage.allocate(n * out_item)
+            if sp is None:
+                call(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item)
+            else:
+                call(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
+                     scalar(args[sp]))
+            return Tensor._make_dense(st, a, out_dtype)
+    return run
+
+
+def _c_order_like(st, a, dtype):
+    """A tensor over ``st`` of contiguous ``a``'s shape with C-order strides: what the full path
+    allocates when it does not take its dense set-up (it copies the strides of ``a`` then, whose
+    size-1 dims may have any stride)."""
+    t = Tensor._make_dense(st, a, dtype)
+    s = a._strides
+    if len(s) != 1 or s[0] != 1:
+        c = contiguous_strides(a._shape)
+        if c != s:
+            t._strides = c
+    return t
+
+
+def dense_runner3(info, dtypes, out_dtype, scalar_pos):
+    """The dense fast path's runner for a pointwise op with three tensor operands (``where``) on
+    contiguous operands of one shape and backend, of the ``dtypes`` given: as dense_runner,
+    ``run(a, b, c)``."""
+    if scalar_pos or len(info.tensor_args) != 3:
+        return None
+    promoted = [d for name, d in zip(info.tensor_args, dtypes) if name not in info.bool_args]
+    common = _dt.result_type(*promoted) if len(promoted) > 1 else promoted[0]
+    if info.int_to_float and common.kind in "biu":
+        return None
+    compute = compute_dtype_for(common)
+    flat = flat_entry(info, "TTT", tuple(dtypes), compute, out_dtype)
+    big = _dense_parallel(info, "TTT", tuple(dtypes), compute, out_dtype)
+    ia, ib, ic = (d.itemsize for d in dtypes)
+    out_item = out_dtype.itemsize
+    name = info.name
+
+    def run(a, b, c):
+        n = a._numel
+        if not n:
+            return None
+        sa, sb, sc = a._storage, b._storage, c._storage
+        if n >= GRAIN:
+            if not _streams.runs_inline():
+                return None  # the full path queues or records it
+            _wait_queued(a, b, c)
+            st = Storage.allocate(n * out_item)
+            if not big(n, st, (a, b, c), ()):
+                flat(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,
+                     sc._ptr + c._offset * ic)
+            return _c_order_like(st, a, out_dtype)
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            for s_ in (sa, sb, sc):
+                if s_._uses is not None:
+                    _streams.wait_uses(s_)  # as Storage.typed() would on the default stream
+        st = Storage.allocate(n * out_item)
+        call(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,
+             sc._ptr + c._offset * ic)
+        return _c_order_like(st, a, out_dtype)
+    return run
+
+
+_fill_flats: dict = {}
+
+
+def fill_dense(t, value):
+    """``t.fill_(value)`` for a contiguous CPU tensor and a Python scalar of an exact type
+    (ops/copy.py checked both): the fill kernel's flat loop on raw addresses, the value converted
+    as the full path converts it (same errors). Returns None (nothing done) for what the full
+    path must do: big tensors, a user CPU stream."""
+    n = t._numel
+    if not n:
+        return t  # as the full path: nothing to write, the value is not even converted
+    if n >= GRAIN:
+        return None
+    dtype = t._dtype
+    key = (dtype, type(value))
+    ent = _fill_flats.get(key)
+    if ent is None:
+        # ops.copy.fill_: common dtype = the tensor's, compute = float64 for half types.
+        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+        ent = _fill_flats[key] = (flat_entry(FILL, "S", (None,), compute, dtype),
+                                  _last_value_cache(compute, "fill", "value"))
+    flat, convert = ent
+    st = t._storage
+    call = flat
+    if _streams._slow:
+        call = _inline_call(flat, "fill")
+        if call is None:
+            return None
+        if st._uses is not None:
+            _streams.wait_uses(st)
+    v = convert(value)
+    call(n, st._ptr + t._offset * dtype.itemsize, v)
+    return t
+
+
+_copy_flats: dict = {}
+
+
+def copy_dense(dst, src):
+    """``dst.copy_(src)`` for contiguous CPU tensors of one shape in different storages
+    (ops/copy.py checked that): the copy kernel's flat loop (casting as the full path casts).
+    Returns None for empty or big tensors, while a user CPU stream is current and under the
+    profiler."""
+    n = dst._numel
+    if n >= GRAIN or not n:
+        return None
+    key = (src._dtype, dst._dtype)
+    flat = _copy_flats.get(key)
+    if flat is None:
+        # ops.copy.copy_: common dtype = the source's (no promotion), output = dst's dtype.
+        flat = _copy_flats[key] = flat_entry(COPY, "T", (src._dtype,),
+                                             compute_dtype_for(src._dtype), dst._dtype)
+    sd, ss = dst._storage, src._storage
+    call = flat
+    if _streams._slow:
+        if _streams._prof is not None:
+            return None  # the profiler counts a copy's bytes: launch() records them
+        call = _inline_call(flat, "copy")
+        if call is None:
+            return None
+        if sd._uses is not None or ss._uses is not None:
+            _streams.wait_uses(sd)
+            _streams.wait_uses(ss)
+    call(n, sd._ptr + dst._offset * dst._dtype.itemsize,
+         ss._ptr + src._offset * src._dtype.itemsize)
+    return dst
+
+
+def copy_strided(dst, src):
+    """``dst.copy_(src)`` of one dtype and shape below the parallel grain, in different
+    storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source):
+    NumPy's strided copy over the storages' bytes (a same-dtype copy moves bits, so half types
+    copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
+    a user CPU stream or the profiler current."""
+    n = dst._numel
+    if n >= GRAIN or not n or src._dtype is not dst._dtype or not _streams.runs_inline():
+        return None
+    np_dtype = _kernel_np_dtype(dst._dtype)
+    _strided_view(dst, np_dtype)[...] = _strided_view(src, np_dtype)
+    return dst
+
+
+def _strided_view(t, np_dtype):
+    # Storage.typed() waits for queued CPU-stream work on the memory
+    arr = t._storage.typed(np_dtype)
+    item = arr.itemsize
+    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
+                      tuple(st * item for st in t._strides))
+
+
+run_pointwise.dense_runner = dense_runner
+run_pointwise.inplace_runner = inplace_runner
+run_pointwise.dense_runner3 = dense_runner3
+run_pointwise.fill_dense = fill_dense
+run_pointwise.copy_dense = copy_dense
+run_pointwise.copy_strided = copy_strided
