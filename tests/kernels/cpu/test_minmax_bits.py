@@ -96,3 +96,39 @@ def test_argmax_property_against_numpy(vals, dt):
     a = np.array(vals, dt)
     t = tl.asarray(a)
     assert tl.argmax(t).item() == a.argmax() and tl.argmin(t).item() == a.argmin()
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("case", ["late_block", "tie_across_blocks", "nan_late", "nan_first_of_two",
+                                  "signed_zeros", "infs", "partial_last_block"])
+def test_arg_over_many_blocks_matches_numpy(np_dtype, op, case):
+    """argmax/argmin of a contiguous row scanned in 1024-element blocks (arg_of_bits): the
+    extreme's block found, then the first index in it; a nan anywhere wins at its first index."""
+    rng = np.random.default_rng(3)
+    n = 5000 if case != "partial_last_block" else 4097
+    x = rng.uniform(-1, 1, n).astype(np_dtype)
+    big = np_dtype(7.0) if op == "argmax" else np_dtype(-7.0)
+    if case == "late_block":
+        x[4500] = big
+    elif case == "tie_across_blocks":
+        x[2100] = big
+        x[4090] = big
+        x[2050] = big  # the first of three equal extremes, two blocks apart
+    elif case == "nan_late":
+        x[4999] = np.nan
+        x[10] = big
+    elif case == "nan_first_of_two":
+        x[3000] = np.nan
+        x[1500] = np.nan
+    elif case == "signed_zeros":
+        x = -np.abs(x) if op == "argmax" else np.abs(x)
+        x[2222] = -0.0
+        x[1111] = 0.0  # -0.0 and +0.0 tie: the first of them
+    elif case == "infs":
+        x[3333] = np.inf
+        x[1234] = -np.inf
+    else:
+        x[4096] = big  # the only element of the last, partial block
+    got = getattr(tl, op)(tl.asarray(x)).item()
+    assert got == getattr(np, op)(x)

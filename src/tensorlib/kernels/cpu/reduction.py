@@ -285,8 +285,10 @@ def _arg_reduce(it, op):
     work = math.prod(shape)
     twins = mod.inner if inner else mod.outer
     out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[-1])
-    parallel = nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(
-        twins, (_META_SAMPLE, out_a, in_a), work)
+    # inner mode spreads the kept rows over threads: one row (argmax(x)) has nothing to spread,
+    # and a parallel launch would only add the threads' start-up
+    parallel = (nthreads > 1 and work >= PAR_GRAIN and (nkept > 1 or not inner)
+                and cores.parallel_ready(twins, (_META_SAMPLE, out_a, in_a), work))
     tile = 1 if inner else _tile_for(shape[0], nkept, nthreads, parallel, acc.itemsize)
     meta = [int(inner), shape[0], out_s[0], in_s[0], lay.offsets[0], lay.offsets[-1],
             len(kept), len(red), tile]
