@@ -108,7 +108,8 @@ def _sort(op, x, axis, descending, want_indices):
     if x.dtype.kind == "c":
         return _complex_sort(x, ax, descending, want_indices)
     # Rows along the last dim, contiguous (a copy unless x already is laid out so).
-    rows = movedim(x, (ax,), (x.ndim - 1,)).contiguous()
+    last = x.ndim - 1
+    rows = (x if ax == last else movedim(x, (ax,), (last,))).contiguous()
     if want_indices:
         res = empty(rows.shape, dtype=_dt.default_index(), device=x.device)
         args = (rows, None, res)
@@ -117,7 +118,7 @@ def _sort(op, x, axis, descending, want_indices):
         args = (rows, res, None)
     if res.numel():
         get_stub("sort").kernel_for(x.device.type, x.dtype)(*args, bool(descending))
-    return movedim(res, (x.ndim - 1,), (ax,))
+    return res if ax == last else movedim(res, (last,), (ax,))
 
 
 def sort(x, axis=-1, descending=False, stable=True):
