@@ -306,3 +306,38 @@ def test_hot_inplace_still_raises_and_declines_overlap(monkeypatch):
     t = tl.asarray(ro)
     with pytest.raises((ValueError, RuntimeError, TypeError), match="read-only"):
         t.mul_(2.0)
+
+
+@pytest.mark.parametrize("case", ["binary", "unary", "scalar_right", "scalar_left", "alpha",
+                                  "float16", "int_wrap", "big"])
+@pytest.mark.parametrize("steps", [(2, 3), (-1, 2), (-3, -2)])
+def test_hot_1d_strided_matches_the_full_path(case, steps, monkeypatch):
+    """1-D operands with steps (negative too), at storage offsets, once hot: the tile loop with
+    a meta packed by the runner, no TensorIterator; the full path's bits in a contiguous result."""
+    dtype = {"float16": tl.float16, "int_wrap": tl.int8}.get(case, tl.float32)
+    n = GRAIN + 3 if case == "big" else 301
+    rng = np.random.default_rng(abs(steps[0]) * 10 + abs(steps[1]))
+    host = (rng.integers(-128, 128, 4 * n + 8) if dtype is tl.int8
+            else rng.standard_normal(4 * n + 8) * 3)
+    base = tl.asarray(host).astype(dtype)
+    s0, s1 = steps
+    a = base[5::s0][:n] if s0 > 0 else base[::s0][3:n + 3]
+    b = base[1::s1][:n] if s1 > 0 else base[::s1][2:n + 2]
+    assert a.shape == b.shape == (n,) and not a.is_contiguous()
+    fn, args, kwargs = {
+        "binary": (tl.multiply, (a, b), {}),
+        "unary": (tl.exp, (a,), {}),
+        "scalar_right": (tl.subtract, (a, 1.5), {}),
+        "scalar_left": (tl.subtract, (1.5, a), {}),
+        "alpha": (tl.add, (a, b), {"alpha": 2}),
+        "float16": (tl.add, (a, b), {}),
+        "int_wrap": (tl.multiply, (a, b), {}),
+        "big": (tl.maximum, (a, b), {}),
+    }[case]
+    ref = fn(*args, **kwargs, out=tl.empty((n,), dtype=dtype))
+    _warm(lambda *xs: fn(*xs, **kwargs), *args)
+    _NoIterator(monkeypatch)
+    got = fn(*args, **kwargs)
+    monkeypatch.undo()
+    assert got.dtype == dtype and got.shape == (n,) and got.stride() == (1,)
+    assert np.array_equal(_bits(got), _bits(ref))

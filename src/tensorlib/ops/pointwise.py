@@ -177,6 +177,9 @@ def _single_value(t, other):
     return st.typed(t._dtype.storage_np_dtype)[t._offset].item()
 
 
+STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operands
+
+
 def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     """The functional form (out=None) with PyTorch's fast set-up taken one step further: when
     the tensor operands are contiguous, of one shape, dtype and backend, a per-(dtype, backend)
@@ -192,12 +195,12 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     for that operand kind."""
     runners = {}
 
-    def make_runner(dtype, result, scalar_operand=None, scalar_type=None):
+    def make_runner(dtype, result, scalar_operand=None, scalar_type=None, strided=False):
         if not isinstance(result, Tensor) or (info.int_to_float and dtype.kind in "biu"
                                               and scalar_operand is None):
             return None  # int -> float ops follow the settable default float dtype
         device_kernel = stub.kernels.get(result.device.type)
-        make = getattr(device_kernel, "dense_runner", None)
+        make = getattr(device_kernel, "strided_runner" if strided else "dense_runner", None)
         if make is None:
             return None
         if scalar_operand is None:
@@ -209,14 +212,23 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     def counted(key, a, result):
         n = counts[key] = counts.get(key, 0) + 1
         if n >= HOT_CALLS:
-            runners[key] = make_runner(a._dtype, result)
+            runners[key] = make_runner(a._dtype, result, strided=len(key) == 3)
         return result
 
     def counted_scalar(key, t, pos, result):
         n = counts[key] = counts.get(key, 0) + 1
         if n >= HOT_CALLS:
-            runners[key] = make_runner(t._dtype, result, pos, key[2])
+            runners[key] = make_runner(t._dtype, result, pos, key[2], strided=len(key) == 5)
         return result
+
+    def strided(key, t, other, args, count):
+        """A 1-D operand that is not contiguous: the strided runner (keys end in STRIDED)."""
+        run = runners.get(key)
+        if run is not None:
+            return run(t, other, args)
+        if key not in runners:
+            return count(kernel(*args, None))
+        return None
 
     def one_element(t, one, pos, args):
         """``one`` (a one-element tensor) as the Python scalar operand at ``pos`` beside ``t``
@@ -239,15 +251,21 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
 
         def functional(*args):
             a = args[p0]
-            if type(a) is Tensor and a._contiguous:
-                key = (a._dtype, a._ks)
-                run = runners.get(key)
-                if run is not None:
-                    out = run(a, None, args)
+            if type(a) is Tensor:
+                if a._contiguous:
+                    key = (a._dtype, a._ks)
+                    run = runners.get(key)
+                    if run is not None:
+                        out = run(a, None, args)
+                        if out is not None:
+                            return out
+                    elif key not in runners:
+                        return counted(key, a, kernel(*args, None))
+                elif len(a._shape) == 1:
+                    key = (a._dtype, a._ks, STRIDED)
+                    out = strided(key, a, None, args, lambda r: counted(key, a, r))
                     if out is not None:
                         return out
-                elif key not in runners:
-                    return counted(key, a, kernel(*args, None))
             return kernel(*args, None)
     else:
         p0, p1 = tensor_pos
@@ -283,6 +301,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                             out = one_element(b, a, 0, args)
                             if out is not None:
                                 return out
+                        elif len(a._shape) == 1 and a._shape == b._shape:
+                            key = (a._dtype, a._ks, STRIDED)
+                            out = strided(key, a, b, args, lambda r: counted(key, a, r))
+                            if out is not None:
+                                return out
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
                     # A Python-scalar operand: per (dtype, backend, scalar type, position).
                     key = (a._dtype, a._ks, type(b), 1)
@@ -293,16 +316,26 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                             return out
                     elif key not in runners:
                         return counted_scalar(key, a, 1, kernel(*args, None))
-            elif (type(b) is Tensor and type(a) in scalars
-                  and (b._contiguous or b.is_contiguous())):
-                key = (b._dtype, b._ks, type(a), 0)
-                run = runners.get(key)
-                if run is not None:
-                    out = run(b, a, args)
+                elif type(b) in scalars and len(a._shape) == 1:
+                    key = (a._dtype, a._ks, type(b), 1, STRIDED)
+                    out = strided(key, a, b, args, lambda r: counted_scalar(key, a, 1, r))
                     if out is not None:
                         return out
-                elif key not in runners:
-                    return counted_scalar(key, b, 0, kernel(*args, None))
+            elif type(b) is Tensor and type(a) in scalars:
+                if b._contiguous or b.is_contiguous():
+                    key = (b._dtype, b._ks, type(a), 0)
+                    run = runners.get(key)
+                    if run is not None:
+                        out = run(b, a, args)
+                        if out is not None:
+                            return out
+                    elif key not in runners:
+                        return counted_scalar(key, b, 0, kernel(*args, None))
+                elif len(b._shape) == 1:
+                    key = (b._dtype, b._ks, type(a), 0, STRIDED)
+                    out = strided(key, b, a, args, lambda r: counted_scalar(key, b, 0, r))
+                    if out is not None:
+                        return out
             return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"

@@ -6,6 +6,8 @@ operands, without a TensorIterator.
   (one or two tensors, a Python-scalar operand; three for ``where``): allocate the result and
   run the flat loop on raw addresses, or above the grain the parallel tile loop with its meta
   packed here (``_dense_parallel``).
+* ``strided_runner``: the same for 1-D operands with any strides (the tile loop, meta packed
+  here).
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
 * ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
   same-dtype copies from a strided source (NumPy's strided copy over the storages' bytes).
@@ -27,8 +29,8 @@ from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .pointwise import GRAIN, _build, _kernels, _lock, flat_entry, run_pointwise
 
-__all__ = ["dense_runner", "dense_runner3", "inplace_runner", "fill_dense", "copy_dense",
-           "copy_strided"]
+__all__ = ["dense_runner", "dense_runner3", "strided_runner", "inplace_runner", "fill_dense",
+           "copy_dense", "copy_strided"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -282,6 +284,56 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     return run
 
 
+def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
+    """The fast path's runner for 1-D tensor operands of one length with any strides
+    (``x[::2] * y[::-1]``, ``x[::3] + 2.0``): ``run(t, other, args)`` as dense_runner's, running
+    the combination's tile loop over one dim with its meta packed here, into a contiguous
+    result (what the full path allocates for 1-D). None for what the full path must do."""
+    combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
+    if combo is None:
+        return None
+    kinds, dtypes, compute = combo
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    np_out, np_in = _kernel_np_dtype(out_dtype), _kernel_np_dtype(dtype)
+    out_item = out_dtype.itemsize
+    two = kinds == "TT"
+    name = info.name
+    sp = scalar_pos[0] if scalar_pos else None
+    scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
+    value = (_last_value_cache(compute, name, info.tensor_args[scalar_operand])
+             if scalar_operand is not None else None)
+    mod = None
+
+    def run(a, b, args):
+        nonlocal mod
+        n = a._numel
+        if not n or not _streams.runs_inline():
+            return None
+        if mod is None:
+            with _lock:
+                mod = _kernels.get(key)
+                if mod is None:
+                    mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+        vals = () if value is None else (value(b),)  # the operand first, then the Scalar
+        if sp is not None:
+            vals += (scalar(args[sp]),)
+        st = Storage.allocate(n * out_item)
+        if two:
+            meta = np.array((1, n, 1, a._strides[0], b._strides[0], 0, a._offset, b._offset),
+                            np.int64)
+            kargs = (meta, st.typed(np_out), a._storage.typed(np_in), b._storage.typed(np_in),
+                     *vals)
+        else:
+            meta = np.array((1, n, 1, a._strides[0], 0, a._offset), np.int64)
+            kargs = (meta, st.typed(np_out), a._storage.typed(np_in), *vals)
+        if n >= GRAIN and cores.threads() > 1 and cores.parallel_ready(mod, kargs, n):
+            cores.call(mod.parallel, kargs)
+        else:
+            mod.serial(*kargs)
+        return Tensor._make(st, (n,), (1,), 0, out_dtype)
+    return run
+
+
 def _c_order_like(st, a, dtype):
     """A tensor over ``st`` of contiguous ``a``'s shape with C-order strides: what the full path
     allocates when it does not take its dense set-up (it copies the strides of ``a`` then, whose
@@ -432,6 +484,7 @@ def _strided_view(t, np_dtype):
 
 
 run_pointwise.dense_runner = dense_runner
+run_pointwise.strided_runner = strided_runner
 run_pointwise.inplace_runner = inplace_runner
 run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.fill_dense = fill_dense
