@@ -364,3 +364,22 @@ def test_cuda_matches_cpu():
                    generator=tl.Generator("cuda").manual_seed(1))
     dh = F.dropout(tl.ones((64,)), 0.5, generator=tl.Generator().manual_seed(1))
     np.testing.assert_array_equal(dc.cpu().numpy(), dh.numpy())
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.float16, tl.bfloat16])
+def test_relu_bits_at_signed_zeros_nan_and_infinities(dtype):
+    """relu gives +0.0 for every x <= 0 (-0.0 included), keeps nan and +inf: the bits of
+    where(x <= 0, 0, x), and the same where its gradient flows."""
+    vals = np.array([-0.0, 0.0, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e-30, -1e-30])
+    x = tl.asarray(vals).astype(dtype).requires_grad_()
+    y = F.relu(x)
+    want = tl.where(x.detach() <= 0, 0, x.detach())
+    assert y.dtype == dtype
+    got_bits = y.detach().astype(tl.float64).numpy()
+    want_bits = want.astype(tl.float64).numpy()
+    np.testing.assert_array_equal(np.signbit(got_bits), np.signbit(want_bits))
+    np.testing.assert_array_equal(got_bits, want_bits)
+    y.sum().backward()
+    g = x.grad.astype(tl.float64).numpy()
+    rounded = x.detach().astype(tl.float64).numpy()  # 1e-30 is 0 in the half types
+    np.testing.assert_array_equal(g, np.where(rounded <= 0, 0.0, 1.0))
