@@ -35,6 +35,11 @@ jobs, load average 7.3-7.7, so wall times are inflated; CPU-time figures are loa
   --sizes, one thread, CPU time (eager/fused, fused/copy_ median): 1e3 3.5, 11.3 (a call
       costs ~17 us over the kernel: guard, allocation, Numba dispatch); 1e4 2.3, 15;
       1e5 3.0, 3.9; 1e6 2.5, 4.8; 1e7 2.4, 5.4.
+Measured 2026-11-28 (same machine, load 1.8, wall, best of 9): GELU fused 6.78 ms, eager 19.32
+  (2.85x: NOT met), copy_ 1.63 (fused 4.15x: NOT met), numexpr 61.95 (met); row norm 3.78x (met);
+  matmuls 1.01. With TENSORLIB_CPU_VECTOR_BITS=512 (opt-in; slower memory-bound loops, see
+  runtime/cpu/vector_width.py): fused 4.39 ms, eager 18.97 (4.32x: met), fused / copy_ 2.40
+  (NOT met), one eager tanh 5.05 -> 3.35 ms.
 Timings interleave the contenders (round r runs each once) and keep each one's best round:
 on a shared machine only the minimum is stable. Parallel kernel variants are compiled up
 front for every contender (cores.DEFER_PARALLEL_COMPILE = False), so no run waits on one.
@@ -254,7 +259,10 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     print(f"threads: {cores.threads()} of {cores.team_size()}  load average: "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores  clock: "
-          f"{'CPU time' if args.cpu_time else 'wall time'}")
+          f"{'CPU time' if args.cpu_time else 'wall time'}  vector width: "
+          f"{os.environ.get('TENSORLIB_CPU_VECTOR_BITS') or 'LLVM default'} "
+          f"(TENSORLIB_CPU_VECTOR_BITS=512: opt-in 512-bit on AVX-512, see "
+          f"runtime/cpu/vector_width.py)")
     if args.sizes:
         sizes_report([1_000, 10_000, 100_000, 1_000_000, 10_000_000], args.rounds, args.load)
         return 0
