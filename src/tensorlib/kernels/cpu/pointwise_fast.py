@@ -5,7 +5,7 @@ operands, without a TensorIterator.
 * ``dense_runner`` / ``dense_runner3``: the functional form on contiguous operands of one shape
   (one or two tensors, a Python-scalar operand; three for ``where``): allocate the result and
   run the flat loop on raw addresses, or above the grain the parallel tile loop with its meta
-  packed here (``_dense_parallel``).
+  packed here (``_above_grain``).
 * ``strided_runner``: the same for 1-D operands with any strides (the tile loop, meta packed
   here).
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
@@ -53,19 +53,21 @@ def _last_value_cache(compute, name, arg):
     return convert
 
 
-def _dense_parallel(info, kinds, dtypes, compute, out_dtype):
-    """For the dense fast path above the grain: ``go(n, out_storage, tensors, values)`` runs the
-    combination's parallel tile loop over dense operands as one dim of ``n`` elements, its meta
-    packed here (what the full path's TensorIterator would derive, without building one), and
-    returns True; False (nothing run) while the parallel variant is not ready or one thread
-    would run it: the caller then runs the flat loop, as the full path would."""
+def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
+    """For the dense fast path above the grain: ``run(n, tensors, values, like)`` allocates the
+    result (``like(storage, tensors[0], out_dtype)`` makes the tensor) and runs the
+    combination's parallel tile loop over the dense operands as one dim of ``n`` elements, its
+    meta packed here (what the full path's TensorIterator would derive, without building one),
+    or the ``flat`` loop while that variant is not ready or one thread would run it, as the full
+    path would. None (nothing run) while a user CPU stream is current or the profiler is on."""
     key = (info.name, kinds, dtypes, compute, out_dtype)
     np_types = [_kernel_np_dtype(out_dtype)] + [_kernel_np_dtype(d) for d in dtypes
                                                  if d is not None]
     ones = (1,) * len(np_types)
+    out_item = out_dtype.itemsize
     mod = None
 
-    def go(n, st, tensors, values):
+    def parallel(n, st, tensors, values):
         nonlocal mod
         if cores.threads() == 1:
             return False
@@ -81,7 +83,17 @@ def _dense_parallel(info, kinds, dtypes, compute, out_dtype):
             return False
         cores.call(mod.parallel, args)
         return True
-    return go
+
+    def run(n, tensors, values, like):
+        if not _streams.runs_inline():
+            return None  # the full path queues or records it
+        _wait_queued(*tensors)
+        st = Storage.allocate(n * out_item)
+        if not parallel(n, st, tensors, values):
+            flat(n, st._ptr, *[t._storage._ptr + t._offset * t._dtype.itemsize
+                               for t in tensors], *values)
+        return like(st, tensors[0], out_dtype)
+    return run
 
 
 def _wait_queued(*operands):
@@ -171,7 +183,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     addresses. With ``scalar_operand`` (0 or 1) that operand of a binary op is a Python scalar
     of ``scalar_type`` instead (converted to the compute dtype exactly as the full path does,
     with its errors). Above the parallel grain the combination's parallel loop runs once it is
-    ready (_dense_parallel), else the flat loop. Declines (returns None) for empty tensors, and
+    ready (_above_grain), else the flat loop. Declines (returns None) for empty tensors, and
     while a user CPU stream is current (above the grain also under the profiler): the full path
     handles those. Operands with queued
     CPU-stream work are waited for, as the full path's Storage.typed() does; under the profiler
@@ -184,7 +196,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
         return None
     kinds, dtypes, compute = combo
     flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
-    big = _dense_parallel(info, kinds, dtypes, compute, out_dtype)
+    big = _above_grain(info, kinds, dtypes, compute, out_dtype, flat)
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
@@ -202,13 +214,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             if n >= GRAIN:
-                if not _streams.runs_inline():
-                    return None  # the full path queues or records it
-                _wait_queued(a, b)
-                st = Storage.allocate(n * out_item)
-                if not big(n, st, (a,), ()):
-                    flat(n, st._ptr, sa._ptr + a._offset * item)
-                return Tensor._make_dense(st, a, out_dtype)
+                return big(n, (a,), (), Tensor._make_dense)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -226,15 +232,9 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             if n >= GRAIN:
-                if not _streams.runs_inline():
-                    return None  # the full path queues or records it
-                _wait_queued(a, b)
                 v = value(b)  # the operand first, then the Scalar argument: the full path's order
-                vals = (v,) if sp is None else (v, scalar(args[sp]))
-                st = Storage.allocate(n * out_item)
-                if not big(n, st, (a,), vals):
-                    flat(n, st._ptr, sa._ptr + a._offset * item, *vals)
-                return _c_order_like(st, a, out_dtype)
+                return big(n, (a,), (v,) if sp is None else (v, scalar(args[sp])),
+                           _c_order_like)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -257,15 +257,8 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             sa = a._storage
             sb = b._storage
             if n >= GRAIN:
-                if not _streams.runs_inline():
-                    return None  # the full path queues or records it
-                _wait_queued(a, b)
-                vals = () if sp is None else (scalar(args[sp]),)
-                st = Storage.allocate(n * out_item)
-                if not big(n, st, (a, b), vals):
-                    flat(n, st._ptr, sa._ptr + a._offset * item, sb._ptr + b._offset * item,
-                         *vals)
-                return Tensor._make_dense(st, a, out_dtype)
+                return big(n, (a, b), () if sp is None else (scalar(args[sp]),),
+                           Tensor._make_dense)
             call = flat
             if _streams._slow:
                 call = _inline_call(flat, name)
@@ -359,7 +352,7 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
         return None
     compute = compute_dtype_for(common)
     flat = flat_entry(info, "TTT", tuple(dtypes), compute, out_dtype)
-    big = _dense_parallel(info, "TTT", tuple(dtypes), compute, out_dtype)
+    big = _above_grain(info, "TTT", tuple(dtypes), compute, out_dtype, flat)
     ia, ib, ic = (d.itemsize for d in dtypes)
     out_item = out_dtype.itemsize
     name = info.name
@@ -370,14 +363,7 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
             return None
         sa, sb, sc = a._storage, b._storage, c._storage
         if n >= GRAIN:
-            if not _streams.runs_inline():
-                return None  # the full path queues or records it
-            _wait_queued(a, b, c)
-            st = Storage.allocate(n * out_item)
-            if not big(n, st, (a, b, c), ()):
-                flat(n, st._ptr, sa._ptr + a._offset * ia, sb._ptr + b._offset * ib,
-                     sc._ptr + c._offset * ic)
-            return _c_order_like(st, a, out_dtype)
+            return big(n, (a, b, c), (), _c_order_like)
         call = flat
         if _streams._slow:
             call = _inline_call(flat, name)
