@@ -8,6 +8,7 @@ or, while that is not ready or one thread would run it, the flat loop.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import tensorlib as tl
 from tensorlib.iterator import TensorIterator
@@ -341,3 +342,36 @@ def test_hot_1d_strided_matches_the_full_path(case, steps, monkeypatch):
     monkeypatch.undo()
     assert got.dtype == dtype and got.shape == (n,) and got.stride() == (1,)
     assert np.array_equal(_bits(got), _bits(ref))
+
+
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_strided_1d_property_against_numpy(data):
+    """Any steps (negative, zero via broadcast), offsets, lengths and dtypes of 1-D operands:
+    the fast path's result equals NumPy's on the same views (exact ops) once hot."""
+    dt = data.draw(st.sampled_from([np.float32, np.float64, np.int16, np.int64, np.uint8]))
+    n = data.draw(st.integers(1, 200))
+    steps = [data.draw(st.sampled_from([-4, -3, -2, -1, 0, 2, 3, 4])) for _ in range(2)]
+    op = data.draw(st.sampled_from(["add", "multiply", "maximum", "subtract"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 16)))
+    views = []
+    for step in steps:
+        host = (rng.standard_normal(4 * n + 10) * 50).astype(dt)
+        base = tl.asarray(host)
+        if step == 0:  # a broadcast operand: stride 0
+            off = data.draw(st.integers(0, 9))
+            views.append((tl.broadcast_to(base[off:off + 1], (n,)),
+                           np.broadcast_to(host[off:off + 1], (n,))))
+            continue
+        off = data.draw(st.integers(0, 9))
+        t, h = (base[off:], host[off:]) if step > 0 else (base[::-1][off:], host[::-1][off:])
+        views.append((t[::abs(step)][:n], h[::abs(step)][:n]))
+    (a, an), (b, bn) = views
+    fn = getattr(tl, op)
+    with np.errstate(all="ignore"):
+        for _ in range(HOT_CALLS + 1):
+            fn(a, b)
+        got = fn(a, b)
+        want = getattr(np, op)(an, bn)
+    assert got.shape == (n,) and got.dtype.np_dtype == want.dtype
+    np.testing.assert_array_equal(got.numpy(), want)
