@@ -375,3 +375,35 @@ def test_strided_1d_property_against_numpy(data):
         want = getattr(np, op)(an, bn)
     assert got.shape == (n,) and got.dtype.np_dtype == want.dtype
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("case", ["zero_left", "float_right", "int_scalar_float_tensor",
+                                  "float_scalar_int_tensor", "float16", "big"])
+def test_hot_where_with_a_python_scalar(case, monkeypatch):
+    """where(cond, scalar, x) / where(cond, x, scalar) once hot: the full path's dtype and bits,
+    no TensorIterator; an out-of-range scalar still raises the full path's error."""
+    n = GRAIN + 11 if case == "big" else 777
+    rng = np.random.default_rng(len(case))
+    dtype = {"float_scalar_int_tensor": tl.int32, "float16": tl.float16}.get(case, tl.float32)
+    x = tl.asarray(rng.standard_normal(n + 3) * 9).astype(dtype)[3:]
+    cond = tl.asarray(rng.random(n) < 0.5)
+    args = {"zero_left": (cond, 0, x), "float_right": (cond, x, 2.5),
+            "int_scalar_float_tensor": (cond, -3, x), "float_scalar_int_tensor": (cond, 0.5, x),
+            "float16": (cond, x, -0.0), "big": (cond, 0, x)}[case]
+    ref = tl.where(*args)  # cold: the full path
+    _warm(tl.where, *args)
+    _NoIterator(monkeypatch)
+    got = tl.where(*args)
+    monkeypatch.undo()
+    assert got.dtype == ref.dtype and got.shape == (n,) and got.is_contiguous()
+    assert np.array_equal(_bits(got), _bits(ref))
+    if case == "float_scalar_int_tensor":
+        assert got.dtype.kind == "f"
+
+
+def test_hot_where_scalar_errors_match_the_full_path():
+    x = tl.asarray(np.arange(10, dtype=np.int8))
+    cond = tl.asarray(np.arange(10) % 2 == 0)
+    _warm(tl.where, cond, 1, x)
+    with pytest.raises(OverflowError):
+        tl.where(cond, 300, x)

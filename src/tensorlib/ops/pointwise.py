@@ -124,7 +124,9 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
 def _dense_fast_path3(info, kernel, tensor_pos, stub):
     """The dense fast path for three tensor operands (``where``): contiguous, of one shape and
     backend, per (dtypes, backend) once HOT_CALLS full calls succeeded (see _dense_fast_path);
-    the device kernel's ``dense_runner3`` makes the runner."""
+    the device kernel's ``dense_runner3`` makes the runner. With a Python scalar for ``self``
+    or ``other`` (``where(mask, 0, x)``), per (dtypes, backend, scalar type, position) through
+    ``dense_runner3_scalar``."""
     runners = {}
     counts = {}
     p0, p1, p2 = tensor_pos
@@ -154,6 +156,29 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
                     runners[key] = (make(info, key[:3], result._dtype, ())
                                     if make is not None else None)
                 return result
+        elif type(a) is Tensor and (type(b) in _PY_SCALAR_TYPES) != (type(c) in _PY_SCALAR_TYPES):
+            pos, t, v = (1, c, b) if type(b) in _PY_SCALAR_TYPES else (2, b, c)
+            if (type(t) is Tensor and a._shape == t._shape and a._ks == t._ks
+                    and (a._contiguous or a.is_contiguous())
+                    and (t._contiguous or t.is_contiguous())):
+                # where(cond, 0, x): a Python scalar beside two tensors (relu's gradient)
+                key = (a._dtype, t._dtype, a._ks, type(v), pos)
+                run = runners.get(key)
+                if run is not None:
+                    out = run(a, t, v)
+                    if out is not None:
+                        return out
+                elif key not in runners:
+                    result = kernel(*args, None)
+                    n = counts[key] = counts.get(key, 0) + 1
+                    if n >= HOT_CALLS:
+                        make = None
+                        if isinstance(result, Tensor):
+                            make = getattr(stub.kernels.get(result.device.type),
+                                           "dense_runner3_scalar", None)
+                        runners[key] = (make(info, key[:2], result._dtype, pos, key[3])
+                                        if make is not None else None)
+                    return result
         return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"

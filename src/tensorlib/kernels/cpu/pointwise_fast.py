@@ -29,7 +29,7 @@ from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .pointwise import GRAIN, _build, _kernels, _lock, flat_entry, run_pointwise
 
-__all__ = ["dense_runner", "dense_runner3", "strided_runner", "inplace_runner", "fill_dense",
+__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
            "copy_dense", "copy_strided"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
@@ -340,6 +340,48 @@ def _c_order_like(st, a, dtype):
     return t
 
 
+def dense_runner3_scalar(info, dtypes, out_dtype, scalar_operand, scalar_type):
+    """``where(cond, 0, x)`` / ``where(cond, x, 2.5)``: as dense_runner3 with the operand at
+    ``scalar_operand`` (1 or 2) a Python scalar of ``scalar_type`` (converted to the compute
+    dtype as the full path converts it, same errors); ``dtypes``: the two tensors' (condition
+    first). ``run(cond, t, value)``."""
+    if (len(info.tensor_args) != 3 or scalar_operand not in (1, 2)
+            or scalar_type not in _SCALAR_SAMPLES or info.tensor_args[0] not in info.bool_args
+            or any(a in info.bool_args for a in info.tensor_args[1:])):
+        return None
+    common = _dt.result_type(dtypes[1], _SCALAR_SAMPLES[scalar_type])  # weak promotion
+    if info.int_to_float and common.kind in "biu":
+        return None
+    compute = compute_dtype_for(common)
+    kinds = "TST" if scalar_operand == 1 else "TTS"
+    kdtypes = ((dtypes[0], None, dtypes[1]) if scalar_operand == 1
+               else (dtypes[0], dtypes[1], None))
+    flat = flat_entry(info, kinds, kdtypes, compute, out_dtype)
+    big = _above_grain(info, kinds, kdtypes, compute, out_dtype, flat)
+    ia, it = dtypes[0].itemsize, dtypes[1].itemsize
+    out_item = out_dtype.itemsize
+    name = info.name
+    value = _last_value_cache(compute, name, info.tensor_args[scalar_operand])
+
+    def run(a, t, s):
+        n = a._numel
+        if not n:
+            return None
+        v = value(s)
+        if n >= GRAIN:
+            return big(n, (a, t), (v,), _c_order_like)
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            _wait_queued(a, t)
+        st = Storage.allocate(n * out_item)
+        call(n, st._ptr, a._storage._ptr + a._offset * ia, t._storage._ptr + t._offset * it, v)
+        return _c_order_like(st, a, out_dtype)
+    return run
+
+
 def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     """The dense fast path's runner for a pointwise op with three tensor operands (``where``) on
     contiguous operands of one shape and backend, of the ``dtypes`` given: as dense_runner,
@@ -473,6 +515,7 @@ run_pointwise.dense_runner = dense_runner
 run_pointwise.strided_runner = strided_runner
 run_pointwise.inplace_runner = inplace_runner
 run_pointwise.dense_runner3 = dense_runner3
+run_pointwise.dense_runner3_scalar = dense_runner3_scalar
 run_pointwise.fill_dense = fill_dense
 run_pointwise.copy_dense = copy_dense
 run_pointwise.copy_strided = copy_strided
