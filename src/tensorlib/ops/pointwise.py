@@ -70,6 +70,22 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     return kernel
 
 
+def _now_hot(counts, key) -> bool:
+    """Counts one successful full call of a fast-path combination; True at the HOT_CALLS-th,
+    when its runner is to be made (making one may compile a kernel: not worth it for a
+    combination used a few times)."""
+    n = counts[key] = counts.get(key, 0) + 1
+    return n >= HOT_CALLS
+
+
+def _runner_factory(stub, result, name):
+    """The device kernel's runner factory ``name`` for the device of ``result`` (a Tensor), or
+    None (not a Tensor, or a device without that fast path)."""
+    if not isinstance(result, Tensor):
+        return None
+    return getattr(stub.kernels.get(result.device.type), name, None)
+
+
 def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
     """The in-place form (out=self: ``x op= y``, ``x.exp_()``) without a TensorIterator: a
     contiguous self and either nothing more (unary), a contiguous tensor of its dtype, shape
@@ -108,12 +124,10 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
                     return out
             elif key not in runners:
                 result = kernel(*args, a)
-                n = counts[key] = counts.get(key, 0) + 1
-                if n >= HOT_CALLS:
-                    make = getattr(stub.kernels.get(a.device.type), "inplace_runner", None)
-                    runners[key] = (make(info, a._dtype, scalar_pos,
-                                         key[2] if len(key) == 3 else None)
-                                    if make is not None else None)
+                if _now_hot(counts, key):
+                    make = _runner_factory(stub, a, "inplace_runner")
+                    runners[key] = make and make(info, a._dtype, scalar_pos,
+                                                 key[2] if len(key) == 3 else None)
                 return result
         return kernel(*args, a)
 
@@ -147,14 +161,9 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
                     return out
             elif key not in runners:
                 result = kernel(*args, None)
-                n = counts[key] = counts.get(key, 0) + 1
-                if n >= HOT_CALLS:
-                    make = None
-                    if isinstance(result, Tensor):
-                        make = getattr(stub.kernels.get(result.device.type), "dense_runner3",
-                                       None)
-                    runners[key] = (make(info, key[:3], result._dtype, ())
-                                    if make is not None else None)
+                if _now_hot(counts, key):
+                    make = _runner_factory(stub, result, "dense_runner3")
+                    runners[key] = make and make(info, key[:3], result._dtype, ())
                 return result
         elif type(a) is Tensor and (type(b) in _PY_SCALAR_TYPES) != (type(c) in _PY_SCALAR_TYPES):
             pos, t, v = (1, c, b) if type(b) in _PY_SCALAR_TYPES else (2, b, c)
@@ -170,14 +179,9 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
                         return out
                 elif key not in runners:
                     result = kernel(*args, None)
-                    n = counts[key] = counts.get(key, 0) + 1
-                    if n >= HOT_CALLS:
-                        make = None
-                        if isinstance(result, Tensor):
-                            make = getattr(stub.kernels.get(result.device.type),
-                                           "dense_runner3_scalar", None)
-                        runners[key] = (make(info, key[:2], result._dtype, pos, key[3])
-                                        if make is not None else None)
+                    if _now_hot(counts, key):
+                        make = _runner_factory(stub, result, "dense_runner3_scalar")
+                        runners[key] = make and make(info, key[:2], result._dtype, pos, key[3])
                     return result
         return kernel(*args, None)
 
@@ -221,11 +225,9 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     runners = {}
 
     def make_runner(dtype, result, scalar_operand=None, scalar_type=None, strided=False):
-        if not isinstance(result, Tensor) or (info.int_to_float and dtype.kind in "biu"
-                                              and scalar_operand is None):
+        if info.int_to_float and dtype.kind in "biu" and scalar_operand is None:
             return None  # int -> float ops follow the settable default float dtype
-        device_kernel = stub.kernels.get(result.device.type)
-        make = getattr(device_kernel, "strided_runner" if strided else "dense_runner", None)
+        make = _runner_factory(stub, result, "strided_runner" if strided else "dense_runner")
         if make is None:
             return None
         if scalar_operand is None:
@@ -235,14 +237,12 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     counts = {}
 
     def counted(key, a, result):
-        n = counts[key] = counts.get(key, 0) + 1
-        if n >= HOT_CALLS:
+        if _now_hot(counts, key):
             runners[key] = make_runner(a._dtype, result, strided=len(key) == 3)
         return result
 
     def counted_scalar(key, t, pos, result):
-        n = counts[key] = counts.get(key, 0) + 1
-        if n >= HOT_CALLS:
+        if _now_hot(counts, key):
             runners[key] = make_runner(t._dtype, result, pos, key[2], strided=len(key) == 5)
         return result
 

@@ -24,6 +24,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...shape import broadcast_strides
 from .casting import cast_code
+from .arrays import strided_array
 from .pointwise import load_generated_module
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
@@ -245,12 +246,7 @@ def _blas_matmul(a, b, out, conj_a):
 
 
 def _kernel_view(t):
-    # Storage.typed(), not Tensor.numpy(): on a user CPU stream the call is queued in stream
-    # order, so the host must not wait for that stream here.
-    arr = t._storage.typed(t._dtype.storage_np_dtype)
-    item = arr.itemsize
-    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
-                      tuple(s * item for s in t._strides))
+    return strided_array(t, t._dtype.storage_np_dtype)
 
 
 def _blas_call(av, bv, ov, conj_a):

@@ -29,7 +29,7 @@ __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
 GRAIN = 1 << 15          # below this many elements, threads cost more than they save
 TILE = 1 << 14           # innermost-dim tile handed to one thread
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # flat_entry builds its combination's module while holding it
 _kernels: dict = {}
 
 
@@ -189,6 +189,20 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     return load_generated_module(info.name, src)
 
 
+def combination_module(info, kinds, dtypes, compute, out_dtype):
+    """The generated module (serial, parallel and flat loops) of one combination: kinds "T"/"S"
+    per tensor argument, their dtypes (None for Python scalars), compute and output dtypes.
+    Built once per process, then cached (and its compiles on disk)."""
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    mod = _kernels.get(key)
+    if mod is None:
+        with _lock:
+            mod = _kernels.get(key)
+            if mod is None:
+                mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+    return mod
+
+
 def run_pointwise(it, info, scalar_values):
     """CPU stub kernel for every pointwise op: pick/compile the variant, pack meta, call."""
     ops = it.operands
@@ -206,12 +220,7 @@ def run_pointwise(it, info, scalar_values):
             target = _dt.bool_ if name in info.bool_args else compute
             values.append(scalar_to_compute(x, target, info.name, name))
     kinds = "".join(kinds)
-    key = (info.name, kinds, tuple(dtypes), compute, out._dtype)
-    mod = _kernels.get(key)
-    if mod is None:
-        with _lock:
-            mod = _kernels.get(key) or _build(info, kinds, dtypes, compute, out._dtype)
-            _kernels[key] = mod
+    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype)
     for arg, v in zip(info.scalar_args, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
@@ -298,9 +307,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
                    + _flat_source(info, signature, loads, store, dtypes, out_dtype))
             mod = load_generated_module(info.name + "_flat", src)
         else:
-            mod = _kernels.get(key)
-            if mod is None:
-                mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         nvalues = kinds.count("S") + len(info.scalar_args)
         fn = _entry_point(mod.flat, 1 + kinds.count("T"),
                           [compute.np_dtype.type(0)] * nvalues)

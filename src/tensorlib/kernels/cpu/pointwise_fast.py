@@ -27,7 +27,8 @@ from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
-from .pointwise import GRAIN, _build, _kernels, _lock, flat_entry, run_pointwise
+from .arrays import kernel_np_dtype, strided_array
+from .pointwise import GRAIN, combination_module, flat_entry, run_pointwise
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
            "copy_dense", "copy_strided"]
@@ -60,8 +61,7 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
     meta packed here (what the full path's TensorIterator would derive, without building one),
     or the ``flat`` loop while that variant is not ready or one thread would run it, as the full
     path would. None (nothing run) while a user CPU stream is current or the profiler is on."""
-    key = (info.name, kinds, dtypes, compute, out_dtype)
-    np_types = [_kernel_np_dtype(out_dtype)] + [_kernel_np_dtype(d) for d in dtypes
+    np_types = [kernel_np_dtype(out_dtype)] + [kernel_np_dtype(d) for d in dtypes
                                                  if d is not None]
     ones = (1,) * len(np_types)
     out_item = out_dtype.itemsize
@@ -72,10 +72,7 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
         if cores.threads() == 1:
             return False
         if mod is None:
-            with _lock:
-                mod = _kernels.get(key)
-                if mod is None:
-                    mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         meta = np.array((1, n) + ones + (0,) + tuple(t._offset for t in tensors), np.int64)
         args = (meta, st.typed(np_types[0]),
                 *[t._storage.typed(d) for t, d in zip(tensors, np_types[1:])], *values)
@@ -103,11 +100,6 @@ def _wait_queued(*operands):
         st = getattr(x, "_storage", None)
         if st is not None and st._uses is not None:
             _streams.wait_uses(st)
-
-
-def _kernel_np_dtype(dt):
-    # kernel_array's view of a tensor of dtype ``dt`` (half types as raw uint16)
-    return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
 
 
 def _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type):
@@ -286,8 +278,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     if combo is None:
         return None
     kinds, dtypes, compute = combo
-    key = (info.name, kinds, dtypes, compute, out_dtype)
-    np_out, np_in = _kernel_np_dtype(out_dtype), _kernel_np_dtype(dtype)
+    np_out, np_in = kernel_np_dtype(out_dtype), kernel_np_dtype(dtype)
     out_item = out_dtype.itemsize
     two = kinds == "TT"
     name = info.name
@@ -303,10 +294,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
         if not n or not _streams.runs_inline():
             return None
         if mod is None:
-            with _lock:
-                mod = _kernels.get(key)
-                if mod is None:
-                    mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         vals = () if value is None else (value(b),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
@@ -498,17 +486,9 @@ def copy_strided(dst, src):
     n = dst._numel
     if n >= GRAIN or not n or src._dtype is not dst._dtype or not _streams.runs_inline():
         return None
-    np_dtype = _kernel_np_dtype(dst._dtype)
-    _strided_view(dst, np_dtype)[...] = _strided_view(src, np_dtype)
+    np_dtype = kernel_np_dtype(dst._dtype)
+    strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
     return dst
-
-
-def _strided_view(t, np_dtype):
-    # Storage.typed() waits for queued CPU-stream work on the memory
-    arr = t._storage.typed(np_dtype)
-    item = arr.itemsize
-    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
-                      tuple(st * item for st in t._strides))
 
 
 run_pointwise.dense_runner = dense_runner
