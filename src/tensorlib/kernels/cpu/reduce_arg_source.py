@@ -7,6 +7,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from .casting import cast_code
 from .reduce_common import _HEADER, _bit_keys, _fill, _njit, _split_modes, extreme, np_type
+from .unravel import unravel_source
 
 __all__ = ["arg_source"]
 
@@ -31,13 +32,7 @@ def KNAME(meta, out, inp):
         for j in RANGE(nkept):
             po = meta[4]
             pi = meta[5]
-            rem = j + 0  # a copy, not the prange index itself (parfors)
-            for d in range(nk):
-                size = meta[kb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[kb + nk + d]
-                pi += idx * meta[kb + 2 * nk + d]
+@KEPT_COPY_OFFSETS
             best = INIT
             bi = 0
             if is0 == 1:
@@ -57,13 +52,7 @@ def KNAME(meta, out, inp):
             t = w - j * ntile
             po = meta[4]
             pi = meta[5]
-            rem = j
-            for d in range(nk):
-                size = meta[kb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[kb + nk + d]
-                pi += idx * meta[kb + 2 * nk + d]
+@KEPT_OFFSETS
             c0 = t * tile
             cn = min(tile, n0 - c0)
             bestv = np.empty(tile, ACCT)
@@ -87,7 +76,12 @@ def KNAME(meta, out, inp):
                             bidx[i] = r
             for i in range(cn):
                 out[np.uint64(po + (c0 + i) * os0)] = STORE_BIDX
-"""
+""".replace(
+    "@KEPT_COPY_OFFSETS", unravel_source("j + 0", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pi", "kb + 2 * nk")], 12,
+        note="a copy, not the prange index itself (parfors)")).replace(
+    "@KEPT_OFFSETS", unravel_source("j", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pi", "kb + 2 * nk")], 12))
 
 
 # Inner mode over contiguous rows, no reduced outer dims, at most one kept dim (argmax(x),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .casting import cast_code
 from .reduce_common import _HEADER, _fill, _njit, lit, np_type
+from .unravel import unravel_source
 
 __all__ = ["scan_source"]
 
@@ -23,13 +24,7 @@ def KNAME(meta, out, inp):
         for j in RANGE(lines):
             po = meta[6]
             pi = meta[7]
-            rem = j + 0  # a copy, not the prange index itself (parfors)
-            for d in range(nd):
-                size = meta[sb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[sb + nd + d]
-                pi += idx * meta[sb + 2 * nd + d]
+@LINE_OFFSETS
             acc = INIT
             for k in range(n):
                 acc = comb(acc, load(inp[np.uint64(pi + k * isa)]))
@@ -47,13 +42,7 @@ def KNAME(meta, out, inp):
             t = w - j * ntile
             po = meta[6]
             pi = meta[7]
-            rem = j
-            for d in range(1, nd):
-                size = meta[sb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[sb + nd + d]
-                pi += idx * meta[sb + 2 * nd + d]
+@OUTER_OFFSETS
             c0 = t * tile
             cn = min(tile, n0 - c0)
             accv = np.empty(tile, ACCT)
@@ -72,7 +61,12 @@ def KNAME(meta, out, inp):
                     for i in range(cn):
                         accv[i] = comb(accv[i], load(inp[np.uint64(q + i * is0)]))
                         out[np.uint64(qo + i * os0)] = store(accv[i])
-"""
+""".replace(
+    "@LINE_OFFSETS", unravel_source("j + 0", "range(nd)", "sb", [
+        ("po", "sb + nd"), ("pi", "sb + 2 * nd")], 12,
+        note="a copy, not the prange index itself (parfors)")).replace(
+    "@OUTER_OFFSETS", unravel_source("j", "range(1, nd)", "sb", [
+        ("po", "sb + nd"), ("pi", "sb + 2 * nd")], 12))
 
 
 def scan_source(op, in_dt, acc, out_dt):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from .casting import cast_code
 from .reduce_common import BLOCK, FAN, _HEADER, _bit_keys, _fill, _njit, _split_modes, np_type
+from .unravel import unravel_source
 
 __all__ = ["ValueSpec"]
 
@@ -16,12 +17,7 @@ _BLOCK_SRC = """
 def rowoff(meta, rb, nr, r):
     # Element offset of reduced row r (its index decomposed over the reduced dims).
     q = 0
-    rem = r
-    for d in range(nr):
-        size = meta[rb + d]
-        idx = rem % size
-        rem //= size
-        q += idx * meta[rb + nr + d]
+@ROWOFF_BODY
     return q
 
 
@@ -39,7 +35,8 @@ def block(a, q, st, nb@M):
             acc = comb(acc, fmap(load(a[np.uint64(q + i * st)])@M))
     return acc
 
-"""
+""".replace(
+    "@ROWOFF_BODY", unravel_source("r", "range(nr)", "rb", [("q", "rb + nr")], 4))
 
 # float32/float64 max and min over a contiguous block. The float select chain of ``comb`` does
 # not vectorize here (LLVM keeps scalar vmaxss even under fastmath), but an integer max does:
@@ -102,14 +99,7 @@ def KNAME(meta, out, aux, inp, div):
             po = meta[5]
             pa = meta[6]
             pi = meta[7]
-            rem = j
-            for d in range(nk):
-                size = meta[kb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[kb + nk + d]
-                pa += idx * meta[kb + 2 * nk + d]
-                pi += idx * meta[kb + 3 * nk + d]
+@KEPT_OFFSETS
 @MEAN_INNER
             if nrows >= nsplit:
                 r0 = nrows * s // nsplit
@@ -126,12 +116,7 @@ def KNAME(meta, out, aux, inp, div):
             cnt = 0
             for r in range(r0, r1):
                 q = pi
-                rem = r
-                for d in range(nr):
-                    size = meta[rb + d]
-                    idx = rem % size
-                    rem //= size
-                    q += idx * meta[rb + nr + d]
+@ROW_OFFSET
                 i = c0
                 while i < c1:
                     nb = min(BLOCKN, c1 - i)
@@ -155,14 +140,7 @@ def KNAME(meta, out, aux, inp, div):
             po = meta[5]
             pa = meta[6]
             pi = meta[7]
-            rem = j
-            for d in range(nk):
-                size = meta[kb + d]
-                idx = rem % size
-                rem //= size
-                po += idx * meta[kb + nk + d]
-                pa += idx * meta[kb + 2 * nk + d]
-                pi += idx * meta[kb + 3 * nk + d]
+@KEPT_OFFSETS
             c0 = t * tile
             cn = min(tile, n0 - c0)
             r0 = nrows * s // nsplit
@@ -199,7 +177,10 @@ def KNAME(meta, out, aux, inp, div):
                         accv[i] = comb(accv[i], fmap(load(inp[np.uint64(q + i * is0)])@MV))
                 r += 1
 @STORE_OUTER
-"""
+""".replace(
+    "@KEPT_OFFSETS", unravel_source("j", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pa", "kb + 2 * nk"), ("pi", "kb + 3 * nk")], 12)).replace(
+    "@ROW_OFFSET", unravel_source("r", "range(nr)", "rb", [("q", "rb + nr")], 16))
 
 # Inner mode over contiguous rows (in stride 1 along dim 0), no reduced outer dims, at most one
 # kept dim: sum(x), sum(x, axis=-1) of C-order x, ... The loop of serial_inner for exactly these
@@ -236,6 +217,9 @@ def serial_rows(meta, out, aux, inp, div):
         out[po + j * so] = fin(comb(l2, l1), div)
 """
 
+# the offset of the output of a kept index jc, in the serial combine of split partials
+_STORE_OFFSET = unravel_source("jc + 0", "range(nk)", "kb", [("po", "kb + nk")], 16,
+                               note="a copy, not the prange index itself (parfors)")
 _STORE_INNER_SERIAL = """\
             out[po] = fin(acc, div)"""
 _STORE_INNER_PAR = """\
@@ -246,16 +230,11 @@ _STORE_INNER_PAR = """\
         if nsplit > 1:
             for jc in range(nkept):  # few outputs (< threads): serial
                 po = meta[5]
-                rem = jc + 0  # a copy, not the prange index itself (parfors)
-                for d in range(nk):
-                    size = meta[kb + d]
-                    idx = rem % size
-                    rem //= size
-                    po += idx * meta[kb + nk + d]
+@STORE_OFFSET
                 acc = part[jc * nsplit]
                 for sc in range(1, nsplit):
                     acc = comb(acc, part[jc * nsplit + sc])
-                out[po] = fin(acc, div)"""
+                out[po] = fin(acc, div)""".replace("@STORE_OFFSET", _STORE_OFFSET)
 _STORE_OUTER_SERIAL = """\
             for i in range(cn):
                 out[np.uint64(po + (c0 + i) * os0)] = fin(accv[i], div)"""
@@ -271,19 +250,14 @@ _STORE_OUTER_PAR = """\
                 jc = uc // ntile
                 tc = uc - jc * ntile
                 po = meta[5]
-                rem = jc + 0  # a copy, not the prange index itself (parfors)
-                for d in range(nk):
-                    size = meta[kb + d]
-                    idx = rem % size
-                    rem //= size
-                    po += idx * meta[kb + nk + d]
+@STORE_OFFSET
                 c0 = tc * tile
                 cn = min(tile, n0 - c0)
                 for i in range(cn):
                     acc = part[uc * nsplit * tile + i]
                     for sc in range(1, nsplit):
                         acc = comb(acc, part[(uc * nsplit + sc) * tile + i])
-                    out[np.uint64(po + (c0 + i) * os0)] = fin(acc, div)"""
+                    out[np.uint64(po + (c0 + i) * os0)] = fin(acc, div)""".replace("@STORE_OFFSET", _STORE_OFFSET)
 
 
 class ValueSpec:
