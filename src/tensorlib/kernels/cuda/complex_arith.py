@@ -3,11 +3,9 @@
 """
 import triton.language as tl
 
-from tensorlib.kernels.cuda.launch import helper_part, jit_for
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part
 
-# launch.helper_part() loads this file once per mode; a plain import is the compiled copy
-_MODE = globals().get("__tl_mode__", "compiled")
-jit = jit_for(_MODE)
+_MODE, jit = helper_mode(globals())  # launch.helper_part() loads this file once per mode
 _b = helper_part("complex_base", _MODE)  # constants and small pieces of the same mode
 libdevice, fdiv_ieee, neg, _rint = _b.libdevice, _b.fdiv_ieee, _b.neg, _b._rint
 _isnan, _isinf, _isfinite = _b._isnan, _b._isinf, _b._isfinite

@@ -4,11 +4,9 @@ build on, bound from the scalar helper parts of the same mode.
 """
 import triton.language as tl
 
-from tensorlib.kernels.cuda.launch import helper_part, jit_for, libdevice_for
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part, libdevice_for
 
-# launch.helper_part() loads this file once per mode; a plain import is the compiled copy
-_MODE = globals().get("__tl_mode__", "compiled")
-jit = jit_for(_MODE)
+_MODE, jit = helper_mode(globals())  # launch.helper_part() loads this file once per mode
 libdevice = libdevice_for(_MODE)
 _bits = helper_part("scalar_bits", _MODE)
 fdiv_ieee = _bits.fdiv_ieee

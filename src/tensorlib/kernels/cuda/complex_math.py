@@ -31,13 +31,13 @@ FMA contraction off at launch. Only ``triton.language`` builtins are used, so th
 in either mode (launch.complex_helpers loads them once per mode, as launch.helpers does
 scalar_math).
 """
-from tensorlib.kernels.cuda.launch import helper_part
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part
 
-# launch.complex_helpers() loads this file once per mode; a plain import is the compiled copy.
-# The helpers live in parts, each built for the same mode (launch.helper_part): complex_base
-# (constants, small pieces), complex_arith (arithmetic, parts, tests, logical), complex_glibc
-# (exp / hyperbolic / trigonometric), complex_numba (log, sqrt, inverses, power).
-_MODE = globals().get("__tl_mode__", "compiled")
+# launch.complex_helpers() loads this file once per mode. The helpers live in parts, each built
+# for the same mode (launch.helper_part): complex_base (constants, small pieces), complex_arith
+# (arithmetic, parts, tests, logical), complex_glibc (exp / hyperbolic / trigonometric),
+# complex_numba (log, sqrt, inverses, power).
+_MODE, _ = helper_mode(globals())
 _PARTS = tuple(helper_part(stem, _MODE)
                for stem in ("complex_arith", "complex_glibc", "complex_numba"))
 

@@ -45,7 +45,7 @@ from ...runtime.cuda import context
 from ...runtime.cuda.streams import current_handle
 
 __all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers",
-           "complex_helpers", "helper_part", "libdevice_for", "DeviceArg", "arg_for",
+           "complex_helpers", "helper_part", "helper_mode", "libdevice_for", "DeviceArg", "arg_for",
            "pack_scalar", "launch", "generated_module", "kernel_cache_dir", "next_pow2", "cdiv",
            "INTERPRETER_LOCK"]
 
@@ -121,6 +121,13 @@ def helper_part(stem: str, mode: str):
     else:
         name = f"tensorlib.kernels.cuda._{stem}_interpret"
     return _helpers_module(name, stem + ".py", mode)
+
+
+def helper_mode(module_globals):
+    """(mode, ``jit`` decorator of that mode) for a helper file being executed: helper_part
+    sets ``__tl_mode__`` in the copy it loads for 'interpret'; a plain import is 'compiled'."""
+    mode = module_globals.get("__tl_mode__", "compiled")
+    return mode, jit_for(mode)
 
 
 def libdevice_for(mode: str):

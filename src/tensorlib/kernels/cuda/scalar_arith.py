@@ -3,17 +3,12 @@ facade kernels import; its docstring gives the semantics).
 """
 import triton.language as tl
 
-from tensorlib.kernels.cuda.launch import helper_part, jit_for, libdevice_for
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part, libdevice_for
 
-# launch.helper_part() loads this file once per mode; a plain import is the compiled copy
-_MODE = globals().get("__tl_mode__", "compiled")
-jit = jit_for(_MODE)
+_MODE, jit = helper_mode(globals())  # launch.helper_part() loads this file once per mode
 libdevice = libdevice_for(_MODE)
 _bits = helper_part("scalar_bits", _MODE)  # the bit-level helpers of the same mode
-fdiv_ieee = _bits.fdiv_ieee
-isfinite = _bits.isfinite
-neg = _bits.neg
-to_bool = _bits.to_bool
+fdiv_ieee, isfinite, neg, to_bool = _bits.fdiv_ieee, _bits.isfinite, _bits.neg, _bits.to_bool
 
 __all__ = [
     "floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",

@@ -5,11 +5,9 @@ parts (scalar_arith, scalar_transcend, complex_base) build on them.
 """
 import triton.language as tl
 
-from tensorlib.kernels.cuda.launch import jit_for
+from tensorlib.kernels.cuda.launch import helper_mode
 
-# launch.helper_part() loads this file once per mode; a plain import is the compiled copy
-_MODE = globals().get("__tl_mode__", "compiled")
-jit = jit_for(_MODE)
+_MODE, jit = helper_mode(globals())  # launch.helper_part() loads this file once per mode
 
 __all__ = [
     "join64", "bf16_bits_to_f32", "f32_to_bf16_bits", "f64_to_f32_odd", "u64_to_f32_odd",

@@ -22,13 +22,13 @@ wrapping integer overflow, integer division by zero giving 0, x86 float -> int c
 Only builtins of ``triton.language`` are used (not its ``@triton.jit`` library functions such
 as ``tl.zeros_like``), so the files can be built in either mode (see launch.py).
 """
-from tensorlib.kernels.cuda.launch import helper_part
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part
 
-# launch.helpers() loads this file once per mode; a plain import is the compiled copy. The
-# helpers live in three parts, each built for the same mode (launch.helper_part):
-# scalar_bits (conversions, IEEE division / sqrt, sign and class tests), scalar_arith
-# (arithmetic, comparison, bitwise, logical), scalar_transcend (math).
-_MODE = globals().get("__tl_mode__", "compiled")
+# launch.helpers() loads this file once per mode. The helpers live in three parts, each built
+# for the same mode (launch.helper_part): scalar_bits (conversions, IEEE division / sqrt, sign
+# and class tests), scalar_arith (arithmetic, comparison, bitwise, logical), scalar_transcend
+# (math).
+_MODE, _ = helper_mode(globals())
 _PARTS = tuple(helper_part(stem, _MODE)
                for stem in ("scalar_bits", "scalar_arith", "scalar_transcend"))
 

@@ -4,16 +4,12 @@ forms. scalar_math.py is the facade kernels import.
 """
 import triton.language as tl
 
-from tensorlib.kernels.cuda.launch import helper_part, jit_for, libdevice_for
+from tensorlib.kernels.cuda.launch import helper_mode, helper_part, libdevice_for
 
-# launch.helper_part() loads this file once per mode; a plain import is the compiled copy
-_MODE = globals().get("__tl_mode__", "compiled")
-jit = jit_for(_MODE)
+_MODE, jit = helper_mode(globals())  # launch.helper_part() loads this file once per mode
 libdevice = libdevice_for(_MODE)
 _bits = helper_part("scalar_bits", _MODE)  # the bit-level helpers of the same mode
-fdiv_ieee = _bits.fdiv_ieee
-_sqrt_ieee = _bits._sqrt_ieee
-neg = _bits.neg
+fdiv_ieee, _sqrt_ieee, neg = _bits.fdiv_ieee, _bits._sqrt_ieee, _bits.neg
 
 __all__ = [
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
