@@ -12,8 +12,8 @@ float32 computes internally in float64 (one conversion each way, exact; tanh, wh
 version cost 3x a copy of its data, computes in float32 with error-free steps): the double-precision
 intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded
 one except within ~2**-6 ulp of a rounding boundary (measured max error <= 0.51 ulp; see
-tests/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite reduction, the
-fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
+tests/kernels/cpu/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite
+reduction, the fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
 
 Argument reduction for sin/cos/tan is Payne-Hanek for every input, branch-free, products split
 exactly with fma, fractions summed with TwoSums. float64 reads a table of 2**e * 2/pi mod 4 per
@@ -32,13 +32,15 @@ inlines it there (its cost model alone refuses bodies this large, and the call l
 keeps the loop scalar), then vectorizes the loop. Inlining in Numba's IR instead re-types the
 whole body inside every kernel: 2-8 s of compile time per kernel. No helper branches or
 calls out; ``fastmath`` stays off (results do not depend on compiler reassociation).
-scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here (tests/test_vector_math.py
-checks it): generated kernels are keyed on scalar_math.py's text.
+scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here
+(tests/kernels/cpu/test_vector_math.py checks it): generated kernels are keyed on
+scalar_math.py's text.
 
-Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
-patterns): float32 <= 0.51 ulp for all functions but tanh (pow, atan2 included; NumPy's powf:
-1.0, arctan2: 3.1), float32 tanh 0.92 ulp (NumPy's: 1.37); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85,
-atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp.
+Measured (tests/kernels/cpu/test_vector_math.py, max over ~180 K samples per function incl.
+random bit patterns): float32 <= 0.51 ulp for all functions but tanh (pow, atan2 included;
+NumPy's powf: 1.0, arctan2: 3.1), float32 tanh 0.92 ulp (NumPy's: 1.37); float64 exp 0.96,
+log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85, atan 0.75, atan2 0.81 (NumPy's:
+0.77), erf 0.90, tanh 2.5 ulp.
 """
 import math
 
