@@ -63,7 +63,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/kernels/cpu/test_vector_math.py checks that it
 # is current).
-VECTOR_MATH_DIGEST = "614881b8f6896870"
+VECTOR_MATH_DIGEST = "9ef396ee2ea5b43f"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
