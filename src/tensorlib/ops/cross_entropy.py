@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..allocation import empty
 from ..dispatch.stub import get_stub
+from .creation import full
 from .normalization import compute_dtype_for
 
 __all__ = ["cross_entropy_forward", "cross_entropy_backward", "TargetIndexError"]
@@ -50,6 +51,11 @@ def cross_entropy_forward(x, target, reduction):
     out = empty((n,) if reduction == "none" and x.ndim == 2 else (), dtype=x.dtype,
                 device=x.device)
     stats = empty((n, 2), dtype=acc, device=x.device)
+    if n == 0:  # no rows: the sum of nothing is 0, its mean nan (as tl.mean of (0,))
+        if reduction != "none":
+            out = full((), float("nan") if reduction == "mean" else 0.0, dtype=x.dtype,
+                       device=x.device)
+        return out, stats
     bad = get_stub(op).kernel_for(x.device.type, acc)(out, stats, x, target, n, c, xs, xc, ts,
                                                       reduction, acc)
     if bad:
