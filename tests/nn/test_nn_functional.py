@@ -508,6 +508,18 @@ def test_cross_entropy_fused_targets(device, monkeypatch):
         assert calls == []
 
 
+def test_cross_entropy_traced_records_ops():
+    """The fused pair is not a dispatcher op: under tl.jit.trace the composed ops run, so the
+    trace replays the loss for new inputs instead of freezing the traced value."""
+    t = tl.asarray(np.array([0, 2, 1]))
+    x = tl.asarray(np.random.default_rng(17).standard_normal((3, 4)))
+    traced = tl.jit.trace(lambda a: F.cross_entropy(a, t, reduction="sum"), (x,))
+    assert "log_softmax" in str(traced.graph)
+    x2 = x * 2 + 1
+    np.testing.assert_allclose(traced(x2).item(), _ce_plain_ref(x2.numpy(), t.numpy(), "sum"),
+                               rtol=1e-12)
+
+
 def test_cross_entropy_fused_cuda_looped_rows(cuda_interpret, monkeypatch):
     """Rows longer than one block (tiny limits): the looped online max / sum."""
     from tensorlib.kernels.cuda import normalization as CN

@@ -12,6 +12,7 @@ import numbers
 import tensorlib as tl
 
 from ..autograd.function import Function
+from ..dispatch import keys as _keys
 from ..ops import cross_entropy as _xent
 from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
@@ -21,6 +22,7 @@ __all__ = ["relu", "gelu", "silu", "linear", "dropout", "mse_loss", "cross_entro
            "binary_cross_entropy_with_logits"]
 
 _REDUCTIONS = ("mean", "sum", "none")
+_TRACER_BIT = 1 << _keys.DispatchKey.Tracer
 
 
 # ---------------------------------------------------------------- argument checks
@@ -253,7 +255,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if weight.shape != (n_cls,):
             raise ValueError(f"{op}(): argument 'weight' must have shape ({n_cls},), got "
                              f"{weight.shape}")
-    plain = weight is None and label_smoothing == 0.0 and input.ndim <= 2
+    # the fused pair is not an op: tl.jit's tracer (which records ops at the dispatcher) would
+    # not see it, so a trace takes the composed ops below
+    plain = weight is None and label_smoothing == 0.0 and input.ndim <= 2 and not (
+        _keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT)
     if plain and not 0 <= ignore_index < n_cls:
         # the fused kernel checks the class indices as it reads them (no host copy of the
         # targets): a target outside [0, C) -- an ignore_index too -- sends the call on to the
