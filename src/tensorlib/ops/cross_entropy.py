@@ -15,7 +15,7 @@ and the gradient have the input's dtype.
 """
 from __future__ import annotations
 
-from ..allocation import empty
+from ..allocation import empty, new_dense_cpu
 from ..dispatch.stub import get_stub
 from .creation import full
 from .normalization import compute_dtype_for
@@ -35,6 +35,15 @@ def _rows(x, target):
     return n, c, x._strides[0], x._strides[1], target._strides[0]
 
 
+def _new(shape, dtype, device):
+    """A new C-order tensor; CPU ones directly (this runs once per training step)."""
+    if device.type == "cpu":
+        t = new_dense_cpu(shape, dtype)
+        if t is not None:
+            return t
+    return empty(shape, dtype=dtype, device=device)
+
+
 def _same_device(op, x, t, arg):
     if t.device != x.device:
         raise RuntimeError(f"{op}(): argument '{arg}' is on '{t.device}', but the input is on "
@@ -48,9 +57,8 @@ def cross_entropy_forward(x, target, reduction):
     _same_device(op, x, target, "target")
     acc = compute_dtype_for(x.dtype)
     n, c, xs, xc, ts = _rows(x, target)
-    out = empty((n,) if reduction == "none" and x.ndim == 2 else (), dtype=x.dtype,
-                device=x.device)
-    stats = empty((n, 2), dtype=acc, device=x.device)
+    out = _new((n,) if reduction == "none" and x.ndim == 2 else (), x.dtype, x.device)
+    stats = _new((n, 2), acc, x.device)
     if n == 0:  # no rows: the sum of nothing is 0, its mean nan (as tl.mean of (0,))
         if reduction != "none":
             out = full((), float("nan") if reduction == "mean" else 0.0, dtype=x.dtype,
@@ -74,7 +82,7 @@ def cross_entropy_backward(grad, x, target, stats, reduction):
     gs = g._strides[0] if g.ndim == 1 else 0
     if gs < 0:
         g, gs = g.contiguous(), 1
-    out = empty(x.shape, dtype=x.dtype, device=x.device)
+    out = _new(x.shape, x.dtype, x.device)
     get_stub(op).kernel_for(x.device.type, acc)(out, x, target, stats, g, n, c, xs, xc, ts, gs,
                                                 n if reduction == "mean" else 1, acc)
     return out

@@ -54,9 +54,13 @@ for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward",
 
 def _xent(name):
     # cross_entropy's fused pair (nn.functional's plain case), imported at the first call
+    fn = []
+
     def kernel(*args):
-        from . import cross_entropy
-        return getattr(cross_entropy, name)(*args)
+        if not fn:
+            from . import cross_entropy
+            fn.append(getattr(cross_entropy, name))
+        return fn[0](*args)
     kernel.__name__ = name
     return kernel
 

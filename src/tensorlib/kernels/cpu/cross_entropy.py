@@ -216,7 +216,8 @@ def cross_entropy_kernel(out, stats, x, target, n, c, xs, xc, ts, reduction, acc
         cores.call(fn, args)
     else:
         fn(*args)
-    return int(args[5].sum())
+    bad = args[5]
+    return int(bad[0] if nchunk == 1 else bad.sum())
 
 
 def cross_entropy_backward_kernel(out, x, target, stats, grad, n, c, xs, xc, ts, gs, div, acc):
