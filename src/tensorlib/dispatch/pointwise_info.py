@@ -33,6 +33,7 @@ class PointwiseInfo:
     output: str = "same"         # same | bool | real
     bool_args: tuple = ()
     no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
+    wide_vectors: bool = False   # compute-bound: CPU kernels prefer 512-bit vectors
 
     def result_dtype(self, compute):
         """The dtype the expression yields for a given compute dtype."""

@@ -83,7 +83,8 @@ def _parse_entry(raw, where) -> OpEntry:
             scalar_args=tuple(a.name for a in args if a.type.base == "Scalar"),
             kinds=kinds, int_to_float=raw.get("promote") == "int_to_float",
             output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())),
-            no_half="no_half" in raw.get("tags", ()))
+            no_half="no_half" in raw.get("tags", ()),
+            wide_vectors="wide_vectors" in raw.get("tags", ()))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),

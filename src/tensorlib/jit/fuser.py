@@ -16,6 +16,7 @@ from ..shape import broadcast_strides, coalesce, contiguous_strides
 from ..storage import Storage
 from ..tensor import Tensor
 from .fuser_groups import REDUCE_OPS, FusionError, fuse, node_dtypes
+from .passes import pointwise_info
 from .fuser_source import Gen, all_source, pointwise_source, rows_source
 from .ir import Graph
 
@@ -55,7 +56,7 @@ def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
     from ..kernels.cpu.pointwise import load_generated_module
-    from ..runtime.cpu import cores
+    from ..runtime.cpu import cores, vector_width
     from ..runtime.cpu.streams import launch
     sub = node.attrs["subgraph"]
     mode = node.attrs.get("mode", "pw")
@@ -73,6 +74,10 @@ def compile_group(node):
     out_types = [o.type for o in sub.outputs]
     src = {"pw": pointwise_source, "rows": rows_source, "all": all_source}[mode](
         gen, sub, what)
+    # a group holding a compute-bound op (ops.yaml tag wide_vectors) prefers 512-bit vectors,
+    # as that op's eager kernel does
+    wide = any(getattr(pointwise_info(n), "wide_vectors", False) for n in sub.nodes)
+    src = vector_width.source_marker(wide) + src
     mod = load_generated_module("jit", src)
     label = name if len(name) <= 120 else name[:117] + "..."
 

@@ -2,6 +2,7 @@
 from ...runtime.cpu import vector_width as _vector_width
 
 _vector_width.configure()  # before this package's first Numba compile or cache load
+_vector_width.install()  # per-kernel 512-bit vectors for the modules that ask for them
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise

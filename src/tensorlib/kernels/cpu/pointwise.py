@@ -17,7 +17,7 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
-from ...runtime.cpu import cores, streams as _streams
+from ...runtime.cpu import cores, streams as _streams, vector_width as _vector_width
 from ...runtime.cpu.streams import launch as _launch
 from ...tensor import Tensor
 from .. import codegen as _codegen
@@ -177,10 +177,16 @@ def _parts(info, kinds, dtypes, compute, out_dtype):
     return signature, loads, store, nops, what
 
 
+def _header(info, compute, what) -> str:
+    # compute-bound ops (ops.yaml tag wide_vectors) over real floats get 512-bit vectors
+    wide = info.wide_vectors and compute.kind == "f"
+    return _vector_width.source_marker(wide) + _HEADER.format(what=what)
+
+
 def _build(info, kinds, dtypes, compute, out_dtype):
     """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input."""
     signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
-    src = _HEADER.format(what=what)
+    src = _header(info, compute, what)
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
     if "S" not in kinds:
@@ -303,7 +309,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
             return fn
         if "S" in kinds:
             signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
-            src = (_HEADER.format(what=what + " (flat loop)") + "\n"
+            src = (_header(info, compute, what + " (flat loop)") + "\n"
                    + _flat_source(info, signature, loads, store, dtypes, out_dtype))
             mod = load_generated_module(info.name + "_flat", src)
         else:
