@@ -12,6 +12,11 @@ strides. ``tl.nn.functional.CrossEntropy`` calls these (the ops layer cannot see
 
 float16 / bfloat16 compute in float32 (as softmax does) and round once on store; the loss
 and the gradient have the input's dtype.
+
+Not ops.yaml ops: the forward returns an intermediate (``stats``) that only the backward
+reads, and only nn's Function calls the pair (as autograd's formula helpers call
+ops/normalization_backward.py); so ``nn.functional.cross_entropy`` takes the composed ops
+while ``tl.jit`` traces (the tracer records dispatcher ops).
 """
 from __future__ import annotations
 
