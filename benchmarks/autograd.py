@@ -1,6 +1,6 @@
 """Autograd costs (issue 15's speed targets), as ratios measured in one run.
 
-Run: python benchmarks/autograd.py [--rounds N] [--only overhead,chain,mlp,memory]
+Run: python benchmarks/autograd.py [--rounds N] [--only overhead,chain,mlp,xent,memory]
 
 * overhead: a 1-element float32 ``mul`` whose inputs require grad (the graph is recorded and
   dropped) against the same call without grad. Target: ratio <= 1.5 (PyTorch: ~1.4).
@@ -10,6 +10,9 @@ Run: python benchmarks/autograd.py [--rounds N] [--only overhead,chain,mlp,memor
   cross-entropy, backward, Adam step), in ms, against the same step written by hand in NumPy
   (forward, backward and Adam as NumPy expressions on the same BLAS). Target: <= 1.0x
   PyTorch-CPU (its column appears only when PyTorch is installed; it is not a dependency).
+* xent: ``F.cross_entropy`` forward + backward on (256, 10) float32 logits (the MLP's loss;
+  the plain case's fused kernel pair), in us per call, against the same by hand in NumPy and
+  PyTorch-CPU when installed.
 * memory: peak allocated bytes of the host allocator (tl.cpu.memory_stats) during the forward
   of a 200-op pointwise chain (sin, which saves its input) over 1e6 float32, and during its
   backward, with the chain's last output held by the caller and released. Target: backward
@@ -237,6 +240,53 @@ def bench_mlp(tl, torch, rounds):
     return ours / theirs, ratio_torch
 
 
+# ---------------------------------------------------------------- cross-entropy
+def bench_xent(tl, torch, rounds, n=_BATCH, c=_SIZES[-1]):
+    rng = np.random.default_rng(1)
+    xn = rng.standard_normal((n, c)).astype(np.float32)
+    yn = rng.integers(0, c, n)
+    x, y = tl.asarray(xn).requires_grad_(), tl.asarray(yn)
+    F = tl.nn.functional
+    rows = np.arange(n)
+
+    def ours():
+        x.grad = None
+        F.cross_entropy(x, y).backward()
+
+    def numpy_ref():  # loss and its input gradient by hand
+        z = xn - xn.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(s[:, 0]) - z[rows, yn])
+        g = e / s
+        g[rows, yn] -= 1
+        g /= n
+        return loss, g
+
+    for _ in range(200):  # warm: compiles, hot paths, allocator caches
+        ours()
+        numpy_ref()
+    t_ours = t_np = float("inf")
+    for _ in range(rounds):  # interleaved
+        t_ours = min(t_ours, _best(ours, 1, 300))
+        t_np = min(t_np, _best(numpy_ref, 1, 300))
+    print(f"xent      cross_entropy ({n}, {c}) f32 fwd+bwd  {t_ours * 1e6:8.1f} us   NumPy by hand "
+          f"{t_np * 1e6:.1f} us   ratio {t_ours / t_np:5.2f}x")
+    ratio_torch = None
+    if torch is not None:
+        tx, ty = torch.tensor(xn, requires_grad=True), torch.tensor(yn)
+
+        def theirs():
+            tx.grad = None
+            torch.nn.functional.cross_entropy(tx, ty).backward()
+        for _ in range(200):
+            theirs()
+        tt = _best(theirs, rounds, 300)
+        ratio_torch = t_ours / tt
+        print(f"xent      torch: {tt * 1e6:.1f} us, ratio {ratio_torch:.2f}x")
+    return t_ours / t_np, ratio_torch
+
+
 # ---------------------------------------------------------------- memory
 def bench_memory(tl, n_ops=200, n=1_000_000):
     """Run twice: with the chain's last output still held by the caller during backward (then
@@ -276,7 +326,7 @@ def bench_memory(tl, n_ops=200, n=1_000_000):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--only", default="overhead,chain,mlp,memory")
+    parser.add_argument("--only", default="overhead,chain,mlp,xent,memory")
     args = parser.parse_args(argv)
     which = set(args.only.split(","))
 
@@ -297,6 +347,8 @@ def main(argv=None) -> int:
         bench_chain(tl, torch, args.rounds)
     if "mlp" in which:
         bench_mlp(tl, torch, args.rounds)
+    if "xent" in which:
+        bench_xent(tl, torch, args.rounds)
     if "memory" in which:
         bench_memory(tl)
     return 0

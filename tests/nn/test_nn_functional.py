@@ -287,6 +287,255 @@ def test_cross_entropy_bad_input():
         F.cross_entropy(_t(1.0, False), tl.asarray(np.int64(0)))
 
 
+# ---------------------------------------------------------------- cross_entropy: the fused pair
+# The plain case (no weight, no ignored target, no smoothing, (C,) or (N, C)) runs one forward
+# and one backward kernel (ops/cross_entropy.py); NumPy in float64 is the oracle.
+_CE_TOL = {tl.float64: 1e-12, tl.float32: 2e-5, tl.float16: 2e-3, tl.bfloat16: 1.6e-2}
+
+
+def _ce_grad_ref(x, t, scale):
+    """softmax(x) - one_hot(t), times the per-row ``scale`` (float64, classes along the last
+    axis, one row for a 1-D input)."""
+    x2 = np.atleast_2d(x)
+    e = np.exp(x2 - x2.max(axis=1, keepdims=True))
+    g = e / e.sum(axis=1, keepdims=True)
+    g[np.arange(len(g)), np.atleast_1d(t)] -= 1
+    return (g * np.reshape(scale, (-1, 1))).reshape(x.shape)
+
+
+def _ce_plain_ref(x, t, reduction):
+    """The plain case's loss in float64: logsumexp(row) - row[t] (nan propagates; a -inf
+    logit outside the target adds nothing)."""
+    x2 = np.atleast_2d(x)
+    m = x2.max(axis=1, keepdims=True)
+    nll = (m[:, 0] + np.log(np.exp(x2 - m).sum(axis=1))) - x2[np.arange(len(x2)),
+                                                               np.atleast_1d(t)]
+    if reduction == "mean":
+        return nll.mean()
+    if reduction == "sum":
+        return nll.sum()
+    return nll if x.ndim == 2 else nll[0]
+
+
+def _rounded(x, dtype):
+    """x as ``dtype`` holds it, back in float64 (the values the kernel actually sees)."""
+    return tl.asarray(x).astype(dtype).astype(tl.float64).numpy()
+
+
+def _check_ce(x_tl, t_np, reduction, dtype, device, w_np=None):
+    """Loss and input gradient of F.cross_entropy(x_tl, t) against the NumPy reference;
+    'none' is backpropagated with weights ``w_np`` (one per row)."""
+    tol = _CE_TOL[dtype]
+    xr = x_tl.detach().astype(tl.float64).cpu().numpy()
+    x_tl = x_tl.detach().requires_grad_()
+    loss = F.cross_entropy(x_tl, tl.asarray(t_np, device=device), reduction=reduction)
+    assert loss.dtype == dtype and loss.device == x_tl.device
+    want = _ce_plain_ref(xr, t_np, reduction)
+    assert loss.shape == np.shape(want)
+    got = loss.detach().astype(tl.float64).cpu().numpy()
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    n = 1 if xr.ndim == 1 else xr.shape[0]
+    if reduction == "none":
+        w = np.ones(n) if w_np is None else w_np
+        wt = tl.asarray(np.reshape(w, np.shape(want)), device=device).astype(dtype)
+        (loss * wt).sum().backward()
+        scale = _rounded(w, dtype)
+    else:
+        loss.backward()
+        scale = np.full(n, 1.0 / n if reduction == "mean" else 1.0)
+    g = x_tl.grad
+    assert g.dtype == dtype and g.shape == x_tl.shape
+    np.testing.assert_allclose(g.astype(tl.float64).cpu().numpy(), _ce_grad_ref(xr, t_np, scale),
+                               rtol=tol, atol=tol * np.abs(scale).max())
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.float16, tl.bfloat16],
+                         ids=lambda d: d.name)
+def test_cross_entropy_fused_values_and_grads(device, dtype):
+    rng = np.random.default_rng(11)
+    for n in (1, 3, 257):
+        for c in (1, 2, 10, 1000):
+            if device == "cuda" and n * c > 3000 or device == "cuda" and n == 257:
+                continue  # the Triton interpreter runs each row (program) in Python
+            x = tl.asarray(rng.standard_normal((n, c)) * 3, device=device).astype(dtype)
+            t = rng.integers(0, c, n)
+            for reduction in ("mean", "sum", "none"):
+                _check_ce(x, t, reduction, dtype, device, w_np=rng.uniform(-2, 2, n))
+    # a 1-D input (one sample) with its 0-d target
+    x1 = tl.asarray(rng.standard_normal(7), device=device).astype(dtype)
+    for reduction in ("mean", "sum", "none"):
+        _check_ce(x1, np.int64(4), reduction, dtype, device, w_np=np.array(1.5))
+
+
+def test_cross_entropy_fused_big_rows_cpu_parallel():
+    """Rows past the kernels' parallel grain (the chunked prange variants) in every dtype."""
+    from tensorlib.kernels.cpu import cross_entropy as kce
+    rng = np.random.default_rng(12)
+    n, c = 300, 1000
+    assert n * c >= kce.PAR_GRAIN
+    for dtype in (tl.float32, tl.float64, tl.float16, tl.bfloat16):
+        x = tl.asarray(rng.standard_normal((n, c)) * 3).astype(dtype)
+        t = rng.integers(0, c, n)
+        for reduction in ("mean", "none"):
+            _check_ce(x, t, reduction, dtype, "cpu", w_np=rng.uniform(-2, 2, n))
+    from tensorlib.runtime.cpu import cores
+    if cores.threads() > 1:  # the parallel twins served these calls
+        fwd, bwd = kce._module(tl.float32, tl.float32)
+        assert fwd.parallel.signatures and bwd.parallel.signatures
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64], ids=lambda d: d.name)
+def test_cross_entropy_fused_special_values(device, dtype):
+    x = np.array([[1e4, -1e4, 0.0, 3.0],         # huge logits: exact shifts, no overflow
+                  [-np.inf, 1.0, 2.0, 0.5],      # -inf in a non-target class: weight 0
+                  [0.5, np.nan, 1.0, 2.0],       # nan: the row's loss and gradient are nan
+                  [1.0, 2.0, -np.inf, 0.0],      # -inf at the target: infinite loss
+                  [-1e4, -1e4, -1e4, -1e4]])
+    t = np.array([1, 2, 0, 2, 3])
+    xt = tl.asarray(x, device=device).astype(dtype).requires_grad_()
+    loss = F.cross_entropy(xt, tl.asarray(t, device=device), reduction="none")
+    got = loss.detach().astype(tl.float64).cpu().numpy()
+    want = [2e4 + np.log1p(np.exp(-1e4) + np.exp(-1e4 + 3)),
+            np.log(np.exp(x[1, 1:]).sum()) - x[1, 2], np.nan, np.inf, np.log(4.0)]
+    np.testing.assert_allclose(got, want, rtol=_CE_TOL[dtype])
+    loss.backward(tl.ones((5,), dtype=dtype, device=device))
+    g = xt.grad.astype(tl.float64).cpu().numpy()
+    ok = [0, 1, 4]
+    np.testing.assert_allclose(g[ok], _ce_grad_ref(x[ok], t[ok], np.ones(3)),
+                               rtol=_CE_TOL[dtype], atol=_CE_TOL[dtype])
+    assert g[1, 0] == 0.0
+    assert np.isnan(g[2]).all()
+    np.testing.assert_array_equal(g[3], [np.nan if np.isnan(v) else v for v in g[3]])
+    assert g[3, 2] == -1.0 and np.isfinite(g[3]).all()
+    # a nan anywhere makes the reduced loss nan
+    assert np.isnan(F.cross_entropy(xt.detach(), tl.asarray(t, device=device)).item())
+
+
+def test_cross_entropy_fused_noncontiguous(device):
+    rng = np.random.default_rng(13)
+    base = tl.asarray(rng.standard_normal((12, 9)), device=device)
+    t_long = rng.integers(0, 4, 20)
+    cases = [
+        (base.T[:, :5], 12),                     # transposed: column stride 9, rows 1 apart
+        (base[::2, ::3], 3),                     # steps in both dims
+        (tl.flip(base, axis=1)[1:4], 9),         # negative column stride
+        (tl.flip(base, axis=0)[:, 2], 12),       # 1-D, negative stride
+    ]
+    for x, c in cases:
+        for dtype in (tl.float64, tl.float32):
+            xd = x.astype(dtype)
+            if x.ndim == 2:
+                t = t_long[:x.shape[0] * 2:2] % c  # targets of a strided target tensor
+                tt = tl.asarray(np.repeat(t, 2), device=device)[::2]
+                assert tt._strides == (2,)
+                for reduction in ("mean", "none"):
+                    xr = xd.detach().astype(tl.float64).cpu().numpy()
+                    xg = xd.detach().requires_grad_()
+                    loss = F.cross_entropy(xg, tt, reduction=reduction)
+                    np.testing.assert_allclose(loss.detach().astype(tl.float64).cpu().numpy(),
+                                               _ce_ref(xr, t, reduction=reduction),
+                                               rtol=_CE_TOL[dtype])
+                    (loss.sum() if reduction == "none" else loss).backward()
+                    scale = np.full(len(t), 1 / len(t) if reduction == "mean" else 1.0)
+                    np.testing.assert_allclose(xg.grad.astype(tl.float64).cpu().numpy(),
+                                               _ce_grad_ref(xr, t, scale), rtol=_CE_TOL[dtype],
+                                               atol=_CE_TOL[dtype])
+            else:
+                _check_ce(xd, np.int64(5), "sum", dtype, device)
+
+
+def test_cross_entropy_fused_gradcheck(device):
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((3, 4))
+    tn = np.array([3, 0, 2])
+    t = tl.asarray(tn, device=device)
+    for reduction in ("mean", "sum", "none"):
+        xt = tl.asarray(x, device=device).requires_grad_()
+        assert gradcheck(lambda a: F.cross_entropy(a, t, reduction=reduction), [xt])
+    # against central differences by hand (the fused backward, no create_graph)
+    xt = tl.asarray(x, device=device).requires_grad_()
+    F.cross_entropy(xt, t, reduction="sum").backward()
+    eps, fd = 1e-6, np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[idx] += eps
+        lo[idx] -= eps
+        fd[idx] = (_ce_ref(hi, tn, reduction="sum") - _ce_ref(lo, tn, reduction="sum")) / (2 * eps)
+    np.testing.assert_allclose(xt.grad.cpu().numpy(), fd, rtol=1e-6, atol=1e-8)
+    # double backward goes through the composite backward (create_graph)
+    assert gradgradcheck(lambda a: F.cross_entropy(a, t[:2], reduction="mean"),
+                         [tl.asarray(x[:2], device=device).requires_grad_()])
+
+
+def test_cross_entropy_fused_targets(device, monkeypatch):
+    x = tl.asarray(np.random.default_rng(15).standard_normal((4, 3)), device=device)
+    # any integer target dtype
+    for tdt in (np.uint8, np.int16, np.int32, np.uint64):
+        t = np.array([2, 0, 1, 1], tdt)
+        np.testing.assert_allclose(F.cross_entropy(x, tl.asarray(t, device=device)).item(),
+                                   _ce_ref(x.cpu().numpy(), t.astype(np.int64)), rtol=1e-12)
+    # out-of-range targets name the function and the first bad value, on every path
+    for bad, first in (([0, 3, -1, 0], 3), ([-7, 0, 0, 0], -7)):
+        with pytest.raises(IndexError, match=rf"cross_entropy\(\): target {first} is out of"):
+            F.cross_entropy(x, tl.asarray(np.array(bad), device=device))
+        with pytest.raises(IndexError, match=rf"cross_entropy\(\): target {first} is out of"):
+            F.cross_entropy(x.requires_grad_(), tl.asarray(np.array(bad), device=device))
+        x = x.detach()
+    with pytest.raises(IndexError, match=r"cross_entropy\(\): target 18446744073709551615"):
+        F.cross_entropy(x, tl.asarray(np.array([0, 2**64 - 1, 0, 0], np.uint64), device=device))
+    # an ignored target (the kernel reports it like a bad one) takes the general path
+    t = np.array([0, -100, 2, 1])
+    np.testing.assert_allclose(F.cross_entropy(x, tl.asarray(t, device=device)).item(),
+                               _ce_ref(x.cpu().numpy(), t), rtol=1e-12)
+    # an ignore_index inside [0, C) checked on the host first; none ignored -> the fused pair
+    t = np.array([0, 2, 2, 0])
+    np.testing.assert_allclose(
+        F.cross_entropy(x, tl.asarray(t, device=device), ignore_index=1).item(),
+        _ce_ref(x.cpu().numpy(), t), rtol=1e-12)
+    # no rows: sum 0, mean nan (as the mean of nothing), 'none' empty
+    x0 = tl.zeros((0, 3), dtype=tl.float64, device=device)
+    t0 = tl.asarray(np.zeros(0, np.int64), device=device)
+    assert F.cross_entropy(x0, t0, reduction="sum").item() == 0.0
+    assert np.isnan(F.cross_entropy(x0, t0).item())
+    assert F.cross_entropy(x0, t0, reduction="none").shape == (0,)
+    if device == "cpu":
+        # the plain path checks targets in the kernel: no host copy of the targets
+        calls = []
+        real = tl.Tensor._to_host_numpy
+        monkeypatch.setattr(tl.Tensor, "_to_host_numpy",
+                            lambda self, *a, **k: calls.append(self) or real(self, *a, **k))
+        F.cross_entropy(x, tl.asarray(np.array([0, 1, 2, 1])))
+        assert calls == []
+
+
+def test_cross_entropy_traced_records_ops():
+    """The fused pair is not a dispatcher op: under tl.jit.trace the composed ops run, so the
+    trace replays the loss for new inputs instead of freezing the traced value."""
+    t = tl.asarray(np.array([0, 2, 1]))
+    x = tl.asarray(np.random.default_rng(17).standard_normal((3, 4)))
+    traced = tl.jit.trace(lambda a: F.cross_entropy(a, t, reduction="sum"), (x,))
+    assert "log_softmax" in str(traced.graph)
+    x2 = x * 2 + 1
+    np.testing.assert_allclose(traced(x2).item(), _ce_plain_ref(x2.numpy(), t.numpy(), "sum"),
+                               rtol=1e-12)
+
+
+def test_cross_entropy_fused_cuda_looped_rows(cuda_interpret, monkeypatch):
+    """Rows longer than one block (tiny limits): the looped online max / sum."""
+    from tensorlib.kernels.cuda import normalization as CN
+    monkeypatch.setattr(CN, "INTERPRET_MAX_BLOCK", 4)
+    monkeypatch.setattr(CN, "INTERPRET_LOOP_BLOCK", 8)
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((3, 21)) * 4
+    x[1, 5] = -np.inf
+    x[2, 20] = 50.0
+    for dtype in (tl.float32, tl.float64, tl.bfloat16):
+        xd = tl.asarray(x, device="cuda").astype(dtype)
+        for reduction in ("sum", "none"):
+            _check_ce(xd, np.array([20, 0, 20]), reduction, dtype, "cuda",
+                      w_np=np.array([1.0, -0.5, 2.0]))
+
+
 # ---------------------------------------------------------------- binary_cross_entropy_with_logits
 def _bce_ref(x, t, w=None, pw=None):
     # log sigmoid in a stable form, evaluated with NumPy in float64

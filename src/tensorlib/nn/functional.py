@@ -12,6 +12,9 @@ import numbers
 import tensorlib as tl
 
 from ..autograd.function import Function
+from ..dispatch import keys as _keys
+from ..ops import cross_entropy as _xent
+from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
 
@@ -19,6 +22,7 @@ __all__ = ["relu", "gelu", "silu", "linear", "dropout", "mse_loss", "cross_entro
            "binary_cross_entropy_with_logits"]
 
 _REDUCTIONS = ("mean", "sum", "none")
+_TRACER_BIT = 1 << _keys.DispatchKey.Tracer
 
 
 # ---------------------------------------------------------------- argument checks
@@ -251,6 +255,18 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         if weight.shape != (n_cls,):
             raise ValueError(f"{op}(): argument 'weight' must have shape ({n_cls},), got "
                              f"{weight.shape}")
+    # the fused pair is not an op: tl.jit's tracer (which records ops at the dispatcher) would
+    # not see it, so a trace takes the composed ops below
+    plain = weight is None and label_smoothing == 0.0 and input.ndim <= 2 and not (
+        _keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT)
+    if plain and not 0 <= ignore_index < n_cls:
+        # the fused kernel checks the class indices as it reads them (no host copy of the
+        # targets): a target outside [0, C) -- an ignore_index too -- sends the call on to the
+        # host check below, which names a bad index or takes the general path
+        try:
+            return CrossEntropy.apply(input, target, axis, reduction)
+        except TargetIndexError:
+            pass
     # class indices checked on the host: a bad index must name this function, not the gather
     t_host = target._to_host_numpy()
     ignored = t_host == ignore_index
@@ -260,7 +276,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          f"for {n_cls} classes (valid: 0..{n_cls - 1}, or ignore_index="
                          f"{ignore_index})")
     any_ignored = bool(ignored.any())
-    if weight is None and not any_ignored and label_smoothing == 0.0 and input.ndim <= 2:
+    if plain and not any_ignored:
         return CrossEntropy.apply(input, target, axis, reduction)
     valid = None
     idx = target
@@ -300,33 +316,34 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 class CrossEntropy(Function):
     """The plain case of cross_entropy (no class weights, no ignored targets, no smoothing,
-    input (C,) or (N, C)) as one node whose backward is softmax minus the one-hot target:
-    exp, a broadcast compare with arange, a subtract and a scale, instead of the composed
-    ops' gather backward (a scatter-add through the host) and four more nodes. Under
-    create_graph the backward recomputes log_softmax from the input, so double backward
-    is differentiated through it."""
+    input (C,) or (N, C)) as one node over a fused kernel pair (ops/cross_entropy.py): the
+    forward computes each row's max and log-sum-exp, the loss and its reduction in one pass
+    and saves the (max, log-sum) pair per row; the backward writes (softmax - one-hot) *
+    scale in one pass. Under create_graph the backward is composed of differentiable ops
+    instead (log_softmax recomputed from the input), so double backward works."""
 
     @staticmethod
     def forward(ctx, x, t, axis, reduction):
-        logp = tl.log_softmax(x, axis=axis)
-        ti = tl.unsqueeze(t, axis)
-        nll = -tl.squeeze(tl.take_along_axis(logp, ti, axis=axis), axis)
-        ctx.save_for_backward(x, logp, ti)
+        loss, stats = _xent.cross_entropy_forward(x, t, reduction)
+        ctx.save_for_backward(x, t, stats)
         ctx.axis = axis
         ctx.reduction = reduction
-        return _reduce(nll, reduction)
+        return loss
 
     @staticmethod
     def backward(ctx, grad):
-        x, logp, ti = ctx.saved_tensors
+        x, t, stats = ctx.saved_tensors
+        if not tl.is_grad_enabled():
+            return _xent.cross_entropy_backward(grad, x, t, stats, ctx.reduction), None, None, \
+                None
+        # create_graph: a softmax connected to x's graph, so the gradient is differentiable
         axis = ctx.axis
-        if tl.is_grad_enabled():  # create_graph: a softmax connected to x's graph
-            logp = tl.log_softmax(x, axis=axis)
+        logp = tl.log_softmax(x, axis=axis)
         n_cls = x.shape[axis]
         classes = tl.arange(n_cls, device=x.device)
         if axis == 1:
             classes = tl.reshape(classes, (1, n_cls))
-        d = tl.exp(logp) - tl.equal(classes, ti)  # softmax - one-hot (bool counts as 0 / 1)
+        d = tl.exp(logp) - tl.equal(classes, tl.unsqueeze(t, axis))  # bool counts as 0 / 1
         if ctx.reduction == "mean":
             scale = grad / (x.size // n_cls)
         elif ctx.reduction == "sum":

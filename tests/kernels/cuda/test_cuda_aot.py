@@ -97,6 +97,18 @@ def test_compiled_launch_path_builds_arguments_that_compile(interpret_memory, mo
     tl.sum(x, axis=1)
     tl.var(x, axis=0)
     tl.any(x)
+    # cross_entropy's fused pair: forward + finish ('mean'), forward alone ('none'), backward
+    from tensorlib.ops import cross_entropy as xent
+    tgt = tl.asarray(np.array([0, 5, 2, 1]), device="cuda")
+    for reduction in ("mean", "none"):
+        try:
+            xent.cross_entropy_forward(h, tgt, reduction)
+        except xent.TargetIndexError:
+            pass  # its bad-target flag was never cleared: the fill was captured, not run
+    stats = tl.empty((4, 2), dtype=tl.float32, device="cuda")
+    xent.cross_entropy_backward(tl.ones((4,), dtype=tl.bfloat16, device="cuda"), h, tgt, stats,
+                                "none")
+    assert {"forward", "finish", "backward"} <= {k.fn.__name__ for k, *_ in captured}
     assert len(captured) >= 12
     compiled = set()
     for kernel, grid, args, kw in captured:

@@ -51,3 +51,20 @@ def _norm_bwd(name):
 for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward",
               "layer_norm_grad_xhat"):
     register(_name, "cpu", _norm_bwd(f"{_name}_kernel"))
+
+
+def _xent(name):
+    # cross_entropy's fused pair (nn.functional's plain case), imported at the first call
+    fn = []
+
+    def kernel(*args):
+        if not fn:
+            from . import cross_entropy
+            fn.append(getattr(cross_entropy, name))
+        return fn[0](*args)
+    kernel.__name__ = name
+    return kernel
+
+
+for _name in ("cross_entropy", "cross_entropy_backward"):
+    register(_name, "cpu", _xent(f"{_name}_kernel"))

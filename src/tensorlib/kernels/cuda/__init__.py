@@ -10,7 +10,8 @@ generated-module cache), ``scalar_math.py`` (Triton helpers named as the CPU one
 ``autotune.py``: event benchmarker and per-shape-class config choice),
 ``reduction.py`` (sum, prod, mean, max, min, any, all, var, std, argmax, argmin; source in
 ``reduce_source.py``, launch plans and the split policy in ``reduce_plan.py``),
-``scan.py`` (cumsum, cumprod), ``normalization.py`` (softmax, log_softmax, layer_norm), ``indexing.py`` (index, index_put,
+``scan.py`` (cumsum, cumprod), ``normalization.py`` (softmax, log_softmax, layer_norm),
+``cross_entropy.py`` (cross_entropy's fused pair), ``indexing.py`` (index, index_put,
 nonzero), ``sorting.py`` (sort, searchsorted), ``random.py`` (Philox streams),
 ``flags.py``
 (``backends.matmul.allow_tf32``), ``aot.py`` (ahead-of-time compile check).
@@ -81,6 +82,8 @@ for _name in ("softmax", "log_softmax", "layer_norm"):  # fused row-wise normali
 for _name in ("softmax_backward", "log_softmax_backward", "layer_norm_backward",
               "layer_norm_grad_xhat"):
     register(_name, "cuda", _lazy("normalization_backward", f"{_name}_kernel"))
+for _name in ("cross_entropy", "cross_entropy_backward"):  # nn.functional's plain case
+    register(_name, "cuda", _lazy("cross_entropy", f"{_name}_kernel"))
 
 for _name in ("uniform", "normal", "integers", "bernoulli", "multinomial"):  # Philox streams
     register(f"random_{_name}", "cuda", _lazy("random", f"{_name}_kernel"))

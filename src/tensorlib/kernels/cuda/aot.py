@@ -315,8 +315,8 @@ def standard_kernels(quick=False):
         for cfg in configs:
             jobs.append(_matmul_job(dtype, cls, cfg))
     # Kernel modules beyond the pointwise / copy / matmul core list their own configurations.
-    from . import indexing, normalization, random, reduction, scan, sorting
-    for module in (reduction, scan, normalization, indexing, sorting, random):
+    from . import cross_entropy, indexing, normalization, random, reduction, scan, sorting
+    for module in (reduction, scan, normalization, cross_entropy, indexing, sorting, random):
         jobs += module.aot_jobs(quick)
     from ...jit import fuser_cuda  # tl.jit's fused kernels: a representative traced chain
     jobs += fuser_cuda.aot_jobs(quick)
