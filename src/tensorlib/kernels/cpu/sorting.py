@@ -71,6 +71,7 @@ def _module(dtype):
             if mod is None:
                 width, kind, _ = spec
                 mod = load_generated_module(f"sort{width}{kind}", module_source(spec))
+                mod.warm_paths = set()  # routes whose full kernels are compiled (_full_ready)
                 _mods[spec] = mod
     return mod
 
@@ -129,12 +130,10 @@ def _loaded(disp, args):
 
 def _full_ready(mod, path, kernels, total):
     """Whether this call runs the full serial kernels ``kernels`` ([(name, args)]) of route
-    ``path``: yes once each is compiled (or loaded from disk); otherwise the cold path serves
-    and each compiles on a background thread when cores.parallel_ready would start a parallel
-    twin (at once where cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks)."""
-    warm = mod.__dict__.setdefault("_warm", set())
-    if path in warm:
-        return True
+    ``path`` (callers check ``path in mod.warm_paths`` first): yes once each is compiled (or
+    loaded from disk); otherwise the cold path serves and each compiles on a background thread
+    when cores.parallel_ready would start a parallel twin (at once where
+    cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks)."""
     ready = True
     for name, args in kernels:
         disp = getattr(mod, name)
@@ -142,7 +141,7 @@ def _full_ready(mod, path, kernels, total):
                 SimpleNamespace(parallel=disp), args, max(COLD_COST * total, COLD_CALL_WORK)):
             ready = False
     if ready:
-        warm.add(path)
+        mod.warm_paths.add(path)
     return ready
 
 
@@ -251,7 +250,7 @@ def sort_kernel(src, values, indices, descending):
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
             _sort_long_row(mod, keys[sl], ps[sl], kd[sl], pay[sl], raw.dtype.itemsize)
-    elif variant == "serial" and not _full_ready(
+    elif variant == "serial" and "argsort" not in mod.warm_paths and not _full_ready(
             mod, "argsort", (("prepare_serial", (raw, keys, pay, n, desc)),
                              ("rows_serial", (keys, pay, rows, n))), total):
         order = cold_order(raw, rows, n, key_spec(src.dtype), desc)
@@ -299,7 +298,8 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
             keep = []
             args = (raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n, npad,
                     desc)
-            if _full_ready(mod, "net", (("net_groups", args),), total):
+            if "net" in mod.warm_paths or _full_ready(mod, "net", (("net_groups", args),),
+                                                      total):
                 mod.net_groups(*args)
             else:
                 _cold_values(raw, out, rows, n, key_spec(dtype), desc)
@@ -316,13 +316,14 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
             args = (raw, out, _scratch(n, kt, keep), _scratch(n, kt, keep),
                     _scratch(raw.dtype.itemsize * 256, np.int64, keep).reshape(
                         raw.dtype.itemsize, 256), desc)
-            if not _full_ready(mod, "vrow", (("vrow", args),) + _fix(mod, raw, out, rows, n, desc),
-                               total):
+            if "vrow" not in mod.warm_paths and not _full_ready(
+                    mod, "vrow", (("vrow", args),) + _fix(mod, raw, out, rows, n, desc), total):
                 return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
             special = mod.vrow(*args)
         else:
-            if not _full_ready(mod, "vrows", (("vrows_serial", (raw, out, rows, n, desc)),)
-                               + _fix(mod, raw, out, rows, n, desc), total):
+            if "vrows" not in mod.warm_paths and not _full_ready(
+                    mod, "vrows", (("vrows_serial", (raw, out, rows, n, desc)),)
+                    + _fix(mod, raw, out, rows, n, desc), total):
                 return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
             special = mod.vrows_serial(raw, out, rows, n, desc)
         if special:
