@@ -250,12 +250,15 @@ def _np_sort_desc(x):
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int64", "float16", "int8", "uint16",
                                 "bool"])
-def test_sort_cold_path_matches_numpy(dt, monkeypatch):
+def test_sort_cold_paths_match_numpy(dt, monkeypatch):
     """The cold path (kernels/cpu/sort_cold.py, run while the full kernels are not compiled)
     gives np.sort(kind="stable") / np.argsort bit for bit: nan payloads and -0.0 / 0.0 in input
-    order, descending, one row (vrow's route), many short rows (the network's), other rows."""
+    order, descending, one row (vrow's route), many short rows (the network's), other rows;
+    and searchsorted (both sides, with a sorter) what NumPy gives."""
     from tensorlib.kernels.cpu import sorting
     monkeypatch.setattr(sorting, "_full_ready", lambda *a: False)
+    for mod in list(sorting._mods.values()):  # routes earlier tests made warm: cold again
+        monkeypatch.setattr(mod, "warm_paths", set())
     rng = np.random.default_rng(5)
     specials = np.concatenate([_SORT_NANS, np.array(
         [0.0, -0.0, np.inf, -np.inf, 1.5, -1.5, 1e-30, -1e-30], np.float32)])
@@ -279,6 +282,16 @@ def test_sort_cold_path_matches_numpy(dt, monkeypatch):
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
             np.testing.assert_array_equal(tl.argsort(x, axis=-1, descending=desc).numpy(), widx)
+        if len(shape) == 1:
+            srt = np.sort(xn, kind="stable")
+            perm = np.argsort(xn, kind="stable")
+            for side in ("left", "right"):
+                np.testing.assert_array_equal(
+                    tl.searchsorted(tl.asarray(srt), x, side=side).numpy(),
+                    np.searchsorted(srt, xn, side=side))
+                np.testing.assert_array_equal(
+                    tl.searchsorted(x, x[::-1], side=side, sorter=tl.asarray(perm)).numpy(),
+                    np.searchsorted(xn, xn[::-1], side=side, sorter=perm))
 
 
 _SORT_FIRST_CALLS = """
@@ -292,14 +305,23 @@ cores.DEFER_PARALLEL_COMPILE = True
 xn = np.random.default_rng(0).integers(-128, 128, 5000).astype(np.int8)
 x = tl.asarray(xn)
 mod = sorting._module(x.dtype)
-full = (mod.vrow, mod.prepare_serial, mod.rows_serial)
-np.testing.assert_array_equal(tl.sort(x).numpy(), np.sort(xn, kind="stable"))
-np.testing.assert_array_equal(tl.argsort(x).numpy(), np.argsort(xn, kind="stable"))
+full = (mod.vrow, mod.prepare_serial, mod.rows_serial, mod.search_serial)
+
+
+def calls():
+    srt = np.sort(xn, kind="stable")
+    np.testing.assert_array_equal(tl.sort(x).numpy(), srt)
+    np.testing.assert_array_equal(tl.argsort(x).numpy(), np.argsort(xn, kind="stable"))
+    np.testing.assert_array_equal(tl.searchsorted(tl.asarray(srt), x[:100]).numpy(),
+                                  np.searchsorted(srt, xn[:100]))
+
+
+calls()
 if sys.argv[1] == "empty":
     # a first call with empty caches compiles the cold path's small kernel only
     assert sort_cold.pair_pass.signatures and not any(k.signatures for k in full)
     cores.DEFER_PARALLEL_COMPILE = False  # now the full kernels (into the disk cache)
-    tl.sort(x), tl.argsort(x)
+    calls()
     assert all(k.signatures for k in full)
 else:
     # the full kernels are in the disk cache: loaded and run from the first call
@@ -308,8 +330,8 @@ else:
 
 
 def test_sort_first_call_compiles_only_the_cold_kernel(tmp_path):
-    """With empty caches a first sort / argsort compiles only sort_cold.pair_pass (not vrow,
-    prepare, rows: 1-4 s each); once the full kernels are in the disk cache, a new process
+    """With empty caches a first sort / argsort / searchsorted compiles only sort_cold.pair_pass
+    (not vrow, prepare, rows, search: 1-4 s each); once the full kernels are in the disk cache, a new process
     loads and runs them from its first call."""
     import os
     import subprocess
