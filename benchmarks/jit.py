@@ -260,9 +260,9 @@ def main(argv=None) -> int:
     print(f"threads: {cores.threads()} of {cores.team_size()}  load average: "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores  clock: "
           f"{'CPU time' if args.cpu_time else 'wall time'}  vector width: "
-          f"{os.environ.get('TENSORLIB_CPU_VECTOR_BITS') or 'LLVM default'} "
-          f"(TENSORLIB_CPU_VECTOR_BITS=512: opt-in 512-bit on AVX-512, see "
-          f"runtime/cpu/vector_width.py)")
+          f"{os.environ.get('TENSORLIB_CPU_VECTOR_BITS') or 'auto'} "
+          f"(auto: 512-bit for compute-bound kernels on AVX-512; 256 / 512: every kernel; "
+          f"see runtime/cpu/vector_width.py)")
     if args.sizes:
         sizes_report([1_000, 10_000, 100_000, 1_000_000, 10_000_000], args.rounds, args.load)
         return 0

@@ -103,6 +103,48 @@ def test_adam_matches_reference(kw, cls, decoupled, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
+                                     ("Adam", dict(lr=0.01, amsgrad=True)),
+                                     ("AdamW", dict(lr=0.01))])
+def test_big_steps_run_in_chunks_like_small_ones(monkeypatch, name, kw, parallel):
+    # above PARALLEL_WORK the step runs over CHUNK-sized rows, on the parallel twin once it is
+    # ready (else on the serial one): the same values as the reference for parameters that
+    # span several chunks, end mid-chunk, or are tiny / empty
+    from tensorlib.optim import _fused
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(_fused, "CHUNK", 1000)
+    monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
+    monkeypatch.setattr(cores, "parallel_ready", lambda *a: parallel)
+    monkeypatch.setattr(cores, "threads", lambda: 2)  # no one-thread cool-down on a busy machine
+    used = []
+    real_launch = cpu_streams.launch
+    monkeypatch.setattr(cpu_streams, "launch",
+                        lambda fn, name, *a: (used.append(fn) if name.startswith("optim.")
+                                              else None) or real_launch(fn, name, *a))
+    rng = np.random.default_rng(9)
+    shapes = [(3001,), (7,), (0,), (40, 50)]
+    p0s = [rng.standard_normal(s) for s in shapes]
+    grads = [_grads(rng, s, 3) for s in shapes]
+    ps = [tl.asarray(p).astype(tl.float32).requires_grad_() for p in p0s]
+    opt = getattr(tl.optim, name)(ps, **kw)
+    for k in range(3):
+        for p, g in zip(ps, grads):
+            p.grad = tl.asarray(g[k]).astype(tl.float32)
+        opt.step()
+    for p, p0, g in zip(ps, p0s, grads):
+        if name == "SGD":
+            want = sgd_ref(p0, g, **kw)
+        else:
+            want = adam_ref(p0, g, decoupled=name == "AdamW",
+                            **dict(kw, weight_decay=1e-2) if name == "AdamW" else kw)
+        np.testing.assert_allclose(_host(p), want, rtol=2e-6, atol=2e-6)
+    kname = {"SGD": "sgd_momentum", "Adam": "adam", "AdamW": "adam"}[name]
+    pair = _fused._pair(_fused._cpu_module(tl.float32), kname)
+    assert len(used) == 3 and all(
+        fn is (pair.parallel if parallel else pair.serial) for fn in used)
+
+
 @pytest.mark.parametrize("dtype", [tl.float16, tl.bfloat16])
 def test_half_params(dtype):
     # half types compute in float32 and round on store: close to the float64 reference at the

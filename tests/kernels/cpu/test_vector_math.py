@@ -11,8 +11,9 @@ patterns (every exponent, denormals, both signs, nan/inf).
 
 Documented bounds (the max measured error in the comments):
 
-    float32: <= 1 ulp for all   (measured 0.50 - 0.51: correctly rounded but for a few
-                                 near-halfway cases; the kernels compute in float64)
+    float32: <= 1 ulp for all but tanh (measured 0.50 - 0.51: correctly rounded but for a
+                                 few near-halfway cases; the kernels compute in float64);
+             tanh <= 1.2 (measured 1.09: it computes in float32; NumPy's: 1.37)
     float64: exp 1, log 1, expm1 2, log1p 2, sin/cos/tan 1, tanh 3, sigmoid 3
              (measured: exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79,
              tan 0.85, atan 0.75, tanh 2.5, erf 0.90 (Python's math.erf: 0.94))
@@ -38,6 +39,11 @@ LD = np.longdouble
 HAVE_LD = np.finfo(LD).nmant >= 63
 
 F32_BOUND = 1.0
+F32_TANH_BOUND = 1.2  # float32 tanh computes in float32 arithmetic (vector_math.tanh_f32)
+
+
+def _f32_bound(name):
+    return F32_TANH_BOUND if name == "tanh" else F32_BOUND
 F64_BOUND = {"exp": 1.0, "log": 1.0, "expm1": 2.0, "log1p": 2.0, "sin": 1.0, "cos": 1.0,
              "tan": 1.0, "atan": 1.0, "tanh": 3.0, "sigmoid": 3.0, "erf": 1.0}
 
@@ -126,7 +132,8 @@ def _max_err(name, dt, x):
 @pytest.mark.parametrize("name", NAMES)
 def test_float32_accuracy(name):
     e, x, got, ref = _max_err(name, np.float32, _inputs(name, np.float32))
-    assert e <= F32_BOUND, f"{name} float32: {e:.3f} ulp at x={x!r}: got {got!r}, want {ref!r}"
+    assert e <= _f32_bound(name), \
+        f"{name} float32: {e:.3f} ulp at x={x!r}: got {got!r}, want {ref!r}"
 
 
 @pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
@@ -179,7 +186,7 @@ def test_special_values_match_numpy(name, dt):
     with np.errstate(all="ignore"):
         ref = REF[name](x[rest].astype(np.float64 if dt == np.float32 else LD))
     err = _ulp_error(got[rest], ref, dt)
-    bound = F32_BOUND if dt == np.float32 else F64_BOUND[name]
+    bound = _f32_bound(name) if dt == np.float32 else F64_BOUND[name]
     assert err.max(initial=0) <= bound, list(zip(x[rest][err > bound], got[rest][err > bound]))
 
 

@@ -62,7 +62,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "a06c331b00d65c24"
+VECTOR_MATH_DIGEST = "157f0a809eb0107e"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
