@@ -36,7 +36,11 @@ def normalize_axis(axis: int, ndim: int, op: str, arg: str = "axis") -> int:
 
 def normalize_axes(axes, ndim: int, op: str, arg: str = "axis") -> tuple:
     """``normalize_axis`` of each; ValueError on a repeated axis (after normalization)."""
-    out = tuple(normalize_axis(a, ndim, op, arg) for a in axes)
+    out = tuple(axes)
+    for a in out:  # the common case (in-range non-negative ints) allocates nothing more
+        if type(a) is not int or not 0 <= a < ndim:
+            out = tuple([normalize_axis(a, ndim, op, arg) for a in out])
+            break
     if len(set(out)) != len(out):
         raise ValueError(f"{op}(): argument '{arg}' has duplicate axes: {tuple(axes)}")
     return out

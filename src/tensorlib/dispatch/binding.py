@@ -87,8 +87,13 @@ def conv_int(x, op, name):
 
 def conv_int_list(x, op, name):
     if isinstance(x, (list, tuple)):
+        for v in x:
+            if type(v) is not int:
+                break
+        else:
+            return tuple(x)  # plain ints (the common case): no per-item index() call
         try:
-            return tuple(operator.index(v) for v in x)
+            return tuple([operator.index(v) for v in x])
         except TypeError:
             _fail(op, name, "an int or a sequence of ints", x)
     if isinstance(x, (Tensor, np.ndarray)) and x.ndim == 1 and x.dtype.kind in "iu":

@@ -6,6 +6,7 @@ The structured kernel of a ``pointwise:`` op is made by the factory the caller h
 layer never imports the ops above it."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import os
@@ -14,6 +15,7 @@ import yaml
 
 from . import dispatcher
 from .binding import make_function
+from .pointwise_helpers import NAMES as _HELPER_NAMES
 from .pointwise_info import DTYPE_CLASSES, PointwiseInfo
 from .schema.function import Argument, FunctionSchema, Return
 from .schema.parser import parse_schema
@@ -77,6 +79,7 @@ def _parse_entry(raw, where) -> OpEntry:
         if raw.get("promote") not in (None, "int_to_float"):
             raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
         args = [a for a in schema.arguments if not a.is_out]
+        _check_expression(str(raw["pointwise"]), where)
         info = PointwiseInfo(
             name=schema.name, expr=str(raw["pointwise"]),
             tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
@@ -90,6 +93,23 @@ def _parse_entry(raw, where) -> OpEntry:
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
                    tuple(raw.get("operators", ())), structured, info,
                    dict(raw.get("kernel", {})), tuple(raw.get("tags", ())))
+
+
+def _check_expression(expr: str, where: str) -> None:
+    """A pointwise expression parses as Python and calls only the shared helper vocabulary
+    (dispatch/pointwise_helpers.py), which both backends implement."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as e:
+        raise YamlError(f"{where}: 'pointwise' expression {expr!r} does not parse: {e.msg}") \
+            from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None)
+            if name not in _HELPER_NAMES:
+                raise YamlError(f"{where}: 'pointwise' expression {expr!r} calls "
+                                f"{ast.unparse(node.func)!r}, which is not a scalar helper "
+                                f"(dispatch/pointwise_helpers.py lists them)")
 
 
 def _functional_schema(out_schema: FunctionSchema) -> FunctionSchema:

@@ -26,6 +26,7 @@ from ...shape import broadcast_strides
 from .casting import cast_code
 from .arrays import strided_array
 from .pointwise import load_generated_module
+from .unravel import unravel_source
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
 from ...storage import Storage
@@ -92,13 +93,7 @@ def {fname}(meta, a, b, out):
         pa = meta[q + 9]
         pb = meta[q + 10]
         po = meta[q + 11]
-        for d in range(nbd - 1, -1, -1):
-            size = meta[1 + d]
-            idx = rem % size
-            rem //= size
-            pa += idx * meta[1 + nbd + d]
-            pb += idx * meta[1 + 2 * nbd + d]
-            po += idx * meta[1 + 3 * nbd + d]
+@BATCH_OFFSETS
         i0 = ib * BM
         mb = min(BM, M - i0)
         j0 = jb * BN
@@ -128,7 +123,9 @@ def {fname}(meta, a, b, out):
             crow = i * nb
             for j in range(nb):
                 out[orow + j * son] = {store}
-"""
+""".replace(
+    "@BATCH_OFFSETS", unravel_source(None, "range(nbd - 1, -1, -1)", "1", [
+        ("pa", "1 + nbd"), ("pb", "1 + 2 * nbd"), ("po", "1 + 3 * nbd")], 8))
 
 # Numeric types: multiply-add over the row (vectorised over j).
 _INNER_MAC = """\

@@ -71,6 +71,7 @@ def tile_loop_head(fname, parallel, params, nops, p="p"):
     offsets...]: the loop over (outer index, inner tile) pairs, each operand's start offset in
     ``{p}<k>``, its inner stride in ``s<k>``, the tile's ``start`` / ``stop`` (the JIT's fused
     kernels open the same way)."""
+    from .unravel import unravel_lines
     rng = "prange" if parallel else "range"
     lines = [
         f"@njit(cache=True, nogil=True, error_model='numpy', parallel={parallel})",
@@ -88,14 +89,8 @@ def tile_loop_head(fname, parallel, params, nops, p="p"):
         "        tile = t - j * ntiles",
     ]
     lines += [f"        {p}{k} = meta[ob + {k}]" for k in range(nops)]
-    lines += [
-        "        rem = j",
-        "        for d in range(1, ndim):",
-        "            size = meta[1 + d]",
-        "            idx = rem % size",
-        "            rem //= size",
-    ]
-    lines += [f"            {p}{k} += idx * meta[sb + {k} * ndim + d]" for k in range(nops)]
+    lines += unravel_lines("j", "range(1, ndim)", "1",
+                           [(f"{p}{k}", f"sb + {k} * ndim") for k in range(nops)], 8)
     lines += [f"        s{k} = meta[sb + {k} * ndim]" for k in range(nops)]
     lines += [
         f"        start = tile * {TILE}",

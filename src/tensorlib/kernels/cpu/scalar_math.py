@@ -62,7 +62,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "157f0a809eb0107e"
+VECTOR_MATH_DIGEST = "99f8fe2c95cdc18f"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -842,6 +842,9 @@ def _mk_power(t):
     elif t == types.float32:
         def impl(a, b):
             return _vm.pow_f32(a, b)
+    elif t == types.float64:
+        def impl(a, b):
+            return _vm.pow_f64(a, b)
     elif k == "f":
         def impl(a, b):
             return np.power(a, b)
@@ -956,9 +959,9 @@ floordiv = _define("floordiv", 2, _mk_floordiv)
 remainder = _define("remainder", 2, _mk_remainder)
 fmod_ = _define("fmod_", 2, _mk_fmod)
 def _inline_real_float(expr, caller_info, callee_info):
-    """Numba inline policy: inline the calls with a real float operand (float32 power is
-    vector_math's pow_f32, which must reach the loop to vectorize) and not the integer power
-    loop (inlining it in Numba's IR trips an internal scope check)."""
+    """Numba inline policy: inline the calls with a real float operand (float power is
+    vector_math's pow_f32 / pow_f64, which must reach the loop to vectorize) and not the integer
+    power loop (inlining it in Numba's IR trips an internal scope check)."""
     return any(isinstance(types.unliteral(caller_info.typemap[v.name]), types.Float)
                for v in expr.args)
 
@@ -1159,9 +1162,10 @@ imag_part = _define("imag_part", 1, _mk_imag_part)
 # math (float32 stays float32: Numba maps np.* on float32 to the libm f-variants)
 # --------------------------------------------------------------------------
 
-# exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid, erf on float32 /
-# float64 and power on float32 use the branch-free kernels of vector_math.py (the loops calling them
-# vectorize; libm calls do not). Complex types keep the helpers above.
+# exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, atan2, sinh,
+# cosh, tanh, asinh, acosh, atanh, sigmoid, erf and power on float32 / float64 use
+# the branch-free kernels of vector_math.py (the loops calling them vectorize; libm calls do
+# not). Complex types keep the helpers above.
 
 def _mk_vfunc(f32, f64, complex_fn):
     def make(t):
@@ -1267,27 +1271,27 @@ def _mk_logaddexp(t):
 
 
 exp = _define("exp", 1, _mk_vfunc(_vm.exp_f32, _vm.exp_f64, _c_exp), inline="always")
-exp2 = _define("exp2", 1, _mk_cfunc(np.exp2, _c_exp2))
+exp2 = _define("exp2", 1, _mk_vfunc(_vm.exp2_f32, _vm.exp2_f64, _c_exp2), inline="always")
 expm1 = _define("expm1", 1, _mk_vfunc(_vm.expm1_f32, _vm.expm1_f64, _c_expm1), inline="always")
 log = _define("log", 1, _mk_vfunc(_vm.log_f32, _vm.log_f64, _c_log), inline="always")
-log2 = _define("log2", 1, _mk_cfunc(np.log2, _c_log2))
-log10 = _define("log10", 1, _mk_cfunc(np.log10, _c_log10))
+log2 = _define("log2", 1, _mk_vfunc(_vm.log2_f32, _vm.log2_f64, _c_log2), inline="always")
+log10 = _define("log10", 1, _mk_vfunc(_vm.log10_f32, _vm.log10_f64, _c_log10), inline="always")
 log1p = _define("log1p", 1, _mk_vfunc(_vm.log1p_f32, _vm.log1p_f64, lambda a: np.log1p(a)), inline="always")
 sqrt = _define("sqrt", 1, _mk_cfunc(np.sqrt, _c_sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
-asin = _define("asin", 1, _mk_cfunc(np.arcsin, _c_asin))
-acos = _define("acos", 1, _mk_cfunc(np.arccos, _c_acos))
+asin = _define("asin", 1, _mk_vfunc(_vm.asin_f32, _vm.asin_f64, _c_asin), inline="always")
+acos = _define("acos", 1, _mk_vfunc(_vm.acos_f32, _vm.acos_f64, _c_acos), inline="always")
 atan = _define("atan", 1, _mk_vfunc(_vm.atan_f32, _vm.atan_f64, _c_atan), inline="always")
 atan2 = _define("atan2", 2, _mk_atan2, inline="always")
-sinh = _define("sinh", 1, _mk_cfunc(np.sinh, _c_sinh))
-cosh = _define("cosh", 1, _mk_cfunc(np.cosh, _c_cosh))
+sinh = _define("sinh", 1, _mk_vfunc(_vm.sinh_f32, _vm.sinh_f64, _c_sinh), inline="always")
+cosh = _define("cosh", 1, _mk_vfunc(_vm.cosh_f32, _vm.cosh_f64, _c_cosh), inline="always")
 tanh = _define("tanh", 1, _mk_vfunc(_vm.tanh_f32, _vm.tanh_f64, _c_tanh), inline="always")
-asinh = _define("asinh", 1, _mk_cfunc(np.arcsinh, _c_asinh))
-acosh = _define("acosh", 1, _mk_cfunc(np.arccosh, _c_acosh))
-atanh = _define("atanh", 1, _mk_cfunc(np.arctanh, _c_atanh))
+asinh = _define("asinh", 1, _mk_vfunc(_vm.asinh_f32, _vm.asinh_f64, _c_asinh), inline="always")
+acosh = _define("acosh", 1, _mk_vfunc(_vm.acosh_f32, _vm.acosh_f64, _c_acosh), inline="always")
+atanh = _define("atanh", 1, _mk_vfunc(_vm.atanh_f32, _vm.atanh_f64, _c_atanh), inline="always")
 sigmoid = _define("sigmoid", 1, _mk_sigmoid, inline="always")
 erf = _define("erf", 1, _mk_erf, inline="always")
 floor = _define("floor", 1, _mk_rounding(np.floor))

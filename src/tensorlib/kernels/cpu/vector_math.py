@@ -5,15 +5,21 @@ generated pointwise loops (kernels/cpu/pointwise.py) from vectorizing. The helpe
 plain arithmetic instead: range reduction, a polynomial, and special values (nan, +-inf,
 +-0.0, overflow, underflow, denormals) resolved with selects, so a loop calling them becomes
 SIMD code (``<4 x double>`` / ``<8 x float>`` on AVX2). ``scalar_math.py`` routes the real
-float cases of exp, expm1, log, log1p, sin, cos, tan, atan, atan2, tanh, sigmoid and float32
-power here; complex types (and float64 power) keep their helpers there.
+float cases of exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan,
+atan2, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf and power here; complex types
+keep their helpers there.
 
 float32 computes internally in float64 (one conversion each way, exact; tanh, whose float64
 version cost 3x a copy of its data, computes in float32 with error-free steps): the double-precision
 intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded
 one except within ~2**-6 ulp of a rounding boundary (measured max error <= 0.51 ulp; see
-tests/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite reduction, the
-fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``).
+tests/kernels/cpu/test_vector_math.py). float64 follows fdlibm/musl formulas (Cody-Waite
+reduction, the fdlibm minimax polynomials), evaluated with fused multiply-adds (``llvm.fma``),
+and carries the sums that would cancel or round twice as double-doubles (TwoSum / Fast2Sum,
+fma products): exp2's r ln2, sinh / cosh's exp(|x|) and its reciprocal, log2 / log10's
+log(1 + f) times 1/ln2, the arguments of the logs in asinh / acosh / atanh (log(u) plus u's
+relative error c, as log1p does) and the square root in asin / acos. Each function evaluates
+all of its ranges and selects per lane.
 
 Argument reduction for sin/cos/tan is Payne-Hanek for every input, branch-free, products split
 exactly with fma, fractions summed with TwoSums. float64 reads a table of 2**e * 2/pi mod 4 per
@@ -32,13 +38,18 @@ inlines it there (its cost model alone refuses bodies this large, and the call l
 keeps the loop scalar), then vectorizes the loop. Inlining in Numba's IR instead re-types the
 whole body inside every kernel: 2-8 s of compile time per kernel. No helper branches or
 calls out; ``fastmath`` stays off (results do not depend on compiler reassociation).
-scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here (tests/test_vector_math.py
-checks it): generated kernels are keyed on scalar_math.py's text.
+scalar_math.VECTOR_MATH_DIGEST must be updated after an edit here
+(tests/kernels/cpu/test_vector_math.py checks it): generated kernels are keyed on
+scalar_math.py's text.
 
-Measured (tests/test_vector_math.py, max over ~180 K samples per function incl. random bit
-patterns): float32 <= 0.51 ulp for all functions but tanh (pow, atan2 included; NumPy's powf:
-1.0, arctan2: 3.1), float32 tanh 1.09 ulp (NumPy's: 1.37); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85,
-atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp.
+Measured (tests/kernels/cpu/test_vector_math.py, max over ~180 K samples per function incl.
+random bit patterns; the newer ones over ~800 K): float32 <= 0.51 ulp for all functions but
+tanh (pow, atan2 included; NumPy's powf: 1.0, arctan2: 3.1; NumPy's float32 exp2 2.5, log2
+1.9, log10 2.1, sinh 1.5, cosh 2.0, arcsin 3.0, arccos 2.0), float32 tanh 1.09 ulp (NumPy's:
+1.37); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79, tan 0.85,
+atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp, pow 0.83 (NumPy's: 0.69);
+exp2 0.74, log2 0.72, log10 0.67, sinh 0.73, cosh 0.60, asinh 0.77, acosh 0.77, atanh 0.85,
+asin 0.63, acos 0.61 (NumPy's: 0.74, 0.51, 0.59, 0.83, 0.75, 0.71, 0.56, 0.59, 0.81, 0.81).
 """
 import math
 
@@ -202,6 +213,24 @@ def exp_f32(x):
     p = fma(p, r, 1.0)
     res = np.float32(p * _pow2(k))
     return res if x == x else x
+
+
+@_vjit
+def _exp_f32d(a):
+    """exp(a) for a double a in [-100, 100] to ~2**-32 relative."""
+    t = fma(a, _LOG2E, _SHIFT)
+    k = t - _SHIFT
+    r = fma(-k, _LN2, a)
+    p = 1.0 / 40320.0
+    p = fma(p, r, 1.0 / 5040.0)
+    p = fma(p, r, 1.0 / 720.0)
+    p = fma(p, r, 1.0 / 120.0)
+    p = fma(p, r, 1.0 / 24.0)
+    p = fma(p, r, 1.0 / 6.0)
+    p = fma(p, r, 0.5)
+    p = fma(p, r, 1.0)
+    p = fma(p, r, 1.0)
+    return p * _pow2(k)
 
 
 @_vjit
@@ -832,6 +861,90 @@ def pow_f32(x, y):
     return np.float32(res)
 
 
+# float64 pow: log|x| as a double-double to ~2**-68 relative (2 atanh(s) with s = (z - 1) /
+# (z + 1) and its first two terms carried as double-doubles, the rest a Taylor sum in s*s),
+# y log|x| as a double-double, then exp of it (_exp_dd) scaled by 2**k once.
+_TWO3_HI = 0.6666666666666666
+_TWO3_LO = 3.700743415417188e-17        # 2/3 - float64(2/3)
+
+
+@_vjit
+def _log_dd(a):
+    """(hi, lo): log(a) = hi + lo to ~2**-68 relative, for a positive finite a."""
+    sub = a < 2.2250738585072014e-308
+    xs = a * 18014398509481984.0 if sub else a
+    k, z = _split(f64_bits(xs))
+    k = k - 54.0 if sub else k
+    f = z - 1.0                                 # exact
+    dh = 2.0 + f                                # z + 1 = dh + dl
+    dl = (2.0 - dh) + f
+    rd = 1.0 / dh
+    sh = f * rd                                 # s = f / (z + 1) = sh + sl (sl: sh's residual)
+    sl = (fma(-sh, dh, f) - sh * dl) * rd
+    s2 = sh * sh
+    s2l = fma(sh, sh, -s2)
+    s3 = s2 * sh                                # s**3 = s3 + s3l (to first order in sl)
+    s3l = fma(s2, sh, -s3) + fma(s2l, sh, 3.0 * s2 * sl)
+    c = s3 * _TWO3_HI                           # (2/3) s**3 = c + cl
+    cl = fma(s3, _TWO3_HI, -c) + fma(s3, _TWO3_LO, s3l * _TWO3_HI)
+    # 2 s**5 / 5 + 2 s**7 / 7 + ... + 2 s**27 / 27 (s*s <= 0.0295: truncation < 2**-70)
+    p = fma(s2, 2.0 / 27.0, 2.0 / 25.0)
+    p = fma(p, s2, 2.0 / 23.0)
+    p = fma(p, s2, 2.0 / 21.0)
+    p = fma(p, s2, 2.0 / 19.0)
+    p = fma(p, s2, 2.0 / 17.0)
+    p = fma(p, s2, 2.0 / 15.0)
+    p = fma(p, s2, 2.0 / 13.0)
+    p = fma(p, s2, 2.0 / 11.0)
+    p = fma(p, s2, 2.0 / 9.0)
+    p = fma(p, s2, 2.0 / 7.0)
+    p = fma(p, s2, 0.4)
+    rest = p * s3 * s2
+    kh = k * _LN2_HI                            # exact (|k| < 2**11)
+    # kh + 2 sh + c with TwoSums, the small terms added to the low part
+    t = sh + sh
+    u = kh + t
+    ub = u - kh
+    e1 = (kh - (u - ub)) + (t - ub)
+    v = u + c
+    vb = v - u
+    e2 = (u - (v - vb)) + (c - vb)
+    lo = (e1 + e2) + ((k * _LN2_LO + (sl + sl)) + (cl + rest))
+    hi = v + lo
+    return hi, (v - hi) + lo
+
+
+@_vjit
+def pow_f64(x, y):
+    a = abs(x)
+    lh, ll = _log_dd(min(max(a, 5e-324), 1.7976931348623157e308))
+    th = y * lh                                 # y log|x| = th + tl
+    tl = fma(y, lh, -th) + y * ll
+    inr = abs(th) < 760.0
+    tl = tl if inr else 0.0
+    thc = min(max(th, -760.0), 760.0)
+    k = (fma(thc, _LOG2E, _SHIFT) - _SHIFT)
+    hi, lo = _exp_dd(fma(-k, _LN2, thc), fma(-k, _LN2_LO53, tl))
+    k = min(max(k, -1100.0), 1100.0)
+    k1 = np.floor(k * 0.5)
+    res = (hi + lo) * _pow2(k1) * _pow2(k - k1)
+    # x = 0 / inf, y = +-inf: the limits (C99 pow's table) from the sign of y log|x|
+    lg = -_INF if a == 0.0 else (_INF if a == _INF else lh)
+    lg = lg if a == a else a
+    ts = y * lg
+    res = res if ts == ts else ts
+    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
+    # x < 0: (-1)**y |x|**y for integer y, nan for other finite y
+    neg = x < 0.0
+    odd = _odd_integer(y)
+    res = -res if (neg & odd) else res
+    res = _NAN if (neg & (np.floor(y) != y) & (abs(y) < _INF) & (a < _INF)) else res
+    res = _copysign(res, x) if (odd & (x == 0.0)) else res
+    res = 1.0 if (x == 1.0) | (y == 0.0) else res
+    res = 1.0 if (x == -1.0) & (abs(y) == _INF) else res
+    return res
+
+
 # --------------------------------------------------------------------------
 # atan / atan2
 # --------------------------------------------------------------------------
@@ -1034,6 +1147,465 @@ def erf_f64(x):
     return res if x == x else x
 
 
+# float32 erf in double without divisions: erf(x) / x as a polynomial in x*x on [0, 2] and
+# erfc(x) exp(x*x) as one in x - 2.96 on [2, 3.92] (beyond, erf rounds to +-1): weighted
+# least-squares fits on Chebyshev nodes (numpy.polynomial.chebyshev.chebfit, degrees 11 and 8),
+# errors 2**-34 and 2**-33 relative to erf.
+_ERF32_A = (1.128379167076186, -0.3761263866080235, 0.11283788511681882, -0.026866017787027435,
+            0.005223600469891116, -0.0008542839240880986, 0.00012004395106930932,
+            -1.461044818968987e-05, 1.5132320274112885e-06, -1.2514986903037993e-07,
+            7.1901976863288e-09, -2.0844691602279549e-10)
+_ERF32_B = (0.18120174569543196, -0.05566479127555132, 0.016433871632034382,
+            -0.004680954076267141, 0.00128990512336359, -0.00034278405176451553,
+            8.941381813327248e-05, -2.572646715426493e-05, 6.189817745556125e-06)
+(_EA0, _EA1, _EA2, _EA3, _EA4, _EA5, _EA6, _EA7, _EA8, _EA9, _EA10, _EA11) = _ERF32_A
+(_EB0, _EB1, _EB2, _EB3, _EB4, _EB5, _EB6, _EB7, _EB8) = _ERF32_B
+
+
 @_vjit
 def erf_f32(x):
-    return np.float32(erf_f64(np.float64(x)))
+    xd = np.float64(x)
+    a = abs(xd)
+    z = xd * xd
+    p = fma(z, _EA11, _EA10)
+    p = fma(p, z, _EA9)
+    p = fma(p, z, _EA8)
+    p = fma(p, z, _EA7)
+    p = fma(p, z, _EA6)
+    p = fma(p, z, _EA5)
+    p = fma(p, z, _EA4)
+    p = fma(p, z, _EA3)
+    p = fma(p, z, _EA2)
+    p = fma(p, z, _EA1)
+    p = fma(p, z, _EA0)
+    small = xd * p
+    ac = min(a, 3.92)
+    t = ac - 2.96
+    q = fma(t, _EB8, _EB7)
+    q = fma(q, t, _EB6)
+    q = fma(q, t, _EB5)
+    q = fma(q, t, _EB4)
+    q = fma(q, t, _EB3)
+    q = fma(q, t, _EB2)
+    q = fma(q, t, _EB1)
+    q = fma(q, t, _EB0)
+    big = _copysign(fma(-_exp_f32d(-ac * ac), q, 1.0), xd)
+    res = small if a < 2.0 else big
+    return np.float32(res if x == x else xd)
+
+
+# --------------------------------------------------------------------------
+# exp2 / log2 / log10
+# --------------------------------------------------------------------------
+
+_IVLN2_LO = 2.0355273740931033e-17      # 1/ln2 - float64(1/ln2)
+_IVLN10 = 0.4342944819032518
+_IVLN10_LO = 1.098319650216765e-17
+_LOG10_2 = 0.3010299956639812
+_LOG10_2_LO = -2.8037281277851704e-18
+
+
+@_vjit
+def _exp_dd(rh, rl):
+    """exp(rh + rl) = hi + lo (|rh| <= ~ln2/2, |rl| <= 2**-44), the Taylor sum's rounding
+    errors below 2**-58 relative: 1 + rh is split exactly, the rest is small."""
+    hi = 1.0 + rh
+    lo = (1.0 - hi) + rh
+    t = rh * rh * _exp_poly13(rh)           # exp(rh) = 1 + rh + t; exp(rl) = 1 + rl
+    lo = lo + (t + fma(rl, rh + t, rl))
+    h = hi + lo
+    return h, (hi - h) + lo
+
+
+@_vjit
+def exp2_f64(x):
+    xc = min(max(x, -1080.0), 1025.0)
+    k = (xc + _SHIFT) - _SHIFT              # round(x)
+    r = xc - k                              # exact, |r| <= 1/2
+    rh = r * _LN2                           # r ln2 = rh + rl to ~2**-106
+    rl = fma(r, _LN2, -rh) + r * _LN2_LO53
+    hi, lo = _exp_dd(rh, rl)
+    k1 = np.floor(k * 0.5)                  # 2**k as two normal factors: one rounding
+    res = (hi + lo) * _pow2(k1) * _pow2(k - k1)
+    return res if x == x else x
+
+
+@_vjit
+def exp2_f32(x):
+    xd = np.float64(x)
+    xc = min(max(xd, -160.0), 130.0)
+    k = (xc + _SHIFT) - _SHIFT
+    r = (xc - k) * _LN2
+    # degree 8 Taylor on |r| <= ln2/2: truncation ~2**-32
+    p = 1.0 / 40320.0
+    p = fma(p, r, 1.0 / 5040.0)
+    p = fma(p, r, 1.0 / 720.0)
+    p = fma(p, r, 1.0 / 120.0)
+    p = fma(p, r, 1.0 / 24.0)
+    p = fma(p, r, 1.0 / 6.0)
+    p = fma(p, r, 0.5)
+    p = fma(p, r, 1.0)
+    p = fma(p, r, 1.0)
+    res = np.float32(p * _pow2(k))
+    return res if x == x else x
+
+
+@_vjit
+def _log_parts(x):
+    """(k, hi, lo): log(x) = k ln2 + hi + lo (hi + lo to ~2**-60 relative) for a positive
+    finite x, denormals included (fdlibm e_log2.c's split of log(1 + f), with an exact
+    Fast2Sum for f - f*f/2 instead of clearing low bits)."""
+    sub = x < 2.2250738585072014e-308
+    xs = x * 18014398509481984.0 if sub else x
+    k, z = _split(f64_bits(xs))
+    k = k - 54.0 if sub else k
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    w = z2 * z2
+    t1 = w * fma(w, fma(w, _LG6, _LG4), _LG2)
+    t2 = z2 * fma(w, fma(w, fma(w, _LG7, _LG5), _LG3), _LG1)
+    R = t2 + t1
+    hfsq = 0.5 * f * f
+    hi = f - hfsq
+    lo = ((f - hi) - hfsq) + s * (hfsq + R)
+    return k, hi, lo
+
+
+@_vjit
+def log2_f64(x):
+    k, hi, lo = _log_parts(x)
+    vh = hi * _LOG2E
+    vl = fma(hi, _LOG2E, -vh) + fma(hi, _IVLN2_LO, lo * _LOG2E)
+    w = k + vh                              # Fast2Sum: |vh| <= 1/2 <= |k| unless k == 0
+    vl = vl + ((k - w) + vh)
+    return _log_specials(x, w + vl)
+
+
+@_vjit
+def log10_f64(x):
+    k, hi, lo = _log_parts(x)
+    vh = hi * _IVLN10
+    vl = fma(hi, _IVLN10, -vh) + fma(hi, _IVLN10_LO, lo * _IVLN10)
+    kh = k * _LOG10_2
+    kl = fma(k, _LOG10_2, -kh) + k * _LOG10_2_LO
+    w = kh + vh                             # TwoSum: either may be the larger
+    wb = w - kh
+    e = (kh - (w - wb)) + (vh - wb)
+    return _log_specials(x, w + (e + (kl + vl)))
+
+
+@_vjit
+def _log_f32parts(xd):
+    """(k, ln z) for a positive double xd = 2**k z, ln z to ~2**-35 relative."""
+    k, z = _split(f64_bits(xd))
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    p = fma(z2, 1.0 / 13.0, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    return k, fma(2.0 * s * z2, p, 2.0 * s)
+
+
+@_vjit
+def log2_f32(x):
+    xd = np.float64(x)
+    k, ls = _log_f32parts(xd)
+    return np.float32(_log_specials(xd, fma(ls, _LOG2E, k)))
+
+
+@_vjit
+def log10_f32(x):
+    xd = np.float64(x)
+    k, ls = _log_f32parts(xd)
+    return np.float32(_log_specials(xd, fma(ls, _IVLN10, k * _LOG10_2)))
+
+
+# --------------------------------------------------------------------------
+# sinh / cosh
+# --------------------------------------------------------------------------
+
+@_vjit
+def _sinhcosh_big(a, sign):
+    """sinh (sign -1.0) or cosh (sign 1.0) of a in [0, 711] from exp(a) = (hi + lo) 2**k as a
+    double-double: (e**a + sign e**-a) / 2 = 2**(k-1) (hi + lo + sign 2**-2k / (hi + lo)),
+    summed with TwoSums and scaled once (overflows to inf from 710.4758600739439)."""
+    k = fma(a, _LOG2E, _SHIFT) - _SHIFT
+    hi, lo = _exp_dd(fma(-k, _LN2, a), -k * _LN2_LO53)     # a - k ln2 split exactly
+    d = 1.0 / hi                            # 1 / (hi + lo) = d + dl
+    dl = d * (fma(-d, hi, 1.0) - d * lo)
+    m = _pow2(max(-2.0 * k, -1022.0)) * sign   # 2**-2k below 2**-1022 is lost under hi's ulp
+    md = m * d
+    s = hi + md
+    sb = s - hi
+    e = (hi - (s - sb)) + (md - sb)
+    s = s + (e + (lo + m * dl))
+    km = k - 1.0
+    k1 = np.floor(km * 0.5)
+    return s * _pow2(k1) * _pow2(km - k1)
+
+
+@_vjit
+def sinh_f64(x):
+    a = abs(x)
+    # |x| < 1: odd Taylor series (degree 19: truncation < 2**-62)
+    z = a * a
+    p = fma(z, 1.0 / 121645100408832000.0, 1.0 / 355687428096000.0)
+    p = fma(p, z, 1.0 / 1307674368000.0)
+    p = fma(p, z, 1.0 / 6227020800.0)
+    p = fma(p, z, 1.0 / 39916800.0)
+    p = fma(p, z, 1.0 / 362880.0)
+    p = fma(p, z, 1.0 / 5040.0)
+    p = fma(p, z, 1.0 / 120.0)
+    p = fma(p, z, 1.0 / 6.0)
+    small = fma(a * z, p, a)
+    big = _sinhcosh_big(min(a, 711.0), -1.0)
+    res = _copysign(small if a < 1.0 else big, x)
+    return res if x == x else x
+
+
+@_vjit
+def cosh_f64(x):
+    a = abs(x)
+    res = _sinhcosh_big(min(a, 711.0), 1.0)
+    return res if x == x else a
+
+
+@_vjit
+def sinh_f32(x):
+    xd = np.float64(x)
+    a = abs(xd)
+    z = a * a
+    # |x| < 1/2: odd Taylor series to degree 13 (truncation ~2**-50)
+    p = fma(z, 1.0 / 6227020800.0, 1.0 / 39916800.0)
+    p = fma(p, z, 1.0 / 362880.0)
+    p = fma(p, z, 1.0 / 5040.0)
+    p = fma(p, z, 1.0 / 120.0)
+    p = fma(p, z, 1.0 / 6.0)
+    small = fma(a * z, p, a)
+    e = _exp_f32d(min(a, 90.0))             # e**90 / 2 overflows float32 (not double)
+    big = 0.5 * e - 0.5 / e                 # a >= 1/2: cancels at most one bit
+    res = _copysign(small if a < 0.5 else big, xd)
+    return np.float32(res if x == x else xd)
+
+
+@_vjit
+def cosh_f32(x):
+    xd = np.float64(x)
+    e = _exp_f32d(min(abs(xd), 90.0))
+    res = 0.5 * e + 0.5 / e
+    return np.float32(res if x == x else xd)
+
+
+# --------------------------------------------------------------------------
+# asinh / acosh / atanh
+# --------------------------------------------------------------------------
+
+@_vjit
+def _log_uc(u, c, kadd):
+    """log(u) + c + kadd ln2 for a positive normal finite u and a small correction c (the
+    relative error of u, as log1p_f64 adds it): one rounding at the end."""
+    k, z = _split(f64_bits(u))
+    k = k + kadd
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    w = z2 * z2
+    t1 = w * fma(w, fma(w, _LG6, _LG4), _LG2)
+    t2 = z2 * fma(w, fma(w, fma(w, _LG7, _LG5), _LG3), _LG1)
+    R = t2 + t1
+    hfsq = 0.5 * f * f
+    return k * _LN2_HI - ((hfsq - (s * (hfsq + R) + (k * _LN2_LO + c))) - f)
+
+
+@_vjit
+def _onep(w, wl):
+    """(u, c): 1 + w + wl = u (1 + c) for w >= 0, u = 1 + w rounded (Goldberg's log1p
+    correction: u - 1 and w - (u - 1) are exact below 2**53)."""
+    u = 1.0 + w
+    return u, ((w - (u - 1.0)) + wl) / u
+
+
+@_vjit
+def asinh_f64(x):
+    a = abs(x)
+    ac = min(a, 268435456.0)                # 2**28: beyond, asinh a = log(2a) to 2**-58
+    zh = ac * ac
+    zl = fma(ac, ac, -zh)
+    v = 1.0 + zh                            # 1 + a*a = v + vl (TwoSum)
+    vb = v - zh
+    vl = ((1.0 - vb) + (zh - (v - vb))) + zl
+    sq = np.sqrt(v)                         # sqrt(1 + a*a) = sq + sql
+    sql = (fma(-sq, sq, v) + vl) / (sq + sq)
+    # log(a + sqrt(1 + a*a)), the argument as a double-double u (1 + c): no cancellation left
+    # for small a (log_uc's f = u - 1 is exact)
+    u = sq + ac
+    c = (((sq - u) + ac) + sql) / u
+    big = a >= 268435456.0
+    u = a if big else u
+    c = 0.0 if big else c
+    res = _copysign(_log_uc(u, c, 1.0 if big else 0.0), x)
+    res = res if a >= 3.725290298461914e-09 else x      # |x| < 2**-28: asinh x rounds to x
+    res = res if a < _INF else x
+    return res if x == x else x
+
+
+@_vjit
+def acosh_f64(x):
+    t = x - 1.0                             # exact for x in [1, 2]
+    # 1 <= x < 2: log1p(t + sqrt(2t + t*t))
+    ph = t * t
+    pl = fma(t, t, -ph)
+    y = (t + t) + ph
+    yl = (((t + t) - y) + ph) + pl
+    sh = np.sqrt(y)
+    sl = (fma(-sh, sh, y) + yl) / (sh + sh)
+    sl = sl if y > 0.0 else 0.0
+    w = sh + t
+    u1, c1 = _onep(w, ((sh - w) + t) + sl)
+    # 2 <= x < 2**28: log(x + sqrt(x*x - 1))
+    xc = min(max(x, 2.0), 268435456.0)
+    qh = xc * xc
+    ql = fma(xc, xc, -qh)
+    v = qh - 1.0
+    vl = ((qh - v) - 1.0) + ql
+    vh = np.sqrt(v)
+    vs = (fma(-vh, vh, v) + vl) / (vh + vh)
+    u2 = xc + vh
+    c2 = (((xc - u2) + vh) + vs) / u2
+    small = x < 2.0
+    big = x >= 268435456.0
+    u = u1 if small else (x if big else u2)
+    c = c1 if small else (0.0 if big else c2)
+    res = _log_uc(u, c, 1.0 if big else 0.0)
+    res = res if x < _INF else x
+    res = res if x >= 1.0 else _NAN
+    return res if x == x else x
+
+
+@_vjit
+def atanh_f64(x):
+    a = abs(x)
+    # atanh a = log1p(2a / (1 - a)) / 2, the quotient as a double-double
+    den = 1.0 - a
+    denl = (1.0 - den) - a
+    num = a + a
+    q = num / den
+    ql = (fma(-q, den, num) - q * denl) / den
+    u, c = _onep(q, ql)
+    res = _copysign(0.5 * _log_uc(u, c, 0.0), x)
+    res = res if a < 1.0 else (_copysign(_INF, x) if a == 1.0 else _NAN)
+    res = res if a >= 3.725290298461914e-09 else x      # |x| < 2**-28: atanh x rounds to x
+    return res if x == x else x
+
+
+@_vjit
+def _log1p_f32d(w):
+    """log1p of a double w >= 0 to ~2**-34 relative."""
+    u = 1.0 + w
+    k, ls = _log_f32parts(u)
+    return fma(k, _LN2, ls) + (w - (u - 1.0)) / u
+
+
+@_vjit
+def asinh_f32(x):
+    xd = np.float64(x)
+    a = abs(xd)
+    z = a * a                               # no overflow in double
+    res = _copysign(_log1p_f32d(a + z / (1.0 + np.sqrt(1.0 + z))), xd)
+    res = res if a < _INF else xd
+    return np.float32(res if x == x else xd)
+
+
+@_vjit
+def acosh_f32(x):
+    xd = np.float64(x)
+    t = xd - 1.0                            # exact
+    res = _log1p_f32d(t + np.sqrt(fma(t, t, t + t)))
+    res = res if xd < _INF else xd
+    res = res if xd >= 1.0 else _NAN
+    return np.float32(res if x == x else xd)
+
+
+@_vjit
+def atanh_f32(x):
+    xd = np.float64(x)
+    a = abs(xd)
+    res = _copysign(0.5 * _log1p_f32d((a + a) / (1.0 - a)), xd)    # 1 - a exact
+    res = res if a < 1.0 else (_copysign(_INF, xd) if a == 1.0 else _NAN)
+    return np.float32(res if x == x else xd)
+
+
+# --------------------------------------------------------------------------
+# asin / acos
+# --------------------------------------------------------------------------
+
+# fdlibm e_asin.c: asin x = x + x R(x*x) for |x| < 1/2, R(t) = t P(t) / Q(t); above,
+# asin |x| = pi/2 - 2 (s + s R(t)), t = (1 - |x|) / 2, s = sqrt(t) (here a double-double).
+# acos follows e_acos.c's three ranges. Both ranges are evaluated, one selected.
+_PS = (1.66666666666666657415e-01, -3.25565818622400915405e-01, 2.01212532134862925881e-01,
+       -4.00555345006794114027e-02, 7.91534994289814532176e-04, 3.47933107596021167570e-05)
+_QS = (-2.40339491173441421878e+00, 2.02094576023350569471e+00, -6.88283971605453293030e-01,
+       7.70381505559019352791e-02)
+_PS0, _PS1, _PS2, _PS3, _PS4, _PS5 = _PS
+_QS1, _QS2, _QS3, _QS4 = _QS
+
+
+@_vjit
+def _asin_parts(x):
+    """(t, R(t), s, sl) with t = x*x (|x| < 1/2) or (1 - |x|) / 2, sqrt(t) = s + sl."""
+    a = abs(x)
+    t = x * x if a < 0.5 else (1.0 - a) * 0.5       # 1 - a exact for a >= 1/2
+    p = t * fma(t, fma(t, fma(t, fma(t, fma(t, _PS5, _PS4), _PS3), _PS2), _PS1), _PS0)
+    q = fma(t, fma(t, fma(t, fma(t, _QS4, _QS3), _QS2), _QS1), 1.0)
+    R = p / q
+    s = np.sqrt(t)
+    sl = fma(-s, s, t) / (s + s)
+    sl = sl if t > 0.0 else 0.0
+    return t, R, s, sl
+
+
+@_vjit
+def asin_f64(x):
+    a = abs(x)
+    t, R, s, sl = _asin_parts(x)
+    small = fma(x, R, x)
+    s2 = s + s
+    h = _PIO2_1 - s2                        # Fast2Sum: 2s <= 1
+    e = (_PIO2_1 - h) - s2
+    big = h + (e - (fma(s2, R, sl + sl) - _PIO2_2))
+    res = small if a < 0.5 else _copysign(big, x)
+    res = res if a <= 1.0 else _NAN
+    return res if x == x else x
+
+
+@_vjit
+def acos_f64(x):
+    a = abs(x)
+    t, R, s, sl = _asin_parts(x)
+    # |x| < 1/2: pi/2 - (x + x R)
+    h0 = _PIO2_1 - x
+    e0 = (_PIO2_1 - h0) - x
+    small = h0 + (e0 + (_PIO2_2 - x * R))
+    # x >= 1/2: 2 (s + sl + s R); x <= -1/2: pi - 2 (s + sl + s R)
+    pos = 2.0 * (s + fma(s, R, sl))
+    s2 = s + s
+    h1 = _PI - s2
+    e1 = (_PI - h1) - s2
+    neg = h1 + (e1 + (_PI_LO - fma(s2, R, sl + sl)))
+    res = small if a < 0.5 else (pos if x > 0.0 else neg)
+    res = res if a <= 1.0 else _NAN
+    return res if x == x else x
+
+
+@_vjit
+def asin_f32(x):
+    return np.float32(asin_f64(np.float64(x)))
+
+
+@_vjit
+def acos_f32(x):
+    return np.float32(acos_f64(np.float64(x)))

@@ -3,7 +3,8 @@
 Registration is cheap: each stub gets a thin wrapper that imports the Triton module on first
 call, because importing Triton kernels fixes the interpret/compiled mode (see launch.py), which
 needs the CUDA backend to have been chosen. Files: ``launch.py`` (arguments, streams, modes,
-generated-module cache), ``scalar_math.py`` (Triton helpers named as the CPU ones),
+generated-module cache), ``scalar_math.py`` (Triton helpers named as the CPU ones; parts ``scalar_*.py``),
+``complex_math.py`` (their (re, im) pair versions; parts ``complex_*.py``),
 ``pointwise.py`` (ops.yaml expressions, copy, fill, fill_range; their Triton source in
 ``pointwise_source.py``), ``matmul.py`` (with
 ``autotune.py``: event benchmarker and per-shape-class config choice),

@@ -45,8 +45,9 @@ from ...runtime.cuda import context
 from ...runtime.cuda.streams import current_handle
 
 __all__ = ["current_mode", "force_compiled", "interpreting", "jit_for", "helpers",
-           "complex_helpers", "DeviceArg", "arg_for", "pack_scalar", "launch",
-           "generated_module", "kernel_cache_dir", "next_pow2", "cdiv", "INTERPRETER_LOCK"]
+           "complex_helpers", "helper_part", "helper_mode", "libdevice_for", "DeviceArg", "arg_for",
+           "pack_scalar", "launch", "generated_module", "kernel_cache_dir", "next_pow2", "cdiv",
+           "INTERPRETER_LOCK"]
 
 # the interpreter's grid state and patches are global; the lock is also held while tensorlib
 # compiles generated Python (runtime/compile_lock.py: Python 3.11's AST state is shared)
@@ -91,18 +92,51 @@ _HELPERS = {"compiled": "tensorlib.kernels.cuda.scalar_math",
 # complex_math.py (pair-of-components helpers of complex kernels), loaded per mode the same way
 COMPLEX_HELPERS = {"compiled": "tensorlib.kernels.cuda.complex_math",
                    "interpret": "tensorlib.kernels.cuda._complex_math_interpret"}
+# Every file of the Triton helpers: scalar_math and complex_math are facades over the parts
+# (each built per mode by helper_part). Their bytes key the generated modules (_helpers_digest).
+HELPER_FILES = ("scalar_math.py", "scalar_bits.py", "scalar_arith.py", "scalar_transcend.py",
+                "complex_math.py", "complex_base.py", "complex_arith.py", "complex_glibc.py",
+                "complex_numba.py", "_interp_libdevice.py", "launch.py")
 _load_lock = threading.RLock()
 
 
 def helpers(mode: str):
     """scalar_math built for ``mode``: the package module for 'compiled', a second copy of the
     same file (its helpers interpreted, libdevice a NumPy shim) for 'interpret'."""
-    return _helpers_module(_HELPERS[mode], "scalar_math.py", mode)
+    return helper_part("scalar_math", mode)
 
 
 def complex_helpers(mode: str):
     """complex_math built for ``mode``, as :func:`helpers` builds scalar_math."""
-    return _helpers_module(COMPLEX_HELPERS[mode], "complex_math.py", mode)
+    return helper_part("complex_math", mode)
+
+
+def helper_part(stem: str, mode: str):
+    """The helper module ``kernels/cuda/<stem>.py`` built for ``mode``: imported as itself for
+    'compiled', loaded again from the same file as ``_<stem>_interpret`` for 'interpret'. The
+    helper files read their mode from ``__tl_mode__`` and fetch the parts they call through
+    this function, so one mode's helpers only ever call helpers of that mode."""
+    if mode == "compiled":
+        name = f"tensorlib.kernels.cuda.{stem}"
+    else:
+        name = f"tensorlib.kernels.cuda._{stem}_interpret"
+    return _helpers_module(name, stem + ".py", mode)
+
+
+def helper_mode(module_globals):
+    """(mode, ``jit`` decorator of that mode) for a helper file being executed: helper_part
+    sets ``__tl_mode__`` in the copy it loads for 'interpret'; a plain import is 'compiled'."""
+    mode = module_globals.get("__tl_mode__", "compiled")
+    return mode, jit_for(mode)
+
+
+def libdevice_for(mode: str):
+    """CUDA libdevice for compiled helpers; in interpret mode its NumPy shim."""
+    if mode == "interpret":
+        from ._interp_libdevice import libdevice
+    else:
+        from triton.language.extra.cuda import libdevice
+    return libdevice
 
 
 def _helpers_module(name, filename, mode):
@@ -356,9 +390,7 @@ def kernel_cache_dir() -> str:
 def _helpers_digest() -> str:
     # read once per process: the helper files do not change under a running program
     here = os.path.dirname(__file__)
-    return _codegen.files_digest(
-        [os.path.join(here, name) for name in ("scalar_math.py", "complex_math.py",
-                                               "_interp_libdevice.py", "launch.py")], 12)
+    return _codegen.files_digest([os.path.join(here, name) for name in HELPER_FILES], 12)
 
 
 def module_header(mode: str) -> str:

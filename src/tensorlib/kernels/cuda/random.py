@@ -20,9 +20,10 @@ fixed polynomials) is a sequence of individually rounded IEEE mul / add / sqrt_r
 Numba (no fastmath) evaluates without FMA contraction. Kernels launch with
 ``enable_fp_fusion=False``: Triton then tells LLVM not to fuse and passes ``--fmad=false`` to
 ptxas, so a*b+c stays two rounded operations on the GPU too (the PTX has explicit mul.rn /
-add.rn and no fma, checked by tests/test_cuda_random.py; only libdevice's float64 log / sin /
-cos below use fma internally, as designed). int -> float conversions are round-to-nearest on both sides. The
-interpreter evaluates the same operations in NumPy float32 / float64, equally unfused.
+add.rn and no fma, checked by tests/kernels/cuda/test_cuda_random.py; only libdevice's float64
+log / sin / cos below use fma internally, as designed). int -> float conversions are
+round-to-nearest on both sides. The interpreter evaluates the same operations in NumPy
+float32 / float64, equally unfused.
 
 float64 normals (and multinomial's float64 log keys) use log / sin / cos. The CPU calls libm
 (glibc); in interpret mode these kernels call Python's ``math`` functions, the same libm, so

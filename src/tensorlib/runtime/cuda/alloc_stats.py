@@ -9,7 +9,8 @@ Active = allocated + pending (freed, waiting for record_stream events); its own 
 tracked only while something is pending (otherwise active == allocated).
 
 The allocator updates these lists in place inside its locked code (its hot paths inline the
-updates; ``tests/test_cuda_allocator_model.py`` checks every figure against a reference model);
+updates; ``tests/runtime/cuda/test_cuda_allocator_model.py`` checks every figure against a
+reference model);
 :class:`AllocatorStats` holds them and turns them into the ``memory_stats()`` dict.
 """
 from __future__ import annotations

@@ -1,0 +1,186 @@
+"""The Numba source of the CPU argmax / argmin kernels: _ARG_SRC (serial and parallel, split
+per mode), _ARG_ROWS_SRC (contiguous rows), _ARG_BITS_SRC (the float32/float64 row scan on
+integer keys); arg_source fills them.
+"""
+from __future__ import annotations
+
+from ... import dtypes as _dt
+from .casting import cast_code
+from .reduce_common import _HEADER, _bit_keys, _fill, _njit, _split_modes, extreme, np_type
+from .unravel import unravel_source
+
+__all__ = ["arg_source"]
+
+_ARG_SRC = """
+@KERNELJIT
+def KNAME(meta, out, inp):
+    inner = meta[0]
+    n0 = meta[1]
+    os0 = meta[2]
+    is0 = meta[3]
+    nk = meta[6]
+    nr = meta[7]
+    tile = meta[8]
+    kb = 9
+    rb = 9 + 3 * nk
+    nkept = 1
+    for d in range(nk):
+        nkept *= meta[kb + d]
+    rstride = meta[rb + 1] if nr else 0
+    nrows = meta[rb] if nr else 1
+    if inner:
+        for j in RANGE(nkept):
+            po = meta[4]
+            pi = meta[5]
+@KEPT_COPY_OFFSETS
+            best = INIT
+            bi = 0
+            if is0 == 1:
+                row = inp[pi:pi + n0]
+@ARGROW
+            else:
+                for i in range(n0):
+                    v = load(inp[np.uint64(pi + i * is0)])
+                    if better(v, best):
+                        best = v
+                        bi = i
+            out[po] = STORE_BI
+    else:
+        ntile = (n0 + tile - 1) // tile
+        for w in RANGE(nkept * ntile):
+            j = w // ntile
+            t = w - j * ntile
+            po = meta[4]
+            pi = meta[5]
+@KEPT_OFFSETS
+            c0 = t * tile
+            cn = min(tile, n0 - c0)
+            bestv = np.empty(tile, ACCT)
+            bidx = np.zeros(tile, np.int64)
+            for i in range(cn):
+                bestv[i] = INIT
+            for r in range(nrows):
+                q = pi + c0 * is0 + r * rstride
+                if is0 == 1:
+                    row = inp[q:q + cn]
+                    for i in range(cn):
+                        v = load(row[i])
+                        if better(v, bestv[i]):
+                            bestv[i] = v
+                            bidx[i] = r
+                else:
+                    for i in range(cn):
+                        v = load(inp[np.uint64(q + i * is0)])
+                        if better(v, bestv[i]):
+                            bestv[i] = v
+                            bidx[i] = r
+            for i in range(cn):
+                out[np.uint64(po + (c0 + i) * os0)] = STORE_BIDX
+""".replace(
+    "@KEPT_COPY_OFFSETS", unravel_source("j + 0", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pi", "kb + 2 * nk")], 12,
+        note="a copy, not the prange index itself (parfors)")).replace(
+    "@KEPT_OFFSETS", unravel_source("j", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pi", "kb + 2 * nk")], 12))
+
+
+# Inner mode over contiguous rows, no reduced outer dims, at most one kept dim (argmax(x),
+# argmax(x, axis=-1) of C-order x): serial_inner's loop for exactly these layouts.
+_ARG_ROWS_SRC = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def serial_rows(meta, out, inp):
+    n0 = meta[1]
+    nk = meta[6]
+    po = meta[4]
+    pi = meta[5]
+    nkept = meta[9] if nk else 1
+    so = meta[10] if nk else 0
+    si = meta[11] if nk else 0
+    for j in range(nkept):
+        q = pi + j * si
+        best = INIT
+        bi = 0
+        row = inp[q:q + n0]
+@ARGROW
+        out[po + j * so] = STORE_BI
+"""
+
+_ARG_ROW_SCALAR = """\
+                for i in range(n0):
+                    v = load(row[i])
+                    if better(v, best):
+                        best = v
+                        bi = i"""
+_ARG_ROW_BITS = """\
+                bi = arg_of_bits(row, n0)"""
+
+# argmax/argmin of a contiguous float32/float64 row: the keys of _MINMAX_BLOCK_SRC (with -0.0
+# keyed as +0.0: they tie, and the first of them wins), one vectorized pass that keeps each
+# 1024-block's extreme, then a scan of the first block holding the overall extreme. A block
+# holding a nan is scanned for its first nan, which wins (NumPy's rule).
+_ARG_BITS_SRC = """
+from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
+
+
+@njit(cache=True, nogil=True)
+def arg_of_bits(row, n):
+    # Each block is a slice indexed from 0, as in the max/min block: indexing row[k] with
+    # k in range(s, e) kept the loop scalar (10x slower at 1e5 float32).
+    best = SINT(KEY0)
+    best_blk = 0
+    for blk in range((n + 1023) // 1024):
+        s = blk * 1024
+        seg = row[s:min(n, s + 1024)]
+        m = SINT(KEY0)
+        mag = SINT(0)
+        for k in range(seg.size):
+            x = SINT(BITSF(seg[k]))
+            key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
+            key = SINT(0) if key == SINT(-1) else key
+            m = key if key CMP m else m
+            u = SINT(x & MASK)
+            mag = u if u > mag else mag
+        if mag > EXPBITS:
+            for k in range(seg.size):
+                if SINT(SINT(BITSF(seg[k])) & MASK) > EXPBITS:
+                    return s + k
+        if blk == 0 or m CMP best:
+            best = m
+            best_blk = blk
+    s = best_blk * 1024
+    seg = row[s:min(n, s + 1024)]
+    for k in range(seg.size):
+        x = SINT(BITSF(seg[k]))
+        key = SINT(x ^ SINT(SINT(x >> SHIFT) & MASK))
+        key = SINT(0) if key == SINT(-1) else key
+        if key == best:
+            return s + k
+    return 0
+
+"""
+
+
+def arg_source(op, in_dt, acc, out_dt):
+    """The module of argmax / argmin (op) of in_dt, compared in acc, stored as out_dt."""
+    cmp = ">" if op == "argmax" else "<"
+    better = f"v {cmp} b or (v != v and b == b)" if acc.kind == "f" else f"v {cmp} b"
+    inl = _njit(inline=True)
+    src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
+    src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n"
+    src += f"{inl}\ndef better(v, b):\n    return {better}\n\n"
+    by_bits = in_dt in (_dt.float32, _dt.float64) and acc is in_dt
+    if by_bits:
+        src += _fill(_ARG_BITS_SRC, _bit_keys(in_dt, op[3:]))
+    for fname, par in (("serial", False), ("parallel", True)):
+        src += "\n" + _split_modes(_fill(_ARG_SRC, {
+            "@ARGROW": _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR,
+            "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
+            "RANGE": "prange" if par else "range", "INIT": extreme(acc, op[3:]),
+            "ACCT": np_type(acc),
+            "STORE_BIDX": cast_code(_dt.int64, out_dt, "bidx[i]"),
+            "STORE_BI": cast_code(_dt.int64, out_dt, "np.int64(bi)")}), fname)
+    body = _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR
+    row = _ARG_ROWS_SRC.replace("@ARGROW", "\n".join(ln[8:] for ln in body.split("\n")))
+    src += "\n" + _fill(row, {"INIT": extreme(acc, op[3:]), "STORE_BI": cast_code(
+        _dt.int64, out_dt, "np.int64(bi)")})
+    return src

@@ -1,0 +1,323 @@
+"""The Numba source of the CPU value reductions (sum, prod, mean, max, min, any, all, var,
+std): _BLOCK_SRC / _MINMAX_BLOCK_SRC (one row block, the float32/float64 max/min block on
+integer keys), _VALUE_SRC (serial and parallel kernels, split per mode by _split_modes),
+_ROWS_SRC (contiguous rows); ValueSpec.source fills them.
+"""
+from __future__ import annotations
+
+from ... import dtypes as _dt
+from .casting import cast_code
+from .reduce_common import BLOCK, FAN, _HEADER, _bit_keys, _fill, _njit, _split_modes, np_type
+from .unravel import unravel_source
+
+__all__ = ["ValueSpec"]
+
+_BLOCK_SRC = """
+@INLJIT
+def rowoff(meta, rb, nr, r):
+    # Element offset of reduced row r (its index decomposed over the reduced dims).
+    q = 0
+@ROWOFF_BODY
+    return q
+
+
+@BLOCKJIT
+def block(a, q, st, nb@M):
+    acc = INIT
+    if st == 1:
+        # A slice indexed from 0: LLVM then knows the index is non-negative, drops Numba's
+        # wraparound check and vectorizes.
+        seg = a[q:q + nb]
+        for k in range(nb):
+            acc = comb(acc, fmap(load(seg[k])@M))
+    else:
+        for i in range(nb):
+            acc = comb(acc, fmap(load(a[np.uint64(q + i * st)])@M))
+    return acc
+
+""".replace(
+    "@ROWOFF_BODY", unravel_source("r", "range(nr)", "rb", [("q", "rb + nr")], 4))
+
+# float32/float64 max and min over a contiguous block. The float select chain of ``comb`` does
+# not vectorize here (LLVM keeps scalar vmaxss even under fastmath), but an integer max does:
+# flipping the non-sign bits of negative floats makes their bit patterns order as signed ints
+# (-inf < ... < -0.0 < +0.0 < ... < +inf). nans are caught from the largest magnitude bits and
+# make the block's result nan, as comb would; ties of -0.0 and +0.0 give +0.0 for max, -0.0
+# for min (IEEE maximum/minimum).
+_MINMAX_BLOCK_SRC = _BLOCK_SRC.split("@BLOCKJIT")[0] + """
+from tensorlib.kernels.cpu.scalar_math import _from_bits
+from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
+
+
+@BLOCKJIT
+def block(a, q, st, nb):
+    if st == 1:
+        seg = a[q:q + nb]
+        m = SINT(KEY0)
+        mag = SINT(0)
+        for k in range(nb):
+            b = SINT(BITSF(seg[k]))
+            key = SINT(b ^ SINT(SINT(b >> SHIFT) & MASK))
+            m = key if key CMP m else m
+            u = SINT(b & MASK)
+            mag = u if u > mag else mag
+        if mag > EXPBITS:
+            return ACCT(np.nan)
+        return _from_bits(ACCT(0), SINT(m ^ SINT(SINT(m >> SHIFT) & MASK)))
+    acc = INIT
+    for i in range(nb):
+        acc = comb(acc, load(a[np.uint64(q + i * st)]))
+    return acc
+
+"""
+
+_VALUE_SRC = """
+@KERNELJIT
+def KNAME(meta, out, aux, inp, div):
+    inner = meta[0]
+    n0 = meta[1]
+    os0 = meta[2]
+    as0 = meta[3]
+    is0 = meta[4]
+    nk = meta[8]
+    nr = meta[9]
+    nsplit = meta[10]
+    tile = meta[11]
+    kb = 12
+    rb = 12 + 4 * nk
+    nkept = 1
+    for d in range(nk):
+        nkept *= meta[kb + d]
+    nrows = 1
+    for d in range(nr):
+        nrows *= meta[rb + d]
+    if inner:
+@PART_INNER
+        for w in RANGE(nkept * nsplit):
+            j = w // nsplit
+            s = w - j * nsplit
+            po = meta[5]
+            pa = meta[6]
+            pi = meta[7]
+@KEPT_OFFSETS
+@MEAN_INNER
+            if nrows >= nsplit:
+                r0 = nrows * s // nsplit
+                r1 = nrows * (s + 1) // nsplit
+                c0 = 0
+                c1 = n0
+            else:
+                r0 = 0
+                r1 = nrows
+                c0 = n0 * s // nsplit
+                c1 = n0 * (s + 1) // nsplit
+            l1 = INIT
+            l2 = INIT
+            cnt = 0
+            for r in range(r0, r1):
+                q = pi
+@ROW_OFFSET
+                i = c0
+                while i < c1:
+                    nb = min(BLOCKN, c1 - i)
+                    l1 = comb(l1, block(inp, q + i * is0, is0, nb@M))
+                    cnt += 1
+                    if cnt == FANN:
+                        l2 = comb(l2, l1)
+                        l1 = INIT
+                        cnt = 0
+                    i += nb
+            acc = comb(l2, l1)
+@STORE_INNER
+    else:
+        ntile = (n0 + tile - 1) // tile
+@PART_OUTER
+        for w in RANGE(nkept * ntile * nsplit):
+            s = w % nsplit
+            u = w // nsplit
+            j = u // ntile
+            t = u - j * ntile
+            po = meta[5]
+            pa = meta[6]
+            pi = meta[7]
+@KEPT_OFFSETS
+            c0 = t * tile
+            cn = min(tile, n0 - c0)
+            r0 = nrows * s // nsplit
+            r1 = nrows * (s + 1) // nsplit
+            accv = np.empty(tile, ACCT)
+            for i in range(cn):
+                accv[i] = INIT
+@MEAN_OUTER
+            r = r0
+            if is0 == 1:
+                # Four rows per pass over the tile: a quarter of the accumulator traffic.
+                while r + 4 <= r1:
+                    q = pi + c0 + rowoff(meta, rb, nr, r)
+                    x0 = inp[q:q + cn]
+                    q = pi + c0 + rowoff(meta, rb, nr, r + 1)
+                    x1 = inp[q:q + cn]
+                    q = pi + c0 + rowoff(meta, rb, nr, r + 2)
+                    x2 = inp[q:q + cn]
+                    q = pi + c0 + rowoff(meta, rb, nr, r + 3)
+                    x3 = inp[q:q + cn]
+                    for i in range(cn):
+                        accv[i] = comb(accv[i], comb(
+                            comb(fmap(load(x0[i])@MV), fmap(load(x1[i])@MV)),
+                            comb(fmap(load(x2[i])@MV), fmap(load(x3[i])@MV))))
+                    r += 4
+            while r < r1:
+                q = pi + c0 * is0 + rowoff(meta, rb, nr, r)
+                if is0 == 1:
+                    row = inp[q:q + cn]
+                    for i in range(cn):
+                        accv[i] = comb(accv[i], fmap(load(row[i])@MV))
+                else:
+                    for i in range(cn):
+                        accv[i] = comb(accv[i], fmap(load(inp[np.uint64(q + i * is0)])@MV))
+                r += 1
+@STORE_OUTER
+""".replace(
+    "@KEPT_OFFSETS", unravel_source("j", "range(nk)", "kb", [
+        ("po", "kb + nk"), ("pa", "kb + 2 * nk"), ("pi", "kb + 3 * nk")], 12)).replace(
+    "@ROW_OFFSET", unravel_source("r", "range(nr)", "rb", [("q", "rb + nr")], 16))
+
+# Inner mode over contiguous rows (in stride 1 along dim 0), no reduced outer dims, at most one
+# kept dim: sum(x), sum(x, axis=-1) of C-order x, ... The loop of serial_inner for exactly these
+# layouts (the same blocks and cascade: bit for bit its result), without the general layout
+# decoding: a smaller kernel, so a first call compiles faster.
+_ROWS_SRC = """
+@KERNELJIT
+def serial_rows(meta, out, aux, inp, div):
+    n0 = meta[1]
+    nk = meta[8]
+    po = meta[5]
+    pa = meta[6]
+    pi = meta[7]
+    nkept = meta[12] if nk else 1
+    so = meta[13] if nk else 0
+    sa = meta[14] if nk else 0
+    si = meta[15] if nk else 0
+    for j in range(nkept):
+@MEAN_ROWS
+        q = pi + j * si
+        l1 = INIT
+        l2 = INIT
+        cnt = 0
+        i = 0
+        while i < n0:
+            nb = min(BLOCKN, n0 - i)
+            l1 = comb(l1, block(inp, q + i, 1, nb@M))
+            cnt += 1
+            if cnt == FANN:
+                l2 = comb(l2, l1)
+                l1 = INIT
+                cnt = 0
+            i += nb
+        out[po + j * so] = fin(comb(l2, l1), div)
+"""
+
+# the offset of the output of a kept index jc, in the serial combine of split partials
+_STORE_OFFSET = unravel_source("jc + 0", "range(nk)", "kb", [("po", "kb + nk")], 16,
+                               note="a copy, not the prange index itself (parfors)")
+_STORE_INNER_SERIAL = """\
+            out[po] = fin(acc, div)"""
+_STORE_INNER_PAR = """\
+            if nsplit == 1:
+                out[po] = fin(acc, div)
+            else:
+                part[w] = acc
+        if nsplit > 1:
+            for jc in range(nkept):  # few outputs (< threads): serial
+                po = meta[5]
+@STORE_OFFSET
+                acc = part[jc * nsplit]
+                for sc in range(1, nsplit):
+                    acc = comb(acc, part[jc * nsplit + sc])
+                out[po] = fin(acc, div)""".replace("@STORE_OFFSET", _STORE_OFFSET)
+_STORE_OUTER_SERIAL = """\
+            for i in range(cn):
+                out[np.uint64(po + (c0 + i) * os0)] = fin(accv[i], div)"""
+_STORE_OUTER_PAR = """\
+            if nsplit == 1:
+                for i in range(cn):
+                    out[np.uint64(po + (c0 + i) * os0)] = fin(accv[i], div)
+            else:
+                for i in range(cn):
+                    part[w * tile + i] = accv[i]
+        if nsplit > 1:
+            for uc in range(nkept * ntile):  # few tiles (< threads): serial
+                jc = uc // ntile
+                tc = uc - jc * ntile
+                po = meta[5]
+@STORE_OFFSET
+                c0 = tc * tile
+                cn = min(tile, n0 - c0)
+                for i in range(cn):
+                    acc = part[uc * nsplit * tile + i]
+                    for sc in range(1, nsplit):
+                        acc = comb(acc, part[(uc * nsplit + sc) * tile + i])
+                    out[np.uint64(po + (c0 + i) * os0)] = fin(acc, div)""".replace("@STORE_OFFSET", _STORE_OFFSET)
+
+
+class ValueSpec:
+    """One generated value-reduction module: load (input dtype -> load_dt), fmap (per element,
+    with the aux value m when given), comb (associative), init (its identity), fin (acc and the
+    float64 divisor -> fin_dt), then the cast to the output dtype."""
+
+    def __init__(self, op, in_dt, load_dt, acc_dt, out_dt, *, init, comb, fmap="v", fin="acc",
+                 fin_dt=None, aux_dt=None, reassoc=False):
+        self.op, self.in_dt, self.load_dt, self.acc_dt, self.out_dt = (op, in_dt, load_dt,
+                                                                       acc_dt, out_dt)
+        self.init, self.comb, self.fmap, self.fin = init, comb, fmap, fin
+        self.fin_dt = fin_dt or acc_dt
+        self.aux_dt, self.reassoc = aux_dt, reassoc
+
+    def key(self):
+        return ("value", self.op, self.in_dt, self.load_dt, self.acc_dt, self.out_dt,
+                self.aux_dt, self.init, self.comb, self.fmap, self.fin, self.reassoc)
+
+    def source(self):
+        has_aux = self.aux_dt is not None
+        what = (f"{self.op} {self.in_dt.name} -> {self.acc_dt.name} -> {self.out_dt.name}"
+                + (f" (aux {self.aux_dt.name})" if has_aux else ""))
+        inl = _njit(inline=True)
+        src = _HEADER.format(what=what)
+        src += f"{inl}\ndef load(x):\n    return {cast_code(self.in_dt, self.load_dt, 'x')}\n\n"
+        sig = "v, m" if has_aux else "v"
+        src += f"{inl}\ndef fmap({sig}):\n    return {self.fmap}\n\n"
+        src += f"{inl}\ndef comb(a, b):\n    return {self.comb}\n\n"
+        store = cast_code(self.fin_dt, self.out_dt, f"({self.fin})")
+        src += f"{inl}\ndef fin(acc, div):\n    return {store}\n\n"
+        acct = np_type(self.acc_dt)
+        rep = {"@M": ", m" if has_aux else "", "@MV": ", mv[i]" if has_aux else "",
+               "INIT": self.init, "ACCT": acct, "BLOCKN": str(BLOCK), "FANN": str(FAN),
+               "@BLOCKJIT": _njit(fastmath=True) if self.reassoc else inl, "@INLJIT": inl}
+        if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
+                self.acc_dt is self.in_dt:
+            rep.update(_bit_keys(self.in_dt, self.op))
+            src += _fill(_MINMAX_BLOCK_SRC, rep)
+        else:
+            src += _fill(_BLOCK_SRC, rep)
+        for fname, par in (("serial", False), ("parallel", True)):
+            rep.update({
+                "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
+                "RANGE": "prange" if par else "range",
+                "@PART_INNER": ("        part = np.empty(nkept * nsplit if nsplit > 1 else 0, "
+                                "ACCT)" if par else ""),
+                "@PART_OUTER": ("        part = np.empty(nkept * ntile * nsplit * tile if "
+                                "nsplit > 1 else 0, ACCT)" if par else ""),
+                "@STORE_INNER": _STORE_INNER_PAR if par else _STORE_INNER_SERIAL,
+                "@STORE_OUTER": _STORE_OUTER_PAR if par else _STORE_OUTER_SERIAL,
+                "@MEAN_INNER": "            m = aux[pa]" if has_aux else "",
+                "@MEAN_OUTER": ("            mv = np.empty(tile, AUXT)\n"
+                                "            for i in range(cn):\n"
+                                "                mv[i] = aux[pa + (c0 + i) * as0]"
+                                if has_aux else ""),
+                "AUXT": np_type(self.aux_dt) if has_aux else acct,
+            })
+            src += "\n" + _split_modes(_fill(_VALUE_SRC, rep), fname)
+        rep.update({"@KERNELJIT": _njit(),
+                    "@MEAN_ROWS": "        m = aux[pa + j * sa]" if has_aux else ""})
+        src += "\n" + _fill(_ROWS_SRC, rep)
+        return src

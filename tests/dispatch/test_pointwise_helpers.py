@@ -1,0 +1,50 @@
+"""The scalar-helper vocabulary of ops.yaml pointwise expressions (dispatch/pointwise_helpers.py):
+both backends implement every helper, every declared expression uses only them, and the
+registration names the op and the call when an expression steps outside."""
+import ast
+
+import pytest
+
+from tensorlib.dispatch import pointwise_helpers
+from tensorlib.dispatch.registration import POINTWISE, YamlError, _parse_entry
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+def test_each_backend_implements_the_whole_vocabulary(backend):
+    import importlib
+    mod = importlib.import_module(f"tensorlib.kernels.{backend}.scalar_math")
+    missing = sorted(n for n in pointwise_helpers.NAMES
+                     if n not in mod.__all__ or not callable(getattr(mod, n, None)))
+    assert not missing, f"kernels/{backend}/scalar_math.py lacks {missing}"
+
+
+def test_declared_expressions_call_only_the_vocabulary():
+    assert POINTWISE, "ops.yaml declared no pointwise op"
+    for name, info in POINTWISE.items():
+        calls = {n.func.id for n in ast.walk(ast.parse(info.expr, mode="eval"))
+                 if isinstance(n, ast.Call)}
+        assert calls <= pointwise_helpers.NAMES, (name, calls - pointwise_helpers.NAMES)
+
+
+def test_groups_do_not_repeat_a_name():
+    names = [n for group in pointwise_helpers.HELPERS.values() for n in group]
+    assert len(names) == len(set(names)) == len(pointwise_helpers.NAMES)
+
+
+_SCHEMA = "frob.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"
+
+
+@pytest.mark.parametrize("expr,match", [
+    ("np.exp(self)", r"frob.*calls 'np\.exp'.*not a scalar helper"),
+    ("frobnicate(self, 2)", r"frob.*calls 'frobnicate'"),
+    ("exp(self", r"frob.*does not parse"),
+])
+def test_an_expression_outside_the_vocabulary_is_refused(expr, match):
+    with pytest.raises(YamlError, match=match):
+        _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": expr}, "ops.yaml[0]")
+
+
+def test_an_expression_inside_the_vocabulary_is_accepted():
+    entry = _parse_entry({"func": _SCHEMA, "structured": True,
+                          "pointwise": "true_div(exp(self), 1.0 + self * 2)"}, "ops.yaml[0]")
+    assert entry.pointwise.expr == "true_div(exp(self), 1.0 + self * 2)"
