@@ -21,6 +21,8 @@ from ..dispatch.namespace import ops as _ops
 
 from collections import namedtuple
 
+import numpy as np
+
 from .. import dtypes as _dt
 from ..dispatch.stub import get_stub
 from ..allocation import empty
@@ -224,8 +226,16 @@ def _unique(op, x, counts=False, index=False, inverse=False):
         perm = argsort(flat)
         s = flat[perm]
     # run starts in sorted order: nan != nan gives each nan its own run, -0.0 == 0.0 one run
-    flags = empty((n,), dtype=_dt.bool_, device=dev)
-    flags[0] = True
+    if dev.type == "cpu":
+        # host memory with flags[0] set (a scalar write would compile a fill kernel of its
+        # own on a first call)
+        from .creation import asarray
+        host = np.empty(n, np.bool_)
+        host[0] = True
+        flags = asarray(host)
+    else:
+        flags = empty((n,), dtype=_dt.bool_, device=dev)
+        flags[0] = True
     if n > 1:  # a complex value with a nan part is != everything: distinct, as a real nan
         not_equal(s[1:], s[:-1], out=flags[1:])
     if values_only:

@@ -235,3 +235,109 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
             want = call().numpy()
             monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+_SORT_NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],
+                      np.uint32).view(np.float32)
+
+
+def _np_sort_desc(x):
+    """Stable descending sort, bit for bit (nan first, ties in input order), and its indices."""
+    n = x.shape[-1]
+    idx = n - 1 - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind="stable"), -1)
+    return np.take_along_axis(x, idx, -1), idx
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "float16", "int8", "uint16",
+                                "bool"])
+def test_sort_cold_paths_match_numpy(dt, monkeypatch):
+    """The cold path (kernels/cpu/sort_cold.py, run while the full kernels are not compiled)
+    gives np.sort(kind="stable") / np.argsort bit for bit: nan payloads and -0.0 / 0.0 in input
+    order, descending, one row (vrow's route), many short rows (the network's), other rows;
+    and searchsorted (both sides, with a sorter) what NumPy gives."""
+    from tensorlib.kernels.cpu import sorting
+    monkeypatch.setattr(sorting, "_full_ready", lambda *a: False)
+    for mod in list(sorting._mods.values()):  # routes earlier tests made warm: cold again
+        monkeypatch.setattr(mod, "warm_paths", set())
+    rng = np.random.default_rng(5)
+    specials = np.concatenate([_SORT_NANS, np.array(
+        [0.0, -0.0, np.inf, -np.inf, 1.5, -1.5, 1e-30, -1e-30], np.float32)])
+    for shape in ((1,), (2000,), (40, 30), (3, 700), (9, 1)):
+        if dt == "bool":
+            xn = rng.random(shape) < 0.5
+        elif dt.startswith("float"):
+            with np.errstate(invalid="ignore"):  # nan payloads into float16
+                pool = specials.astype(dt)
+            xn = np.where(rng.random(shape) < 0.4, pool[rng.integers(0, pool.size, shape)],
+                          rng.standard_normal(shape).astype(dt))
+        else:
+            info = np.iinfo(dt)
+            xn = rng.integers(info.min, info.max, shape, dtype=dt, endpoint=True)
+            xn[..., ::3] = info.min  # ties
+        x = tl.asarray(xn)
+        for desc in (False, True):
+            want, widx = _np_sort_desc(xn) if desc else (np.sort(xn, -1, kind="stable"),
+                                                        np.argsort(xn, -1, kind="stable"))
+            got = tl.sort(x, axis=-1, descending=desc).numpy()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+            np.testing.assert_array_equal(tl.argsort(x, axis=-1, descending=desc).numpy(), widx)
+        if len(shape) == 1:
+            srt = np.sort(xn, kind="stable")
+            perm = np.argsort(xn, kind="stable")
+            for side in ("left", "right"):
+                np.testing.assert_array_equal(
+                    tl.searchsorted(tl.asarray(srt), x, side=side).numpy(),
+                    np.searchsorted(srt, xn, side=side))
+                np.testing.assert_array_equal(
+                    tl.searchsorted(x, x[::-1], side=side, sorter=tl.asarray(perm)).numpy(),
+                    np.searchsorted(xn, xn[::-1], side=side, sorter=perm))
+
+
+_SORT_FIRST_CALLS = """
+import sys
+import numpy as np
+import tensorlib as tl
+from tensorlib.kernels.cpu import sort_cold, sorting
+from tensorlib.runtime.cpu import cores
+
+cores.DEFER_PARALLEL_COMPILE = True
+xn = np.random.default_rng(0).integers(-128, 128, 5000).astype(np.int8)
+x = tl.asarray(xn)
+mod = sorting._module(x.dtype)
+full = (mod.vrow, mod.prepare_serial, mod.rows_serial, mod.search_serial)
+
+
+def calls():
+    srt = np.sort(xn, kind="stable")
+    np.testing.assert_array_equal(tl.sort(x).numpy(), srt)
+    np.testing.assert_array_equal(tl.argsort(x).numpy(), np.argsort(xn, kind="stable"))
+    np.testing.assert_array_equal(tl.searchsorted(tl.asarray(srt), x[:100]).numpy(),
+                                  np.searchsorted(srt, xn[:100]))
+
+
+calls()
+if sys.argv[1] == "empty":
+    # a first call with empty caches compiles the cold path's small kernel only
+    assert sort_cold.pair_pass.signatures and not any(k.signatures for k in full)
+    cores.DEFER_PARALLEL_COMPILE = False  # now the full kernels (into the disk cache)
+    calls()
+    assert all(k.signatures for k in full)
+else:
+    # the full kernels are in the disk cache: loaded and run from the first call
+    assert all(k.signatures for k in full) and not sort_cold.pair_pass.signatures
+"""
+
+
+def test_sort_first_call_compiles_only_the_cold_kernel(tmp_path):
+    """With empty caches a first sort / argsort / searchsorted compiles only sort_cold.pair_pass
+    (not vrow, prepare, rows, search: 1-4 s each); once the full kernels are in the disk cache, a new process
+    loads and runs them from its first call."""
+    import os
+    import subprocess
+    env = dict(os.environ, TENSORLIB_CACHE_DIR=str(tmp_path / "tl"),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    for state in ("empty", "cached"):
+        r = subprocess.run([sys.executable, "-c", _SORT_FIRST_CALLS, state], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]

@@ -41,6 +41,7 @@ import numpy as np
 from ...storage import Storage
 from .casting import kernel_array
 from .pointwise import load_generated_module
+from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source
 from ...runtime.cpu import cores
@@ -70,6 +71,7 @@ def _module(dtype):
             if mod is None:
                 width, kind, _ = spec
                 mod = load_generated_module(f"sort{width}{kind}", module_source(spec))
+                mod.warm_paths = set()  # routes whose full kernels are compiled (_full_ready)
                 _mods[spec] = mod
     return mod
 
@@ -88,6 +90,69 @@ def _twins(mod, serial, parallel):
         tw = SimpleNamespace(serial=getattr(mod, serial), parallel=getattr(mod, parallel))
         mod.__dict__.setdefault("_twins", {})[key] = tw
     return tw
+
+
+# A first call whose full kernels are neither compiled nor in the disk cache runs the cold path
+# (kernels/cpu/sort_cold.py: NumPy steps + one small kernel shared by all sorts of a key width)
+# instead of compiling them (1-4 s). They compile on a background thread once the combination
+# evidently repeats, by cores.parallel_ready's rule (two calls and PARALLEL_WORK elements); the
+# cold path costs ~4x the full kernels' time per element and a fixed ~50 us per call, so a call
+# counts COLD_COST times its elements, and at least COLD_CALL_WORK.
+COLD_COST = 4
+COLD_CALL_WORK = 1 << 16
+_disk_tried: set = set()
+
+
+def _loaded(disp, args):
+    """Whether dispatcher ``disp`` is compiled for ``args``' types, loading it from Numba's
+    disk cache if it is there (tried once per signature: a miss costs an index read)."""
+    sig = tuple(disp.typeof_pyval(a) for a in args)
+    if sig in disp.overloads:
+        return True
+    if (disp, sig) in _disk_tried:
+        return False
+    _disk_tried.add((disp, sig))
+    try:
+        # the first step of Dispatcher.compile, without its fallback to compiling
+        from numba.core.compiler_lock import global_compiler_lock
+        with global_compiler_lock:
+            cres = disp._cache.load_overload(sig, disp.targetctx)
+            if cres is None:
+                return False
+            if not cres.objectmode:
+                disp.targetctx.insert_user_function(cres.entry_point, cres.fndesc,
+                                                    [cres.library])
+            disp.add_overload(cres)
+        return True
+    except Exception:  # noqa: BLE001 - no usable cache entry: treated as not compiled
+        return False
+
+
+def _full_ready(mod, path, kernels, total):
+    """Whether this call runs the full serial kernels ``kernels`` ([(name, args)]) of route
+    ``path`` (callers check ``path in mod.warm_paths`` first): yes once each is compiled (or
+    loaded from disk); otherwise the cold path serves and each compiles on a background thread
+    when cores.parallel_ready would start a parallel twin (at once where
+    cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks)."""
+    ready = True
+    for name, args in kernels:
+        disp = getattr(mod, name)
+        if not _loaded(disp, args) and not cores.parallel_ready(
+                SimpleNamespace(parallel=disp), args, max(COLD_COST * total, COLD_CALL_WORK)):
+            ready = False
+    if ready:
+        mod.warm_paths.add(path)
+    return ready
+
+
+def _fix(mod, raw, out, rows, n, desc):
+    """fix_rows beside the radix value sorts of floats (compiled with them: a first nan in a
+    warm loop would otherwise wait for its compile)."""
+    return (("fix_rows", (raw, out, rows, n, desc)),) if mod.FLOAT else ()
+
+
+def _cold_values(raw, out, rows, n, spec, desc):
+    np.take(raw, cold_order(raw, rows, n, spec, desc), out=out)
 
 
 def _scratch(n, np_dtype, keep):
@@ -170,7 +235,7 @@ def sort_kernel(src, values, indices, descending):
     big = total >= PAR_GRAIN and nthreads > 1
     desc = bool(descending)
     if values is not None:
-        _sort_values(mod, raw, raw_view(values), rows, n, desc, big, nthreads)
+        _sort_values(mod, src.dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
     variant = "parallel" if big and cores.parallel_ready(
         _twins(mod, "prepare_serial", "prepare_parallel"), work=total) else "serial"
@@ -185,6 +250,14 @@ def sort_kernel(src, values, indices, descending):
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
             _sort_long_row(mod, keys[sl], ps[sl], kd[sl], pay[sl], raw.dtype.itemsize)
+    elif variant == "serial" and "argsort" not in mod.warm_paths and not _full_ready(
+            mod, "argsort", (("prepare_serial", (raw, keys, pay, n, desc)),
+                             ("rows_serial", (keys, pay, rows, n))), total):
+        order = cold_order(raw, rows, n, key_spec(src.dtype), desc)
+        if rows > 1:
+            np.remainder(order, n, out=pay)  # positions in the row
+        else:
+            pay[:] = order
     else:
         getattr(mod, "prepare_" + variant)(raw, keys, pay, n, desc)
         nch = min(rows, 8 * nthreads)
@@ -195,7 +268,7 @@ def sort_kernel(src, values, indices, descending):
             mod.rows_serial(keys, pay, rows, n)
 
 
-def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
+def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
     """Value sort of the rows of raw (unsigned view) into out: long rows one at a time with
     all threads (MSD buckets, then cache-sized LSD); at least a vector's worth of rows up to
     NET_MAX long by the sorting network, row groups spread over threads; other short rows by
@@ -223,8 +296,13 @@ def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
             mod.vnet_parallel(raw, out, rows, n, npad, desc, nch)
         else:
             keep = []
-            mod.net_groups(raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n,
-                           npad, desc)
+            args = (raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n, npad,
+                    desc)
+            if "net" in mod.warm_paths or _full_ready(mod, "net", (("net_groups", args),),
+                                                      total):
+                mod.net_groups(*args)
+            else:
+                _cold_values(raw, out, rows, n, key_spec(dtype), desc)
     else:
         nch = min(rows, 8 * nthreads)
         if big and rows > 1 and cores.parallel_ready(
@@ -235,10 +313,18 @@ def _sort_values(mod, raw, out, rows, n, desc, big, nthreads):
             # one row: vrow itself (no row-loop kernel to compile around it)
             keep = []
             kt = raw.dtype
-            special = mod.vrow(raw, out, _scratch(n, kt, keep), _scratch(n, kt, keep),
-                               _scratch(raw.dtype.itemsize * 256, np.int64, keep).reshape(
-                                   raw.dtype.itemsize, 256), desc)
+            args = (raw, out, _scratch(n, kt, keep), _scratch(n, kt, keep),
+                    _scratch(raw.dtype.itemsize * 256, np.int64, keep).reshape(
+                        raw.dtype.itemsize, 256), desc)
+            if "vrow" not in mod.warm_paths and not _full_ready(
+                    mod, "vrow", (("vrow", args),) + _fix(mod, raw, out, rows, n, desc), total):
+                return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+            special = mod.vrow(*args)
         else:
+            if "vrows" not in mod.warm_paths and not _full_ready(
+                    mod, "vrows", (("vrows_serial", (raw, out, rows, n, desc)),)
+                    + _fix(mod, raw, out, rows, n, desc), total):
+                return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
             special = mod.vrows_serial(raw, out, rows, n, desc)
         if special:
             mod.fix_rows(raw, out, rows, n, desc)
@@ -260,6 +346,14 @@ def searchsorted_kernel(x1, x2, sorter, out, right):
         s, use = np.zeros(1, np.int64), False
     else:
         s, use = kernel_array(sorter)[sorter._offset:sorter._offset + sorter.numel()], True
-    search = mod.search_parallel if b.size * max(1, int(np.log2(a.size + 1))) >= PAR_GRAIN \
-        and _threads() > 1 else mod.search_serial
-    search(a, s, use, b, o, bool(right))
+    name = "search_parallel" if b.size * max(1, int(np.log2(a.size + 1))) >= PAR_GRAIN \
+        and _threads() > 1 else "search_serial"
+    args = (a, s, use, b, o, bool(right))
+    if name in mod.warm_paths or _full_ready(mod, name, ((name, args),), b.size):
+        getattr(mod, name)(*args)
+    else:
+        # cold: NumPy's binary search over the same order keys (equal results on sorted x1)
+        spec = key_spec(x1.dtype)
+        k1 = canonical_keys(a, spec, False)
+        o[:] = np.searchsorted(k1[s] if use else k1, canonical_keys(b, spec, False),
+                               side="right" if right else "left")
