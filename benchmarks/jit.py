@@ -40,6 +40,12 @@ Measured 2026-11-28 (same machine, load 1.8, wall, best of 9): GELU fused 6.78 m
   matmuls 1.01. With TENSORLIB_CPU_VECTOR_BITS=512 (opt-in; slower memory-bound loops, see
   runtime/cpu/vector_width.py): fused 4.39 ms, eager 18.97 (4.32x: met), fused / copy_ 2.40
   (NOT met), one eager tanh 5.05 -> 3.35 ms.
+Measured 2026-11-28 later (load 0.7-1.4), after per-kernel widths (compute-bound kernels and the
+  fusion groups holding them at 512 bits by default) and the cheaper float32 tanh (1.09 ulp):
+  wall: fused 5.10 ms, eager 19.83 (3.89x), copy_ 1.68 (3.03x); a second run 4.66x (fused 8.39,
+  eager 39.08: noisy). CPU time (--cpu-time), two runs: eager / fused 6.93 and 5.82 (met),
+  fused / copy_ 3.04 and 3.94 (NOT met); the session's base tree in the same minutes: 2.57 and
+  3.19, fused / copy_ 9.52 and 8.08. TENSORLIB_CPU_VECTOR_BITS=256: fused 8.18 ms (2.56x).
 Timings interleave the contenders (round r runs each once) and keep each one's best round:
 on a shared machine only the minimum is stable. Parallel kernel variants are compiled up
 front for every contender (cores.DEFER_PARALLEL_COMPILE = False), so no run waits on one.
