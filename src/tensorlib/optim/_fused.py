@@ -155,10 +155,16 @@ def store(x):
 
 
 @njit(inline='always', error_model='numpy')
+def part(addr, t, k, lo, n):
+    # elements [lo, lo + n) of parameter t's k-th array (param, grad, states)
+    return array_at(addr[t, k] + lo * ITEM, n, ST)
+
+
+@njit(inline='always', error_model='numpy')
 def sgd_chunk(addr, coef, t, lo, hi, flag):
     n = hi - lo
-    p = array_at(addr[t, 0] + lo * ITEM, n, ST)
-    g = array_at(addr[t, 1] + lo * ITEM, n, ST)
+    p = part(addr, t, 0, lo, n)
+    g = part(addr, t, 1, lo, n)
     lr = ACC(coef[t, 0])
     wd = ACC(coef[t, 1])
     sign = ACC(coef[t, 2])
@@ -171,9 +177,9 @@ def sgd_chunk(addr, coef, t, lo, hi, flag):
 @njit(inline='always', error_model='numpy')
 def sgd_momentum_chunk(addr, coef, t, lo, hi, flag):
     n = hi - lo
-    p = array_at(addr[t, 0] + lo * ITEM, n, ST)
-    g = array_at(addr[t, 1] + lo * ITEM, n, ST)
-    b = array_at(addr[t, 2] + lo * ITEM, n, ST)
+    p = part(addr, t, 0, lo, n)
+    g = part(addr, t, 1, lo, n)
+    b = part(addr, t, 2, lo, n)
     lr = ACC(coef[t, 0])
     wd = ACC(coef[t, 1])
     sign = ACC(coef[t, 2])
@@ -199,11 +205,11 @@ def sgd_momentum_chunk(addr, coef, t, lo, hi, flag):
 @njit(inline='always', error_model='numpy')
 def adam_chunk(addr, coef, t, lo, hi, flag):
     n = hi - lo
-    p = array_at(addr[t, 0] + lo * ITEM, n, ST)
-    g = array_at(addr[t, 1] + lo * ITEM, n, ST)
-    m = array_at(addr[t, 2] + lo * ITEM, n, ST)
-    v = array_at(addr[t, 3] + lo * ITEM, n, ST)
-    vmax = array_at(addr[t, 4] + lo * ITEM, n, ST)
+    p = part(addr, t, 0, lo, n)
+    g = part(addr, t, 1, lo, n)
+    m = part(addr, t, 2, lo, n)
+    v = part(addr, t, 3, lo, n)
+    vmax = part(addr, t, 4, lo, n)
     neg_step = ACC(coef[t, 0])
     wd = ACC(coef[t, 1])
     decay = ACC(coef[t, 2])
