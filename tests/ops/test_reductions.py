@@ -595,6 +595,8 @@ def four_threads(monkeypatch):
     must not depend on the split."""
     from tensorlib.kernels.cpu import reduction
     monkeypatch.setattr(reduction, "_threads", lambda: 4)
+    # these cases are smaller than the machine's parallel grain: lower it so they run split
+    monkeypatch.setattr(reduction, "PAR_GRAIN", 1 << 16)
 
 
 def test_parallel_sum(four_threads):
