@@ -29,6 +29,14 @@ def small_values(dtype):
     return None
 
 
+@pytest.fixture
+def long_rows_at_test_sizes(monkeypatch):
+    """Rows from 2**17 elements take the all-threads long-row path here (the machine's threshold
+    is higher), so the test-sized long rows below keep exercising it."""
+    from tensorlib.kernels.cpu import sorting
+    monkeypatch.setattr(sorting, "ROW_PAR", 1 << 17)
+
+
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 @given(data=st.data())
 def test_sort_argsort_match_numpy(dtype, data):
@@ -73,6 +81,7 @@ def test_nan_and_signed_zero_order_and_bits(dtype, device):
     assert np.isnan(host(tl.sort(x, descending=True), device)[:3]).all()  # nan first descending
 
 
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
 def test_sort_long_rows_use_all_threads_and_stay_stable():
     rng = np.random.default_rng(0)
     x = rng.integers(0, 50, 300_000).astype(np.float32)  # many ties
@@ -258,6 +267,7 @@ def _value_cases(rng, n):
     }
 
 
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
 @pytest.mark.parametrize("n", [300_000, 1000, 20])
 def test_value_sort_bitwise_matches_numpy_stable(n):
     """Long rows (MSD buckets, raw-cell fast path and the exact path) and short rows, both
@@ -269,6 +279,7 @@ def test_value_sort_bitwise_matches_numpy_stable(n):
         assert_bits_equal(to_numpy(tl.sort(t, descending=True, stable=False)), np_sort_desc(x))
 
 
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
 def test_value_sort_rows_with_specials_and_layouts():
     rng = np.random.default_rng(3)
     m = rng.standard_normal((40, 257)).astype(np.float32)
@@ -285,6 +296,7 @@ def test_value_sort_rows_with_specials_and_layouts():
     assert_bits_equal(to_numpy(tl.sort(tl.asarray(big))), np.sort(big, axis=-1, kind="stable"))
 
 
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
 def test_value_sort_bfloat16_and_bool():
     vals = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 3.0], np.float32)
     x = tl.asarray(vals).astype(tl.bfloat16)
