@@ -21,7 +21,7 @@ from ... import dtypes as _dt
 from ...dispatch.stub import UnsupportedKernelError
 from . import launch as _launch
 from . import normalization as _fwd
-from .normalization import _reduce, _warps
+from .normalization import _reduce, _warps, online_max_sum
 from .pointwise_source import VALUE_TL, cast_code, load_code, store_code
 
 __all__ = ["cross_entropy_kernel", "cross_entropy_backward_kernel", "forward_source",
@@ -80,21 +80,8 @@ def forward_source(in_dt, acc, nll_dt) -> str:
         # a bad target: flag it, read nothing through it (the row still runs: no branch)
         "    tl.atomic_max(p_bad + cols * 0, tl.full((BLOCK,), 1, tl.int32), mask=one & ~ok)",
         "    NEG = float('-inf')",
-        f"    mv = tl.full((BLOCK,), NEG, {acc_tl})",
-        f"    sv = tl.full((BLOCK,), 0.0, {acc_tl})",
-        "    for start in range(0, n, BLOCK):",
-        "        c = start + cols",
-        "        mask = c < n",
-        f"        v = {load}",
-        "        nm = tl.where(v > mv, v, mv)",
-        # equal maxima (also -inf == -inf) need no rescale; -inf elements add nothing
-        "        alpha = tl.where(mv == nm, 1.0, exp(mv - nm))",
-        "        sv = sv * alpha + tl.where(v == NEG, 0.0, exp(v - nm))",
-        "        mv = nm",
     ]
-    lines += _reduce("m", "mv", "_max", 4)
-    lines += ["    sv = tl.where(mv == m, sv, sv * exp(mv - m))"]
-    lines += _reduce("s", "sv", "_add", 4)
+    lines += online_max_sum(load, acc_tl, 4)
     tmask = "one & ok"
     xt = _load(in_dt, acc, "px + tl.where(ok, t, 0) * xc + cols * 0", tmask, "0.0")
     lines += [

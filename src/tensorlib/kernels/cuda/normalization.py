@@ -62,6 +62,30 @@ def _reduce(dst, src, comb, indent):
     ]
 
 
+def online_max_sum(load, acc_tl, indent):
+    """Lines sweeping a row of ``n`` in BLOCK chunks (``load``: the chunk's values, -inf where
+    masked) with a per-lane running max and a running sum of exp rescaled to it (online
+    softmax), then reducing both into the row's max ``m`` and sum ``s`` (needs ``NEG``)."""
+    p = " " * indent
+    lines = [
+        f"{p}mv = tl.full((BLOCK,), NEG, {acc_tl})",
+        f"{p}sv = tl.full((BLOCK,), 0.0, {acc_tl})",
+        f"{p}for start in range(0, n, BLOCK):",
+        f"{p}    c = start + cols",
+        f"{p}    mask = c < n",
+        f"{p}    v = {load}",
+        f"{p}    nm = tl.where(v > mv, v, mv)",
+        # equal maxima (also -inf == -inf) need no rescale; -inf elements add nothing
+        f"{p}    alpha = tl.where(mv == nm, 1.0, exp(mv - nm))",
+        f"{p}    sv = sv * alpha + tl.where(v == NEG, 0.0, exp(v - nm))",
+        f"{p}    mv = nm",
+    ]
+    lines += _reduce("m", "mv", "_max", indent)
+    lines += [f"{p}sv = tl.where(mv == m, sv, sv * exp(mv - m))"]
+    lines += _reduce("s", "sv", "_add", indent)
+    return lines
+
+
 def _load(in_dt, acc, ptr, fill):
     raw = load_code(in_dt, f"tl.load({ptr}, mask=mask, other=0)")
     return f"tl.where(mask, {cast_code(in_dt, acc, raw)}, {fill})"
@@ -76,24 +100,7 @@ def _softmax_body(op, in_dt, acc, out_dt):
     load = _load(in_dt, acc, "px + c * xc", "NEG")
     log = op == "log_softmax"
     out = "(v - m) - ls" if log else "fdiv_ieee(exp(v - m), s)"
-    lines = [
-        "    NEG = float('-inf')",
-        "    if LOOP:",
-        f"        mv = tl.full((BLOCK,), NEG, {acc_tl})",
-        f"        sv = tl.full((BLOCK,), 0.0, {acc_tl})",
-        "        for start in range(0, n, BLOCK):",
-        "            c = start + cols",
-        "            mask = c < n",
-        f"            v = {load}",
-        "            nm = tl.where(v > mv, v, mv)",
-        # equal maxima (also -inf == -inf) need no rescale; -inf elements add nothing
-        "            alpha = tl.where(mv == nm, 1.0, exp(mv - nm))",
-        "            sv = sv * alpha + tl.where(v == NEG, 0.0, exp(v - nm))",
-        "            mv = nm",
-    ]
-    lines += _reduce("m", "mv", "_max", 8)
-    lines += ["        sv = tl.where(mv == m, sv, sv * exp(mv - m))"]
-    lines += _reduce("s", "sv", "_add", 8)
+    lines = ["    NEG = float('-inf')", "    if LOOP:"] + online_max_sum(load, acc_tl, 8)
     lines += [
         # the composed formula's rule: max +inf (inf - inf) or only -inf (-inf + inf) -> nan
         "        s = tl.where((m == float('inf')) | (m == NEG), float('nan'), s)",
