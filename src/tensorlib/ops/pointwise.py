@@ -145,6 +145,22 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
     counts = {}
     p0, p1, p2 = tensor_pos
 
+    def serve(args, key, factory, dtypes, extra, x, y, z):
+        """The runner of ``key`` on (x, y, z), or the full path, which makes the runner with
+        ``factory(info, dtypes, out dtype, *extra)`` once the combination is hot."""
+        run = runners.get(key)
+        if run is not None:
+            out = run(x, y, z)
+            if out is not None:
+                return out
+        elif key not in runners:
+            result = kernel(*args, None)
+            if _now_hot(counts, key):
+                make = _runner_factory(stub, result, factory)
+                runners[key] = make and make(info, dtypes, result._dtype, *extra)
+            return result
+        return kernel(*args, None)
+
     def functional(*args):
         a = args[p0]
         b = args[p1]
@@ -153,36 +169,17 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
                 and a._shape == b._shape == c._shape and a._ks == b._ks == c._ks
                 and (a._contiguous or a.is_contiguous()) and (b._contiguous or b.is_contiguous())
                 and (c._contiguous or c.is_contiguous())):
-            key = (a._dtype, b._dtype, c._dtype, a._ks)
-            run = runners.get(key)
-            if run is not None:
-                out = run(a, b, c)
-                if out is not None:
-                    return out
-            elif key not in runners:
-                result = kernel(*args, None)
-                if _now_hot(counts, key):
-                    make = _runner_factory(stub, result, "dense_runner3")
-                    runners[key] = make and make(info, key[:3], result._dtype, ())
-                return result
-        elif type(a) is Tensor and (type(b) in _PY_SCALAR_TYPES) != (type(c) in _PY_SCALAR_TYPES):
+            dtypes = (a._dtype, b._dtype, c._dtype)
+            return serve(args, dtypes + (a._ks,), "dense_runner3", dtypes, ((),), a, b, c)
+        if type(a) is Tensor and (type(b) in _PY_SCALAR_TYPES) != (type(c) in _PY_SCALAR_TYPES):
             pos, t, v = (1, c, b) if type(b) in _PY_SCALAR_TYPES else (2, b, c)
             if (type(t) is Tensor and a._shape == t._shape and a._ks == t._ks
                     and (a._contiguous or a.is_contiguous())
                     and (t._contiguous or t.is_contiguous())):
                 # where(cond, 0, x): a Python scalar beside two tensors (relu's gradient)
-                key = (a._dtype, t._dtype, a._ks, type(v), pos)
-                run = runners.get(key)
-                if run is not None:
-                    out = run(a, t, v)
-                    if out is not None:
-                        return out
-                elif key not in runners:
-                    result = kernel(*args, None)
-                    if _now_hot(counts, key):
-                        make = _runner_factory(stub, result, "dense_runner3_scalar")
-                        runners[key] = make and make(info, key[:2], result._dtype, pos, key[3])
-                    return result
+                dtypes = (a._dtype, t._dtype)
+                return serve(args, dtypes + (a._ks, type(v), pos), "dense_runner3_scalar",
+                             dtypes, (pos, type(v)), a, t, v)
         return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
