@@ -1,0 +1,84 @@
+"""tensorlib / NumPy across sizes 1e3..1e7 (float32), quiet or with a busy loop beside it.
+
+    python benchmarks/sizes_cpu.py [--busy]
+
+Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
+worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
+(against NumPy's default sort), add, and cross_entropy forward + backward on (N, 10) against
+the same step written in NumPy. ``--busy`` runs one busy-loop process beside the measurement
+(what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import tensorlib as tl
+
+SIZES = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+
+
+def _np_cross_entropy(x, y):
+    z = x - x.max(1, keepdims=True)
+    e = np.exp(z)
+    s = e.sum(1, keepdims=True)
+    loss = np.mean(np.log(s[:, 0]) - z[np.arange(len(y)), y])
+    g = e / s
+    g[np.arange(len(y)), y] -= 1
+    return loss, g / len(y)
+
+
+def _cases(rng, n):
+    a = (rng.random(n) * 4 - 2).astype(np.float32)
+    t = tl.asarray(a)
+    cases = {name: (lambda f=fn: f(a), lambda f=ft: f(t)) for name, (fn, ft) in {
+        "tanh": (np.tanh, tl.tanh), "exp": (np.exp, tl.exp), "sin": (np.sin, tl.sin),
+        "sum": (np.sum, tl.sum), "max": (np.max, tl.max), "argmax": (np.argmax, tl.argmax),
+        "sort": (np.sort, tl.sort), "add": (lambda x: x + x, lambda x: x + x)}.items()}
+    xn = rng.standard_normal((n // 10, 10)).astype(np.float32)
+    yn = rng.integers(0, 10, n // 10)
+    x, y = tl.asarray(xn).requires_grad_(), tl.asarray(yn)
+
+    def ours():
+        x.grad = None
+        tl.nn.functional.cross_entropy(x, y).backward()
+    cases["cross_entropy"] = (lambda: _np_cross_entropy(xn, yn), ours)
+    return cases
+
+
+def main() -> int:
+    busy = None
+    if "--busy" in sys.argv:
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        rng = np.random.default_rng(0)
+        rows = {}
+        for n in SIZES:
+            for name, (fn, ft) in _cases(rng, n).items():
+                reps = max(1, int((3e5 if name == "sort" else 3e6) // n))
+                fn(), ft(), ft()
+                rn, rt = [], []
+                for _ in range(5):
+                    for f, out in ((fn, rn), (ft, rt)):
+                        s = time.perf_counter()
+                        for _ in range(reps):
+                            f()
+                        out.append((time.perf_counter() - s) / reps)
+                ratios = [t / q for t, q in zip(rt, rn)]
+                rows.setdefault(name, []).append(
+                    f"{sorted(rt)[2] / sorted(rn)[2]:5.2f} ({max(ratios):5.2f}) {min(rt) * 1e6:9.1f}us")
+        print(f"tensorlib / numpy, median (worst round) and tensorlib's best, float32, "
+              f"{'one busy loop beside' if busy else 'quiet'}; sizes {SIZES}")
+        for name, cells in rows.items():
+            print(f"  {name:14s}" + " | ".join(cells))
+    finally:
+        if busy is not None:
+            busy.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
