@@ -1,4 +1,4 @@
-"""The branch-free float32 / float64 transcendental kernels (kernels/cpu/vector_math.py), run
+"""The branch-free float32 / float64 transcendental kernels (kernels/cpu/vector_math/), run
 through the tensorlib ops (the generated pointwise kernels).
 
 Accuracy: max error in ulps of the result dtype against a reference one level more precise:
@@ -30,7 +30,7 @@ Special values are compared with NumPy: nan where NumPy gives nan, and the same 
 NumPy gives +-inf or +-0.0; sin/cos of huge arguments are exact to the bound (Payne-Hanek
 reduction with a per-exponent table of 2/pi).
 """
-import hashlib
+import ast
 import re
 from pathlib import Path
 
@@ -308,11 +308,60 @@ def test_loop_vectorizes(name, dt):
     assert re.search(r"<\d+ x (double|float)>", llvm), "the loop did not vectorize"
 
 
-def test_vector_math_digest_is_current():
-    """Generated kernels are keyed on scalar_math.py's text: its VECTOR_MATH_DIGEST must
-    follow vector_math.py (update the constant after editing vector_math.py)."""
-    digest = hashlib.sha256(Path(vector_math.__file__).read_bytes()).hexdigest()[:16]
-    assert scalar_math.VECTOR_MATH_DIGEST == digest
+def _cpu_files(parts, cpu):
+    """The kernels/cpu files that importing module ``parts`` (below kernels/cpu) loads: the
+    module's file and its packages' ``__init__.py``."""
+    found = set()
+    for i in range(1, len(parts) + 1):
+        for cand in (cpu.joinpath(*parts[:i], "__init__.py"),
+                     cpu.joinpath(*parts[:i - 1], parts[i - 1] + ".py")):
+            if cand.is_file():
+                found.add(cand.relative_to(cpu).as_posix())
+    return found
+
+
+def _imports_below(path, cpu):
+    """The kernels/cpu files that ``path``'s imports (at any depth of the file) load."""
+    package = list(path.relative_to(cpu).parts[:-1])
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            if node.level - 1 > len(package):
+                continue                                        # above kernels/cpu
+            mod = package[:len(package) - node.level + 1] + (node.module or "").split(".")
+            mod = [m for m in mod if m]
+        elif (node.module or "").startswith("tensorlib.kernels.cpu."):
+            mod = node.module.split(".")[3:]
+        else:
+            continue
+        found |= _cpu_files(mod, cpu)
+        for alias in node.names:                                # from . import submodule
+            found |= _cpu_files(mod + [alias.name], cpu)
+    return found
+
+
+def test_kernel_cache_key_covers_every_helper_file():
+    """Generated CPU kernels are keyed on the bytes of scalar_math.HELPER_FILES (Numba's cache
+    only watches a kernel's own file): every kernels/cpu file that a generated module's imports
+    reach, directly or through another helper file, must be listed, or an edit to it would
+    leave stale compiled kernels behind."""
+    cpu = Path(tl.kernels.cpu.__file__).parent
+    reached, todo = set(), []
+    for path in cpu.parents[1].rglob("*.py"):   # generated sources' import lines, in templates
+        for m in re.finditer(r"^from tensorlib\.kernels\.cpu\.([\w.]+) import",
+                             path.read_text(), re.M):
+            todo.extend(_cpu_files(m.group(1).split("."), cpu))
+    assert {"scalar_math.py", "casting.py", "addresses.py"} <= set(todo)
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(_imports_below(cpu / name, cpu))
+    listed = set(scalar_math.HELPER_FILES)
+    assert reached == listed, (f"not in HELPER_FILES: {sorted(reached - listed)}; "
+                               f"listed but not imported: {sorted(listed - reached)}")
 
 
 def _pow_inputs(n=60000, seed=3):

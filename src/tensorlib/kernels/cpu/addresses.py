@@ -23,7 +23,7 @@ def _pointer(typingctx, address, dtype):
     def codegen(context, builder, signature, args):
         # The pointer comes back from a call LLVM cannot see into, not from an inline
         # ``inttoptr``: LLVM's alias analysis then knows (as for a pointer argument) that it
-        # cannot point into the module's private constant tables (vector_math.py's float64
+        # cannot point into the module's private constant tables (vector_math/trig.py's float64
         # sin/cos/tan reduction table). With ``inttoptr`` every table load may alias the
         # output store, and the loop stays scalar. One call per array, not per element.
         pty = context.get_value_type(ptr)

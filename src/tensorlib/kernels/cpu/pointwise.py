@@ -38,10 +38,11 @@ def kernel_cache_dir() -> str:
 
 
 def _helpers_digest() -> str:
-    # Numba's cache only watches a kernel's own file: fold the helper modules' sources into the
-    # generated text so editing them yields new module names instead of stale cached kernels.
-    from . import addresses, casting, scalar_math
-    return _codegen.files_digest([m.__file__ for m in (addresses, casting, scalar_math)], 16)
+    # Numba's cache only watches a kernel's own file: fold the helper files' bytes
+    # (scalar_math.HELPER_FILES) into the generated text so editing them yields new module
+    # names instead of stale cached kernels.
+    from . import scalar_math
+    return scalar_math.SOURCE_HASH
 
 
 _HELPERS_DIGEST = _helpers_digest()

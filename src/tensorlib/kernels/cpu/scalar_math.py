@@ -18,14 +18,14 @@ Calling a helper from plain Python works (it jit-compiles a wrapper on first
 use) but is meant for debugging only: results come back as Python scalars.
 
 Note on caching: Numba's on-disk cache of a generated kernel is keyed on the
-kernel's own source file, not on this module.  ``SOURCE_HASH`` (a digest of
-this file) should be written into generated sources so that an edit here
+kernel's own source file, not on the helpers it imports and inlines.
+``SOURCE_HASH`` (a digest of every file in ``HELPER_FILES``) is written into
+generated sources (kernels/cpu/pointwise.py) so that an edit to any of them
 invalidates stale cached kernels.
 """
 
-import hashlib
 import math
-from pathlib import Path
+import os
 
 import numba
 import numpy as np
@@ -33,6 +33,7 @@ from numba import types
 from numba.extending import overload, register_jitable
 from numba.np.numpy_support import as_dtype, from_dtype
 
+from .. import codegen as _codegen
 from . import vector_math as _vm
 
 __all__ = [
@@ -57,12 +58,15 @@ __all__ = [
     "logical_and", "logical_or", "logical_xor", "logical_not",
 ]
 
-SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-
-# Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
-# inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
-# so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "99f8fe2c95cdc18f"
+# Every file of kernels/cpu whose code a generated kernel imports or inlines (paths relative to
+# kernels/cpu): their bytes key the kernels (tests/kernels/cpu/test_vector_math.py checks that
+# the list covers every file the generated modules' imports reach).
+HELPER_FILES = ("scalar_math.py", "casting.py", "addresses.py", "vector_math/__init__.py",
+                "vector_math/base.py", "vector_math/exp_log.py", "vector_math/hyperbolic.py",
+                "vector_math/trig.py", "vector_math/inverse_trig.py", "vector_math/power.py",
+                "vector_math/erf.py")
+SOURCE_HASH = _codegen.files_digest(
+    [os.path.join(os.path.dirname(__file__), name) for name in HELPER_FILES], 16)
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).

@@ -1,0 +1,132 @@
+"""What every vector_math kernel is built from: the ``_vjit`` compiler (each helper compiled
+on its own, marked always-inline for LLVM), ``fma``, the float <-> bit-pattern casts, the shared
+constants and the exact 2**k and sign steps."""
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
+
+_JIT = {"error_model": "numpy", "fastmath": False}
+
+
+class _AlwaysInline(CPUDispatcher):
+    """A Numba dispatcher whose compiled functions LLVM always inlines into their callers.
+
+    Each helper compiles once per signature (and is cached on disk) on its own; a kernel that
+    calls it links the helper's LLVM module, in which the function carries LLVM's
+    ``alwaysinline`` attribute, so the caller's optimizer inlines it (LLVM's cost model would
+    refuse bodies this large and leave a call that keeps the loop scalar) and vectorizes the
+    loop. Numba's own ``inline='always'`` would splice the helper's IR into every caller and
+    type it again there: seconds of compile time per kernel for sin/cos."""
+
+    def add_overload(self, cres):
+        # Runs for fresh compiles (before the cache saves the library: the attribute is in the
+        # cached linking module too) and for loads from the disk cache.
+        if not cres.objectmode:
+            mod = cres.library._get_module_for_linking()
+            fn = mod.get_function(cres.fndesc.mangled_name)
+            if not any(b"alwaysinline" in a for a in fn.attributes):
+                fn.add_function_attribute("alwaysinline")
+        super().add_overload(cres)
+
+
+def _vjit(fn):
+    disp = _AlwaysInline(py_func=fn, locals={},
+                         targetoptions={"nopython": True, "nogil": True, **_JIT})
+    disp.enable_caching()
+    return disp
+
+
+# --------------------------------------------------------------------------
+# primitives
+# --------------------------------------------------------------------------
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    """a * b + c with one rounding (llvm.fma: the FMA instruction on x86-64 with FMA3)."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [t], ir.FunctionType(t, [t, t, t]))
+        return builder.call(fn, args)
+
+    return a(a, b, c), codegen
+
+
+def _bitcast(src, dst, lty):
+    @intrinsic
+    def cast(typingctx, x):
+        if x != src:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return builder.bitcast(args[0], lty)
+
+        return dst(src), codegen
+
+    return cast
+
+
+f64_bits = _bitcast(types.float64, types.uint64, ir.IntType(64))
+bits_f64 = _bitcast(types.uint64, types.float64, ir.DoubleType())
+f32_bits = _bitcast(types.float32, types.uint32, ir.IntType(32))
+bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
+
+_SHIFT = 6755399441055744.0          # 1.5 * 2**52: x + SHIFT rounds x to an integer
+_SHIFT_BITS = np.uint64(0x4338000000000000)
+_SIGN = np.uint64(0x8000000000000000)
+_TWO52 = 4503599627370496.0
+_TWO52_BITS = np.uint64(0x4330000000000000)
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01   # fdlibm split: k * LN2_HI exact for |k| < 2**11
+_LN2_LO = 1.90821492927058770002e-10
+_LN2 = 0.6931471805599453
+_LN2_LO53 = 2.3190468138462996e-17     # ln2 - float64(ln2)
+_INF = math.inf
+_NAN = math.nan
+
+
+@_vjit
+def _pow2(kd):
+    """2**k for an integer-valued double k in [-1022, 1023] (no float->int conversion)."""
+    u = f64_bits(kd + _SHIFT) + np.uint64(1023)
+    return bits_f64(u << np.uint64(52))
+
+
+@_vjit
+def _copysign(mag, sgn):
+    return bits_f64((f64_bits(mag) & ~_SIGN) | (f64_bits(sgn) & _SIGN))
+
+
+@_vjit
+def _flipsign(v, flip):
+    """v with its sign bit xor'ed by flip's lowest bit (flip: uint64)."""
+    return bits_f64(f64_bits(v) ^ (flip << np.uint64(63)))
+
+
+@_vjit
+def _scale2(v, k):
+    """v * 2**k for an integer-valued double k in [-2044, 2046], 2**k as two normal factors
+    (one rounding, at the second product)."""
+    k1 = np.floor(k * 0.5)
+    return v * _pow2(k1) * _pow2(k - k1)
+
+
+@_vjit
+def _two_sum(a, b):
+    """(s, err): a + b = s + err exactly, s = a + b rounded (Knuth's TwoSum: any order)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+@_vjit
+def _two_prod(a, b):
+    """(p, err): a * b = p + err exactly, p = a * b rounded (fma residual)."""
+    p = a * b
+    return p, fma(a, b, -p)

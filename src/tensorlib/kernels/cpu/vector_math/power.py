@@ -1,0 +1,144 @@
+"""pow on float32 / float64: exp(y log|x|) with C99's special cases."""
+import numpy as np
+
+from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign, _pow2,
+    _scale2, _two_prod, _two_sum, _vjit, f64_bits, fma)
+from .exp_log import _exp_dd, _exp_reduce, _split, _split_any
+
+# --------------------------------------------------------------------------
+# pow
+# --------------------------------------------------------------------------
+
+@_vjit
+def _odd_integer(y):
+    """y (a double) is an odd integer (|y| < 2**53: larger doubles are even)."""
+    h = y * 0.5
+    return (np.floor(y) == y) & (np.floor(h) != h)
+
+
+@_vjit
+def _pow_signs(res, x, y):
+    """x**y from res = |x|**y (doubles), C99's cases: x < 0 gives (-1)**y |x|**y for an
+    integer y, nan for other finite y; -0.0 ** odd y keeps the sign (x < 0 misses -0.0);
+    x = 1 or y = 0 gives 1 even for a nan y / x, as does x = -1 with y = +-inf."""
+    a = abs(x)
+    neg = x < 0.0
+    odd = _odd_integer(y)
+    res = -res if (neg & odd) else res
+    res = _NAN if (neg & (np.floor(y) != y) & (abs(y) < _INF) & (a < _INF)) else res
+    res = _copysign(res, x) if (odd & (x == 0.0)) else res
+    res = 1.0 if (x == 1.0) | (y == 0.0) else res
+    return 1.0 if (x == -1.0) & (abs(y) == _INF) else res
+
+
+@_vjit
+def pow_f32(x, y):
+    # |x|**y = exp(y ln|x|) in double: ln|x| to ~2**-50 relative (atanh series), its product
+    # with y rounded once, exp to ~2**-42: the float32 result is correctly rounded but within
+    # ~2**-18 ulp of a halfway case (and for float32-denormal results)
+    xd = np.float64(x)
+    yd = np.float64(y)
+    a = abs(xd)
+    k, z = _split(f64_bits(max(a, 1e-300)))           # float32 values are normal doubles
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    # 2 atanh(s) = 2s (1 + z2/3 + ... + z2**8/17): truncation (z2 <= 0.0295) ~2**-48
+    p = fma(z2, 1.0 / 17.0, 1.0 / 15.0)
+    p = fma(p, z2, 1.0 / 13.0)
+    p = fma(p, z2, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    ls = fma(2.0 * s * z2, p, 2.0 * s)
+    lhi = k * _LN2_HI                                   # exact (|k| < 2**11)
+    lg = lhi + (fma(k, _LN2_LO, ls))
+    lg = lg if a != 0.0 else -_INF
+    lg = lg if a != _INF else _INF
+    lg = lg if a == a else a                            # nan x
+    t = yd * lg
+    tc = min(max(t, -160.0), 160.0)
+    kk, r = _exp_reduce(tc)
+    # degree 11 Taylor on |r| <= ln2/2: truncation ~2**-48
+    e = 1.0 / 39916800.0
+    e = fma(e, r, 1.0 / 3628800.0)
+    e = fma(e, r, 1.0 / 362880.0)
+    e = fma(e, r, 1.0 / 40320.0)
+    e = fma(e, r, 1.0 / 5040.0)
+    e = fma(e, r, 1.0 / 720.0)
+    e = fma(e, r, 1.0 / 120.0)
+    e = fma(e, r, 1.0 / 24.0)
+    e = fma(e, r, 1.0 / 6.0)
+    e = fma(e, r, 0.5)
+    e = fma(e, r * r, r) + 1.0
+    res = e * _pow2(kk)                                 # |kk| <= 231: 2**kk is normal
+    res = res if t == t else t                          # nan x or y (t nan: y ln|x| = 0 * inf too)
+    return np.float32(_pow_signs(res, xd, yd))
+
+
+# float64 pow: log|x| as a double-double to ~2**-68 relative (2 atanh(s) with s = (z - 1) /
+# (z + 1) and its first two terms carried as double-doubles, the rest a Taylor sum in s*s),
+# y log|x| as a double-double, then exp of it (_exp_dd) scaled by 2**k once.
+_TWO3_HI = 0.6666666666666666
+_TWO3_LO = 3.700743415417188e-17        # 2/3 - float64(2/3)
+
+
+@_vjit
+def _log_dd(a):
+    """(hi, lo): log(a) = hi + lo to ~2**-68 relative, for a positive finite a."""
+    k, z = _split_any(a)
+    f = z - 1.0                                 # exact
+    dh = 2.0 + f                                # z + 1 = dh + dl
+    dl = (2.0 - dh) + f
+    rd = 1.0 / dh
+    sh = f * rd                                 # s = f / (z + 1) = sh + sl (sl: sh's residual)
+    sl = (fma(-sh, dh, f) - sh * dl) * rd
+    s2, s2l = _two_prod(sh, sh)
+    s3 = s2 * sh                                # s**3 = s3 + s3l (to first order in sl)
+    s3l = fma(s2, sh, -s3) + fma(s2l, sh, 3.0 * s2 * sl)
+    c = s3 * _TWO3_HI                           # (2/3) s**3 = c + cl
+    cl = fma(s3, _TWO3_HI, -c) + fma(s3, _TWO3_LO, s3l * _TWO3_HI)
+    # 2 s**5 / 5 + 2 s**7 / 7 + ... + 2 s**27 / 27 (s*s <= 0.0295: truncation < 2**-70)
+    p = fma(s2, 2.0 / 27.0, 2.0 / 25.0)
+    p = fma(p, s2, 2.0 / 23.0)
+    p = fma(p, s2, 2.0 / 21.0)
+    p = fma(p, s2, 2.0 / 19.0)
+    p = fma(p, s2, 2.0 / 17.0)
+    p = fma(p, s2, 2.0 / 15.0)
+    p = fma(p, s2, 2.0 / 13.0)
+    p = fma(p, s2, 2.0 / 11.0)
+    p = fma(p, s2, 2.0 / 9.0)
+    p = fma(p, s2, 2.0 / 7.0)
+    p = fma(p, s2, 0.4)
+    rest = p * s3 * s2
+    kh = k * _LN2_HI                            # exact (|k| < 2**11)
+    # kh + 2 sh + c with TwoSums, the small terms added to the low part
+    t = sh + sh
+    u, e1 = _two_sum(kh, t)
+    v, e2 = _two_sum(u, c)
+    lo = (e1 + e2) + ((k * _LN2_LO + (sl + sl)) + (cl + rest))
+    hi = v + lo
+    return hi, (v - hi) + lo
+
+
+@_vjit
+def pow_f64(x, y):
+    a = abs(x)
+    lh, ll = _log_dd(min(max(a, 5e-324), 1.7976931348623157e308))
+    th, tl = _two_prod(y, lh)                   # y log|x| = th + tl
+    tl = tl + y * ll
+    inr = abs(th) < 760.0
+    tl = tl if inr else 0.0
+    thc = min(max(th, -760.0), 760.0)
+    k = (fma(thc, _LOG2E, _SHIFT) - _SHIFT)
+    hi, lo = _exp_dd(fma(-k, _LN2, thc), fma(-k, _LN2_LO53, tl))
+    k = min(max(k, -1100.0), 1100.0)
+    res = _scale2(hi + lo, k)
+    # x = 0 / inf, y = +-inf: the limits (C99 pow's table) from the sign of y log|x|
+    lg = -_INF if a == 0.0 else (_INF if a == _INF else lh)
+    lg = lg if a == a else a
+    ts = y * lg
+    res = res if ts == ts else ts
+    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
+    return _pow_signs(res, x, y)
