@@ -1,8 +1,9 @@
 """The vocabulary of ops.yaml ``pointwise:`` expressions: the scalar helpers an expression may
 call, beside its argument names, Python operators and numeric literals. Each backend
-implements every one with NumPy 2's semantics for the compute dtype: kernels/cpu/scalar_math.py
-as Numba overloads, kernels/cuda/scalar_math.py as Triton functions (both export them; they may
-export private extras for their own generated code). The registration refuses an expression
+implements every one with NumPy 2's semantics for the compute dtype: kernels/cpu/scalar_math/
+as Numba overloads (its ``__all__`` is derived from this list), kernels/cuda/scalar_math.py as
+Triton functions (both export them; they may export private extras for their own generated
+code). The registration refuses an expression
 calling anything else (dispatch/registration.py), and tests/dispatch/test_pointwise_helpers.py
 holds both backends to this list. Data only."""
 from __future__ import annotations

@@ -746,7 +746,7 @@ print(of.tolist(), oi.tolist(), oh.tolist())
 def test_generated_kernel_cache(tmp_path):
     (tmp_path / "gen_kernel.py").write_text(textwrap.dedent(_GENERATED))
     (tmp_path / "driver.py").write_text(_DRIVER)
-    src_root = Path(sm.__file__).resolve().parents[3]
+    src_root = Path(sys.modules["tensorlib"].__file__).resolve().parents[1]
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=os.pathsep.join([str(src_root), os.environ.get("PYTHONPATH", "")]))
     outs = []

@@ -65,7 +65,6 @@ def _ph_table(nexp, bias, cuts):
     return out
 
 
-
 # float32 needs no table: x = m 2**s (m < 2**24, s = E - 150 <= 104) and 2/pi = G0 + G1 + G2 + G3
 # (53-bit chunks _G0.._G3: bits 2**-1..2**-53, 2**-54..2**-106, ...), so x 2/pi mod 4 =
 # sum_i m ((Gi 2**s) mod 4) mod 4, each (Gi 2**s) mod 4 exact in a double. Per-lane table loads
