@@ -431,6 +431,37 @@ def test_large_parallel_paths():
     same(tl.asarray(flat)[tl.asarray(k.astype(np.int32))], flat[k])
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_dense_mask_moves_the_kept_elements_bit_for_bit(dtype, threads, monkeypatch):
+    """x[mask] with x and mask dense and of one shape, above the indexing grain: the
+    compaction kernel (kernels/cpu/indexing.compact; threads=1: the serial loop, 2: chunks in
+    parallel) gives NumPy's elements, bits included (nan payloads, -0.0), for masks kept at
+    random, none, all, and only the last element."""
+    from tensorlib.kernels.cpu.indexing import GRAIN
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(cores, "threads", lambda: threads)
+    rng = np.random.default_rng(5)
+    shape = (3, GRAIN // 2 + 7)
+    n = shape[0] * shape[1]
+    if dtype == "bfloat16":  # (no NumPy dtype: its float32 values, rounded, stand in)
+        t = tl.asarray(rng.standard_normal(shape).astype(np.float32)).astype(tl.bfloat16)
+        a = host(t.astype(tl.float32))
+    else:
+        raw = rng.integers(0, 256, n * np.dtype(dtype).itemsize, dtype=np.uint8)
+        a = (raw.view(dtype) if dtype != "bool" else (raw[:n] & 1).astype(bool)).reshape(shape)
+        t = tl.asarray(a)
+    last = np.zeros(shape, bool)
+    last[-1, -1] = True
+    for m in (rng.random(shape) < 0.5, np.zeros(shape, bool), np.ones(shape, bool), last):
+        got = t[tl.asarray(m)]
+        want = a[m]
+        assert got.shape == want.shape and got.dtype == t.dtype
+        if dtype == "bfloat16":
+            got = got.astype(tl.float32)
+        assert np.array_equal(host(got).view(np.uint8), want.view(np.uint8))
+
+
 # ---- advanced setitem ---------------------------------------------------------------------------
 @st.composite
 def set_cases(draw):
