@@ -422,6 +422,12 @@ def _ready(serial, parallel, args, work):
 _pairs: dict = {}
 
 
+def _run(fn, args, parallel):
+    """``fn(*args)``; a parallel kernel through cores.call (the team size it sets, and its
+    stall detection: a busy machine then gets the one-thread cool-down)."""
+    return cores.call(fn, args) if parallel else fn(*args)
+
+
 def _advanced_offsets(plan):
     """plan.base + sum_k wrap(idx_k) * stride_k over the broadcast index shape (int64)."""
     n = 1
@@ -440,11 +446,9 @@ def _advanced_offsets(plan):
         args = (adv, kernel_array(t), t._offset, bshape, _i64(t._strides), ix.size, ix.stride,
                 plan.base_offset, k == 0, CHUNK)
         ser = _offsets_module(t._dtype, False).index_offsets
-        fn = ser
-        if n >= GRAIN:
-            par = _offsets_module(t._dtype, True).index_offsets
-            fn = par if _ready(ser, par, args, n) else ser
-        bad = fn(*args)
+        par = _offsets_module(t._dtype, True).index_offsets if n >= GRAIN else None
+        use_par = par is not None and _ready(ser, par, args, n)
+        bad = _run(par if use_par else ser, args, use_par)
         if bad >= 0:
             plan.raise_out_of_bounds(k, int(bad))
     return adv
@@ -480,11 +484,10 @@ def index(plan, out):
             return out
         args = (dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
                 plan.base_offset, pre, post, CHUNK)
-        fn = _direct_module(False).gather_direct
-        if big:
-            par = _direct_module(True).gather_direct
-            fn = par if _ready(fn, par, args, out._numel) else fn
-        bad = fn(*args)
+        ser = _direct_module(False).gather_direct
+        par = _direct_module(True).gather_direct if big else None
+        use_par = par is not None and _ready(ser, par, args, out._numel)
+        bad = _run(par if use_par else ser, args, use_par)
         if bad >= 0:
             plan.raise_out_of_bounds(0, int(bad))
         return out
@@ -494,7 +497,7 @@ def index(plan, out):
     mod = _move_module()
     if big and _ready(mod.gather_serial, mod.gather_parallel,
                       (dst, src, pre, adv, post, CHUNK), out._numel):
-        mod.gather_parallel(dst, src, pre, adv, post, CHUNK)
+        cores.call(mod.gather_parallel, (dst, src, pre, adv, post, CHUNK))
     elif pre.size == 1 and post.size == 1:
         # one run of checked offsets (x[mask], x[idx] of other index kinds): NumPy's take
         # (no kernel to compile; 'clip' is a no-op on valid offsets and writes out directly)
@@ -518,7 +521,7 @@ def index_put(plan, values):
     args = (_raw(plan.src), val, vstep, pre, adv, post)
     if numel >= GRAIN and max(pre.size, post.size) > 1 and \
             _ready(mod.scatter_serial, mod.scatter_parallel, args, numel):
-        mod.scatter_parallel(*args)
+        cores.call(mod.scatter_parallel, args)
     else:
         mod.scatter_serial(*args)
 
@@ -546,7 +549,7 @@ def nonzero(x, offset_strides=None, base=0):
         mod = par if _ready(ser.nonzero_pass, par.nonzero_pass, args, n) else ser
     if mod is ser and x.is_contiguous():
         return _nonzero_numpy(x, arr, offset_strides, base)
-    mod.nonzero_pass(*args)
+    _run(mod.nonzero_pass, args, mod is not ser)
     # Per-chunk counts -> each chunk's first output position (exclusive prefix sum).
     total = 0
     for c in range(nchunks):
@@ -564,8 +567,8 @@ def nonzero(x, offset_strides=None, base=0):
         out = buf._view((total,), (1,), 0)
         mode = 2
     if total:
-        mod.nonzero_pass(arr, x._offset, shape, strides, CHUNK, starts, total, mode, out2,
-                         out1, ostrides, base)
+        _run(mod.nonzero_pass, (arr, x._offset, shape, strides, CHUNK, starts, total, mode, out2,
+                                out1, ostrides, base), mod is not ser)
     return out
 
 
