@@ -30,22 +30,25 @@ invalidates stale cached kernels.
 """
 import os
 
+from ....dispatch.pointwise_helpers import BLOCK_HELPERS as _BLOCK_HELPERS
 from ....dispatch.pointwise_helpers import HELPERS as _VOCABULARY
 from ... import codegen as _codegen
 from .plumbing import _bits, _from_bits, bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from .arith import (absolute, clip, conj, copysign, floordiv, fmod_, imag_part, isfinite, isinf,
     isnan, maximum, minimum, negative, nextafter, power, real_part, reciprocal, remainder, scale,
     sign, signbit, square, true_div)
-from .transcend import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cosh, erf, exp,
-    exp2, expm1, floor, hypot, log, log10, log1p, log2, logaddexp, round_half_even, rsqrt, sigmoid,
-    sin, sinh, sqrt, tan, tanh, trunc)
+from .transcend import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cos_short, cosh,
+    erf, exp, exp2, expm1, floor, hypot, log, log10, log1p, log2, logaddexp, round_half_even,
+    rsqrt, sigmoid, sin, sin_short, sinh, sqrt, tan, tan_short, tanh, trig_short, trunc)
 from .bitwise import (bit_and, bit_not, bit_or, bit_xor, left_shift, logical_and, logical_not,
     logical_or, logical_xor, right_shift)
 
-# the 16-bit storage conversions (generated code's own extras), then the vocabulary of
-# pointwise expressions (dispatch/pointwise_helpers.py) that every backend implements
+# the 16-bit storage conversions (generated code's own extras), the vocabulary of pointwise
+# expressions that every backend implements, and the helpers of block fast forms (CPU loops
+# only): dispatch/pointwise_helpers.py declares both
 __all__ = ["f16_to_f32", "f32_to_f16", "bf16_to_f32", "f32_to_bf16",
-           *(name for group in _VOCABULARY.values() for name in group)]
+           *(name for group in _VOCABULARY.values() for name in group),
+           *sorted(_BLOCK_HELPERS)]
 
 # Every file of kernels/cpu whose code a generated kernel imports or inlines (paths relative to
 # kernels/cpu): their bytes key the kernels (tests/kernels/cpu/test_vector_math.py checks that

@@ -136,6 +136,24 @@ rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
+# Block fast forms of sin / cos / tan (ops.yaml block_fast): the same results as sin / cos /
+# tan; float32 arguments below vector_math.TRIG_SHORT_BOUND take a cheaper reduction.
+
+
+def _mk_trig_short(t):
+    if t == types.float32:
+        bound = np.float32(_vm.TRIG_SHORT_BOUND)
+        return lambda a: abs(a) < bound  # False for nan and inf
+    return lambda a: False
+
+
+trig_short = _define("trig_short", 1, _mk_trig_short)
+sin_short = _define("sin_short", 1, _mk_vfunc(_vm.sin_short_f32, _vm.sin_f64, _c_sin),
+                    inline="always")
+cos_short = _define("cos_short", 1, _mk_vfunc(_vm.cos_short_f32, _vm.cos_f64, _c_cos),
+                    inline="always")
+tan_short = _define("tan_short", 1, _mk_vfunc(_vm.tan_short_f32, _vm.tan_f64, _c_tan),
+                    inline="always")
 asin = _define("asin", 1, _mk_vfunc(_vm.asin_f32, _vm.asin_f64, _c_asin), inline="always")
 acos = _define("acos", 1, _mk_vfunc(_vm.acos_f32, _vm.acos_f64, _c_acos), inline="always")
 atan = _define("atan", 1, _mk_vfunc(_vm.atan_f32, _vm.atan_f64, _c_atan), inline="always")

@@ -61,7 +61,8 @@ from .exp_log import (exp2_f32, exp2_f64, exp_f32, exp_f64, expm1_f32, expm1_f64
     log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64, log_f32, log_f64)
 from .hyperbolic import (acosh_f32, acosh_f64, asinh_f32, asinh_f64, atanh_f32, atanh_f64,
     cosh_f32, cosh_f64, sigmoid_f32, sigmoid_f64, sinh_f32, sinh_f64, tanh_f32, tanh_f64)
-from .trig import cos_f32, cos_f64, sin_f32, sin_f64, tan_f32, tan_f64
+from .trig import (TRIG_SHORT_BOUND, cos_f32, cos_f64, cos_short_f32, sin_f32, sin_f64,
+    sin_short_f32, tan_f32, tan_f64, tan_short_f32)
 from .inverse_trig import (acos_f32, acos_f64, asin_f32, asin_f64, atan2_f32, atan2_f64, atan_f32,
     atan_f64)
 from .power import pow_f32, pow_f64
