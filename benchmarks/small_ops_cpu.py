@@ -21,7 +21,19 @@ def _cases(tl):
     x2n = rng.random((40, 25), dtype=np.float32)
     mn = xn < yn
     idxn = rng.integers(0, n, 100)
+    tkn = rng.integers(0, n, n)               # the everyday suite's take: n int64 indices
+    x3n = rng.random((40, 25), dtype=np.float32)  # transposed to (25, 40), then copied
+    an = rng.random((32, 32), dtype=np.float32)
+    bn = rng.random((32, 32), dtype=np.float32)
+    sn = rng.standard_normal((25, 40)).astype(np.float32)
+    hn, gn = xn[:500].copy(), yn[500:].copy()
     x, y, x2, m, idx = (tl.asarray(a) for a in (xn, yn, x2n, mn, idxn))
+    tk, x3, a, b, s, h, g = (tl.asarray(v) for v in (tkn, x3n, an, bn, sn, hn, gn))
+    f32 = tl.float32
+
+    def np_softmax(v):
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
     return [
         ("x + y", lambda: x + y, lambda: xn + yn),
         ("x < y", lambda: x < y, lambda: xn < yn),
@@ -41,6 +53,21 @@ def _cases(tl):
         ("x[idx]", lambda: x[idx], lambda: xn[idxn]),
         ("x[mask]", lambda: x[m], lambda: xn[mn]),
         ("cumsum(x, axis=0)", lambda: tl.cumsum(x, axis=0), lambda: np.cumsum(xn, axis=0)),
+        # the everyday survey's 1e3 cases, spelled as tensorlib.bench spells them
+        ("sum(x2, axis=1)", lambda: tl.sum(x2, axis=1), lambda: np.sum(x2n, axis=1)),
+        ("std(x)", lambda: tl.std(x), lambda: np.std(xn)),
+        ("sort(x)", lambda: tl.sort(x), lambda: np.sort(xn)),
+        ("argsort(x)", lambda: tl.argsort(x), lambda: np.argsort(xn)),
+        ("take(x, idx1000)", lambda: tl.take(x, tk), lambda: np.take(xn, tkn)),
+        ("x3.T.contiguous()", lambda: x3.T.contiguous(), lambda: np.ascontiguousarray(x3n.T)),
+        ("matmul 32x32", lambda: tl.matmul(a, b), lambda: np.matmul(an, bn)),
+        ("softmax (25,40)", lambda: tl.softmax(s, axis=-1), lambda: np_softmax(sn)),
+        ("concat 500+500", lambda: tl.concat([h, g]), lambda: np.concatenate([hn, gn])),
+        ("linspace dtype,device", lambda: tl.linspace(0.0, 1.0, n, dtype=f32, device="cpu"),
+         lambda: np.linspace(0.0, 1.0, n, dtype=np.float32)),
+        ("zeros dtype,device", lambda: tl.zeros((n,), dtype=f32, device="cpu"),
+         lambda: np.zeros((n,), dtype=np.float32)),
+        ("x[::2] * y[::2]", lambda: x[::2] * y[::2], lambda: xn[::2] * yn[::2]),
     ]
 
 

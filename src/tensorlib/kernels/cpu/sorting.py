@@ -158,12 +158,32 @@ def _cold_values(raw, out, rows, n, spec, desc):
     np.take(raw, cold_order(raw, rows, n, spec, desc), out=out)
 
 
+# Scratch of small calls is kept per thread and reused (allocating and freeing three or four
+# blocks costs more than sorting a 1,000-element row); bigger scratch comes from the allocator.
+SCRATCH_KEEP_BYTES = 1 << 18
+_tls_scratch = threading.local()
+
+
 def _scratch(n, np_dtype, keep):
-    """n elements of np_dtype from the caching host allocator (fresh NumPy buffers would pay
-    page faults on every call); ``keep`` holds the Storage until the caller is done."""
-    st = Storage.allocate(max(n, 1) * np.dtype(np_dtype).itemsize)
+    """n elements of np_dtype, not aliased by anything else in use (fresh NumPy buffers would
+    pay page faults on every call): this thread's reused buffer number len(keep) when small,
+    else a block of the caching host allocator, which ``keep`` holds until the caller is
+    done. Kernels never leave a reference to scratch behind, and a sort calls no other sort
+    while its scratch is in use."""
+    np_dtype = np.dtype(np_dtype)
+    nbytes = max(n, 1) * np_dtype.itemsize
+    slot = len(keep)
+    if nbytes <= SCRATCH_KEEP_BYTES:
+        bufs = getattr(_tls_scratch, "bufs", None)
+        if bufs is None:
+            bufs = _tls_scratch.bufs = []
+        if slot == len(bufs):
+            bufs.append(np.empty(SCRATCH_KEEP_BYTES, np.uint8))
+        keep.append(None)
+        return bufs[slot][:n * np_dtype.itemsize].view(np_dtype)
+    st = Storage.allocate(nbytes)
     keep.append(st)
-    return st.buffer[:n * np.dtype(np_dtype).itemsize].view(np_dtype)
+    return st.buffer[:n * np_dtype.itemsize].view(np_dtype)
 
 
 # value sorts of many rows up to this long (by key width) take the sorting network (faster than
