@@ -107,7 +107,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
                             f"elements") from None
     if dtype is None:
         dtype = _dt.result_type(start, stop, step)
-    t = empty_1d(n, dtype, device)
+    t = empty_1d(n, dtype, None if device is _CPU else device)
     return t._fill_range(start, step)
 
 
@@ -121,7 +121,7 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         dtype = _dt.result_type(start, stop, 1.0)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = empty_1d(num, dtype, device)
+    t = empty_1d(num, dtype, None if device is _CPU else device)  # (None: the direct path)
     t._fill_range(start, step)
     if endpoint and num > 1:
         # exact end point, as NumPy guarantees
