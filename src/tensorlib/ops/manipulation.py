@@ -364,6 +364,10 @@ def broadcast_arrays_varargs(*arrays):
 
 # ---------------------------------------------------------------- take, take_along_axis
 def take(x, indices, axis=None):
+    if (type(x) is Tensor and type(indices) is Tensor and len(x._shape) == 1
+            and indices._dtype is _dt.int64 and len(indices._shape) == 1
+            and (axis is None or (type(axis) is int and (axis == 0 or axis == -1)))):
+        return x[indices]  # what the checks below come to for a 1-D x and int64 indices
     op = "take"
     _tensor(op, x)
     if axis is None:
