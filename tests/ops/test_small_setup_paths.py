@@ -367,3 +367,27 @@ def test_linspace_arange_device_cpu_equal_default(dtype):
     _bits_equal(tl.arange(3, 50, 4, dtype=dtype, device="cpu"), tl.arange(3, 50, 4, dtype=dtype))
     with pytest.raises(ValueError):
         tl.linspace(0.0, 1.0, -1, dtype=dtype, device="cpu")
+
+
+# ---------------------------------------------------------------- concat
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float16, np.bool_, np.complex128, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_concat_blocks_match_numpy(np_dtype):
+    a = _values(np_dtype, (30, 4), seed=1)
+    b = _values(np_dtype, (7, 4), seed=2)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    cases = [([ta, tb], 0, [a, b]), ([ta[5:], tb, ta[:0]], 0, [a[5:], b, a[:0]]),
+             ([ta[3], tb[1], ta[0]], 0, [a[3], b[1], a[0]]),
+             ([ta[None], tb[None, :4]], 1, [a[None], b[None, :4]]),
+             ([ta.reshape((120,)), tb.reshape((28,))], -1, [a.ravel(), b.ravel()])]
+    for ts, axis, ns in cases:
+        got = tl.concat(ts, axis=axis)
+        ref = np.concatenate(ns, axis=axis)
+        assert got.shape == ref.shape and got.is_contiguous()
+        _bits_equal(got, tl.asarray(ref))
+    s = tl.Stream(device="cpu")  # a user stream: the copy kernels run queued, in order
+    with tl.stream(s):
+        u = ta.clone()
+        got = tl.concat([u, tb])
+    s.synchronize()
+    _bits_equal(got, tl.asarray(np.concatenate([a, b])))

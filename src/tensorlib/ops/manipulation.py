@@ -18,12 +18,12 @@ import math
 import operator
 
 from .. import dtypes as _dt
-from ..dispatch.keys import TLS_IN_USE
+from ..dispatch.keys import BACKEND_MASK, TLS_IN_USE, backend_key_for
 from ..allocation import empty
 from ..storage import Storage
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
 from ..tensor import Tensor
-from .copy import _copy_fast, _fast_for, copy_ as _copy_
+from .copy import _copy_fast, _cpu_streams, _fast_for, copy_ as _copy_
 from .views import broadcast_to, narrow, reshape, select, unsqueeze
 
 __all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
@@ -54,6 +54,10 @@ def _index_tensor(op, ix, arg):
 
 
 # ---------------------------------------------------------------- concat, stack
+_CPU_KS = backend_key_for("cpu")
+_BYTE_COPY_MAX = 1 << 22  # (bigger joins use the copy kernel's threads)
+
+
 def _concat_dense(arrays, axis):
     """concat of contiguous tensors of one dtype and backend along an axis with only size-1
     dims before it (each input is one block of the output), while no dispatch key is set on
@@ -65,7 +69,7 @@ def _concat_dense(arrays, axis):
     shape = first._shape
     nd = len(shape)
     ax = axis + nd if axis < 0 else axis
-    if not 0 <= ax < nd or math.prod(shape[:ax]) != 1:
+    if not 0 <= ax < nd or (ax and math.prod(shape[:ax]) != 1):
         return None
     dtype, ks = first._dtype, first._ks
     rest = shape[ax + 1:]
@@ -79,10 +83,24 @@ def _concat_dense(arrays, axis):
     oshape = shape[:ax] + (total,) + rest
     inner = math.prod(rest)
     device = first._storage.device
-    out = Tensor._make(Storage.allocate(total * inner * dtype.itemsize, device), oshape,
-                       contiguous_strides(oshape), 0, dtype)
-    fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
+    item = dtype.itemsize
+    out = Tensor._make(Storage.allocate(total * inner * item, device), oshape,
+                       (1,) if nd == 1 else contiguous_strides(oshape), 0, dtype)
     st = out._storage
+    if ks & BACKEND_MASK == _CPU_KS and total * inner * item <= _BYTE_COPY_MAX \
+            and not _cpu_streams()._slow:
+        # Host memory, no CPU stream or profiler in use (nothing queued, nothing recorded):
+        # each input is one block of bytes of the output (a same-dtype copy moves bits).
+        buf = st.buffer
+        pos = 0
+        for a in arrays:
+            nb = a._numel * item
+            if nb:
+                off = a._offset * item
+                buf[pos:pos + nb] = a._storage.buffer[off:off + nb]
+                pos += nb
+        return out
+    fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
     start = 0
     for a in arrays:
         n = a._shape[ax]
