@@ -178,9 +178,12 @@ def _scratch(n, np_dtype, keep):
         if bufs is None:
             bufs = _tls_scratch.bufs = []
         if slot == len(bufs):
-            bufs.append(np.empty(SCRATCH_KEEP_BYTES, np.uint8))
+            bufs.append(None)
+        buf = bufs[slot]
+        if buf is None or buf.size < nbytes:  # grown in powers of two, up to the limit
+            buf = bufs[slot] = np.empty(max(1 << (nbytes - 1).bit_length(), 4096), np.uint8)
         keep.append(None)
-        return bufs[slot][:n * np_dtype.itemsize].view(np_dtype)
+        return buf[:n * np_dtype.itemsize].view(np_dtype)
     st = Storage.allocate(nbytes)
     keep.append(st)
     return st.buffer[:n * np_dtype.itemsize].view(np_dtype)
