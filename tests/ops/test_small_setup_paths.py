@@ -391,3 +391,23 @@ def test_concat_blocks_match_numpy(np_dtype):
         got = tl.concat([u, tb])
     s.synchronize()
     _bits_equal(got, tl.asarray(np.concatenate([a, b])))
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_linspace_endpoint_written_on_the_host(np_dtype):
+    import warnings
+    dtype = tl.float32 if np_dtype == np.float32 else tl.float64
+    stops = [1e300, np.nan, np.inf, -np.inf, -0.0, 3.4028235677973366e+38,
+             float(np.finfo(np.float32).max), 1 / 3, -7, 2 ** 200, 5e-324]
+    for stop in stops:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (NumPy would warn on an overflowing cast)
+            t = tl.linspace(0.0, stop, 3, dtype=dtype, device="cpu")
+        with np.errstate(over="ignore"):
+            ref = np.array(float(stop), np.float64).astype(np_dtype)
+        assert _np(t)[-1].tobytes() == ref.tobytes(), stop
+    s = tl.Stream(device="cpu")  # a user stream: the element is written by the fill kernel
+    with tl.stream(s):
+        t = tl.linspace(0.0, 1 / 3, 4, dtype=dtype)
+    s.synchronize()
+    assert _np(t)[-1] == np_dtype(1 / 3)
