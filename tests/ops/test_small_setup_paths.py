@@ -411,3 +411,25 @@ def test_linspace_endpoint_written_on_the_host(np_dtype):
         t = tl.linspace(0.0, 1 / 3, 4, dtype=dtype)
     s.synchronize()
     assert _np(t)[-1] == np_dtype(1 / 3)
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.bool_, np.complex64, np.uint16],
+                         ids=lambda d: np.dtype(d).name)
+def test_stack_blocks_match_numpy_and_errors(np_dtype):
+    a = _values(np_dtype, (6, 4), seed=1)
+    b = _values(np_dtype, (6, 4), seed=2)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    for ts, ns, axis in (([ta, tb], [a, b], 0), ([ta, tb, ta], [a, b, a], -3),
+                         ([ta[2:3], tb[0:1]], [a[2:3], b[0:1]], 1),
+                         ([ta[1], tb[5]], [a[1], b[5]], 0), ([ta, tb], [a, b], 2),
+                         ([ta.T, tb.T], [a.T, b.T], 0), ([ta[:0], tb[:0]], [a[:0], b[:0]], 0)):
+        got = tl.stack(ts, axis=axis)
+        ref = np.stack(ns, axis=axis)
+        assert got.shape == ref.shape and got.is_contiguous()
+        _bits_equal(got, tl.asarray(ref))
+    with pytest.raises(ValueError, match="shape"):
+        tl.stack([ta, tb[1:]])
+    with pytest.raises(IndexError):
+        tl.stack([ta, tb], axis=3)
+    mixed = tl.stack([ta, tb.astype(tl.float64)])  # promoted by the general path
+    assert mixed.dtype == tl.result_type(ta, tl.float64)

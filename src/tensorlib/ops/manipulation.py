@@ -59,7 +59,7 @@ _BYTE_COPY_MAX = 1 << 22  # (bigger joins use the copy kernel's threads)
 
 
 def _concat_dense(arrays, axis):
-    """concat of contiguous tensors of one dtype and backend along an axis with only size-1
+    """concat of contiguous tensors of one dtype and device along an axis with only size-1
     dims before it (each input is one block of the output), while no dispatch key is set on
     any thread: the output is allocated and each input copied in by ops.copy.copy_ directly.
     None for anything else (the general path checks, raises and handles it)."""
@@ -71,23 +71,29 @@ def _concat_dense(arrays, axis):
     ax = axis + nd if axis < 0 else axis
     if not 0 <= ax < nd or (ax and math.prod(shape[:ax]) != 1):
         return None
-    dtype, ks = first._dtype, first._ks
+    dtype, ks, dev = first._dtype, first._ks, first._storage.device
     rest = shape[ax + 1:]
     total = 0
     for a in arrays:
         if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+                or (a._storage.device is not dev and a._storage.device != dev)
                 or len(a._shape) != nd or a._shape[ax + 1:] != rest
                 or a._shape[:ax] != shape[:ax] or not (a._contiguous or a.is_contiguous())):
             return None
         total += a._shape[ax]
-    oshape = shape[:ax] + (total,) + rest
-    inner = math.prod(rest)
+    return _blocks(arrays, shape[:ax] + (total,) + rest, dtype, ks, first)
+
+
+def _blocks(arrays, oshape, dtype, ks, first):
+    """A new C-order tensor of ``oshape`` holding the contiguous ``arrays`` (of ``dtype`` and
+    key set ``ks``) one after the other: concat / stack where each input is one block."""
     device = first._storage.device
     item = dtype.itemsize
-    out = Tensor._make(Storage.allocate(total * inner * item, device), oshape,
-                       (1,) if nd == 1 else contiguous_strides(oshape), 0, dtype)
+    nbytes = math.prod(oshape) * item
+    out = Tensor._make(Storage.allocate(nbytes, device), oshape,
+                       (1,) if len(oshape) == 1 else contiguous_strides(oshape), 0, dtype)
     st = out._storage
-    if ks & BACKEND_MASK == _CPU_KS and total * inner * item <= _BYTE_COPY_MAX \
+    if ks & BACKEND_MASK == _CPU_KS and nbytes <= _BYTE_COPY_MAX \
             and not _cpu_streams()._slow:
         # Host memory, no CPU stream or profiler in use (nothing queued, nothing recorded):
         # each input is one block of bytes of the output (a same-dtype copy moves bits).
@@ -103,14 +109,35 @@ def _concat_dense(arrays, axis):
     fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
     start = 0
     for a in arrays:
-        n = a._shape[ax]
+        n = a._numel
         if n:
-            dst = Tensor._make(st, a._shape, a._strides, start * inner, dtype)
+            dst = Tensor._make(st, a._shape, a._strides, start, dtype)
             dst._contiguous = True
             if fast is None or fast(dst, a) is None:
                 _copy_(dst, a)
         start += n
     return out
+
+
+def _stack_dense(arrays, axis):
+    """stack of contiguous tensors of one dtype, backend and shape along an axis with only
+    size-1 dims before it (each input is one block of the output; what stack's general path
+    gives for them), while no dispatch key is set on any thread. None for anything else."""
+    first = arrays[0]
+    if type(first) is not Tensor or type(axis) is not int or TLS_IN_USE[0]:
+        return None
+    shape = first._shape
+    nd = len(shape) + 1
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd or (ax and math.prod(shape[:ax]) != 1):
+        return None
+    dtype, ks, dev = first._dtype, first._ks, first._storage.device
+    for a in arrays:
+        if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+                or (a._storage.device is not dev and a._storage.device != dev)
+                or a._shape != shape or not (a._contiguous or a.is_contiguous())):
+            return None
+    return _blocks(arrays, shape[:ax] + (len(arrays),) + shape[ax:], dtype, ks, first)
 
 
 def concat(arrays, axis=0):
@@ -163,6 +190,10 @@ def nonempty_list_op(name, generated):
 
 def stack(arrays, axis=0):
     op = "stack"
+    if arrays:
+        out = _stack_dense(arrays, axis)
+        if out is not None:
+            return out
     if not arrays:
         raise ValueError(f"{op}(): argument 'arrays' must hold at least one tensor")
     dev = _same_device(op, arrays)
