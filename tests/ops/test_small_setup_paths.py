@@ -433,3 +433,29 @@ def test_stack_blocks_match_numpy_and_errors(np_dtype):
         tl.stack([ta, tb], axis=3)
     mixed = tl.stack([ta, tb.astype(tl.float64)])  # promoted by the general path
     assert mixed.dtype == tl.result_type(ta, tl.float64)
+
+
+def test_basic_int_slice_keys_give_numpys_views_and_errors():
+    xn = _values(np.float32, (5, 6, 4))
+    t = tl.asarray(xn)
+    item = xn.itemsize
+    for x, ref in ((t, xn), (t[1:, ::-2], xn[1:, ::-2]), (t.T, xn.T)):
+        for key in (3, -1, (2, 1), (slice(1, None, 2), -3), (slice(None), 1), (0, 0, 0),
+                    (slice(None, None, -1),), (slice(7, 2, -2), 1), (1, slice(0, 0)), ()):
+            v = x[key]
+            r = ref[key]
+            assert v.shape == r.shape and v._storage is t._storage, key
+            assert tuple(s * item for s in v.stride()) == r.strides, key
+            np.testing.assert_array_equal(_np(v), r)
+    for key in (5, -6, (0, 6), (0, 0, 4), (1, 2, 3, 0)):
+        with pytest.raises(IndexError) as e:
+            t[key]
+        assert "out of bounds" in str(e.value) or "too many indices" in str(e.value)
+    with pytest.raises(ValueError):
+        t[::0]
+    with pytest.raises(ValueError):
+        t[0, ::0]
+    # not ints and slices only: the general path (bool is a 0-d mask, np.int64 an index)
+    assert t[True].shape == (1, 5, 6, 4) and t[False].shape == (0, 5, 6, 4)
+    np.testing.assert_array_equal(_np(t[np.int64(2), None]), xn[np.int64(2), None])
+    np.testing.assert_array_equal(_np(t[..., 1]), xn[..., 1])
