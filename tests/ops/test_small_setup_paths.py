@@ -459,3 +459,19 @@ def test_basic_int_slice_keys_give_numpys_views_and_errors():
     assert t[True].shape == (1, 5, 6, 4) and t[False].shape == (0, 5, 6, 4)
     np.testing.assert_array_equal(_np(t[np.int64(2), None]), xn[np.int64(2), None])
     np.testing.assert_array_equal(_np(t[..., 1]), xn[..., 1])
+
+
+def test_arange_of_exact_ints_matches_numpy_and_errors():
+    for args in ((1000,), (0,), (-3,), (5, 2), (2, 17, 3), (10, -7, -4), (2 ** 40, 2 ** 40 + 5)):
+        t = tl.arange(*args)
+        ref = np.arange(*args)
+        assert t.dtype == tl.int64 and t.shape == ref.shape
+        np.testing.assert_array_equal(_np(t), ref)
+    np.testing.assert_array_equal(_np(tl.arange(3, 9, 2, dtype=tl.float32)),
+                                  np.arange(3, 9, 2, dtype=np.float32))
+    with pytest.raises(ValueError, match="step"):
+        tl.arange(0, 5, 0)
+    with pytest.raises(ValueError, match="finite"):
+        tl.arange(0, float("inf"))
+    with pytest.raises(OverflowError):
+        tl.arange(-2 ** 70, 2 ** 70, 1)

@@ -92,13 +92,15 @@ def _scalar(v, op, arg="fill_value"):
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
-    start, stop, step = (_scalar(v, "arange", n) for v, n in
-                         ((start, "start"), (stop, "stop"), (step, "step")))
-    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
-        if isinstance(v, complex):
-            raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
+    if not (type(start) is int and type(stop) is int and type(step) is int):
+        # (exact ints, the common case, need neither conversion nor these checks)
+        start, stop, step = (_scalar(v, "arange", n) for v, n in
+                             ((start, "start"), (stop, "stop"), (step, "step")))
+        for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+            if isinstance(v, complex):
+                raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
     if step == 0:
         raise ValueError("arange(): argument 'step' must be nonzero")
     try:
