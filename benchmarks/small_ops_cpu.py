@@ -70,6 +70,13 @@ def _cases(tl):
         ("zeros dtype,device", lambda: tl.zeros((n,), dtype=f32, device="cpu"),
          lambda: np.zeros((n,), dtype=np.float32)),
         ("x[::2] * y[::2]", lambda: x[::2] * y[::2], lambda: xn[::2] * yn[::2]),
+        # more of the families (joins, basic indexing, views, creation)
+        ("stack 500+500", lambda: tl.stack([h, g]), lambda: np.stack([hn, gn])),
+        ("x2[3]", lambda: x2[3], lambda: x2n[3]),
+        ("x2[:, 1]", lambda: x2[:, 1], lambda: x2n[:, 1]),
+        ("x3.T", lambda: x3.T, lambda: x3n.T),
+        ("x2.reshape((1000,))", lambda: x2.reshape((n,)), lambda: x2n.reshape((n,))),
+        ("arange(1000)", lambda: tl.arange(n), lambda: np.arange(n)),
     ]
 
 
