@@ -62,10 +62,16 @@ _mods: dict = {}
 def raw_view(t):
     """The unsigned-integer view of contiguous tensor t's elements (1-D)."""
     arr = kernel_array(t)[t._offset:t._offset + t._numel]
-    return arr.view(_UINT[t.dtype.itemsize])
+    return arr.view(_UINT[t._dtype.itemsize])
+
+
+_mod_of_dtype: dict = {}  # dtype -> its key width's module (key_spec's answer, remembered)
 
 
 def _module(dtype):
+    mod = _mod_of_dtype.get(dtype)
+    if mod is not None:
+        return mod
     spec = key_spec(dtype)
     mod = _mods.get(spec)
     if mod is None:
@@ -76,6 +82,7 @@ def _module(dtype):
                 mod = load_generated_module(f"sort{width}{kind}", module_source(spec))
                 mod.warm_paths = set()  # routes whose full kernels are compiled (_full_ready)
                 _mods[spec] = mod
+    _mod_of_dtype[dtype] = mod
     return mod
 
 
@@ -250,18 +257,19 @@ def sort_kernel(src, values, indices, descending):
     """src: contiguous (rows, n) tensor (any real dtype or bool), sorted along its last dim
     into ``values`` (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
     host_sync()  # several passes with host-side bookkeeping: run in stream order, inline
-    mod = _module(src.dtype)
-    total = src.numel()
+    dtype = src._dtype
+    mod = _module(dtype)
+    total = src._numel
     if total == 0:
         return
-    n = src.shape[-1] if src.ndim else 1
+    n = src._shape[-1] if src._shape else 1
     rows = total // n
     raw = raw_view(src)
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
     desc = bool(descending)
     if values is not None:
-        _sort_values(mod, src.dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
+        _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
     variant = "parallel" if big and cores.parallel_ready(
         _twins(mod, "prepare_serial", "prepare_parallel"), work=total) else "serial"
