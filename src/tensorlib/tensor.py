@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dt
-from .dispatch.keys import AUTOGRAD_BIT, BACKEND_MASK, backend_key_for
+from .dispatch.keys import AUTOGRAD_BIT, BACKEND_MASK, TLS_IN_USE, backend_key_for
 from .shape import contiguous_strides, is_contiguous as _is_contiguous, normalize_axis
 
 __all__ = ["Tensor", "contiguous_strides"]  # contiguous_strides: re-exported from .shape
@@ -170,6 +170,11 @@ class Tensor:
 
     @property
     def T(self) -> "Tensor":
+        if not self._ks & ~BACKEND_MASK and not TLS_IN_USE[0] and type(self) is Tensor:
+            # No key above the backend: the dispatcher would call permute's kernel directly,
+            # which gives this view.
+            return Tensor._make(self._storage, self._shape[::-1], self._strides[::-1],
+                                self._offset, self._dtype)
         return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
     @property

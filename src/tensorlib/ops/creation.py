@@ -29,6 +29,7 @@ _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
 _fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
 _coerce = None  # ops.indexing._coerce_scalar (likewise)
+_streams = None  # runtime.cpu.streams (likewise)
 
 
 def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full") -> Tensor:
@@ -91,13 +92,15 @@ def _scalar(v, op, arg="fill_value"):
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
-    start, stop, step = (_scalar(v, "arange", n) for v, n in
-                         ((start, "start"), (stop, "stop"), (step, "step")))
-    for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
-        if isinstance(v, complex):
-            raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
+    if not (type(start) is int and type(stop) is int and type(step) is int):
+        # (exact ints, the common case, need neither conversion nor these checks)
+        start, stop, step = (_scalar(v, "arange", n) for v, n in
+                             ((start, "start"), (stop, "stop"), (step, "step")))
+        for v, n in ((start, "start"), (stop, "stop"), (step, "step")):
+            if isinstance(v, complex):
+                raise TypeError(f"arange(): argument '{n}' must be real, got {v!r}")
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"arange(): argument '{n}' must be finite, got {v!r}")
     if step == 0:
         raise ValueError("arange(): argument 'step' must be nonzero")
     try:
@@ -107,7 +110,7 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
                             f"elements") from None
     if dtype is None:
         dtype = _dt.result_type(start, stop, step)
-    t = empty_1d(n, dtype, device)
+    t = empty_1d(n, dtype, None if device is _CPU else device)
     return t._fill_range(start, step)
 
 
@@ -121,7 +124,7 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         dtype = _dt.result_type(start, stop, 1.0)
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = empty_1d(num, dtype, device)
+    t = empty_1d(num, dtype, None if device is _CPU else device)  # (None: the direct path)
     t._fill_range(start, step)
     if endpoint and num > 1:
         # exact end point, as NumPy guarantees
@@ -133,9 +136,28 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
                 from .copy import fill_ as _fill
             if _coerce is None:
                 from .indexing import _coerce_scalar as _coerce
-            _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype),
-                  _coerce(stop, t._dtype, "__setitem__"))
+            v = _coerce(stop, t._dtype, "__setitem__")
+            lim = _NP_ENDPOINT.get(t._dtype)
+            if lim is not None and type(v) is float and abs(v) <= lim[1] and not _cpu_slow():
+                # float32 / float64 on the host with no CPU stream or profiler in use: NumPy
+                # rounds a float in range to the element as the fill kernel does (to nearest;
+                # beyond float32's range NumPy would warn where the kernel gives inf quietly)
+                t._storage.typed(lim[0])[num - 1] = v
+            else:
+                _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype), v)
     return t
+
+
+_NP_ENDPOINT = {_dt.float32: (np.float32, float(np.finfo(np.float32).max)),
+                _dt.float64: (np.float64, math.inf)}
+
+
+def _cpu_slow():
+    global _streams
+    if _streams is None:
+        from .copy import _cpu_streams
+        _streams = _cpu_streams()
+    return _streams._slow
 
 
 def eye(n_rows, n_cols=None, k=0, dtype=None, device=None) -> Tensor:

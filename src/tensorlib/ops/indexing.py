@@ -123,6 +123,37 @@ def _slice0(t: Tensor, k: slice) -> Tensor:
     return v
 
 
+def _basic_simple(t: Tensor, key: tuple):
+    """``t[key]`` for a tuple of exact ints and slices no longer than ``t.ndim``: the view
+    basic_index gives, without expanding the key; None for any other key or an out-of-range
+    int (basic_index then raises)."""
+    shape, strides = t._shape, t._strides
+    if len(key) > len(shape):
+        return None
+    oshape, ostrides = [], []
+    offset = t._offset
+    d = 0
+    for k in key:
+        tk = type(k)
+        size, stride = shape[d], strides[d]
+        if tk is int:
+            if not -size <= k < size:
+                return None
+            offset += (k + size if k < 0 else k) * stride
+        elif tk is slice:
+            start, stop, step = k.indices(size)
+            n = len(range(start, stop, step))
+            if n:
+                offset += start * stride
+            oshape.append(n)
+            ostrides.append(stride * step)
+        else:
+            return None
+        d += 1
+    return Tensor._make(t._storage, tuple(oshape) + shape[d:], tuple(ostrides) + strides[d:],
+                        offset, t._dtype)
+
+
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
 
 
@@ -144,6 +175,11 @@ def getitem(self: Tensor, key):
     tk = type(key)
     if tk is slice and self._shape and type(self) is Tensor:
         return _slice0(self, key)
+    if (tk is int or tk is tuple) and type(self) is Tensor:
+        # ints and slices only: the view without expanding the key
+        v = _basic_simple(self, (key,) if tk is int else key)
+        if v is not None:
+            return v
     if tk is tuple and len(key) == 1 and type(key[0]) is Tensor:
         key = key[0]  # x[(idx,)] is x[idx] (take() indexes this way)
         tk = Tensor

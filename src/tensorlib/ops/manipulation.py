@@ -18,12 +18,12 @@ import math
 import operator
 
 from .. import dtypes as _dt
-from ..dispatch.keys import TLS_IN_USE
+from ..dispatch.keys import BACKEND_MASK, TLS_IN_USE, backend_key_for
 from ..allocation import empty
 from ..storage import Storage
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
 from ..tensor import Tensor
-from .copy import _copy_fast, _fast_for, copy_ as _copy_
+from .copy import _copy_fast, _cpu_streams, _fast_for, copy_ as _copy_
 from .views import broadcast_to, narrow, reshape, select, unsqueeze
 
 __all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
@@ -54,8 +54,12 @@ def _index_tensor(op, ix, arg):
 
 
 # ---------------------------------------------------------------- concat, stack
+_CPU_KS = backend_key_for("cpu")
+_BYTE_COPY_MAX = 1 << 22  # (bigger joins use the copy kernel's threads)
+
+
 def _concat_dense(arrays, axis):
-    """concat of contiguous tensors of one dtype and backend along an axis with only size-1
+    """concat of contiguous tensors of one dtype and device along an axis with only size-1
     dims before it (each input is one block of the output), while no dispatch key is set on
     any thread: the output is allocated and each input copied in by ops.copy.copy_ directly.
     None for anything else (the general path checks, raises and handles it)."""
@@ -65,34 +69,75 @@ def _concat_dense(arrays, axis):
     shape = first._shape
     nd = len(shape)
     ax = axis + nd if axis < 0 else axis
-    if not 0 <= ax < nd or math.prod(shape[:ax]) != 1:
+    if not 0 <= ax < nd or (ax and math.prod(shape[:ax]) != 1):
         return None
-    dtype, ks = first._dtype, first._ks
+    dtype, ks, dev = first._dtype, first._ks, first._storage.device
     rest = shape[ax + 1:]
     total = 0
     for a in arrays:
         if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+                or (a._storage.device is not dev and a._storage.device != dev)
                 or len(a._shape) != nd or a._shape[ax + 1:] != rest
                 or a._shape[:ax] != shape[:ax] or not (a._contiguous or a.is_contiguous())):
             return None
         total += a._shape[ax]
-    oshape = shape[:ax] + (total,) + rest
-    inner = math.prod(rest)
+    return _blocks(arrays, shape[:ax] + (total,) + rest, dtype, ks, first)
+
+
+def _blocks(arrays, oshape, dtype, ks, first):
+    """A new C-order tensor of ``oshape`` holding the contiguous ``arrays`` (of ``dtype`` and
+    key set ``ks``) one after the other: concat / stack where each input is one block."""
     device = first._storage.device
-    out = Tensor._make(Storage.allocate(total * inner * dtype.itemsize, device), oshape,
-                       contiguous_strides(oshape), 0, dtype)
-    fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
+    item = dtype.itemsize
+    nbytes = math.prod(oshape) * item
+    out = Tensor._make(Storage.allocate(nbytes, device), oshape,
+                       (1,) if len(oshape) == 1 else contiguous_strides(oshape), 0, dtype)
     st = out._storage
+    if ks & BACKEND_MASK == _CPU_KS and nbytes <= _BYTE_COPY_MAX \
+            and not _cpu_streams()._slow:
+        # Host memory, no CPU stream or profiler in use (nothing queued, nothing recorded):
+        # each input is one block of bytes of the output (a same-dtype copy moves bits).
+        buf = st.buffer
+        pos = 0
+        for a in arrays:
+            nb = a._numel * item
+            if nb:
+                off = a._offset * item
+                buf[pos:pos + nb] = a._storage.buffer[off:off + nb]
+                pos += nb
+        return out
+    fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
     start = 0
     for a in arrays:
-        n = a._shape[ax]
+        n = a._numel
         if n:
-            dst = Tensor._make(st, a._shape, a._strides, start * inner, dtype)
+            dst = Tensor._make(st, a._shape, a._strides, start, dtype)
             dst._contiguous = True
             if fast is None or fast(dst, a) is None:
                 _copy_(dst, a)
         start += n
     return out
+
+
+def _stack_dense(arrays, axis):
+    """stack of contiguous tensors of one dtype, backend and shape along an axis with only
+    size-1 dims before it (each input is one block of the output; what stack's general path
+    gives for them), while no dispatch key is set on any thread. None for anything else."""
+    first = arrays[0]
+    if type(first) is not Tensor or type(axis) is not int or TLS_IN_USE[0]:
+        return None
+    shape = first._shape
+    nd = len(shape) + 1
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd or (ax and math.prod(shape[:ax]) != 1):
+        return None
+    dtype, ks, dev = first._dtype, first._ks, first._storage.device
+    for a in arrays:
+        if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+                or (a._storage.device is not dev and a._storage.device != dev)
+                or a._shape != shape or not (a._contiguous or a.is_contiguous())):
+            return None
+    return _blocks(arrays, shape[:ax] + (len(arrays),) + shape[ax:], dtype, ks, first)
 
 
 def concat(arrays, axis=0):
@@ -145,6 +190,10 @@ def nonempty_list_op(name, generated):
 
 def stack(arrays, axis=0):
     op = "stack"
+    if arrays:
+        out = _stack_dense(arrays, axis)
+        if out is not None:
+            return out
     if not arrays:
         raise ValueError(f"{op}(): argument 'arrays' must hold at least one tensor")
     dev = _same_device(op, arrays)
@@ -364,6 +413,10 @@ def broadcast_arrays_varargs(*arrays):
 
 # ---------------------------------------------------------------- take, take_along_axis
 def take(x, indices, axis=None):
+    if (type(x) is Tensor and type(indices) is Tensor and len(x._shape) == 1
+            and indices._dtype is _dt.int64 and len(indices._shape) == 1
+            and (axis is None or (type(axis) is int and (axis == 0 or axis == -1)))):
+        return x[indices]  # what the checks below come to for a 1-D x and int64 indices
     op = "take"
     _tensor(op, x)
     if axis is None:

@@ -122,8 +122,8 @@ def _direct_2d(x1, x2):
     device, or None."""
     if len(x1._shape) != 2 or len(x2._shape) != 2 or x1._dtype is not x2._dtype:
         return None
-    device = x1.device
-    if device != x2.device:
+    device = x1._storage.device
+    if device is not x2._storage.device and device != x2._storage.device:
         return None
     direct = getattr(_stub.kernel_for(device.type, x1._dtype), "new_matmul", None)
     return None if direct is None else direct(x1, x2)

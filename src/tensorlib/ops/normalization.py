@@ -29,6 +29,7 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from ..dispatch.stub import get_stub
 from ..allocation import empty, empty_strided, empty_strided_like_order
+from ..storage import Storage
 from ..tensor import Tensor
 from .views import normalize_axis
 
@@ -99,7 +100,31 @@ def _softmax_dtypes(op, x, dtype):
     return x.dtype, compute_dtype_for(x.dtype)
 
 
+# Small-call plans: per (op, x's dtype / backend / shape / strides / offset, axis, dtype) the
+# result layout and RowLayout the first full call computed without copying x (the result's
+# offset is always 0); later calls allocate the result and run the stub. Only what the full
+# path accepted is stored, so it raises every error.
+_plans: dict = {}
+_MAX_PLANS = 4096
+
+
 def _softmax_like(op, x, axis, dtype):
+    if type(x) is Tensor:
+        key = (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, dtype)
+        try:
+            plan = _plans.get(key)
+        except TypeError:  # an unhashable axis: the full path says what is wrong with it
+            plan = key = None
+        if plan is not None:
+            nbytes, device, strides, res_dt, rows, acc = plan
+            out = Tensor._make(Storage.allocate(nbytes, device), x._shape, strides, 0, res_dt)
+            get_stub(op).kernel_for(device.type, res_dt)(out, x, rows, acc)
+            return out
+        return _softmax_full(op, x, axis, dtype, key)
+    return _softmax_full(op, x, axis, dtype, None)
+
+
+def _softmax_full(op, x, axis, dtype, key):
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}(): argument 'x' must be a Tensor, got {type(x).__name__}")
     res_dt, acc = _softmax_dtypes(op, x, dtype)
@@ -127,7 +152,13 @@ def _softmax_like(op, x, axis, dtype):
         (xo, xc) = strides_of(xd)
         rows = _layout(outer, xd, xo, xc, out, oo, oc, x.shape[ax])
         x = xd
+        key = None  # (a copy of x each call: no plan)
     get_stub(op).kernel_for(x.device.type, res_dt)(out, x, rows, acc)
+    if key is not None and out._offset == 0:
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        st = out._storage
+        _plans[key] = (st.nbytes, st.device, out._strides, res_dt, rows, acc)
     return out
 
 

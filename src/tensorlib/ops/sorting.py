@@ -24,8 +24,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import dtypes as _dt
+from ..dispatch.keys import BACKEND_MASK, backend_key_for
 from ..dispatch.stub import get_stub
-from ..allocation import empty
+from ..allocation import empty, new_dense_cpu
 from ..tensor import Tensor
 from .views import movedim, normalize_axis, reshape
 
@@ -101,7 +102,42 @@ def _complex_sort(x, ax, descending, want_indices):
 
 
 # ---------------------------------------------------------------- sort, argsort
+_CPU_KS = backend_key_for("cpu")
+_sort_kernels: dict = {}  # dtype -> the CPU sort stub kernel (small-call path)
+
+
+def _sort_direct(x, axis, descending, want_indices):
+    """The full path's work for a non-empty contiguous real CPU tensor sorted along its last
+    dim (axis -1 or ndim - 1, as an int): the C-order result allocated directly and the
+    stub kernel called on x itself, without the axis / layout / allocation set-up. None for
+    anything else (the full path serves it and raises what it raises)."""
+    shape = x._shape
+    if (not shape or type(axis) is not int or (axis != -1 and axis != len(shape) - 1)
+            or x._ks & BACKEND_MASK != _CPU_KS or not x._numel
+            or not (x._contiguous or x.is_contiguous())):
+        return None
+    dtype = x._dtype
+    kern = _sort_kernels.get(dtype)
+    if kern is None:
+        if dtype.kind == "c":
+            return None
+        kern = _sort_kernels[dtype] = get_stub("sort").kernel_for("cpu", dtype)
+    if want_indices:
+        res = new_dense_cpu(shape, _dt.default_index())
+        if res is not None:
+            kern(x, None, res, bool(descending))
+    else:
+        res = new_dense_cpu(shape, dtype)
+        if res is not None:
+            kern(x, res, None, bool(descending))
+    return res
+
+
 def _sort(op, x, axis, descending, want_indices):
+    if type(x) is Tensor:
+        res = _sort_direct(x, axis, descending, want_indices)
+        if res is not None:
+            return res
     _check(op, x)
     ax = normalize_axis(axis, x.ndim, op)
     if x.ndim == 0:

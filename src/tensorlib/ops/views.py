@@ -27,11 +27,37 @@ def view(self: Tensor, shape) -> Tensor:
     return self._view(shape, strides, self._offset)
 
 
+# Small-call caches of the views' checked geometry: (input shape, strides, requested shape) ->
+# (shape, strides) of reshape's view, (axes, ndim) -> permute's normalized axes. Only what the
+# full path accepted (as a view) is stored, so errors are always raised by it.
+_reshapes: dict = {}
+_perms: dict = {}
+_MAX_CACHED = 2048
+
+
+def _all_ints(seq):
+    for v in seq:
+        if type(v) is not int:
+            return False
+    return True
+
+
 def reshape(self: Tensor, shape, copy=None) -> Tensor:
     """A view when the strides allow one, else a copy; ``copy=True`` always copies,
     ``copy=False`` never does (ValueError where a view is impossible), as the Array API says."""
+    key = None
+    if copy is None and type(shape) is tuple:
+        key = (self._shape, self._strides, shape)
+        hit = _reshapes.get(key)
+        if hit is not None:
+            return Tensor._make(self._storage, hit[0], hit[1], self._offset, self._dtype)
+    req = shape
     shape = infer_shape(shape, self._numel, "reshape")
     strides = None if copy else _view_strides(self._shape, self._strides, shape)
+    if key is not None and strides is not None and _all_ints(req):
+        if len(_reshapes) >= _MAX_CACHED:
+            _reshapes.clear()
+        _reshapes[key] = (shape, tuple(strides))
     if strides is None:
         if copy is False:
             raise ValueError(f"reshape(): argument 'copy' is False, but a tensor of shape "
@@ -59,13 +85,21 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 
 def permute(self: Tensor, axes) -> Tensor:
-    axes = tuple(axes)
-    if len(axes) != self.ndim:
-        raise ValueError(f"permute(): argument 'axes' {axes} must name each of the tensor's "
-                         f"{self.ndim} dimensions once")
-    axes = normalize_axes(axes, self.ndim, "permute", "axes")
-    return self._view([self._shape[a] for a in axes], [self._strides[a] for a in axes],
-                      self._offset)
+    shape, strides = self._shape, self._strides
+    key = (axes, len(shape)) if type(axes) is tuple else None
+    p = _perms.get(key) if key is not None else None
+    if p is None:
+        p = tuple(axes)
+        if len(p) != self.ndim:
+            raise ValueError(f"permute(): argument 'axes' {p} must name each of the tensor's "
+                             f"{self.ndim} dimensions once")
+        p = normalize_axes(p, self.ndim, "permute", "axes")
+        if key is not None and _all_ints(axes):
+            if len(_perms) >= _MAX_CACHED:
+                _perms.clear()
+            _perms[key] = p
+    return Tensor._make(self._storage, tuple([shape[a] for a in p]),
+                        tuple([strides[a] for a in p]), self._offset, self._dtype)
 
 
 def movedim(self: Tensor, source, destination) -> Tensor:

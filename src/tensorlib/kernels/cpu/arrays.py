@@ -23,5 +23,12 @@ def strided_array(t, np_dtype):
     a user stream is current (the caller then runs in stream order)."""
     arr = t._storage.typed(np_dtype)
     item = arr.itemsize
-    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item,
-                      tuple(s * item for s in t._strides))
+    st = t._strides
+    # (spelled out for 1-D and 2-D: small copies and matmuls make several views per call)
+    if len(st) == 2:
+        strides = (st[0] * item, st[1] * item)
+    elif len(st) == 1:
+        strides = (st[0] * item,)
+    else:
+        strides = tuple([s * item for s in st])
+    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item, strides)

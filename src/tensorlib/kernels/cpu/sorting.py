@@ -62,10 +62,16 @@ _mods: dict = {}
 def raw_view(t):
     """The unsigned-integer view of contiguous tensor t's elements (1-D)."""
     arr = kernel_array(t)[t._offset:t._offset + t._numel]
-    return arr.view(_UINT[t.dtype.itemsize])
+    return arr.view(_UINT[t._dtype.itemsize])
+
+
+_mod_of_dtype: dict = {}  # dtype -> its key width's module (key_spec's answer, remembered)
 
 
 def _module(dtype):
+    mod = _mod_of_dtype.get(dtype)
+    if mod is not None:
+        return mod
     spec = key_spec(dtype)
     mod = _mods.get(spec)
     if mod is None:
@@ -76,6 +82,7 @@ def _module(dtype):
                 mod = load_generated_module(f"sort{width}{kind}", module_source(spec))
                 mod.warm_paths = set()  # routes whose full kernels are compiled (_full_ready)
                 _mods[spec] = mod
+    _mod_of_dtype[dtype] = mod
     return mod
 
 
@@ -158,12 +165,35 @@ def _cold_values(raw, out, rows, n, spec, desc):
     np.take(raw, cold_order(raw, rows, n, spec, desc), out=out)
 
 
+# Scratch of small calls is kept per thread and reused (allocating and freeing three or four
+# blocks costs more than sorting a 1,000-element row); bigger scratch comes from the allocator.
+SCRATCH_KEEP_BYTES = 1 << 18
+_tls_scratch = threading.local()
+
+
 def _scratch(n, np_dtype, keep):
-    """n elements of np_dtype from the caching host allocator (fresh NumPy buffers would pay
-    page faults on every call); ``keep`` holds the Storage until the caller is done."""
-    st = Storage.allocate(max(n, 1) * np.dtype(np_dtype).itemsize)
+    """n elements of np_dtype, not aliased by anything else in use (fresh NumPy buffers would
+    pay page faults on every call): this thread's reused buffer number len(keep) when small,
+    else a block of the caching host allocator, which ``keep`` holds until the caller is
+    done. Kernels never leave a reference to scratch behind, and a sort calls no other sort
+    while its scratch is in use."""
+    np_dtype = np.dtype(np_dtype)
+    nbytes = max(n, 1) * np_dtype.itemsize
+    slot = len(keep)
+    if nbytes <= SCRATCH_KEEP_BYTES:
+        bufs = getattr(_tls_scratch, "bufs", None)
+        if bufs is None:
+            bufs = _tls_scratch.bufs = []
+        if slot == len(bufs):
+            bufs.append(None)
+        buf = bufs[slot]
+        if buf is None or buf.size < nbytes:  # grown in powers of two, up to the limit
+            buf = bufs[slot] = np.empty(max(1 << (nbytes - 1).bit_length(), 4096), np.uint8)
+        keep.append(None)
+        return buf[:n * np_dtype.itemsize].view(np_dtype)
+    st = Storage.allocate(nbytes)
     keep.append(st)
-    return st.buffer[:n * np.dtype(np_dtype).itemsize].view(np_dtype)
+    return st.buffer[:n * np_dtype.itemsize].view(np_dtype)
 
 
 # value sorts of many rows up to this long (by key width) take the sorting network (faster than
@@ -227,18 +257,19 @@ def sort_kernel(src, values, indices, descending):
     """src: contiguous (rows, n) tensor (any real dtype or bool), sorted along its last dim
     into ``values`` (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
     host_sync()  # several passes with host-side bookkeeping: run in stream order, inline
-    mod = _module(src.dtype)
-    total = src.numel()
+    dtype = src._dtype
+    mod = _module(dtype)
+    total = src._numel
     if total == 0:
         return
-    n = src.shape[-1] if src.ndim else 1
+    n = src._shape[-1] if src._shape else 1
     rows = total // n
     raw = raw_view(src)
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
     desc = bool(descending)
     if values is not None:
-        _sort_values(mod, src.dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
+        _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
     variant = "parallel" if big and cores.parallel_ready(
         _twins(mod, "prepare_serial", "prepare_parallel"), work=total) else "serial"

@@ -1,0 +1,477 @@
+"""Small-call set-up paths of the non-pointwise op families (issue 13 item 2): sort / argsort on
+contiguous rows, var / std iterator templates, softmax / log_softmax plans, x.T / permute /
+reshape / contiguous, take, linspace / arange with device='cpu'.
+
+Each must give exactly what the full path gives (dtype, shape, strides, bits, the same errors)
+and decline what it cannot serve. The full path is reached with a non-contiguous view of the
+same values, or by the first call of a key (the plans and templates are made from it); NumPy
+is the value oracle. Nothing here is timed.
+"""
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.iterator import TensorIterator
+from tensorlib.ops import normalization as _norm
+from tensorlib.ops import reduction as _red
+from tensorlib.ops import sorting as _sorting
+
+
+def _strided(t):
+    """A non-contiguous view holding t's values (every small-call path declines those)."""
+    base = tl.empty(t.shape + (2,), dtype=t.dtype)
+    base[..., 0] = t
+    return base[..., 0]
+
+
+def _np(t):
+    return np.ascontiguousarray(t._to_host_numpy())
+
+
+def _bits_equal(a, b):
+    a, b = _np(a), _np(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype == np.bool_:
+        assert np.array_equal(a, b)
+    else:
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _outcome(fn):
+    try:
+        with np.errstate(all="ignore"):
+            return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - compared with the other path's outcome
+        return "error", (type(e), str(e))
+
+
+def _same_outcome(a, b):
+    assert a[0] == b[0], (a, b)
+    if a[0] == "ok":
+        _bits_equal(a[1], b[1])
+    else:
+        assert a[1] == b[1]
+
+
+def _values(np_dtype, shape, seed=0):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    dt = np.dtype(np_dtype)
+    if dt.kind == "c":
+        real = _values(np.float32, shape, seed)
+        with np.errstate(invalid="ignore"):  # (nan * 1j)
+            return (real + 1j * _values(np.float32, shape, seed + 1)).astype(dt)
+    if dt.kind == "f":
+        v = rng.standard_normal(n).astype(dt)
+        if n >= 8:
+            v[[1, 3, 5, 7]] = [np.nan, -0.0, np.inf, 0.0]
+            v[6] = -np.nan
+    elif dt.kind == "b":
+        v = rng.random(n) < 0.5
+    else:
+        info = np.iinfo(dt)
+        v = rng.integers(max(info.min, -1000), min(info.max, 1000), n).astype(dt)
+    return v.reshape(shape)
+
+
+# ---------------------------------------------------------------- sort, argsort
+SORT_DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int64, np.uint16, np.bool_]
+
+
+@pytest.mark.parametrize("np_dtype", SORT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape", [(1000,), (25, 40), (1,), (3, 1, 5)], ids=str)
+def test_sort_direct_matches_numpy_and_the_full_path(np_dtype, shape, monkeypatch):
+    xn = _values(np_dtype, shape)
+    x = tl.asarray(xn)
+    full = [(tl.sort(_strided(x), descending=d), tl.argsort(_strided(x), descending=d))
+            for d in (False, True)]
+    # the direct path never normalizes the axis (the full path always does)
+    monkeypatch.setattr(_sorting, "normalize_axis", None)
+    for axis in (-1, len(shape) - 1):
+        for d, (fv, fi) in zip((False, True), full):
+            v = tl.sort(x, axis=axis, descending=d)
+            i = tl.argsort(x, axis=axis, descending=d)
+            assert v.stride() == fv.stride() and i.stride() == fi.stride()
+            _bits_equal(v, fv)
+            _bits_equal(i, fi)
+        _bits_equal(tl.sort(x, axis=axis), tl.asarray(np.sort(xn, axis=-1, kind="stable")))
+        np.testing.assert_array_equal(_np(tl.argsort(x, axis=axis)),
+                                      np.argsort(xn, axis=-1, kind="stable"))
+
+
+def test_sort_direct_declines_and_errors_are_the_full_paths():
+    x = tl.asarray(_values(np.float32, (6, 5)))
+    # another axis, a strided row, an offset view, 0-d, empty, complex: the full path serves
+    np.testing.assert_array_equal(_np(tl.sort(x, axis=0)), np.sort(_np(x), axis=0))
+    np.testing.assert_array_equal(_np(tl.sort(x[:, ::2])), np.sort(_np(x)[:, ::2]))
+    np.testing.assert_array_equal(_np(tl.sort(x[2:])), np.sort(_np(x)[2:]))
+    assert tl.sort(tl.asarray(np.float32(3))).item() == 3.0
+    assert tl.argsort(tl.asarray(np.float32(3))).item() == 0
+    assert tl.sort(tl.empty((3, 0))).shape == (3, 0)
+    c = tl.asarray(np.array([3 + 1j, 1 - 1j, 1 + 0j], np.complex64))
+    np.testing.assert_array_equal(_np(tl.sort(c)), np.sort(_np(c)))
+    for bad in (2, -3, True, 1.0):
+        _same_outcome(_outcome(lambda: tl.sort(x, axis=bad)),
+                      _outcome(lambda: tl.sort(_strided(x), axis=bad)))
+        _same_outcome(_outcome(lambda: tl.argsort(x, axis=bad)),
+                      _outcome(lambda: tl.argsort(_strided(x), axis=bad)))
+
+
+def test_sort_scratch_reuse_across_sizes_dtypes_and_threads():
+    # consecutive sorts of other sizes / widths reuse the per-thread scratch: no leftovers
+    for n, dt in [(1000, np.float32), (10, np.float64), (5000, np.int8), (3, np.uint16),
+                  (1000, np.float64), (70000, np.float32), (1000, np.float32)]:
+        xn = _values(dt, (n,), seed=n)
+        x = tl.asarray(xn)
+        _bits_equal(tl.sort(x), tl.asarray(np.sort(xn, kind="stable")))
+        np.testing.assert_array_equal(_np(tl.argsort(x)), np.argsort(xn, kind="stable"))
+    errors = []
+
+    def worker(seed):
+        try:
+            for r in range(30):
+                xn = _values(np.float32, (200 + 37 * seed + r,), seed=seed * 100 + r)
+                x = tl.asarray(xn)
+                assert np.array_equal(_np(tl.sort(x)).view(np.uint32),
+                                      np.sort(xn, kind="stable").view(np.uint32))
+                assert np.array_equal(_np(tl.argsort(x)), np.argsort(xn, kind="stable"))
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- var, std
+class _Reduces:
+    def __init__(self, monkeypatch):
+        self.n = 0
+        reduce_ = TensorIterator.reduce.__func__
+
+        def counting(cls, *args, **kwargs):
+            self.n += 1
+            return reduce_(cls, *args, **kwargs)
+
+        monkeypatch.setattr(TensorIterator, "reduce", classmethod(counting))
+
+
+STD_DTYPES = [np.float32, np.float64, np.float16, np.int32, np.complex64]
+
+
+@pytest.mark.parametrize("np_dtype", STD_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_var_std_templates_match_the_first_call(np_dtype, monkeypatch):
+    base = _values(np_dtype, (25, 40))
+    t = tl.asarray(base)
+    inputs = [t, t.T, t[3:, ::2], t[::-1]]
+    for x in inputs:
+        for axis in (None, 0, 1, -1, (0, 1)):
+            for keepdims in (False, True):
+                for corr in (0, 1, 2.5):
+                    for fn in (tl.std, tl.var):
+                        first = fn(x, axis=axis, keepdims=keepdims, correction=corr)
+                        counter = _Reduces(monkeypatch)
+                        again = fn(x, axis=axis, keepdims=keepdims, correction=corr)
+                        monkeypatch.undo()
+                        assert counter.n == 0  # served by the template
+                        assert again.dtype == first.dtype and again.shape == first.shape
+                        assert again.stride() == first.stride()
+                        _bits_equal(again, first)
+    # the values against NumPy (the templates only repeat the first call)
+    xn = _np(t).astype(np.complex128 if np.dtype(np_dtype).kind == "c" else np.float64)
+    got = _np(tl.std(t, axis=1, correction=1)).astype(np.float64)
+    np.testing.assert_allclose(got, np.std(xn, axis=1, ddof=1),
+                               rtol={np.float64: 1e-10,
+                                     np.float16: 2e-3}.get(np_dtype, 1e-5))
+
+
+def test_var_std_templates_errors_and_declines():
+    x = tl.asarray(_values(np.float32, (4, 5)))
+    tl.std(x)
+    for _ in range(2):  # raised on every call, before and after a template exists
+        with pytest.raises(ValueError, match="correction"):
+            tl.std(x, correction=-1)
+        with pytest.raises(ValueError, match="correction"):
+            tl.var(x, correction=True)
+        with pytest.raises(IndexError):
+            tl.std(x, axis=2)
+    # empty reductions and empty results: never templated, still nan / empty
+    e = tl.empty((0, 3))
+    for _ in range(2):
+        assert np.isnan(_np(tl.var(e, axis=0))).all()
+        assert tl.std(e, axis=1).shape == (0,)
+    # out= takes the full path
+    out = tl.empty((5,))
+    for _ in range(2):
+        assert tl.std(x, axis=0, out=out) is out
+    with np.errstate(invalid="ignore"):  # (x holds inf)
+        np.testing.assert_allclose(_np(out), np.std(_np(x), axis=0), rtol=1e-5)
+
+
+def test_var_std_template_keeps_no_input_alive():
+    x = tl.asarray(_values(np.float64, (300,)))
+    tl.std(x)
+    tl.std(x)
+    ref = weakref.ref(x._storage)
+    del x
+    gc.collect()
+    assert ref() is None
+    assert any(k[0] == "std" for k in _red._sd_templates)
+
+
+# ---------------------------------------------------------------- softmax, log_softmax
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64, np.float16], ids=str)
+def test_softmax_plans_match_the_first_call(np_dtype):
+    base = tl.asarray(_values(np_dtype, (6, 5, 4)))
+    inputs = [base, base.permute((2, 0, 1)), base[1:, ::2], base[..., 0]]
+    for x in inputs:
+        for axis in range(-x.ndim, x.ndim):
+            for fn in (tl.softmax, tl.log_softmax):
+                for dtype in (None, tl.float64):
+                    first = fn(x, axis=axis, dtype=dtype)
+                    again = fn(x, axis=axis, dtype=dtype)
+                    assert again.stride() == first.stride() and again.dtype == first.dtype
+                    _bits_equal(again, first)
+    x = tl.asarray(_values(np_dtype, (25, 40)))
+    xn = _np(x).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(xn - xn.max(axis=-1, keepdims=True))
+        ref = e / e.sum(axis=-1, keepdims=True)
+    for _ in range(2):
+        got = _np(tl.softmax(x, axis=-1)).astype(np.float64)
+        np.testing.assert_allclose(got, ref, rtol=5e-3 if np_dtype == np.float16 else 1e-5,
+                                   atol=1e-6)
+
+
+def test_softmax_plans_errors_and_declines():
+    x = tl.asarray(_values(np.float32, (4, 5)))
+    i = tl.asarray(np.arange(6, dtype=np.int32).reshape(2, 3))
+    for _ in range(2):
+        with pytest.raises(TypeError, match="floating-point"):
+            tl.softmax(i)
+        with pytest.raises(IndexError):
+            tl.softmax(x, axis=2)
+        with pytest.raises(TypeError):
+            tl.softmax(x, axis=[0])
+        assert tl.softmax(tl.asarray(np.float32(2.0))).item() == 1.0
+        assert tl.softmax(tl.empty((0, 3))).shape == (0, 3)
+    ok = tl.softmax(i, dtype=tl.float32)
+    np.testing.assert_allclose(_np(ok).sum(axis=-1), 1.0, rtol=1e-6)
+    # outer dims that do not fold into two: x is copied each call, never planned
+    y = tl.asarray(_values(np.float32, (3, 4, 5, 6))).permute((2, 0, 3, 1))[:, ::2, :, ::3]
+    key_count = len(_norm._plans)
+    r1 = tl.softmax(y, axis=2)
+    r2 = tl.softmax(y, axis=2)
+    _bits_equal(r1, r2)
+    assert len(_norm._plans) == key_count
+
+
+# ---------------------------------------------------------------- views, contiguous
+def test_T_permute_reshape_give_the_dispatched_views():
+    t = tl.asarray(_values(np.float32, (4, 6, 5)))
+    for x in (t, t[1:, ::2], t[..., 0], t[0, 0], t[::-1]):
+        for v, ref in ((x.T, np.transpose(_np(x))),):
+            assert v.shape == ref.shape and v._storage is x._storage
+            np.testing.assert_array_equal(_np(v), ref)
+        axes = tuple(range(x.ndim))[::-1]
+        for _ in range(2):
+            p = x.permute(axes)
+            assert p.shape == x.T.shape and p.stride() == x.T.stride()
+            assert p._offset == x.T._offset
+    x = t[1:]
+    for _ in range(2):  # cached after the first call
+        p = tl.permute_dims(x, (-1, 0, 1))
+        np.testing.assert_array_equal(_np(p), np.transpose(_np(x), (2, 0, 1)))
+        r = x.reshape((3, 30))
+        assert r._storage is x._storage and r._offset == x._offset
+        np.testing.assert_array_equal(_np(r), _np(x).reshape(3, 30))
+        r = tl.reshape(x, (-1, 5))
+        np.testing.assert_array_equal(_np(r), _np(x).reshape(-1, 5))
+        c = x.T.reshape((90,))  # not a view: copied, never cached
+        assert c._storage is not x._storage
+        np.testing.assert_array_equal(_np(c), _np(x).T.reshape(90))
+        for bad in ((0, 0, 1), (0, 1), (0, 1, 3), (0, 1, -4)):
+            with pytest.raises((ValueError, IndexError)):
+                x.permute(bad)
+        with pytest.raises(ValueError):
+            x.reshape((7, 13))
+        with pytest.raises(ValueError):
+            x.reshape((-1, -1, 6))
+    other = tl.asarray(_values(np.int16, (3, 6, 5)))  # same geometry as x, another storage
+    r = other.reshape((3, 30))
+    assert r._storage is other._storage and r.dtype == tl.int16
+    np.testing.assert_array_equal(_np(r), _np(other).reshape(3, 30))
+
+
+def test_T_keeps_autograd_and_the_profiler():
+    w = tl.asarray(np.arange(6, dtype=np.float32).reshape(2, 3)).requires_grad_()
+    (w.T * tl.asarray(np.arange(6, dtype=np.float32).reshape(3, 2))).sum().backward()
+    np.testing.assert_array_equal(_np(w.grad), np.arange(6, dtype=np.float32).reshape(3, 2).T)
+    x = tl.asarray(np.ones((2, 3), np.float32))
+    with tl.profiler.profile() as prof:
+        x.T
+    assert "permute" in {r.key for r in prof.key_averages()}
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float16, np.bool_, np.complex64, np.int64],
+                         ids=lambda d: np.dtype(d).name)
+def test_contiguous_of_strided_views(np_dtype):
+    base = _values(np_dtype, (40, 25))
+    t = tl.asarray(base)
+    for x, ref in ((t.T, base.T), (t[::-1], base[::-1]), (t[::3, 1::2], base[::3, 1::2]),
+                   (t[:, 0], base[:, 0]), (t[0:0].T, base[0:0].T)):
+        c = x.contiguous()
+        assert c.is_contiguous() and c.dtype == t.dtype
+        assert c._storage is not t._storage or not x.size  # (an empty x is contiguous)
+        np.testing.assert_array_equal(_np(c), ref)
+    assert t.contiguous() is t
+
+
+# ---------------------------------------------------------------- take, linspace, arange
+def test_take_direct_and_errors():
+    xn = _values(np.float32, (1000,))
+    x = tl.asarray(xn)
+    idxn = np.random.default_rng(3).integers(-1000, 1000, 700)
+    idx = tl.asarray(idxn)
+    for axis in (None, 0, -1):
+        _bits_equal(tl.take(x, idx, axis=axis), tl.asarray(np.take(xn, idxn)))
+    _bits_equal(tl.take(x, tl.asarray(idxn.astype(np.int32))), tl.asarray(np.take(xn, idxn)))
+    _bits_equal(tl.take(x, idx[::2]), tl.asarray(np.take(xn, idxn[::2])))
+    x2 = tl.asarray(xn.reshape(40, 25))
+    np.testing.assert_array_equal(_np(tl.take(x2, tl.asarray(np.array([3, 0])), axis=1)),
+                                  np.take(xn.reshape(40, 25), [3, 0], axis=1))
+    with pytest.raises(IndexError):
+        tl.take(x, tl.asarray(np.array([0, 1000])))
+    with pytest.raises(IndexError):
+        tl.take(x, idx, axis=1)
+    with pytest.raises(TypeError, match="integer dtype"):
+        tl.take(x, tl.asarray(np.array([0.0])))
+    with pytest.raises(ValueError, match="axis"):
+        tl.take(x2, idx)
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.int64, tl.float16], ids=str)
+def test_linspace_arange_device_cpu_equal_default(dtype):
+    for num in (0, 1, 7, 1000):
+        a = tl.linspace(0.0, 1.0, num, dtype=dtype, device="cpu")
+        b = tl.linspace(0.0, 1.0, num, dtype=dtype)
+        assert a.device == b.device and a.stride() == b.stride()
+        _bits_equal(a, b)
+    _bits_equal(tl.arange(3, 50, 4, dtype=dtype, device="cpu"), tl.arange(3, 50, 4, dtype=dtype))
+    with pytest.raises(ValueError):
+        tl.linspace(0.0, 1.0, -1, dtype=dtype, device="cpu")
+
+
+# ---------------------------------------------------------------- concat
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float16, np.bool_, np.complex128, np.int8],
+                         ids=lambda d: np.dtype(d).name)
+def test_concat_blocks_match_numpy(np_dtype):
+    a = _values(np_dtype, (30, 4), seed=1)
+    b = _values(np_dtype, (7, 4), seed=2)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    cases = [([ta, tb], 0, [a, b]), ([ta[5:], tb, ta[:0]], 0, [a[5:], b, a[:0]]),
+             ([ta[3], tb[1], ta[0]], 0, [a[3], b[1], a[0]]),
+             ([ta[None], tb[None, :4]], 1, [a[None], b[None, :4]]),
+             ([ta.reshape((120,)), tb.reshape((28,))], -1, [a.ravel(), b.ravel()])]
+    for ts, axis, ns in cases:
+        got = tl.concat(ts, axis=axis)
+        ref = np.concatenate(ns, axis=axis)
+        assert got.shape == ref.shape and got.is_contiguous()
+        _bits_equal(got, tl.asarray(ref))
+    s = tl.Stream(device="cpu")  # a user stream: the copy kernels run queued, in order
+    with tl.stream(s):
+        u = ta.clone()
+        got = tl.concat([u, tb])
+    s.synchronize()
+    _bits_equal(got, tl.asarray(np.concatenate([a, b])))
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_linspace_endpoint_written_on_the_host(np_dtype):
+    import warnings
+    dtype = tl.float32 if np_dtype == np.float32 else tl.float64
+    stops = [1e300, np.nan, np.inf, -np.inf, -0.0, 3.4028235677973366e+38,
+             float(np.finfo(np.float32).max), 1 / 3, -7, 2 ** 200, 5e-324]
+    for stop in stops:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (NumPy would warn on an overflowing cast)
+            t = tl.linspace(0.0, stop, 3, dtype=dtype, device="cpu")
+        with np.errstate(over="ignore"):
+            ref = np.array(float(stop), np.float64).astype(np_dtype)
+        assert _np(t)[-1].tobytes() == ref.tobytes(), stop
+    s = tl.Stream(device="cpu")  # a user stream: the element is written by the fill kernel
+    with tl.stream(s):
+        t = tl.linspace(0.0, 1 / 3, 4, dtype=dtype)
+    s.synchronize()
+    assert _np(t)[-1] == np_dtype(1 / 3)
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.bool_, np.complex64, np.uint16],
+                         ids=lambda d: np.dtype(d).name)
+def test_stack_blocks_match_numpy_and_errors(np_dtype):
+    a = _values(np_dtype, (6, 4), seed=1)
+    b = _values(np_dtype, (6, 4), seed=2)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    for ts, ns, axis in (([ta, tb], [a, b], 0), ([ta, tb, ta], [a, b, a], -3),
+                         ([ta[2:3], tb[0:1]], [a[2:3], b[0:1]], 1),
+                         ([ta[1], tb[5]], [a[1], b[5]], 0), ([ta, tb], [a, b], 2),
+                         ([ta.T, tb.T], [a.T, b.T], 0), ([ta[:0], tb[:0]], [a[:0], b[:0]], 0)):
+        got = tl.stack(ts, axis=axis)
+        ref = np.stack(ns, axis=axis)
+        assert got.shape == ref.shape and got.is_contiguous()
+        _bits_equal(got, tl.asarray(ref))
+    with pytest.raises(ValueError, match="shape"):
+        tl.stack([ta, tb[1:]])
+    with pytest.raises(IndexError):
+        tl.stack([ta, tb], axis=3)
+    mixed = tl.stack([ta, tb.astype(tl.float64)])  # promoted by the general path
+    assert mixed.dtype == tl.result_type(ta, tl.float64)
+
+
+def test_basic_int_slice_keys_give_numpys_views_and_errors():
+    xn = _values(np.float32, (5, 6, 4))
+    t = tl.asarray(xn)
+    item = xn.itemsize
+    for x, ref in ((t, xn), (t[1:, ::-2], xn[1:, ::-2]), (t.T, xn.T)):
+        for key in (3, -1, (2, 1), (slice(1, None, 2), -3), (slice(None), 1), (0, 0, 0),
+                    (slice(None, None, -1),), (slice(7, 2, -2), 1), (1, slice(0, 0)), ()):
+            v = x[key]
+            r = ref[key]
+            assert v.shape == r.shape and v._storage is t._storage, key
+            assert tuple(s * item for s in v.stride()) == r.strides, key
+            np.testing.assert_array_equal(_np(v), r)
+    for key in (5, -6, (0, 6), (0, 0, 4), (1, 2, 3, 0)):
+        with pytest.raises(IndexError) as e:
+            t[key]
+        assert "out of bounds" in str(e.value) or "too many indices" in str(e.value)
+    with pytest.raises(ValueError):
+        t[::0]
+    with pytest.raises(ValueError):
+        t[0, ::0]
+    # not ints and slices only: the general path (bool is a 0-d mask, np.int64 an index)
+    assert t[True].shape == (1, 5, 6, 4) and t[False].shape == (0, 5, 6, 4)
+    np.testing.assert_array_equal(_np(t[np.int64(2), None]), xn[np.int64(2), None])
+    np.testing.assert_array_equal(_np(t[..., 1]), xn[..., 1])
+
+
+def test_arange_of_exact_ints_matches_numpy_and_errors():
+    for args in ((1000,), (0,), (-3,), (5, 2), (2, 17, 3), (10, -7, -4), (2 ** 40, 2 ** 40 + 5)):
+        t = tl.arange(*args)
+        ref = np.arange(*args)
+        assert t.dtype == tl.int64 and t.shape == ref.shape
+        np.testing.assert_array_equal(_np(t), ref)
+    np.testing.assert_array_equal(_np(tl.arange(3, 9, 2, dtype=tl.float32)),
+                                  np.arange(3, 9, 2, dtype=np.float32))
+    with pytest.raises(ValueError, match="step"):
+        tl.arange(0, 5, 0)
+    with pytest.raises(ValueError, match="finite"):
+        tl.arange(0, float("inf"))
+    with pytest.raises(OverflowError):
+        tl.arange(-2 ** 70, 2 ** 70, 1)
