@@ -90,6 +90,8 @@ _REDUCTION_MODES = """
 import sys
 import numpy as np
 import tensorlib as tl
+from tensorlib.kernels.cpu import reduction
+reduction.COLD = False  # the full kernels (a cold first call would run reduction_cold)
 
 def _modules(prefix):
     return [m for n, m in sys.modules.items() if n.startswith(prefix)]
@@ -235,6 +237,184 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
             want = call().numpy()
             monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+_RED_NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],
+                     np.uint32).view(np.float32)
+
+
+def _red_data(rng, shape, dt, variant):
+    if dt == "bool":
+        return rng.random(shape) < (0.5 if variant == "plain" else 0.01)
+    if not dt.startswith("float"):
+        info = np.iinfo(dt)
+        xn = rng.integers(max(info.min, -300), min(info.max, 300), shape).astype(dt)
+        if variant != "plain" and xn.size:
+            xn.reshape(-1)[rng.integers(0, xn.size, 5)] = info.max if variant == "nan" \
+                else info.min  # ties at the extremes
+        return xn
+    # magnitudes over 7 decades: the order of the additions shows in the bits
+    xn = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(dt)
+    flat = xn.reshape(-1)
+    k = flat.size
+    if variant == "nan" and k:
+        with np.errstate(invalid="ignore"):
+            flat[rng.integers(0, k, 3)] = _RED_NANS[rng.integers(0, 5, 3)].astype(dt)
+    elif variant == "zeros" and k:
+        # max is a zero: signs mixed, in and across 1024-element blocks
+        flat[:] = -np.abs(flat) - 1
+        flat[rng.integers(0, k, 4)] = -0.0
+        flat[rng.integers(0, k, 2)] = 0.0
+    elif variant == "negzeros" and k:
+        flat[:] = -np.abs(flat) - 1
+        flat[rng.integers(0, k, 3)] = -0.0
+    elif variant == "inf" and k:
+        flat[rng.integers(0, k, 2)] = np.inf
+        flat[rng.integers(0, k, 2)] = -np.inf
+    return xn
+
+
+_RED_CASES = [((100000,), None), ((3000,), None), ((1,), None), ((100, 1000), 1),
+              ((100, 1000), 0), ((7, 5, 300), 1), ((7, 5, 300), 2), ((66, 3), 0),
+              ((5, 2100), -1), ((2100, 5), 0), ((4, 3, 2), (0, 2)), ((0, 5), 1), ((5, 0), 1)]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int8", "uint16", "bool",
+                                "float16"])
+def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
+    """The cold route (kernels/cpu/reduction_cold.py: NumPy's exact reductions, the module's
+    block kernel folded in NumPy, serial_outer's order in NumPy) gives bit for bit what the
+    full kernels give: nan payloads, zero signs, ties, inf, empty, strided and transposed
+    inputs, keepdims and out=, every layout it takes (and the ones it declines)."""
+    from tensorlib.kernels.cpu import reduction as kred
+    from tensorlib.kernels.cpu import reduction_cold
+    from tensorlib.ops import reduction as ored
+    served = []
+    for name in ("value_cold", "arg_cold"):
+        real = getattr(reduction_cold, name)
+        monkeypatch.setattr(kred, name, lambda *a, _real=real, _n=name: (served.append(_n),
+                                                                         _real(*a)))
+    rng = np.random.default_rng(11)
+    ops = ["sum", "mean", "max", "min", "argmax", "argmin", "prod", "any", "all", "std", "var"]
+    for shape, axis in _RED_CASES:
+        for variant in ("plain", "nan", "zeros", "negzeros", "inf"):
+            if variant != "plain" and (dt == "bool" or len(shape) > 2):
+                continue
+            xn = _red_data(rng, shape, dt, variant)
+            views = [tl.asarray(xn)]
+            if len(shape) == 2 and variant == "plain":
+                views += [tl.asarray(np.ascontiguousarray(xn.T)).T,  # transposed layout
+                          tl.asarray(np.repeat(xn, 2, axis=-1))[..., ::2]]  # strided
+            for x in views:
+                for op in ops:
+                    if op in ("argmax", "argmin") and isinstance(axis, tuple):
+                        continue
+                    fn = getattr(tl, op)
+                    for kw in ({} if axis is None else {"axis": axis},
+                               {"axis": axis, "keepdims": True}):
+                        got = want = None
+                        try:
+                            monkeypatch.setattr(kred, "COLD", "always")
+                            ored._plans.clear()
+                            got = fn(x, **kw).numpy()
+                        except Exception as e:  # noqa: BLE001 - both refuse alike
+                            monkeypatch.setattr(kred, "COLD", False)
+                            with pytest.raises(type(e)):
+                                fn(x, **kw)
+                            continue
+                        monkeypatch.setattr(kred, "COLD", False)
+                        ored._plans.clear()
+                        want = fn(x, **kw).numpy()
+                        assert got.dtype == want.dtype and got.shape == want.shape
+                        np.testing.assert_array_equal(
+                            np.atleast_1d(got).view(np.uint8),
+                            np.atleast_1d(want).view(np.uint8),
+                            err_msg=f"{op} {dt} {shape} {kw} {variant}")
+    ored._plans.clear()
+    # out=: a strided output through the cold route
+    xn = _red_data(rng, (30, 1100), dt, "plain")
+    x = tl.asarray(xn)
+    for op in ("sum", "max", "argmax"):
+        res_dt = getattr(tl, op)(x, axis=1).dtype
+        outs = []
+        for cold in ("always", False):
+            monkeypatch.setattr(kred, "COLD", cold)
+            buf = tl.zeros((60,), dtype=res_dt)
+            getattr(tl, op)(x, axis=1, out=buf[::2])
+            outs.append(buf.numpy())
+        np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # a float sum into a wider dtype (half inputs read as raw bits), nan rows included: a
+    # nan from input nans makes the cold route run the full kernel (the kernel's payload)
+    if dt.startswith("float"):
+        xn = _red_data(rng, (20, 3000), dt, "nan")
+        xn[5, 7], xn[5, 9] = np.inf, -np.inf
+        x = tl.asarray(xn)
+        for kw in ({"axis": 1}, {"axis": 0}, {}):
+            outs = []
+            for cold in ("always", False):
+                monkeypatch.setattr(kred, "COLD", cold)
+                ored._plans.clear()
+                outs.append(np.atleast_1d(tl.sum(x, dtype=tl.float64, **kw).numpy()))
+            np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # the cold route served: exact reductions of every dtype, block folds of the float ones
+    assert "arg_cold" in served and "value_cold" in served
+
+
+_REDUCTION_FIRST_CALLS = """
+import sys
+import numpy as np
+import tensorlib as tl
+from tensorlib.kernels.cpu import reduction
+from tensorlib.runtime.cpu import cores
+
+cores.DEFER_PARALLEL_COMPILE = True
+xn = (np.random.default_rng(0).standard_normal((100, 1000)) * 3).astype(np.float32)
+x = tl.asarray(xn)
+
+
+def calls():
+    return [r.numpy() for r in (tl.sum(x), tl.mean(x, axis=0), tl.sum(x, axis=1), tl.max(x),
+                                tl.argmax(x), tl.argmin(x, axis=0), tl.sum(x.astype(tl.int64)))]
+
+
+first = calls()
+mods = list(reduction._mods.values())
+assert len(mods) == 5  # float32 sum (and mean), max, argmax, argmin, int64 sum
+
+
+def full_compiled(m):
+    return bool(m.serial_rows.signatures or m.outer.serial.signatures)
+
+
+if sys.argv[1] == "empty":
+    # a first call with empty caches compiles no full kernel, at most a block kernel (the
+    # float sum's)
+    assert not any(full_compiled(m) for m in mods)
+    assert sum(bool(getattr(m, "block", None) and m.block.signatures) for m in mods) == 1
+    cores.DEFER_PARALLEL_COMPILE = False  # now the full kernels (into the disk cache)
+    second = calls()
+    assert all(full_compiled(m) for m in mods)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(np.atleast_1d(a).view(np.uint8),
+                                      np.atleast_1d(b).view(np.uint8))
+else:
+    # the full kernels are in the disk cache: loaded and run from the first call
+    assert all(full_compiled(m) for m in mods)
+"""
+
+
+def test_reduction_first_call_compiles_no_full_kernel(tmp_path):
+    """With empty caches first sum / mean along axis 0 / max / argmax / argmin / integer sum
+    calls compile no serial_rows / serial_outer kernel (at most a block kernel) and give what
+    the full kernels give; once those are in the disk cache, a new process loads them."""
+    import os
+    import subprocess
+    env = dict(os.environ, TENSORLIB_CACHE_DIR=str(tmp_path / "tl"),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    for state in ("empty", "cached"):
+        r = subprocess.run([sys.executable, "-c", _REDUCTION_FIRST_CALLS, state], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
 
 
 _SORT_NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],

@@ -179,7 +179,7 @@ def _run_value(it, spec, div=1.0, name=None):
     if (not fn.overloads or COLD == "always") and not parallel and value_supported(spec, meta):
         args = (meta, out, aux, inp, np.float64(div))
         if _go_cold(fn, args, it.reduced_numel * it.result._numel):
-            launch(value_cold, name or spec.op, it.operands[0], it.operands[1:], spec, mod,
+            launch(value_cold, name or spec.op, it.operands[0], it.operands[1:], spec, mod, fn,
                    *args)
             if _cap.on:
                 _captured_later()

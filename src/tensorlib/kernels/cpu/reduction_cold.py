@@ -166,7 +166,10 @@ def _block_rows(spec, mod, out, aux, inp, div, n0, nkept, pi, si, po, so, pa, sa
                 l1 = init
                 cnt = 0
             i += nb
-        out[po + j * so] = out_np(_fin(spec, comb(l2, l1), div))
+        r = out_np(_fin(spec, comb(l2, l1), div))
+        if r != r:
+            _check_nan(r, inp[q:q + n0], spec.in_dt)
+        out[po + j * so] = r
 
 
 def value_supported(spec, meta):
@@ -192,11 +195,34 @@ def value_supported(spec, meta):
             and spec.out_dt in _FLOATS + (spec.acc_dt,) and steps <= MAX_STEPS)
 
 
-def value_cold(spec, mod, meta, out, aux, inp, div):
+class _Ambiguous(Exception):
+    """A float sum met an input nan: which payload the result keeps when two nans meet
+    depends on the operand order LLVM chose for the kernel (fadd commutes)."""
+
+
+def value_cold(spec, mod, full, meta, out, aux, inp, div):
     """Runs the value reduction of ``spec`` (``mod``: its generated module) described by
-    ``meta`` without its full kernel (a layout value_supported accepts)."""
-    with np.errstate(all="ignore"):  # (the kernels raise no floating-point warnings)
-        _value_cold(spec, mod, meta, out, aux, inp, div)
+    ``meta`` without its full kernel (a layout value_supported accepts); when a float sum
+    meets an input nan, runs the full kernel ``full`` instead (it compiles: rare on a first
+    call, and the only way to the kernel's nan payload)."""
+    try:
+        with np.errstate(all="ignore"):  # (the kernels raise no floating-point warnings)
+            _value_cold(spec, mod, meta, out, aux, inp, div)
+    except _Ambiguous:
+        full(meta, out, aux, inp, div)
+
+
+def _check_nan(r, x, in_dt):
+    """Raises _Ambiguous when a nan result r comes from input nans in x (not only from inf -
+    inf, whose nan is the one default nan whatever the order)."""
+    if not np.isnan(r).any():
+        return
+    if in_dt in (_dt.float16, _dt.bfloat16):  # raw bits
+        nan = (x & 0x7FFF) > (0x7C00 if in_dt is _dt.float16 else 0x7F80)
+    else:
+        nan = np.isnan(x)
+    if nan.any():
+        raise _Ambiguous
 
 
 def _value_cold(spec, mod, meta, out, aux, inp, div):
@@ -224,7 +250,12 @@ def _value_cold(spec, mod, meta, out, aux, inp, div):
             continue
         m = _view(aux, pa + j * sa, (n0,), (as0,)) if spec.aux_dt is not None else None
         f = _FMAPS[spec.fmap](x.astype(_np(spec.load_dt)), m)
-        o[...] = _fin(spec, _outer_fold(spec, f, is0), div)
+        r = _fin(spec, _outer_fold(spec, f, is0), div)
+        if r.dtype.kind == "f":
+            bad = np.isnan(r)
+            if bad.any():
+                _check_nan(r, x[:, bad], spec.in_dt)
+        o[...] = r
 
 
 def _outer_fold(spec, f, is0):
