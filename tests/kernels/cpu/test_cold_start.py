@@ -222,9 +222,20 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
     """serial_rows (rows contiguous in and out) gives bit for bit what serial gives."""
     from tensorlib.kernels.cpu import normalization as knorm
     rng = np.random.default_rng(4)
-    for shape in ((100, 1000), (7, 33), (5, 6, 40), (1, 1)):
+    for shape in ((100, 1000), (7, 33), (5, 6, 40), (1, 1), (6, 17)):
         xn = (rng.standard_normal(shape) * 4).astype(dt)
         xn.reshape(-1)[0] = np.inf if shape[-1] > 1 else xn.reshape(-1)[0]
+        if shape == (6, 17):
+            # nan, an all -inf row, zeros of both signs as the max (log_softmax's -0.0 - 0.0
+            # keeps the max's sign), a row whose other exps underflow (sum exactly 1)
+            xn[1, 3] = np.nan
+            xn[2] = -np.inf
+            xn[3] = -np.abs(xn[3]) - 1
+            xn[3, [2, 16]] = -0.0
+            xn[3, 9] = 0.0
+            xn[4] = -200.0
+            xn[4, 5] = -0.0
+            xn[5, ::2] = -0.0
         x = tl.asarray(xn)
         w = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
         b = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
