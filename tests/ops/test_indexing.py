@@ -431,6 +431,65 @@ def test_large_parallel_paths():
     same(tl.asarray(flat)[tl.asarray(k.astype(np.int32))], flat[k])
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_dense_mask_moves_the_kept_elements_bit_for_bit(dtype, threads, monkeypatch):
+    """x[mask] with x and mask dense and of one shape, above the indexing grain: the
+    compaction kernel (kernels/cpu/indexing.compact; threads=1: the serial loop, 2: chunks in
+    parallel) gives NumPy's elements, bits included (nan payloads, -0.0), for masks kept at
+    random, none, all, and only the last element."""
+    from tensorlib.kernels.cpu.indexing import GRAIN
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(cores, "threads", lambda: threads)
+    rng = np.random.default_rng(5)
+    shape = (3, GRAIN // 2 + 7)
+    n = shape[0] * shape[1]
+    if dtype == "bfloat16":  # (no NumPy dtype: its float32 values, rounded, stand in)
+        t = tl.asarray(rng.standard_normal(shape).astype(np.float32)).astype(tl.bfloat16)
+        a = host(t.astype(tl.float32))
+    else:
+        raw = rng.integers(0, 256, n * np.dtype(dtype).itemsize, dtype=np.uint8)
+        a = (raw.view(dtype) if dtype != "bool" else (raw[:n] & 1).astype(bool)).reshape(shape)
+        t = tl.asarray(a)
+    last = np.zeros(shape, bool)
+    last[-1, -1] = True
+    for m in (rng.random(shape) < 0.5, np.zeros(shape, bool), np.ones(shape, bool), last):
+        got = t[tl.asarray(m)]
+        want = a[m]
+        assert got.shape == want.shape and got.dtype == t.dtype
+        if dtype == "bfloat16":
+            got = got.astype(tl.float32)
+        assert np.array_equal(host(got).view(np.uint8), want.view(np.uint8))
+
+
+def test_parallel_indexing_kernels_launch_through_the_core_scheduler(monkeypatch):
+    """Gathers, scatters, offsets and nonzero on the team go through cores.call, which sets the
+    calling thread's team size (a one-thread cool-down must not leave later launches on one
+    thread) and times stalls."""
+    from tensorlib.runtime.cpu import cores
+    launched = []
+    real = cores.call
+    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "call", lambda fn, a, team=0: (launched.append(fn.__name__),
+                                                             real(fn, a, team))[1])
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((300, 400)).astype(np.float32)
+    t = tl.asarray(a)
+    i = rng.integers(-300, 300, 50_000)
+    j = rng.integers(0, 400, 50_000)
+    same(t[tl.asarray(i)], a[i])
+    same(t[tl.asarray(i), tl.asarray(j)], a[i, j])
+    same(t[a > 0], a[a > 0])
+    big = np.zeros((16, 1 << 14), np.float32)
+    ub = tl.asarray(big.copy())
+    vals = np.arange(4 << 14, dtype=np.float32).reshape(4, 1 << 14)
+    ub[tl.asarray(np.array([5, 9, 5, 5]))] = tl.asarray(vals)  # scatter over the post block
+    big[[5, 9, 5, 5]] = vals
+    same(ub, big)
+    assert {"gather_direct", "index_offsets", "nonzero_pass", "gather_parallel",
+            "scatter_parallel"} <= set(launched), launched
+
+
 # ---- advanced setitem ---------------------------------------------------------------------------
 @st.composite
 def set_cases(draw):

@@ -741,9 +741,11 @@ def test_wrong_argument_types_name_the_argument():
 
 # ---------------------------------------------------------------- big and tiled loops
 
-def test_parallel_path_with_broadcast_and_transposed_layout():
+def test_parallel_path_with_broadcast_and_transposed_layout(monkeypatch):
+    from tensorlib.kernels.cpu import pointwise
+    monkeypatch.setattr(pointwise, "GRAIN", 1 << 15)  # 60000 elements: the threaded variant
     rng = np.random.default_rng(1)
-    a = rng.random((300, 200), np.float32).T  # > GRAIN elements: the threaded variant
+    a = rng.random((300, 200), np.float32).T
     b = rng.random(300, np.float32)[::-1]
     check_op(tl.add, np.add, a, b)
 
@@ -762,7 +764,7 @@ def test_clip_composite():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16",
                                    "complex64", "bool"])
-@pytest.mark.parametrize("n", [4096, 3 * 4096 + 5, 40_000])
+@pytest.mark.parametrize("n", [4096, 3 * 4096 + 5, 40_000, (1 << 18) + 5])
 def test_inplace_over_dense_memory_writes_exactly_its_elements(dtype, n):
     """x op= y where the result is an operand (a dense run at a storage offset, below and above
     the parallel grain): exactly the view's elements change, to the functional result."""

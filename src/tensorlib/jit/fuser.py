@@ -22,7 +22,7 @@ from .ir import Graph
 
 __all__ = ["fuse", "fuse_and_compile", "compile_group", "FusionError", "node_dtypes"]
 
-GRAIN = 1 << 15
+GRAIN = 1 << 15      # row and all-axes reductions: elements from which threads pay
 ALL_BLOCK = 1 << 16  # elements per partial of an all-axes reduction
 
 
@@ -55,7 +55,7 @@ def _kind_of(t) -> str:
 def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
-    from ..kernels.cpu.pointwise import load_generated_module
+    from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, WIDE_GRAIN, load_generated_module
     from ..runtime.cpu import cores, vector_width
     from ..runtime.cpu.streams import launch
     sub = node.attrs["subgraph"]
@@ -82,6 +82,9 @@ def compile_group(node):
     label = name if len(name) <= 120 else name[:117] + "..."
 
     if mode == "pw":
+        # threads from the grain of the eager loops (kernels/cpu/pointwise.py): a chain costs at
+        # least what its dearest op costs
+        grain = WIDE_GRAIN if wide else PW_GRAIN
         shape = out_types[0].shape
         ndim = len(shape)
         numel = math.prod(shape)
@@ -129,7 +132,7 @@ def compile_group(node):
                 args = (meta, *arrays, *values)
                 m = mod
             fn = m.serial
-            if numel >= GRAIN and cores.parallel_ready(m, args, numel):
+            if numel >= grain and cores.parallel_ready(m, args, numel):
                 fn = m.parallel
             launch(fn, label, outs, ops, *args)
             return tuple(outs)

@@ -24,13 +24,24 @@ from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
 from ...dtype_scalars import scalar_to_compute
 
-__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module"]
+__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain"]
 
-GRAIN = 1 << 15          # below this many elements, threads cost more than they save
+# Below its grain a pointwise loop runs on the calling thread: waking the team and joining it
+# costs ~30-40 us on the 2-core VM this was measured on (benchmarks/grain_cpu.py, one thread
+# against the team in one process), which a memory-bound loop (add, x * 2, compare, copy)
+# earns back only from ~2**18 elements and a compute-bound one (ops.yaml tag wide_vectors:
+# exp, tanh, sin ...) from ~2**17.
+GRAIN = 1 << 18
+WIDE_GRAIN = 1 << 17
 TILE = 1 << 14           # innermost-dim tile handed to one thread
 
 _lock = threading.RLock()  # flat_entry builds its combination's module while holding it
 _kernels: dict = {}
+
+
+def parallel_grain(info) -> int:
+    """Elements from which ``info``'s loop runs on the thread team (see GRAIN)."""
+    return WIDE_GRAIN if info.wide_vectors else GRAIN
 
 
 def kernel_cache_dir() -> str:
@@ -227,7 +238,8 @@ def run_pointwise(it, info, scalar_values):
     lay = it.layout()
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     numel = it.numel
-    if numel >= GRAIN and cores.parallel_ready(mod, (meta, *arrays, *values), numel):
+    if numel >= parallel_grain(info) and cores.parallel_ready(mod, (meta, *arrays, *values),
+                                                              numel):
         fn = mod.parallel
     else:
         plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)

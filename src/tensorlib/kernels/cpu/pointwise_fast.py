@@ -28,7 +28,7 @@ from ...tensor import Tensor, contiguous_strides
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
-from .pointwise import GRAIN, combination_module, flat_entry, run_pointwise
+from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
            "copy_dense", "copy_strided"]
@@ -144,10 +144,11 @@ def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
     value = (_last_value_cache(compute, name, info.tensor_args[1])
              if scalar_type is not None else None)
     unary = len(info.tensor_args) == 1
+    grain = parallel_grain(info)
 
     def run(a, b, args):
         n = a._numel
-        if n >= GRAIN or not n:
+        if n >= grain or not n:
             return None
         call = flat
         if _streams._slow:
@@ -189,6 +190,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     kinds, dtypes, compute = combo
     flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
     big = _above_grain(info, kinds, dtypes, compute, out_dtype, flat)
+    grain = parallel_grain(info)
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
@@ -205,7 +207,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             if not n:
                 return None
             sa = a._storage
-            if n >= GRAIN:
+            if n >= grain:
                 return big(n, (a,), (), Tensor._make_dense)
             call = flat
             if _streams._slow:
@@ -223,7 +225,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             if not n:
                 return None
             sa = a._storage
-            if n >= GRAIN:
+            if n >= grain:
                 v = value(b)  # the operand first, then the Scalar argument: the full path's order
                 return big(n, (a,), (v,) if sp is None else (v, scalar(args[sp])),
                            _c_order_like)
@@ -248,7 +250,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             sb = b._storage
-            if n >= GRAIN:
+            if n >= grain:
                 return big(n, (a, b), () if sp is None else (scalar(args[sp]),),
                            Tensor._make_dense)
             call = flat
@@ -280,6 +282,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     kinds, dtypes, compute = combo
     np_out, np_in = kernel_np_dtype(out_dtype), kernel_np_dtype(dtype)
     out_item = out_dtype.itemsize
+    grain = parallel_grain(info)
     two = kinds == "TT"
     name = info.name
     sp = scalar_pos[0] if scalar_pos else None
@@ -307,7 +310,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
         else:
             meta = np.array((1, n, 1, a._strides[0], 0, a._offset), np.int64)
             kargs = (meta, st.typed(np_out), a._storage.typed(np_in), *vals)
-        if n >= GRAIN and cores.threads() > 1 and cores.parallel_ready(mod, kargs, n):
+        if n >= grain and cores.threads() > 1 and cores.parallel_ready(mod, kargs, n):
             cores.call(mod.parallel, kargs)
         else:
             mod.serial(*kargs)
@@ -346,6 +349,7 @@ def dense_runner3_scalar(info, dtypes, out_dtype, scalar_operand, scalar_type):
                else (dtypes[0], dtypes[1], None))
     flat = flat_entry(info, kinds, kdtypes, compute, out_dtype)
     big = _above_grain(info, kinds, kdtypes, compute, out_dtype, flat)
+    grain = parallel_grain(info)
     ia, it = dtypes[0].itemsize, dtypes[1].itemsize
     out_item = out_dtype.itemsize
     name = info.name
@@ -356,7 +360,7 @@ def dense_runner3_scalar(info, dtypes, out_dtype, scalar_operand, scalar_type):
         if not n:
             return None
         v = value(s)
-        if n >= GRAIN:
+        if n >= grain:
             return big(n, (a, t), (v,), _c_order_like)
         call = flat
         if _streams._slow:
@@ -383,6 +387,7 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     compute = compute_dtype_for(common)
     flat = flat_entry(info, "TTT", tuple(dtypes), compute, out_dtype)
     big = _above_grain(info, "TTT", tuple(dtypes), compute, out_dtype, flat)
+    grain = parallel_grain(info)
     ia, ib, ic = (d.itemsize for d in dtypes)
     out_item = out_dtype.itemsize
     name = info.name
@@ -392,7 +397,7 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
         if not n:
             return None
         sa, sb, sc = a._storage, b._storage, c._storage
-        if n >= GRAIN:
+        if n >= grain:
             return big(n, (a, b, c), (), _c_order_like)
         call = flat
         if _streams._slow:
