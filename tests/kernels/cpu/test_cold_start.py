@@ -371,6 +371,46 @@ def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
     assert "arg_cold" in served and "value_cold" in served
 
 
+def test_reduction_cold_route_on_a_cpu_stream(monkeypatch):
+    """On a user CPU stream the cold route is queued like the kernel it stands for: it reads
+    the input after the queued work that writes it. Plans wait for a full-path call."""
+    import threading
+    from tensorlib.kernels.cpu import reduction as kred
+    from tensorlib.ops import reduction as ored
+    from tensorlib.runtime.cpu import streams as cs
+    xn = np.random.default_rng(2).standard_normal((40, 1000)).astype(np.float32)
+    a = tl.asarray(xn)
+    ops = [lambda t: tl.sum(t), lambda t: tl.mean(t, axis=0), lambda t: tl.max(t, axis=1),
+           lambda t: tl.argmax(t)]
+    monkeypatch.setattr(kred, "COLD", False)
+    ored._plans.clear()
+    want = [f(a * 2).numpy() for f in ops]
+    monkeypatch.setattr(kred, "COLD", "always")
+    ored._plans.clear()
+    s = tl.Stream(device="cpu")
+    gate = threading.Event()
+    with tl.stream(s):
+        cs.launch(gate.wait, "gate", (), ())
+        b = a * 2  # queued behind the gate
+        got = [f(b) for f in ops]
+    gate.set()
+    s.synchronize()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.atleast_1d(g.numpy()).view(np.uint8),
+                                      np.atleast_1d(w).view(np.uint8))
+    # off the stream: a cold call makes no plan (not even a "never" entry); the next full-path
+    # call does, and the plan repeats the kernel
+    ored._plans.clear()
+    first = tl.sum(a).numpy()
+    assert not ored._plans
+    monkeypatch.setattr(kred, "COLD", False)
+    second = tl.sum(a).numpy()
+    assert len(ored._plans) == 1 and list(ored._plans.values())[0] is not None
+    third = tl.sum(a).numpy()
+    assert first.tobytes() == second.tobytes() == third.tobytes()
+    ored._plans.clear()
+
+
 _REDUCTION_FIRST_CALLS = """
 import sys
 import numpy as np
