@@ -294,19 +294,21 @@ _RED_CASES = [((100000,), None), ((3000,), None), ((1,), None), ((100, 1000), 1)
                                 "float16"])
 def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
     """The cold route (kernels/cpu/reduction_cold.py: NumPy's exact reductions, the module's
-    block kernel folded in NumPy, serial_outer's order in NumPy) gives bit for bit what the
+    block kernel folded in NumPy, serial_outer's order in NumPy, scans as NumPy's accumulate
+    from the kernel's initial value) gives bit for bit what the
     full kernels give: nan payloads, zero signs, ties, inf, empty, strided and transposed
     inputs, keepdims and out=, every layout it takes (and the ones it declines)."""
     from tensorlib.kernels.cpu import reduction as kred
     from tensorlib.kernels.cpu import reduction_cold
     from tensorlib.ops import reduction as ored
     served = []
-    for name in ("value_cold", "arg_cold"):
+    for name in ("value_cold", "arg_cold", "scan_cold"):
         real = getattr(reduction_cold, name)
         monkeypatch.setattr(kred, name, lambda *a, _real=real, _n=name: (served.append(_n),
                                                                          _real(*a)))
     rng = np.random.default_rng(11)
-    ops = ["sum", "mean", "max", "min", "argmax", "argmin", "prod", "any", "all", "std", "var"]
+    ops = ["sum", "mean", "max", "min", "argmax", "argmin", "prod", "any", "all", "std", "var",
+           "cumsum", "cumprod"]
     for shape, axis in _RED_CASES:
         for variant in ("plain", "nan", "zeros", "negzeros", "inf"):
             if variant != "plain" and (dt == "bool" or len(shape) > 2):
@@ -338,8 +340,8 @@ def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
                         want = fn(x, **kw).numpy()
                         assert got.dtype == want.dtype and got.shape == want.shape
                         np.testing.assert_array_equal(
-                            np.atleast_1d(got).view(np.uint8),
-                            np.atleast_1d(want).view(np.uint8),
+                            np.ascontiguousarray(np.atleast_1d(got)).view(np.uint8),
+                            np.ascontiguousarray(np.atleast_1d(want)).view(np.uint8),
                             err_msg=f"{op} {dt} {shape} {kw} {variant}")
     ored._plans.clear()
     # out=: a strided output through the cold route
@@ -354,6 +356,20 @@ def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
             getattr(tl, op)(x, axis=1, out=buf[::2])
             outs.append(buf.numpy())
         np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # many rows whose max / min is a zero: the sign of the first 1024-block holding a zero
+    if dt in ("float32", "float64"):
+        for shape in ((500, 7), (3, 2049), (2, 1025)):
+            xn = -np.abs(rng.standard_normal(shape)).astype(dt) - 1
+            pos = rng.integers(0, xn.size, xn.size // 3)
+            xn.reshape(-1)[pos] = np.where(rng.random(pos.size) < 0.5, 0.0, -0.0)
+            xn[0], xn[-1] = 0.0, -0.0
+            for x, op in ((tl.asarray(xn), tl.max), (tl.asarray(-xn), tl.min)):
+                outs = []
+                for cold in ("always", False):
+                    monkeypatch.setattr(kred, "COLD", cold)
+                    ored._plans.clear()
+                    outs.append(op(x, axis=1).numpy())
+                np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
     # a float sum into a wider dtype (half inputs read as raw bits), nan rows included: a
     # nan from input nans makes the cold route run the full kernel (the kernel's payload)
     if dt.startswith("float"):
@@ -368,7 +384,8 @@ def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
                 outs.append(np.atleast_1d(tl.sum(x, dtype=tl.float64, **kw).numpy()))
             np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
     # the cold route served: exact reductions of every dtype, block folds of the float ones
-    assert "arg_cold" in served and "value_cold" in served
+    # (a half scan has no cold route: its float32 accumulator is stored back as a half)
+    assert set(served) == {"arg_cold", "value_cold"} | ({"scan_cold"} if dt != "float16" else set())
 
 
 def test_reduction_cold_route_on_a_cpu_stream(monkeypatch):

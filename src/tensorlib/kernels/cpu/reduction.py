@@ -38,7 +38,8 @@ from ... import dtypes as _dt
 from .casting import kernel_array
 from .pointwise import load_generated_module
 from .reduce_plan import _cap, _captured, _captured_later, capture
-from .reduction_cold import arg_cold, arg_supported, value_cold, value_supported
+from .reduction_cold import (arg_cold, arg_supported, scan_cold, scan_supported, value_cold,
+                             value_supported)
 from .reduce_source import ValueSpec, arg_source, extreme, lit, scan_source
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
@@ -380,8 +381,15 @@ def _scan(it, n, out_stride, in_stride, op):
     meta += list(shape) + list(lay.strides[0]) + list(lay.strides[1])
     fn = mod.parallel if parallel else mod.serial
     meta = np.array(meta, np.int64)
-    launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
-           kernel_array(it.operands[1]))
+    out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[1])
+    if ((not fn.overloads or COLD == "always") and not parallel
+            and scan_supported(in_dt, acc, out_dt, meta)
+            and _go_cold(fn, (meta, out_a, in_a), work)):
+        launch(scan_cold, op, it.operands[0], it.operands[1:], op, acc, fn, meta, out_a, in_a)
+        if _cap.on:
+            _captured_later()
+        return
+    launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
         _captured(it.operands[0], it.operands[1], "arg", fn, parallel, meta, None)
 

@@ -17,7 +17,12 @@ kernel:
   elements and fold the block results in the same two-level cascade in NumPy scalars;
 * the outer mode repeats serial_outer's fixed order in NumPy array operations: four rows
   combined as ((x0 . x1) . (x2 . x3)), then folded into the column accumulators in row order
-  (no reassociation there: each step is one IEEE operation, as NumPy's).
+  (no reassociation there: each step is one IEEE operation, as NumPy's);
+* cumsum / cumprod are NumPy's accumulate from the kernel's initial value (0 + x0 is +0.0 for
+  x0 = -0.0, as the kernel's first step), a strictly sequential fold as the kernel's loop.
+
+A float sum or scan that meets an input nan runs the full kernel instead: which payload
+survives when two nans meet depends on the operand order LLVM chose (fadd commutes).
 
 A layout or dtype outside these (strided rows, more kept / reduced dims, half or complex
 results, too many Python-level steps) is not supported (value_supported / arg_supported say
@@ -33,9 +38,11 @@ from numpy.lib.stride_tricks import as_strided
 from ... import dtypes as _dt
 from .reduce_common import BLOCK, FAN
 
-__all__ = ["value_supported", "value_cold", "arg_supported", "arg_cold", "MAX_STEPS"]
+__all__ = ["value_supported", "value_cold", "arg_supported", "arg_cold", "scan_supported",
+           "scan_cold", "MAX_STEPS"]
 
 MAX_STEPS = 8192  # Python-level steps (block calls, row folds) a cold call may take
+MAX_COPY = 1 << 24  # elements the outer mode's NumPy steps may copy
 
 _FLOATS = (_dt.float32, _dt.float64)
 
@@ -111,15 +118,18 @@ def _exact_rows(spec, kind, x):
         # the integer-key block: a canonical nan, and a zero's sign from the first block
         # holding a zero (+0.0 if it has one for max, -0.0 if it has one for min)
         r[np.isnan(r)] = np.nan
-        for j in np.flatnonzero(r == 0):
-            row = x[j]
-            s = int(np.argmax(row == 0)) // BLOCK * BLOCK
-            seg = row[s:s + BLOCK]
-            zero = seg[seg == 0]
-            if spec.op == "max":
-                r[j] = 0.0 if (~np.signbit(zero)).any() else -0.0
-            else:
-                r[j] = -0.0 if np.signbit(zero).any() else 0.0
+        rows = np.flatnonzero(r == 0)
+        if rows.size:
+            z = x[rows] == 0
+            start = np.argmax(z, axis=1) // BLOCK * BLOCK
+            end = np.minimum(start + BLOCK, x.shape[1])
+            # zeros of the sign that wins (+0.0 for max), counted up to each column
+            won = np.cumsum(z & (np.signbit(x[rows]) == (spec.op == "min")), axis=1)
+            idx = np.arange(rows.size)
+            before = np.where(start > 0, won[idx, np.maximum(start - 1, 0)], 0)
+            has = won[idx, end - 1] > before
+            sign = has if spec.op == "min" else ~has
+            r[rows] = np.where(sign, -0.0, 0.0).astype(r.dtype)
     return r
 
 
@@ -192,7 +202,8 @@ def value_supported(spec, meta):
     nrows = int(meta[12 + 4 * nk]) if nr else 1
     steps = nkept * (nrows // 4 + 4 if spec.comb in _ACCUMULATE else nrows)
     return (spec.comb in _SELECT and spec.fmap in _FMAPS and _plain(spec.in_dt)
-            and spec.out_dt in _FLOATS + (spec.acc_dt,) and steps <= MAX_STEPS)
+            and spec.out_dt in _FLOATS + (spec.acc_dt,) and steps <= MAX_STEPS
+            and nrows * n0 <= MAX_COPY)
 
 
 class _Ambiguous(Exception):
@@ -312,3 +323,39 @@ def arg_cold(op, in_dt, meta, out, inp):
     for j in range(nkept):
         x = _view(inp, pi + j * si, (nrows, n0), (rstride, is0))
         _view(out, po + j * so, (n0,), (os0,))[...] = red(x, axis=0)
+
+
+# ---------------------------------------------------------------- cumsum / cumprod
+def scan_supported(in_dt, acc, out_dt, meta):
+    """Whether scan_cold serves this scan: real dtypes NumPy holds as themselves, loads that
+    are exact conversions (integers to int64 / uint64, a float to itself), a result in the
+    accumulator dtype, at most MAX_COPY elements."""
+    if not (_plain(in_dt) and out_dt is acc and acc.kind in "iuf"):
+        return False
+    if acc.kind == "f" and in_dt is not acc:
+        return False
+    n, nd = int(meta[1]), int(meta[4])
+    return n * int(np.prod(meta[8:8 + nd])) <= MAX_COPY
+
+
+def scan_cold(op, acc, full, meta, out, inp):
+    """cumsum / cumprod (``op``) of the scan layout ``meta`` (reduction.py's scan layout; a
+    layout scan_supported accepts) through NumPy's accumulate; the full kernel ``full``
+    when a float input holds a nan."""
+    n, osa, isa, nd = int(meta[1]), int(meta[2]), int(meta[3]), int(meta[4])
+    sizes = tuple(int(v) for v in meta[8:8 + nd])
+    ost = tuple(int(v) for v in meta[8 + nd:8 + 2 * nd])
+    ist = tuple(int(v) for v in meta[8 + 2 * nd:8 + 3 * nd])
+    x = _view(inp, int(meta[7]), sizes + (n,), ist + (isa,))
+    if acc.kind == "f" and np.isnan(x).any():
+        full(meta, out, inp)
+        return
+    acc_np = _np(acc)
+    seq = np.empty(sizes + (n + 1,), acc_np)
+    seq[..., 0] = 0 if op == "cumsum" else 1
+    seq[..., 1:] = x
+    ufunc = np.add if op == "cumsum" else np.multiply
+    with np.errstate(all="ignore"):
+        # accumulate is the sequential fold r[k] = r[k - 1] . seq[k], as the kernel's loop
+        res = ufunc.accumulate(seq, axis=-1)
+    _view(out, int(meta[6]), sizes + (n,), ost + (osa,))[...] = res[..., 1:]
