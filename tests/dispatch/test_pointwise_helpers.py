@@ -48,3 +48,38 @@ def test_an_expression_inside_the_vocabulary_is_accepted():
     entry = _parse_entry({"func": _SCHEMA, "structured": True,
                           "pointwise": "true_div(exp(self), 1.0 + self * 2)"}, "ops.yaml[0]")
     assert entry.pointwise.expr == "true_div(exp(self), 1.0 + self * 2)"
+
+
+def test_block_forms_use_the_cpu_block_helpers():
+    """block_fast forms (ops.yaml) call the vocabulary plus the CPU's block helpers, which
+    kernels/cpu/scalar_math.py implements; the plain expressions never call a block helper
+    (the CUDA backend has none)."""
+    import tensorlib.kernels.cpu.scalar_math as cpu
+    assert pointwise_helpers.BLOCK_HELPERS <= set(cpu.__all__)
+    assert not pointwise_helpers.BLOCK_HELPERS & pointwise_helpers.NAMES
+    forms = {name: info for name, info in POINTWISE.items() if info.block_expr is not None}
+    assert {"sin", "cos", "tan"} <= set(forms)
+    allowed = pointwise_helpers.NAMES | pointwise_helpers.BLOCK_HELPERS
+    for name, info in forms.items():
+        for expr in (info.block_when, info.block_expr):
+            calls = {n.func.id for n in ast.walk(ast.parse(expr, mode="eval"))
+                     if isinstance(n, ast.Call)}
+            assert calls <= allowed, (name, calls - allowed)
+
+
+@pytest.mark.parametrize("block,match", [
+    ({"when": "trig_short(self)"}, r"frob.*'block_fast' needs exactly 'when' and 'pointwise'"),
+    ("sin_short(self)", r"frob.*'block_fast' needs exactly"),
+    ({"when": "trig_short(self)", "pointwise": "np.sin(self)"},
+     r"frob.*'block_fast pointwise' expression 'np.sin\(self\)' calls 'np\.sin'"),
+])
+def test_a_malformed_block_form_is_refused(block, match):
+    with pytest.raises(YamlError, match=match):
+        _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin(self)",
+                      "block_fast": block}, "ops.yaml[0]")
+
+
+def test_a_block_helper_in_the_plain_expression_is_refused():
+    with pytest.raises(YamlError, match=r"frob.*calls 'sin_short'.*not a scalar helper"):
+        _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin_short(self)"},
+                     "ops.yaml[0]")

@@ -798,3 +798,31 @@ def test_inplace_over_dense_memory_writes_exactly_its_elements(dtype, n):
     np.testing.assert_array_equal(
         w.astype(wide).numpy(),
         (want * want if dtype != "bool" else want).astype(wide).numpy())
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16"])
+def test_block_fast_forms_give_the_plain_expressions_bits(op, dtype):
+    """Ops with an ops.yaml block_fast form (sin / cos / tan: a cheaper float32 reduction
+    below vector_math.TRIG_SHORT_BOUND) run it over the blocks of a dense loop whose elements
+    all pass the guard, the plain expression elsewhere: the same bits as the strided loop
+    (plain expression only), with huge values, inf and nan in some blocks, a length that is
+    not a multiple of the block, at a storage offset, on the fast path and the out= path."""
+    from tensorlib.kernels.cpu.pointwise import BLOCK
+    rng = np.random.default_rng(4)
+    n = 5 * BLOCK + 37
+    a = rng.uniform(-100, 100, n + 1)
+    a[[BLOCK + 3, 3 * BLOCK]] = [3e7, -2e30]
+    a[4 * BLOCK + 1:4 * BLOCK + 3] = [np.inf, np.nan]
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.uniform(-2, 2, n + 1)
+    fn = getattr(tl, op)
+    dt = getattr(tl, dtype)
+    base = tl.asarray(a).astype(dt)
+    dense = base[1:]                                            # at a storage offset
+    strided = tl.asarray(np.repeat(a[1:], 2)).astype(dt)[::2]   # the plain expression
+    want = fn(strided)
+    for got in (fn(dense), fn(dense), fn(dense), fn(dense, out=tl.empty_like(dense))):
+        assert got.dtype == want.dtype
+        assert np.array_equal(to_numpy(got).view(np.uint8), to_numpy(want).view(np.uint8))
+

@@ -7,7 +7,7 @@ calling anything else (dispatch/registration.py), and tests/dispatch/test_pointw
 holds both backends to this list. Data only."""
 from __future__ import annotations
 
-__all__ = ["HELPERS", "NAMES"]
+__all__ = ["HELPERS", "NAMES", "BLOCK_HELPERS"]
 
 HELPERS = {
     "arithmetic": ("floordiv", "remainder", "fmod_", "power", "true_div", "reciprocal",
@@ -24,3 +24,8 @@ HELPERS = {
 }
 
 NAMES = frozenset(name for group in HELPERS.values() for name in group)
+
+# The helpers of ``block_fast`` forms (ops.yaml): a guard and cheaper twins of helpers above,
+# giving the same results. Only the CPU loops run block forms (kernels/cpu/pointwise.py), so
+# only kernels/cpu/scalar_math.py implements these.
+BLOCK_HELPERS = frozenset(("trig_short", "sin_short", "cos_short", "tan_short"))

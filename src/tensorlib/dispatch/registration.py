@@ -15,7 +15,7 @@ import yaml
 
 from . import dispatcher
 from .binding import make_function
-from .pointwise_helpers import NAMES as _HELPER_NAMES
+from .pointwise_helpers import BLOCK_HELPERS as _BLOCK_HELPERS, NAMES as _HELPER_NAMES
 from .pointwise_info import DTYPE_CLASSES, PointwiseInfo
 from .schema.function import Argument, FunctionSchema, Return
 from .schema.parser import parse_schema
@@ -24,7 +24,7 @@ from .schema.types import AliasInfo
 __all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
 
 _FIELDS = {"func", "structured", "pointwise", "dtypes", "promote", "output", "bool_args",
-           "kernel", "variants", "aliases", "operators", "tags"}
+           "block_fast", "kernel", "variants", "aliases", "operators", "tags"}
 _VARIANTS = {"function", "method", "inplace"}
 
 POINTWISE: dict[str, PointwiseInfo] = {}  # op base name -> info, read by the kernel packages
@@ -80,6 +80,14 @@ def _parse_entry(raw, where) -> OpEntry:
             raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
         args = [a for a in schema.arguments if not a.is_out]
         _check_expression(str(raw["pointwise"]), where)
+        block = raw.get("block_fast")
+        if block is not None:
+            if not isinstance(block, dict) or set(block) != {"when", "pointwise"}:
+                raise YamlError(f"{where}: 'block_fast' needs exactly 'when' and 'pointwise', "
+                                f"got {block!r}")
+            for part in ("when", "pointwise"):
+                _check_expression(str(block[part]), where, _HELPER_NAMES | _BLOCK_HELPERS,
+                                  f"block_fast {part}")
         info = PointwiseInfo(
             name=schema.name, expr=str(raw["pointwise"]),
             tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
@@ -87,7 +95,9 @@ def _parse_entry(raw, where) -> OpEntry:
             kinds=kinds, int_to_float=raw.get("promote") == "int_to_float",
             output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())),
             no_half="no_half" in raw.get("tags", ()),
-            wide_vectors="wide_vectors" in raw.get("tags", ()))
+            wide_vectors="wide_vectors" in raw.get("tags", ()),
+            block_when=None if block is None else str(block["when"]),
+            block_expr=None if block is None else str(block["pointwise"]))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
@@ -95,19 +105,20 @@ def _parse_entry(raw, where) -> OpEntry:
                    dict(raw.get("kernel", {})), tuple(raw.get("tags", ())))
 
 
-def _check_expression(expr: str, where: str) -> None:
+def _check_expression(expr: str, where: str, names=_HELPER_NAMES, what="pointwise") -> None:
     """A pointwise expression parses as Python and calls only the shared helper vocabulary
-    (dispatch/pointwise_helpers.py), which both backends implement."""
+    (dispatch/pointwise_helpers.py), which both backends implement (block forms: also the
+    CPU's block helpers)."""
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
-        raise YamlError(f"{where}: 'pointwise' expression {expr!r} does not parse: {e.msg}") \
+        raise YamlError(f"{where}: '{what}' expression {expr!r} does not parse: {e.msg}") \
             from None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", None)
-            if name not in _HELPER_NAMES:
-                raise YamlError(f"{where}: 'pointwise' expression {expr!r} calls "
+            if name not in names:
+                raise YamlError(f"{where}: '{what}' expression {expr!r} calls "
                                 f"{ast.unparse(node.func)!r}, which is not a scalar helper "
                                 f"(dispatch/pointwise_helpers.py lists them)")
 

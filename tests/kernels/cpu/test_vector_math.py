@@ -437,3 +437,34 @@ def test_atan2_accuracy_and_special_values(dt):
     i = int(np.argmax(err))
     assert err[i] <= (F32_BOUND if dt == np.float32 else 1.0), \
         (err[i], y[~nan][i], x[~nan][i], got[~nan][i], ref[~nan][i])
+
+
+def test_trig_short_reduction_gives_the_full_reductions_bits():
+    """float32 sin / cos / tan: the short-argument reduction (vector_math._trig_f32_short, run
+    over blocks of elements below TRIG_SHORT_BOUND) gives the bits of the full one, on 2**21
+    random float32 below the bound (both signs), the float32 nearest to k pi/4 for k up to
+    2**20 and the bound's neighbours (scripts/check_trig_short.py covers every float32 below
+    the bound: 0 mismatches)."""
+    from numba import njit
+    from tensorlib.kernels.cpu import vector_math as vm
+
+    @njit(error_model="numpy")
+    def both(x, mode, full, short):
+        for i in range(x.size):
+            full[i] = vm._trig_f32(x[i], mode)
+            short[i] = vm._trig_f32_short(x[i], mode)
+
+    rng = np.random.default_rng(11)
+    bound = np.float32(vm.TRIG_SHORT_BOUND)
+    bits = rng.integers(0, int(bound.view(np.uint32)), 1 << 21, dtype=np.uint32)
+    k = np.arange(1, 1 << 20, 37, dtype=np.float64)
+    near = (k * (np.pi / 4)).astype(np.float32)
+    edge = np.nextafter(bound, np.float32(0)) - np.arange(8, dtype=np.float32) * np.float32(0.125)
+    x = np.concatenate([bits.view(np.float32), near, edge, [0.0, -0.0, 1e-45, 1e-30]])
+    x = np.concatenate([x, -x]).astype(np.float32)
+    assert np.all(np.abs(x) < bound)
+    for mode in range(3):
+        full, short = np.empty_like(x), np.empty_like(x)
+        both(x, mode, full, short)
+        bad = np.flatnonzero(full.view(np.uint32) != short.view(np.uint32))
+        assert bad.size == 0, (mode, x[bad[:5]], full[bad[:5]], short[bad[:5]])

@@ -121,10 +121,8 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     for k in range(nops):
         arr = operand_names[0] if k == 0 else loads[k][1]
         lines.append(f"            v{k} = {arr}[p{k} + start:p{k} + stop]")
-    lines.append("            for i in range(stop - start):")
-    for k, (var, arr, code) in loads.items():
-        lines.append(f"                {var} = {code.format(f'v{k}[i]')}")
-    lines.append(f"                v0[i] = {store.format(f'({info.expr})')}")
+    lines += _element_loop(info, loads, store, {k: f"v{k}" for k in range(nops)},
+                           "stop - start", 12)
     lines.append("        else:")
     lines.append("            for i in range(start, stop):")
     for k, (var, arr, code) in loads.items():
@@ -147,11 +145,43 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype):
              f"def flat({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
     for t in tensors:
         lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
-    lines.append("    for i in range(n):")
-    for k, (var, arr, code) in loads.items():
-        lines.append(f"        {var} = {code.format(f'{arr}[i]')}")
-    lines.append(f"        out[i] = {store.format(f'({info.expr})')}")
+    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
+    lines += _element_loop(info, loads, store, arrays, "n", 4)
     return "\n".join(lines) + "\n"
+
+
+BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then one loop
+
+
+def _element_loop(info, loads, store, arrays, count, indent):
+    """Source lines of the loop over the ``count`` dense elements of ``arrays`` (operand k's
+    1-D array; 0: the output). For an op with a block_fast form (ops.yaml), per block of BLOCK
+    elements: a guard pass, then the cheaper expression where the guard held for the whole
+    block, else the plain one (they give the same results). Each block's loops index slices
+    from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
+    pad = " " * indent
+
+    def body(expr, depth, name):
+        inner = pad + "    " * depth
+        out = [f"{inner}{var} = {code.format(f'{name(k)}[i]')}"
+               for k, (var, arr, code) in loads.items()]
+        return out + [f"{inner}{name(0)}[i] = {store.format(f'({expr})')}"]
+
+    if info.block_expr is None:
+        return [f"{pad}for i in range({count}):"] + body(info.expr, 1, arrays.get)
+    blk = "blk{}".format
+    guard = [f"{pad}        {var} = {code.format(f'{blk(k)}[i]')}"
+             for k, (var, arr, code) in loads.items()]
+    return ([f"{pad}for b0 in range(0, {count}, {BLOCK}):",
+             f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
+            [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())] +
+            [f"{pad}    blk_bad = 0",
+             f"{pad}    for i in range(b1 - b0):"] + guard +
+            [f"{pad}        blk_bad |= not ({info.block_when})",  # (an or-reduction vectorizes)
+             f"{pad}    if blk_bad == 0:",
+             f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk) +
+            [f"{pad}    else:",
+             f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk))
 
 
 def _kernel_np_name(dtype) -> str:

@@ -55,6 +55,8 @@ __all__ = [
     "bit_and", "bit_or", "bit_xor", "bit_not", "left_shift", "right_shift",
     # logical
     "logical_and", "logical_or", "logical_xor", "logical_not",
+    # block fast forms (CPU loops only; dispatch/pointwise_helpers.py BLOCK_HELPERS)
+    "trig_short", "sin_short", "cos_short", "tan_short",
 ]
 
 SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
@@ -62,7 +64,7 @@ SOURCE_HASH = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 # Generated kernels are keyed on this file's text (kernels/cpu/pointwise.py hashes it), and they
 # inline vector_math.py's kernels: this digest of vector_math.py puts that file's text in here,
 # so an edit there re-keys the kernels (tests/test_vector_math.py checks that it is current).
-VECTOR_MATH_DIGEST = "99f8fe2c95cdc18f"
+VECTOR_MATH_DIGEST = "bc2ab4a5db4664c9"
 
 # Helper bodies are compiled separately from the calling kernel, so they need
 # the kernel's float semantics themselves (no ZeroDivisionError, no fastmath).
@@ -1282,6 +1284,24 @@ rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
+# Block fast forms of sin / cos / tan (ops.yaml block_fast): the same results as sin / cos /
+# tan; float32 arguments below vector_math.TRIG_SHORT_BOUND take a cheaper reduction.
+
+
+def _mk_trig_short(t):
+    if t == types.float32:
+        bound = np.float32(_vm.TRIG_SHORT_BOUND)
+        return lambda a: abs(a) < bound  # False for nan and inf
+    return lambda a: False
+
+
+trig_short = _define("trig_short", 1, _mk_trig_short)
+sin_short = _define("sin_short", 1, _mk_vfunc(_vm.sin_short_f32, _vm.sin_f64, _c_sin),
+                    inline="always")
+cos_short = _define("cos_short", 1, _mk_vfunc(_vm.cos_short_f32, _vm.cos_f64, _c_cos),
+                    inline="always")
+tan_short = _define("tan_short", 1, _mk_vfunc(_vm.tan_short_f32, _vm.tan_f64, _c_tan),
+                    inline="always")
 asin = _define("asin", 1, _mk_vfunc(_vm.asin_f32, _vm.asin_f64, _c_asin), inline="always")
 acos = _define("acos", 1, _mk_vfunc(_vm.acos_f32, _vm.acos_f64, _c_acos), inline="always")
 atan = _define("atan", 1, _mk_vfunc(_vm.atan_f32, _vm.atan_f64, _c_atan), inline="always")

@@ -611,6 +611,32 @@ def _trig_f32(x, mode):
     b = b - k3
     y = b + ((a_lo + b_lo) + ((e0 + e1) + (e2 + p3)))
     kq = (k0 + k1) + (k2 + k3)
+    return _trig_f32_finish(x, y, kq, mode)
+
+
+# |x| below this: _trig_f32_short's reduction (scripts/check_trig_short.py compares it with
+# _trig_f32's over every float32 below it, both signs: no result differs)
+TRIG_SHORT_BOUND = 1048576.0
+
+
+@_vjit
+def _trig_f32_short(x, mode):
+    """_trig_f32 for |x| < TRIG_SHORT_BOUND with a two-term reduction (~4x fewer operations):
+    |x| 2/pi = p + p_lo + |x| G1 (p_lo exact by FMA, |x| G1 < 2**-33; the next chunk,
+    |x| G2 < 2**-86, is below both reductions' error), so y and the quadrant are those of
+    the full reduction up to ~2**-85 absolute: the same float32 results."""
+    xd = abs(np.float64(x))
+    p = xd * _G0
+    p_lo = fma(xd, _G0, -p)
+    k = (p + _SHIFT) - _SHIFT
+    y = (p - k) + fma(xd, _G1, p_lo)    # p - k is exact: p < 2**20, its ulp >= 2**-33
+    return _trig_f32_finish(x, y, k, mode)
+
+
+@_vjit
+def _trig_f32_finish(x, y, kq, mode):
+    """sin / cos / tan of a float32 x from its reduction |x| 2/pi = kq + y (kq an integer
+    valued double, |y| <= 1/2 + tiny)."""
     r = y * _PIO2_1
     q = f64_bits(kq + _SHIFT) - _SHIFT_BITS
     ux = np.uint64(f32_bits(x))
@@ -640,6 +666,21 @@ def sin_f32(x):
 @_vjit
 def cos_f32(x):
     return _trig_f32(x, 1)
+
+
+@_vjit
+def sin_short_f32(x):
+    return _trig_f32_short(x, 0)
+
+
+@_vjit
+def cos_short_f32(x):
+    return _trig_f32_short(x, 1)
+
+
+@_vjit
+def tan_short_f32(x):
+    return _trig_f32_short(x, 2)
 
 
 # float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
