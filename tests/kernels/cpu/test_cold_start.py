@@ -90,6 +90,8 @@ _REDUCTION_MODES = """
 import sys
 import numpy as np
 import tensorlib as tl
+from tensorlib.kernels.cpu import reduction
+reduction.COLD = False  # the full kernels (a cold first call would run reduction_cold)
 
 def _modules(prefix):
     return [m for n, m in sys.modules.items() if n.startswith(prefix)]
@@ -220,9 +222,20 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
     """serial_rows (rows contiguous in and out) gives bit for bit what serial gives."""
     from tensorlib.kernels.cpu import normalization as knorm
     rng = np.random.default_rng(4)
-    for shape in ((100, 1000), (7, 33), (5, 6, 40), (1, 1)):
+    for shape in ((100, 1000), (7, 33), (5, 6, 40), (1, 1), (6, 17)):
         xn = (rng.standard_normal(shape) * 4).astype(dt)
         xn.reshape(-1)[0] = np.inf if shape[-1] > 1 else xn.reshape(-1)[0]
+        if shape == (6, 17):
+            # nan, an all -inf row, zeros of both signs as the max (log_softmax's -0.0 - 0.0
+            # keeps the max's sign), a row whose other exps underflow (sum exactly 1)
+            xn[1, 3] = np.nan
+            xn[2] = -np.inf
+            xn[3] = -np.abs(xn[3]) - 1
+            xn[3, [2, 16]] = -0.0
+            xn[3, 9] = 0.0
+            xn[4] = -200.0
+            xn[4, 5] = -0.0
+            xn[5, ::2] = -0.0
         x = tl.asarray(xn)
         w = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
         b = tl.asarray(rng.standard_normal(shape[-1]).astype(dt))
@@ -235,6 +248,241 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
             want = call().numpy()
             monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+_RED_NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],
+                     np.uint32).view(np.float32)
+
+
+def _red_data(rng, shape, dt, variant):
+    if dt == "bool":
+        return rng.random(shape) < (0.5 if variant == "plain" else 0.01)
+    if not dt.startswith("float"):
+        info = np.iinfo(dt)
+        xn = rng.integers(max(info.min, -300), min(info.max, 300), shape).astype(dt)
+        if variant != "plain" and xn.size:
+            xn.reshape(-1)[rng.integers(0, xn.size, 5)] = info.max if variant == "nan" \
+                else info.min  # ties at the extremes
+        return xn
+    # magnitudes over 7 decades: the order of the additions shows in the bits
+    xn = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, shape)).astype(dt)
+    flat = xn.reshape(-1)
+    k = flat.size
+    if variant == "nan" and k:
+        with np.errstate(invalid="ignore"):
+            flat[rng.integers(0, k, 3)] = _RED_NANS[rng.integers(0, 5, 3)].astype(dt)
+    elif variant == "zeros" and k:
+        # max is a zero: signs mixed, in and across 1024-element blocks
+        flat[:] = -np.abs(flat) - 1
+        flat[rng.integers(0, k, 4)] = -0.0
+        flat[rng.integers(0, k, 2)] = 0.0
+    elif variant == "negzeros" and k:
+        flat[:] = -np.abs(flat) - 1
+        flat[rng.integers(0, k, 3)] = -0.0
+    elif variant == "inf" and k:
+        flat[rng.integers(0, k, 2)] = np.inf
+        flat[rng.integers(0, k, 2)] = -np.inf
+    return xn
+
+
+_RED_CASES = [((100000,), None), ((3000,), None), ((1,), None), ((100, 1000), 1),
+              ((100, 1000), 0), ((7, 5, 300), 1), ((7, 5, 300), 2), ((66, 3), 0),
+              ((5, 2100), -1), ((2100, 5), 0), ((4, 3, 2), (0, 2)), ((0, 5), 1), ((5, 0), 1)]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int8", "uint16", "bool",
+                                "float16"])
+def test_reduction_cold_paths_match_kernels(dt, monkeypatch):
+    """The cold route (kernels/cpu/reduction_cold.py: NumPy's exact reductions, the module's
+    block kernel folded in NumPy, serial_outer's order in NumPy, scans as NumPy's accumulate
+    from the kernel's initial value) gives bit for bit what the
+    full kernels give: nan payloads, zero signs, ties, inf, empty, strided and transposed
+    inputs, keepdims and out=, every layout it takes (and the ones it declines)."""
+    from tensorlib.kernels.cpu import reduction as kred
+    from tensorlib.kernels.cpu import reduction_cold
+    from tensorlib.ops import reduction as ored
+    served = []
+    for name in ("value_cold", "arg_cold", "scan_cold"):
+        real = getattr(reduction_cold, name)
+        monkeypatch.setattr(kred, name, lambda *a, _real=real, _n=name: (served.append(_n),
+                                                                         _real(*a)))
+    rng = np.random.default_rng(11)
+    ops = ["sum", "mean", "max", "min", "argmax", "argmin", "prod", "any", "all", "std", "var",
+           "cumsum", "cumprod"]
+    for shape, axis in _RED_CASES:
+        for variant in ("plain", "nan", "zeros", "negzeros", "inf"):
+            if variant != "plain" and (dt == "bool" or len(shape) > 2):
+                continue
+            xn = _red_data(rng, shape, dt, variant)
+            views = [tl.asarray(xn)]
+            if len(shape) == 2 and variant == "plain":
+                views += [tl.asarray(np.ascontiguousarray(xn.T)).T,  # transposed layout
+                          tl.asarray(np.repeat(xn, 2, axis=-1))[..., ::2]]  # strided
+            for x in views:
+                for op in ops:
+                    if op in ("argmax", "argmin") and isinstance(axis, tuple):
+                        continue
+                    fn = getattr(tl, op)
+                    for kw in ({} if axis is None else {"axis": axis},
+                               {"axis": axis, "keepdims": True}):
+                        got = want = None
+                        try:
+                            monkeypatch.setattr(kred, "COLD", "always")
+                            ored._plans.clear()
+                            got = fn(x, **kw).numpy()
+                        except Exception as e:  # noqa: BLE001 - both refuse alike
+                            monkeypatch.setattr(kred, "COLD", False)
+                            with pytest.raises(type(e)):
+                                fn(x, **kw)
+                            continue
+                        monkeypatch.setattr(kred, "COLD", False)
+                        ored._plans.clear()
+                        want = fn(x, **kw).numpy()
+                        assert got.dtype == want.dtype and got.shape == want.shape
+                        np.testing.assert_array_equal(
+                            np.ascontiguousarray(np.atleast_1d(got)).view(np.uint8),
+                            np.ascontiguousarray(np.atleast_1d(want)).view(np.uint8),
+                            err_msg=f"{op} {dt} {shape} {kw} {variant}")
+    ored._plans.clear()
+    # out=: a strided output through the cold route
+    xn = _red_data(rng, (30, 1100), dt, "plain")
+    x = tl.asarray(xn)
+    for op in ("sum", "max", "argmax"):
+        res_dt = getattr(tl, op)(x, axis=1).dtype
+        outs = []
+        for cold in ("always", False):
+            monkeypatch.setattr(kred, "COLD", cold)
+            buf = tl.zeros((60,), dtype=res_dt)
+            getattr(tl, op)(x, axis=1, out=buf[::2])
+            outs.append(buf.numpy())
+        np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # many rows whose max / min is a zero: the sign of the first 1024-block holding a zero
+    if dt in ("float32", "float64"):
+        for shape in ((500, 7), (3, 2049), (2, 1025)):
+            xn = -np.abs(rng.standard_normal(shape)).astype(dt) - 1
+            pos = rng.integers(0, xn.size, xn.size // 3)
+            xn.reshape(-1)[pos] = np.where(rng.random(pos.size) < 0.5, 0.0, -0.0)
+            xn[0], xn[-1] = 0.0, -0.0
+            for x, op in ((tl.asarray(xn), tl.max), (tl.asarray(-xn), tl.min)):
+                outs = []
+                for cold in ("always", False):
+                    monkeypatch.setattr(kred, "COLD", cold)
+                    ored._plans.clear()
+                    outs.append(op(x, axis=1).numpy())
+                np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # a float sum into a wider dtype (half inputs read as raw bits), nan rows included: a
+    # nan from input nans makes the cold route run the full kernel (the kernel's payload)
+    if dt.startswith("float"):
+        xn = _red_data(rng, (20, 3000), dt, "nan")
+        xn[5, 7], xn[5, 9] = np.inf, -np.inf
+        x = tl.asarray(xn)
+        for kw in ({"axis": 1}, {"axis": 0}, {}):
+            outs = []
+            for cold in ("always", False):
+                monkeypatch.setattr(kred, "COLD", cold)
+                ored._plans.clear()
+                outs.append(np.atleast_1d(tl.sum(x, dtype=tl.float64, **kw).numpy()))
+            np.testing.assert_array_equal(outs[0].view(np.uint8), outs[1].view(np.uint8))
+    # the cold route served: exact reductions of every dtype, block folds of the float ones
+    # (a half scan has no cold route: its float32 accumulator is stored back as a half)
+    assert set(served) == {"arg_cold", "value_cold"} | ({"scan_cold"} if dt != "float16" else set())
+
+
+def test_reduction_cold_route_on_a_cpu_stream(monkeypatch):
+    """On a user CPU stream the cold route is queued like the kernel it stands for: it reads
+    the input after the queued work that writes it. Plans wait for a full-path call."""
+    import threading
+    from tensorlib.kernels.cpu import reduction as kred
+    from tensorlib.ops import reduction as ored
+    from tensorlib.runtime.cpu import streams as cs
+    xn = np.random.default_rng(2).standard_normal((40, 1000)).astype(np.float32)
+    a = tl.asarray(xn)
+    ops = [lambda t: tl.sum(t), lambda t: tl.mean(t, axis=0), lambda t: tl.max(t, axis=1),
+           lambda t: tl.argmax(t)]
+    monkeypatch.setattr(kred, "COLD", False)
+    ored._plans.clear()
+    want = [f(a * 2).numpy() for f in ops]
+    monkeypatch.setattr(kred, "COLD", "always")
+    ored._plans.clear()
+    s = tl.Stream(device="cpu")
+    gate = threading.Event()
+    with tl.stream(s):
+        cs.launch(gate.wait, "gate", (), ())
+        b = a * 2  # queued behind the gate
+        got = [f(b) for f in ops]
+    gate.set()
+    s.synchronize()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.atleast_1d(g.numpy()).view(np.uint8),
+                                      np.atleast_1d(w).view(np.uint8))
+    # off the stream: a cold call makes no plan (not even a "never" entry); the next full-path
+    # call does, and the plan repeats the kernel
+    ored._plans.clear()
+    first = tl.sum(a).numpy()
+    assert not ored._plans
+    monkeypatch.setattr(kred, "COLD", False)
+    second = tl.sum(a).numpy()
+    assert len(ored._plans) == 1 and list(ored._plans.values())[0] is not None
+    third = tl.sum(a).numpy()
+    assert first.tobytes() == second.tobytes() == third.tobytes()
+    ored._plans.clear()
+
+
+_REDUCTION_FIRST_CALLS = """
+import sys
+import numpy as np
+import tensorlib as tl
+from tensorlib.kernels.cpu import reduction
+from tensorlib.runtime.cpu import cores
+
+cores.DEFER_PARALLEL_COMPILE = True
+xn = (np.random.default_rng(0).standard_normal((100, 1000)) * 3).astype(np.float32)
+x = tl.asarray(xn)
+
+
+def calls():
+    return [r.numpy() for r in (tl.sum(x), tl.mean(x, axis=0), tl.sum(x, axis=1), tl.max(x),
+                                tl.argmax(x), tl.argmin(x, axis=0), tl.sum(x.astype(tl.int64)))]
+
+
+first = calls()
+mods = list(reduction._mods.values())
+assert len(mods) == 5  # float32 sum (and mean), max, argmax, argmin, int64 sum
+
+
+def full_compiled(m):
+    return bool(m.serial_rows.signatures or m.outer.serial.signatures)
+
+
+if sys.argv[1] == "empty":
+    # a first call with empty caches compiles no full kernel, at most a block kernel (the
+    # float sum's)
+    assert not any(full_compiled(m) for m in mods)
+    assert sum(bool(getattr(m, "block", None) and m.block.signatures) for m in mods) == 1
+    cores.DEFER_PARALLEL_COMPILE = False  # now the full kernels (into the disk cache)
+    second = calls()
+    assert all(full_compiled(m) for m in mods)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(np.atleast_1d(a).view(np.uint8),
+                                      np.atleast_1d(b).view(np.uint8))
+else:
+    # the full kernels are in the disk cache: loaded and run from the first call
+    assert all(full_compiled(m) for m in mods)
+"""
+
+
+def test_reduction_first_call_compiles_no_full_kernel(tmp_path):
+    """With empty caches first sum / mean along axis 0 / max / argmax / argmin / integer sum
+    calls compile no serial_rows / serial_outer kernel (at most a block kernel) and give what
+    the full kernels give; once those are in the disk cache, a new process loads them."""
+    import os
+    import subprocess
+    env = dict(os.environ, TENSORLIB_CACHE_DIR=str(tmp_path / "tl"),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    for state in ("empty", "cached"):
+        r = subprocess.run([sys.executable, "-c", _REDUCTION_FIRST_CALLS, state], env=env,
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
 
 
 _SORT_NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],

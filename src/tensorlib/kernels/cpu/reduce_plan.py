@@ -26,6 +26,7 @@ class _Capture(threading.local):
         self.on = False
         self.got = None
         self.count = 0
+        self.later = False
 
 
 _cap = _Capture()
@@ -39,24 +40,30 @@ def _captured(out, inp, kind, fn, unplannable, meta, div):
     _cap.got = None if unplannable else (out, inp, kind, fn, meta, div)
 
 
+def _captured_later():
+    """A call served without its kernel (kernels/cpu/reduction_cold.py): plan a later call."""
+    _cap.count += 1
+    _cap.later = True
+
+
 class capture:
     """``with capture() as c: res = <full-path call>`` then ``c.runner(x, res)``: a plan
     ``run(x) -> result or None`` repeating that call for inputs of x's key, None when the call
     can't be planned, False when it can't be planned now (try again on a later call)."""
 
     def __enter__(self):
-        self.prev = (_cap.on, _cap.got, _cap.count)
-        _cap.on, _cap.got, _cap.count = True, None, 0
+        self.prev = (_cap.on, _cap.got, _cap.count, _cap.later)
+        _cap.on, _cap.got, _cap.count, _cap.later = True, None, 0, False
         return self
 
     def __exit__(self, *exc):
-        self.got, self.count = _cap.got, _cap.count
-        _cap.on, _cap.got, _cap.count = self.prev
+        self.got, self.count, self.later = _cap.got, _cap.count, _cap.later
+        _cap.on, _cap.got, _cap.count, _cap.later = self.prev
         return False
 
     def runner(self, x, res):
-        if _streams._slow and _declines():
-            return False  # no plan now (a user stream, the profiler): ask again later
+        if self.later or (_streams._slow and _declines()):
+            return False  # no plan now (a cold call, a user stream, the profiler): ask later
         if self.count != 1 or self.got is None:
             return None
         out, inp, kind, fn, meta, div = self.got

@@ -37,10 +37,13 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import kernel_array
 from .pointwise import load_generated_module
-from .reduce_plan import _cap, _captured, capture
+from .reduce_plan import _cap, _captured, _captured_later, capture
+from .reduction_cold import (arg_cold, arg_supported, scan_cold, scan_supported, value_cold,
+                             value_supported)
 from .reduce_source import ValueSpec, arg_source, extreme, lit, scan_source
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
+from .sorting import _loaded
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "sqdev_kernel", "var_kernel", "std_kernel", "argmax_kernel",
@@ -147,12 +150,41 @@ def _threads():
     return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
+# A call whose serial kernel is neither compiled nor in the disk cache takes the cold route
+# (kernels/cpu/reduction_cold.py: NumPy steps and at most the module's small block kernel, the
+# same bits) instead of compiling it (0.5-2.5 s). The kernel compiles on a background thread
+# once the combination evidently repeats, by cores.parallel_ready's rule (two calls and
+# PARALLEL_WORK elements); a cold call counts COLD_COST times its elements, at least
+# COLD_CALL_WORK (its per-call Python steps), as the sorts' cold path does.
+COLD = True           # False: never cold; "always": every supported call cold (tests)
+COLD_COST = 4
+COLD_CALL_WORK = 1 << 16
+
+
+def _go_cold(fn, args, work):
+    """Whether this call of serial kernel ``fn`` (not compiled in this process) runs cold."""
+    if COLD == "always":
+        return True
+    if not COLD or _loaded(fn, args):
+        return False
+    return not cores.parallel_ready(SimpleNamespace(parallel=fn), args,
+                                    max(COLD_COST * work, COLD_CALL_WORK))
+
+
 def _run_value(it, spec, div=1.0, name=None):
     mod = _get_module(spec.key(), f"red_{spec.op}", spec.source)
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = kernel_array(it.operands[-1])
     meta, fn, parallel = _value_meta(it, spec.acc_dt.itemsize, mod, (out, aux, inp))
+    if (not fn.overloads or COLD == "always") and not parallel and value_supported(spec, meta):
+        args = (meta, out, aux, inp, np.float64(div))
+        if _go_cold(fn, args, it.reduced_numel * it.result._numel):
+            launch(value_cold, name or spec.op, it.operands[0], it.operands[1:], spec, mod, fn,
+                   *args)
+            if _cap.on:
+                _captured_later()
+            return
     launch(fn, name or spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp,
            np.float64(div))
     if _cap.on:
@@ -305,6 +337,12 @@ def _arg_reduce(it, op):
     else:
         fn = twins.serial
     meta = np.array(meta, np.int64)
+    if ((not fn.overloads or COLD == "always") and not parallel and arg_supported(in_dt, meta)
+            and _go_cold(fn, (meta, out_a, in_a), work)):
+        launch(arg_cold, op, it.operands[0], it.operands[1:], op, in_dt, meta, out_a, in_a)
+        if _cap.on:
+            _captured_later()
+        return
     launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
         _captured(it.operands[0], it.operands[-1], "arg", fn, parallel, meta, None)
@@ -343,8 +381,15 @@ def _scan(it, n, out_stride, in_stride, op):
     meta += list(shape) + list(lay.strides[0]) + list(lay.strides[1])
     fn = mod.parallel if parallel else mod.serial
     meta = np.array(meta, np.int64)
-    launch(fn, op, it.operands[0], it.operands[1:], meta, kernel_array(it.operands[0]),
-           kernel_array(it.operands[1]))
+    out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[1])
+    if ((not fn.overloads or COLD == "always") and not parallel
+            and scan_supported(in_dt, acc, out_dt, meta)
+            and _go_cold(fn, (meta, out_a, in_a), work)):
+        launch(scan_cold, op, it.operands[0], it.operands[1:], op, acc, fn, meta, out_a, in_a)
+        if _cap.on:
+            _captured_later()
+        return
+    launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
         _captured(it.operands[0], it.operands[1], "arg", fn, parallel, meta, None)
 
