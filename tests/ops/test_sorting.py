@@ -443,3 +443,26 @@ def test_complex_unique_family_matches_numpy(dtype):
     np.testing.assert_array_equal(back.imag, x.imag)
     assert tl.unique_values(tl.zeros((0, 2), dtype=tl.complex64)).shape == (0,)
     assert to_numpy(tl.count_nonzero(t, axis=1)).tolist() == np.count_nonzero(x, axis=1).tolist()
+
+
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
+def test_parallel_sort_kernels_launch_through_the_core_scheduler(monkeypatch):
+    """The sorts' parallel kernels (long-row MSD passes, rows spread over threads) go through
+    cores.call, which sets the calling thread's team size and times stalls."""
+    from tensorlib.runtime.cpu import cores
+    launched = []
+    real = cores.call
+    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "call", lambda fn, a, team=0: (launched.append(fn.__name__),
+                                                             real(fn, a, team))[1])
+    rng = np.random.default_rng(8)
+    long_row = rng.standard_normal(3 << 16).astype(np.float32)
+    rows = rng.standard_normal((64, 4096)).astype(np.float32)
+    np.testing.assert_array_equal(tl.sort(tl.asarray(long_row)).numpy(), np.sort(long_row))
+    np.testing.assert_array_equal(tl.argsort(tl.asarray(long_row)).numpy(),
+                                  np.argsort(long_row, kind="stable"))
+    np.testing.assert_array_equal(tl.sort(tl.asarray(rows)).numpy(), np.sort(rows))
+    np.testing.assert_array_equal(tl.argsort(tl.asarray(rows)).numpy(),
+                                  np.argsort(rows, kind="stable"))
+    assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",
+            "rows_parallel"} <= set(launched), launched
