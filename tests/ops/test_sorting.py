@@ -466,3 +466,17 @@ def test_parallel_sort_kernels_launch_through_the_core_scheduler(monkeypatch):
                                   np.argsort(rows, kind="stable"))
     assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",
             "rows_parallel"} <= set(launched), launched
+
+
+@pytest.mark.parametrize("n", [100_000, 70_000])
+def test_first_sort_of_a_thread_with_big_and_small_scratch(n):
+    """A single-row sort whose two row-sized scratch buffers come from the allocator and whose
+    small count table is this thread's first reused buffer (a fresh thread: no reused buffers
+    yet) sorts correctly (it raised IndexError once)."""
+    import threading
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault("v", tl.sort(tl.asarray(x)).numpy()))
+    t.start()
+    t.join()
+    np.testing.assert_array_equal(got["v"], np.sort(x))

@@ -190,7 +190,7 @@ def _scratch(n, np_dtype, keep):
         bufs = getattr(_tls_scratch, "bufs", None)
         if bufs is None:
             bufs = _tls_scratch.bufs = []
-        if slot == len(bufs):
+        while len(bufs) <= slot:  # (earlier slots of this call may be allocator blocks)
             bufs.append(None)
         buf = bufs[slot]
         if buf is None or buf.size < nbytes:  # grown in powers of two, up to the limit
