@@ -2,7 +2,7 @@
 
 Tensors that require grad carry the Autograd key; its kernel (kernel.py) runs each op below
 autograd and records a backward node built from the op's derivatives.yaml formulas
-(derivatives.py, formulas.py). backward() / grad() run the recorded graph (engine.py). Grad modes
+(derivatives.py, formulas/). backward() / grad() run the recorded graph (engine.py). Grad modes
 (grad_mode.py) switch recording off per thread; Function (function.py) lets users write their own
 forward/backward; gradcheck (gradcheck.py) compares with finite differences.
 """

@@ -2,7 +2,7 @@
 
 An entry is keyed by the op's name (``exp``, ``add``; one entry covers the functional, ``out=``
 and in-place overloads) and gives, per differentiable Tensor argument, a Python expression in
-tensorlib ops and the helpers of ``formulas.py``. Names an expression may use: the schema's
+tensorlib ops and the helpers of ``formulas/``. Names an expression may use: the schema's
 arguments, ``grad`` (the gradient of the single output), ``grads`` (one per output, for ops with
 several), ``result`` / ``results`` (the op's outputs). An argument used only as ``x.shape``,
 ``x.dtype``, ``x.ndim`` or ``x.device`` is saved as metadata, not as a tensor, so backward keeps
@@ -107,7 +107,7 @@ def load_derivatives(path=None) -> dict[str, OpGrad]:
 class _FreshProducts(ast.NodeTransformer):
     """``grad * E`` / ``grad * conj(E)`` where E is a call of a pointwise op or arithmetic (a
     tensor the formula has just made, never a saved or shared one) becomes
-    ``mul_into_temp(grad, E)``, which may write the product into E's memory (formulas.py says
+    ``mul_into_temp(grad, E)``, which may write the product into E's memory (formulas/common.py says
     when): a gradient of an n-element tensor then takes n elements, not 2n."""
 
     def __init__(self, fresh_calls, donate_calls, donatable):
@@ -124,7 +124,7 @@ class _FreshProducts(ast.NodeTransformer):
 
     def visit_Call(self, node):
         # f(x) of a saved tensor argument read nowhere else: unary_into_saved may compute it
-        # in x's own memory (formulas.py says when)
+        # in x's own memory (formulas/common.py says when)
         self.generic_visit(node)
         if (isinstance(node.func, ast.Name) and node.func.id in self.donate_calls
                 and len(node.args) == 1 and not node.keywords

@@ -515,7 +515,7 @@ def prepare_all() -> None:
 def install(functions: dict, helpers: dict) -> None:
     """Reads derivatives.yaml, checks that every defined op has an entry, and registers the
     Autograd kernel. ``functions``: the public op functions (what formulas call); ``helpers``:
-    formulas.py. Formulas compile on an op's first recorded call (_prepare)."""
+    formulas/. Formulas compile on an op's first recorded call (_prepare)."""
     specs = load_derivatives()
     _NAMESPACE.update(functions)
     _NAMESPACE.update(helpers)

@@ -1,6 +1,6 @@
 """Fused backward of the row-wise normalizations (the gradient of their input), device-generic.
 
-Autograd's formula helpers (autograd/formulas.py: softmax_backward, log_softmax_backward,
+Autograd's formula helpers (autograd/formulas/: softmax_backward, log_softmax_backward,
 layer_norm_backward) call these when the backward itself is not being recorded (no
 create_graph); double backward keeps the composite formulas, which record a graph.
 

@@ -6,7 +6,7 @@ tuple (re, im), or one block for real / bool results (abs, real, isnan...). Gene
 (kernels/cuda/pointwise.py) do ``from <this module> import *`` and call them on the pairs the
 ops.yaml expression produces.
 
-Each helper mirrors the CPU kernel's implementation of the same op (kernels/cpu/scalar_math.py)
+Each helper mirrors the CPU kernel's implementation of the same op (kernels/cpu/scalar_math/)
 branch for branch, written as selects over all lanes:
 
 * exp, exp2, sinh, cosh, tanh, sin, cos, tan, divide, reciprocal, power, sign, square: ports of

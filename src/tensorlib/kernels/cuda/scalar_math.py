@@ -1,4 +1,4 @@
-"""Triton versions of the scalar helpers of ``kernels/cpu/scalar_math.py``.
+"""Triton versions of the scalar helpers of ``kernels/cpu/scalar_math/``.
 
 Generated CUDA kernels do ``from tensorlib.kernels.cuda.scalar_math import *`` and evaluate the
 same ops.yaml expressions (``floordiv(self, other)``...) on blocks already converted to the op's
