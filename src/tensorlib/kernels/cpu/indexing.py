@@ -140,12 +140,6 @@ def _ready(serial, parallel, args, work):
 _pairs: dict = {}
 
 
-def _run(fn, args, parallel):
-    """``fn(*args)``; a parallel kernel through cores.call (the team size it sets, and its
-    stall detection: a busy machine then gets the one-thread cool-down)."""
-    return cores.call(fn, args) if parallel else fn(*args)
-
-
 def _advanced_offsets(plan):
     """plan.base + sum_k wrap(idx_k) * stride_k over the broadcast index shape (int64)."""
     n = 1
@@ -163,10 +157,11 @@ def _advanced_offsets(plan):
         t = ix.tensor
         args = (adv, kernel_array(t), t._offset, bshape, _i64(t._strides), ix.size, ix.stride,
                 plan.base_offset, k == 0, CHUNK)
-        ser = _offsets_module(t._dtype, False).index_offsets
-        par = _offsets_module(t._dtype, True).index_offsets if n >= GRAIN else None
-        use_par = par is not None and _ready(ser, par, args, n)
-        bad = _run(par if use_par else ser, args, use_par)
+        fn = _offsets_module(t._dtype, False).index_offsets
+        if n >= GRAIN:
+            par = _offsets_module(t._dtype, True).index_offsets
+            fn = par if _ready(fn, par, args, n) else fn
+        bad = cores.run(fn, args)
         if bad >= 0:
             plan.raise_out_of_bounds(k, int(bad))
     return adv
@@ -202,10 +197,11 @@ def index(plan, out):
             return out
         args = (dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
                 plan.base_offset, pre, post, CHUNK)
-        ser = _direct_module(False).gather_direct
-        par = _direct_module(True).gather_direct if big else None
-        use_par = par is not None and _ready(ser, par, args, out._numel)
-        bad = _run(par if use_par else ser, args, use_par)
+        fn = _direct_module(False).gather_direct
+        if big:
+            par = _direct_module(True).gather_direct
+            fn = par if _ready(fn, par, args, out._numel) else fn
+        bad = cores.run(fn, args)
         if bad >= 0:
             plan.raise_out_of_bounds(0, int(bad))
         return out
@@ -267,7 +263,7 @@ def nonzero(x, offset_strides=None, base=0):
         mod = par if _ready(ser.nonzero_pass, par.nonzero_pass, args, n) else ser
     if mod is ser and x.is_contiguous():
         return _nonzero_numpy(x, arr, offset_strides, base)
-    _run(mod.nonzero_pass, args, mod is not ser)
+    cores.run(mod.nonzero_pass, args)
     # Per-chunk counts -> each chunk's first output position (exclusive prefix sum).
     total = 0
     for c in range(nchunks):
@@ -285,8 +281,8 @@ def nonzero(x, offset_strides=None, base=0):
         out = buf._view((total,), (1,), 0)
         mode = 2
     if total:
-        _run(mod.nonzero_pass, (arr, x._offset, shape, strides, CHUNK, starts, total, mode, out2,
-                                out1, ostrides, base), mod is not ser)
+        cores.run(mod.nonzero_pass, (arr, x._offset, shape, strides, CHUNK, starts, total, mode,
+                                     out2, out1, ostrides, base))
     return out
 
 

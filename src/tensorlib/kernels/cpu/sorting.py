@@ -90,12 +90,6 @@ def _threads():
     return cores.threads()  # one while the machine is busy (runtime/cpu/cores.py)
 
 
-def _run(fn, parallel, *args):
-    """``fn(*args)``; a parallel kernel through cores.call (the team size it sets, and its
-    stall detection: a busy machine then gets the one-thread cool-down)."""
-    return cores.call(fn, args) if parallel else fn(*args)
-
-
 def _twins(mod, serial, parallel):
     """(serial, parallel) kernels of ``mod`` for cores.parallel_ready: a parallel kernel
     compiles in the background once its combination is used for real work; the serial one
@@ -220,7 +214,7 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
     if below is None:
         # every digit's counts in one read; sort on the highest one that varies
         counts = np.empty((nch, width, 256), np.int64)
-        _run(mod.chunk_counts_all, True, k, nch, counts)
+        cores.run(mod.chunk_counts_all, (k, nch, counts))
         total = counts.sum(axis=0)
         varying = [d for d in range(width) if total[d].max() < n]
         ps = varying[-1] if varying else None
@@ -231,7 +225,7 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
         ps = None
         c = np.empty((nch, 256), np.int64)
         for d in range(below - 1, -1, -1):
-            _run(mod.chunk_counts, True, k, np.uint64(8 * d), nch, c)
+            cores.run(mod.chunk_counts, (k, np.uint64(8 * d), nch, c))
             tot = c.sum(axis=0)
             if tot.max() < n:
                 ps = d
@@ -243,7 +237,7 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
     bounds = np.concatenate(([0], np.cumsum(tot)))
     # chunk c writes digit d from: all smaller digits, then the same digit in earlier chunks
     offs = np.ascontiguousarray(bounds[None, :-1] + np.cumsum(c, axis=0) - c)
-    _run(mod.chunk_scatter, True, k, p, kd, pd, np.uint64(8 * ps), nch, offs)
+    cores.run(mod.chunk_scatter, (k, p, kd, pd, np.uint64(8 * ps), nch, offs))
     los, his = bounds[:-1], bounds[1:]
     big = (his - los) > BUCKET
     if ps > 0:
@@ -255,8 +249,8 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
         small = ~big & ((his - los) > 1)
     else:
         small = (his - los) > 1
-    _run(mod.buckets, True, kd, pd, np.ascontiguousarray(los[small]),
-         np.ascontiguousarray(his[small]))
+    cores.run(mod.buckets, (kd, pd, np.ascontiguousarray(los[small]),
+                            np.ascontiguousarray(his[small])))
 
 
 
@@ -287,7 +281,7 @@ def sort_kernel(src, values, indices, descending):
         # long rows: prepare into scratch, MSD-scatter into the result buffers
         kd = _scratch(total, keys.dtype, keep)
         ps = _scratch(total, pay.dtype, keep)
-        _run(mod.prepare_parallel, True, raw, keys, ps, n, desc)
+        cores.run(mod.prepare_parallel, (raw, keys, ps, n, desc))
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
             _sort_long_row(mod, keys[sl], ps[sl], kd[sl], pay[sl], raw.dtype.itemsize)
@@ -300,11 +294,11 @@ def sort_kernel(src, values, indices, descending):
         else:
             pay[:] = order
     else:
-        _run(getattr(mod, "prepare_" + variant), variant == "parallel", raw, keys, pay, n, desc)
+        cores.run(getattr(mod, "prepare_" + variant), (raw, keys, pay, n, desc))
         nch = min(rows, 8 * nthreads)
         if big and rows > 1 and cores.parallel_ready(
                 _twins(mod, "rows_serial", "rows_parallel"), (keys, pay, rows, n, nch), total):
-            _run(mod.rows_parallel, True, keys, pay, rows, n, nch)
+            cores.run(mod.rows_parallel, (keys, pay, rows, n, nch))
         else:
             mod.rows_serial(keys, pay, rows, n)
 
@@ -322,8 +316,8 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
         a = _scratch(n, raw.dtype, keep)
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
-            if _run(mod.vlong, True, raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS):
-                _run(mod.vlong_exact, True, raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)
+            if cores.run(mod.vlong, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)):
+                cores.run(mod.vlong_exact, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS))
     elif 2 <= n <= NET_MAX[raw.dtype.itemsize] and rows >= lanes(raw.dtype.itemsize):
         npad = NET_W
         while npad < n:
@@ -334,7 +328,7 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
         if big and groups > 1 and cores.parallel_ready(
                 _twins(mod, "net_groups", "vnet_parallel"),
                 (raw, out, rows, n, npad, desc, nch), total):
-            _run(mod.vnet_parallel, True, raw, out, rows, n, npad, desc, nch)
+            cores.run(mod.vnet_parallel, (raw, out, rows, n, npad, desc, nch))
         else:
             keep = []
             args = (raw, out, _scratch(npad * g, raw.dtype, keep), 0, groups, rows, n, npad,
@@ -349,7 +343,7 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
         if big and rows > 1 and cores.parallel_ready(
                 _twins(mod, "vrows_serial", "vrows_parallel"), (raw, out, rows, n, nch, desc),
                 total):
-            special = _run(mod.vrows_parallel, True, raw, out, rows, n, nch, desc)
+            special = cores.run(mod.vrows_parallel, (raw, out, rows, n, nch, desc))
         elif rows == 1:
             # one row: vrow itself (no row-loop kernel to compile around it)
             keep = []
@@ -391,7 +385,7 @@ def searchsorted_kernel(x1, x2, sorter, out, right):
         and _threads() > 1 else "search_serial"
     args = (a, s, use, b, o, bool(right))
     if name in mod.warm_paths or _full_ready(mod, name, ((name, args),), b.size):
-        _run(getattr(mod, name), name == "search_parallel", *args)
+        cores.run(getattr(mod, name), args)
     else:
         # cold: NumPy's binary search over the same order keys (equal results on sorted x1)
         spec = key_spec(x1.dtype)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import threading
 import time
 
-__all__ = ["call", "threads", "use_threads", "team_size", "busy", "parallel_ready", "STALL_S",
-           "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK"]
+__all__ = ["call", "run", "is_parallel", "threads", "use_threads", "team_size", "busy",
+           "parallel_ready", "STALL_S", "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -84,6 +84,24 @@ def call(fn, args, team: int = 0):
     if n == 1:
         return fn(*args)
     return _timed(fn, args)
+
+
+_parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher
+
+
+def is_parallel(fn) -> bool:
+    """Whether ``fn`` is a Numba dispatcher compiled with parallel=True (cached per kernel)."""
+    par = _parallel_fns.get(fn)
+    if par is None:
+        opts = getattr(fn, "targetoptions", None)
+        par = _parallel_fns[fn] = bool(opts) and bool(opts.get("parallel"))
+    return par
+
+
+def run(fn, args):
+    """``fn(*args)`` for any CPU kernel: a parallel one through :func:`call` (the team size it
+    sets for the calling thread, stall detection), a serial one directly."""
+    return call(fn, args) if is_parallel(fn) else fn(*args)
 
 
 # NumPy's OpenBLAS threads its GEMM from small sizes on; on a busy machine a small product then

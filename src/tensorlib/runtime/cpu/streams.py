@@ -117,7 +117,7 @@ def _run_item(q, item):
     fn, args, keep, prof = item
     lock = _parallel_lock if _unsafe_parallel(fn) else None
     team = -1  # -1: not a parallel kernel
-    if _is_parallel(fn):
+    if _cores.is_parallel(fn):
         team = _shared_team() if tls.worker is q else 0
     try:
         if lock is not None:
@@ -278,21 +278,10 @@ def launch(fn, name, writes, reads, *args):
     ``name``: the op, for the profiler. Returns what ``fn`` returns on the default stream, None
     when queued."""
     if not _slow:
-        if _is_parallel(fn):
+        if _cores.is_parallel(fn):
             return _cores.call(fn, args)
         return fn(*args)
     return _launch(fn, name, writes, reads, args)
-
-
-_parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher
-
-
-def _is_parallel(fn) -> bool:
-    par = _parallel_fns.get(fn)
-    if par is None:
-        opts = getattr(fn, "targetoptions", None)
-        par = _parallel_fns[fn] = bool(opts) and bool(opts.get("parallel"))
-    return par
 
 
 def _storages(writes, reads):
@@ -335,9 +324,9 @@ def _launch(fn, name, writes, reads, args):
 def _run_inline(fn, name, writes, args):
     sink = _prof
     if sink is None:
-        return _cores.call(fn, args) if _is_parallel(fn) else fn(*args)
+        return _cores.run(fn, args)
     t0 = _ns()
-    r = _cores.call(fn, args) if _is_parallel(fn) else fn(*args)
+    r = _cores.run(fn, args)
     t1 = _ns()
     pt = sink.tls
     sink.inline((name, getattr(writes, "nbytes", 0) if name == "copy" else 0, t0, t1, pt.cur,
