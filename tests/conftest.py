@@ -68,3 +68,21 @@ def device(request):
     if request.param == "cuda":
         request.getfixturevalue("cuda_interpret")
     return request.param
+
+
+@pytest.fixture
+def team_launches(monkeypatch):
+    """The names of the kernels launched through runtime/cpu/cores.call during the test, with
+    a team of two threads on offer (cores.threads patched to 2)."""
+    from tensorlib.runtime.cpu import cores
+    names = []
+    real = cores.call
+
+    def call(fn, args, team=0):
+        names.append(getattr(fn, "__name__", repr(fn)))
+        return real(fn, args, team)
+
+    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "call", call)
+    return names
+

@@ -992,22 +992,17 @@ def test_device_transfers_inside_a_trace_are_recorded(tmp_path):
 
 
 @pytest.mark.parametrize("fn, team", [(gelu, True), (lambda x: x * 2.0 + 1.0, False)])
-def test_fused_chain_threads_from_its_dearest_ops_grain(fn, team, monkeypatch):
+def test_fused_chain_threads_from_its_dearest_ops_grain(fn, team, team_launches):
     """A fused pointwise chain uses the team from the eager grain of its dearest op: between
     WIDE_GRAIN and GRAIN elements GELU (tanh: ops.yaml tag wide_vectors) runs in parallel and a
     chain of cheap ops on the calling thread; both give eager's bits."""
     from tensorlib.kernels.cpu.pointwise import GRAIN, WIDE_GRAIN
-    from tensorlib.runtime.cpu import cores
     x = _t((WIDE_GRAIN + 5,))
     assert x.numel() < GRAIN
     tf = jit.trace(fn, (x,))
-    launched = []
-    real = cores.call
-    monkeypatch.setattr(cores, "threads", lambda: 2)
-    monkeypatch.setattr(cores, "call", lambda f, a, team=0: (launched.append(f.__name__),
-                                                            real(f, a, team))[1])
+    team_launches.clear()  # (the trace ran eager kernels)
     out, g = _optimized(tf, x)
-    fused = list(launched)  # (the eager reference below launches its own kernels)
+    fused = list(team_launches)  # (the eager reference below launches its own kernels)
     assert g.fusion_groups()
     _same_bits(out, fn(x))
     assert any("parallel" in name for name in fused) == team, fused

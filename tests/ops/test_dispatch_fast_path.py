@@ -410,23 +410,18 @@ def test_hot_where_scalar_errors_match_the_full_path():
 
 
 @pytest.mark.parametrize("op, team", [(tl.exp, True), (tl.sqrt, False), (tl.add, False)])
-def test_threads_start_at_the_grain_of_the_ops_cost(op, team, monkeypatch):
+def test_threads_start_at_the_grain_of_the_ops_cost(op, team, team_launches):
     """Between WIDE_GRAIN and GRAIN elements a compute-bound op (ops.yaml tag wide_vectors: exp)
     runs on the team and a memory-bound one (sqrt, add) on the calling thread, on the fast path
     and the full path alike; both give the same bits as the out= overload."""
     from tensorlib.kernels.cpu.pointwise import WIDE_GRAIN
-    from tensorlib.runtime.cpu import cores
     assert WIDE_GRAIN < GRAIN
     n = WIDE_GRAIN + 9
     x = tl.asarray(np.random.default_rng(3).standard_normal(n).astype(np.float32))
     args = (x,) if op is not tl.add else (x, x)
     ref = op(*args, out=tl.empty((n,), dtype=tl.float32))
-    launched = []
-    real_call = cores.call
-    monkeypatch.setattr(cores, "threads", lambda: 2)
-    monkeypatch.setattr(cores, "call", lambda fn, a, team=0: (launched.append(fn),
-                                                             real_call(fn, a, team))[1])
+    team_launches.clear()
     for _ in range(HOT_CALLS + 2):  # the full path's calls, then the fast path's
         got = op(*args)
         assert np.array_equal(_bits(got), _bits(ref))
-    assert bool(launched) == team
+    assert bool(team_launches) == team

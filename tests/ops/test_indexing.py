@@ -462,16 +462,10 @@ def test_large_dense_mask_moves_the_kept_elements_bit_for_bit(dtype, threads, mo
         assert np.array_equal(host(got).view(np.uint8), want.view(np.uint8))
 
 
-def test_parallel_indexing_kernels_launch_through_the_core_scheduler(monkeypatch):
+def test_parallel_indexing_kernels_launch_through_the_core_scheduler(team_launches):
     """Gathers, scatters, offsets and nonzero on the team go through cores.call, which sets the
     calling thread's team size (a one-thread cool-down must not leave later launches on one
     thread) and times stalls."""
-    from tensorlib.runtime.cpu import cores
-    launched = []
-    real = cores.call
-    monkeypatch.setattr(cores, "threads", lambda: 2)
-    monkeypatch.setattr(cores, "call", lambda fn, a, team=0: (launched.append(fn.__name__),
-                                                             real(fn, a, team))[1])
     rng = np.random.default_rng(2)
     a = rng.standard_normal((300, 400)).astype(np.float32)
     t = tl.asarray(a)
@@ -487,7 +481,7 @@ def test_parallel_indexing_kernels_launch_through_the_core_scheduler(monkeypatch
     big[[5, 9, 5, 5]] = vals
     same(ub, big)
     assert {"gather_direct", "index_offsets", "nonzero_pass", "gather_parallel",
-            "scatter_parallel"} <= set(launched), launched
+            "scatter_parallel"} <= set(team_launches), team_launches
 
 
 # ---- advanced setitem ---------------------------------------------------------------------------

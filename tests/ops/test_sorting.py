@@ -446,15 +446,9 @@ def test_complex_unique_family_matches_numpy(dtype):
 
 
 @pytest.mark.usefixtures("long_rows_at_test_sizes")
-def test_parallel_sort_kernels_launch_through_the_core_scheduler(monkeypatch):
+def test_parallel_sort_kernels_launch_through_the_core_scheduler(team_launches):
     """The sorts' parallel kernels (long-row MSD passes, rows spread over threads) go through
     cores.call, which sets the calling thread's team size and times stalls."""
-    from tensorlib.runtime.cpu import cores
-    launched = []
-    real = cores.call
-    monkeypatch.setattr(cores, "threads", lambda: 2)
-    monkeypatch.setattr(cores, "call", lambda fn, a, team=0: (launched.append(fn.__name__),
-                                                             real(fn, a, team))[1])
     rng = np.random.default_rng(8)
     long_row = rng.standard_normal(3 << 16).astype(np.float32)
     rows = rng.standard_normal((64, 4096)).astype(np.float32)
@@ -465,7 +459,7 @@ def test_parallel_sort_kernels_launch_through_the_core_scheduler(monkeypatch):
     np.testing.assert_array_equal(tl.argsort(tl.asarray(rows)).numpy(),
                                   np.argsort(rows, kind="stable"))
     assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",
-            "rows_parallel"} <= set(launched), launched
+            "rows_parallel"} <= set(team_launches), team_launches
 
 
 @pytest.mark.parametrize("n", [100_000, 70_000])
