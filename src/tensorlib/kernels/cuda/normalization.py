@@ -189,6 +189,21 @@ def _layer_norm_body(in_dt, acc, out_dt):
     return lines
 
 
+# the tl.reduce combine functions of the row max and sum (cross_entropy.py's kernels use them too)
+COMBINE_LINES = [
+    "@jit",
+    "def _max(a, b):",
+    "    return tl.where(b > a, b, a)",
+    "",
+    "",
+    "@jit",
+    "def _add(a, b):",
+    "    return a + b",
+    "",
+    "",
+]
+
+
 def kernel_source(op, in_dt, acc, out_dt) -> str:
     ln = op == "layer_norm"
     params = ["p_out", "p_in"] + (["p_w", "p_b"] if ln else [])
@@ -202,16 +217,7 @@ def kernel_source(op, in_dt, acc, out_dt) -> str:
         f"{acc.name} -> {out_dt.name}",
         "",
         "",
-        "@jit",
-        "def _max(a, b):",
-        "    return tl.where(b > a, b, a)",
-        "",
-        "",
-        "@jit",
-        "def _add(a, b):",
-        "    return a + b",
-        "",
-        "",
+        *COMBINE_LINES,
         # n == 1 must stay a runtime value (n.to() below); Triton would make it a constexpr
         "@jit(do_not_specialize=['n'" + (", 'eps_lo', 'eps_hi'" if ln else "") + "])",
         f"def kernel({', '.join(params)}):",
