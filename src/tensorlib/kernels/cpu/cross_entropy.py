@@ -30,8 +30,8 @@ import numpy as np
 from ... import dtypes as _dt
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync, inline_call, launch
-from .casting import cast_code, kernel_array
-from .normalization import _HEADER, _HELPERS, _ROW_EXP, _np_type
+from .casting import kernel_array
+from .normalization import _HEADER, _HELPERS, _np_type, load_row, prologue
 from .pointwise import load_generated_module
 
 __all__ = ["cross_entropy_kernel", "cross_entropy_backward_kernel", "PAR_GRAIN"]
@@ -68,17 +68,7 @@ def forward_KNAME(meta, out, stats, inp, tgt, bad, part):
                 kbad += 1  # never read through a bad index; the caller raises
                 continue
             qx = xo + r * xs
-            if DIRECT and xc == 1:
-                src = inp[qx:qx + c]  # already contiguous in the compute dtype: no gather
-            else:
-                if xc == 1:
-                    seg = inp[qx:qx + c]
-                    for i in range(c):
-                        buf[i] = load(seg[i])
-                else:
-                    for i in range(c):
-                        buf[i] = load(inp[np.uint64(qx + i * xc)])
-                src = buf
+@LOAD_ROW
             if c >= 64:
                 m = row_max(src)
             else:  # a short row: row_max's 16-lane buffer costs more than it saves
@@ -104,7 +94,7 @@ def forward_KNAME(meta, out, stats, inp, tgt, bad, part):
         if mode == 2:
             total = total / np.float64(n)  # n == 0: nan, as the mean of nothing
         out[0] = store(ACCT(total))
-"""
+""".replace("@LOAD_ROW\n", load_row("c"))
 
 _BACKWARD = """
 @njit(cache=True, nogil=True, error_model='numpy'PARALLEL)
@@ -141,13 +131,7 @@ def backward_KNAME(meta, out, stats, inp, tgt, g, div):
 
 def _source(in_dt, acc):
     src = _HEADER.format(what=f"cross_entropy {in_dt.name} -> {acc.name}")
-    src += _HELPERS
-    inl = "@njit(inline='always', error_model='numpy')"
-    src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n\n"
-    src += f"{inl}\ndef store(x):\n    return {cast_code(acc, in_dt, 'x')}\n\n\n"
-    fexp = "vexp32(x)" if acc is _dt.float32 else "np.exp(x)"
-    src += f"{inl}\ndef fexp(x):\n    return {fexp}\n\n"
-    src += _ROW_EXP
+    src += _HELPERS + prologue(in_dt, acc, in_dt)
     for template in (_FORWARD, _BACKWARD):
         for fname, par in (("serial", False), ("parallel", True)):
             k = (template.replace("KNAME", fname)

@@ -124,6 +124,37 @@ def row_sqdev(buf, mean):
 
 """
 
+def load_row(length: str) -> str:
+    """Template text (inside a row loop, 12 spaces deep) that puts the row of ``length``
+    elements at inp[qx] (column stride xc) in ``src``: the input slice itself when it is
+    contiguous and already of the compute dtype (DIRECT), else converted into ``buf``. The row
+    kernels here and cross_entropy's forward share it."""
+    return f"""\
+            if DIRECT and xc == 1:
+                src = inp[qx:qx + {length}]  # already contiguous in the compute dtype: no gather
+            else:
+                if xc == 1:
+                    seg = inp[qx:qx + {length}]
+                    for i in range({length}):
+                        buf[i] = load(seg[i])
+                else:
+                    for i in range({length}):
+                        buf[i] = load(inp[np.uint64(qx + i * xc)])
+                src = buf
+"""
+
+
+def prologue(in_dt, acc, out_dt) -> str:
+    """The load / store / fexp helpers of a row module (in_dt read, acc computed, out_dt
+    stored) and the row exp loop, after _HEADER and _HELPERS (cross_entropy.py's too)."""
+    inl = "@njit(inline='always', error_model='numpy')"
+    src = f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n\n"
+    src += f"{inl}\ndef store(x):\n    return {cast_code(acc, out_dt, 'x')}\n\n\n"
+    fexp = "vexp32(x)" if acc is _dt.float32 else "np.exp(x)"
+    src += f"{inl}\ndef fexp(x):\n    return {fexp}\n\n"
+    return src + _ROW_EXP
+
+
 _KERNEL = """
 @njit(cache=True, nogil=True, error_model='numpy'PARALLEL)
 def KNAME(meta, out, inp, w, b, eps):
@@ -148,17 +179,7 @@ def KNAME(meta, out, inp, w, b, eps):
             i1 = r - i0 * n1
             qx = xo + i0 * xs0 + i1 * xs1
             qo = oo + i0 * os0 + i1 * os1
-            if DIRECT and xc == 1:
-                src = inp[qx:qx + n]  # already contiguous in the compute dtype: no gather
-            else:
-                if xc == 1:
-                    seg = inp[qx:qx + n]
-                    for i in range(n):
-                        buf[i] = load(seg[i])
-                else:
-                    for i in range(n):
-                        buf[i] = load(inp[np.uint64(qx + i * xc)])
-                src = buf
+@LOAD_ROW
 @BODY
             if oc == 1:
                 dst = out[qo:qo + n]
@@ -167,7 +188,7 @@ def KNAME(meta, out, inp, w, b, eps):
             else:
                 for i in range(n):
                     out[np.uint64(qo + i * oc)] = store(FINAL)
-"""
+""".replace("@LOAD_ROW\n", load_row("n"))
 
 # The serial loop for rows contiguous in the input and the output (column stride 1 both): the
 # general kernel's branches for exactly that layout (bit for bit its results), a smaller kernel
@@ -306,13 +327,7 @@ def _np_type(d) -> str:
 def _source(op, in_dt, acc, out_dt):
     body, final = _BODIES[op]
     src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
-    src += _HELPERS
-    inl = "@njit(inline='always', error_model='numpy')"
-    src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n\n"
-    src += f"{inl}\ndef store(x):\n    return {cast_code(acc, out_dt, 'x')}\n\n\n"
-    fexp = "vexp32(x)" if acc is _dt.float32 else "np.exp(x)"
-    src += f"{inl}\ndef fexp(x):\n    return {fexp}\n\n"
-    src += _ROW_EXP
+    src += _HELPERS + prologue(in_dt, acc, out_dt)
     for fname, par in (("serial", False), ("parallel", True)):
         k = (_KERNEL.replace("@BODY\n", body).replace("FINAL", final)
              .replace("KNAME", fname).replace("PARALLEL", ", parallel=True" if par else "")
