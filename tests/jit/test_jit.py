@@ -993,9 +993,10 @@ def test_device_transfers_inside_a_trace_are_recorded(tmp_path):
 
 @pytest.mark.parametrize("fn, team", [(gelu, True), (lambda x: x * 2.0 + 1.0, False)])
 def test_fused_chain_threads_from_its_dearest_ops_grain(fn, team, team_launches):
-    """A fused pointwise chain uses the team from the eager grain of its dearest op: between
-    WIDE_GRAIN and GRAIN elements GELU (tanh: ops.yaml tag wide_vectors) runs in parallel and a
-    chain of cheap ops on the calling thread; both give eager's bits."""
+    """A fused pointwise chain of memory-bound ops starts threads at the eager GRAIN, one with
+    a compute-bound op (GELU's tanh: ops.yaml tag wide_vectors) from the fuser's lower grain:
+    between the two GELU runs in parallel and a chain of cheap ops on the calling thread; both
+    give eager's bits."""
     from tensorlib.kernels.cpu.pointwise import GRAIN, WIDE_GRAIN
     x = _t((WIDE_GRAIN + 5,))
     assert x.numel() < GRAIN

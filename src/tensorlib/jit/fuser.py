@@ -22,7 +22,7 @@ from .ir import Graph
 
 __all__ = ["fuse", "fuse_and_compile", "compile_group", "FusionError", "node_dtypes"]
 
-GRAIN = 1 << 15      # row and all-axes reductions: elements from which threads pay
+GRAIN = 1 << 15      # row / all-axes reductions and chains with a compute-bound op: threads pay from here
 ALL_BLOCK = 1 << 16  # elements per partial of an all-axes reduction
 
 
@@ -55,7 +55,7 @@ def _kind_of(t) -> str:
 def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
-    from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, WIDE_GRAIN, load_generated_module
+    from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, load_generated_module
     from ..runtime.cpu import cores, vector_width
     from ..runtime.cpu.streams import launch
     sub = node.attrs["subgraph"]
@@ -82,9 +82,11 @@ def compile_group(node):
     label = name if len(name) <= 120 else name[:117] + "..."
 
     if mode == "pw":
-        # threads from the grain of the eager loops (kernels/cpu/pointwise.py): a chain costs at
-        # least what its dearest op costs
-        grain = WIDE_GRAIN if wide else PW_GRAIN
+        # a chain of memory-bound ops starts threads where one such eager loop does
+        # (kernels/cpu/pointwise.py GRAIN); one holding a compute-bound op is dearer than that
+        # op alone: fused GELU on the team beats one thread from ~5e4 elements (65536: 83-88
+        # vs 125-129 us; 4e4: 87 vs 78-80 us), so it keeps GRAIN below
+        grain = GRAIN if wide else PW_GRAIN
         shape = out_types[0].shape
         ndim = len(shape)
         numel = math.prod(shape)
