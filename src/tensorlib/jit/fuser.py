@@ -22,7 +22,8 @@ from .ir import Graph
 
 __all__ = ["fuse", "fuse_and_compile", "compile_group", "FusionError", "node_dtypes"]
 
-GRAIN = 1 << 15      # row / all-axes reductions and chains with a compute-bound op: threads pay from here
+# row / all-axes reductions and chains holding a compute-bound op: threads pay from here
+GRAIN = 1 << 15
 ALL_BLOCK = 1 << 16  # elements per partial of an all-axes reduction
 
 
