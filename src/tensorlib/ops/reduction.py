@@ -11,10 +11,8 @@ import numbers
 
 from .. import dtypes as _dt
 from ..allocation import empty_strided_like_order
-from ..iterator import ReductionIterator, TensorIterator, has_internal_overlap, memory_overlap
-from ..dispatch.keys import BACKEND_MASK, backend_key_for
+from ..iterator import TensorIterator, has_internal_overlap, memory_overlap
 from ..dispatch.stub import UnsupportedKernelError, get_stub
-from ..storage import Storage
 from ..tensor import Tensor
 from .views import normalize_axis, narrow, reshape, select
 
@@ -96,10 +94,12 @@ _plans: dict = {}
 _MAX_PLANS = 4096
 
 
-def _plan_key(op, x, axis, keepdims, dtype):
+def _plan_key(op, x, axis, keepdims, variant):
+    """``variant``: the call's other arguments that shape its result (dtype=, var / std's
+    correction), hashable."""
     if type(x) is not Tensor or not (axis is None or type(axis) in (int, tuple)):
         return None
-    return (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, keepdims, dtype)
+    return (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, keepdims, variant)
 
 
 def _planned(key, x, full, *args):
@@ -124,8 +124,8 @@ def _planned(key, x, full, *args):
     return res
 
 
-def _fast(op, x, axis, keepdims, dtype, full, *args):
-    key = _plan_key(op, x, axis, keepdims, dtype)
+def _fast(op, x, axis, keepdims, variant, full, *args):
+    key = _plan_key(op, x, axis, keepdims, variant)
     if key is None:
         return full(*args)
     run = _plans.get(key)
@@ -256,64 +256,16 @@ def _correction(op, correction):
     return float(correction)
 
 
-# var / std run two launches (the mean, then the squared deviations reading it), which the
-# single-launch plans above don't cover. Their small-call path keeps, per plan key and
-# correction, the two iterators of the first full call as templates: a later call allocates
-# results of the template's layout and hands the stubs copies of the iterators over the new
-# results and x (same geometry, so the same loop layout), skipping both TensorIterator.reduce
-# set-ups. CPU only; not for out=, empty results or empty reductions.
-_CPU_KS = backend_key_for("cpu")
-_sd_templates: dict = {}
-_IT_SLOTS = tuple(dict.fromkeys(s for c in ReductionIterator.__mro__
-                                for s in getattr(c, "__slots__", ())
-                                if s not in ("operands", "result")))
-
-
-def _template(it):
-    """What _again needs of a full call's reduction iterator: its fields but the tensors, the
-    result's layout and the output / aux operands' geometry (no tensors: a template must not
-    keep the first call's memory alive)."""
-    r = it.result
-    geo = tuple((o._shape, o._strides, o._offset, o._dtype) for o in it.operands[:-1])
-    return (tuple(getattr(it, n) for n in _IT_SLOTS),
-            (r._storage.nbytes, r._storage.device, r._shape, r._strides, r._dtype), geo)
-
-
-def _again(tpl, x, aux=None):
-    """A reduction iterator like the template's over a new result, ``aux`` (a new tensor of
-    the template aux operand's layout) and x (of the template input's geometry)."""
-    vals, (nbytes, device, shape, strides, dtype), geo = tpl
-    res = Tensor._make(Storage.allocate(nbytes, device), shape, strides, 0, dtype)
-    it = object.__new__(ReductionIterator)
-    for name, v in zip(_IT_SLOTS, vals):
-        setattr(it, name, v)
-    g = geo[0]
-    views = [Tensor._make(res._storage, g[0], g[1], g[2], g[3])]
-    if aux is not None:
-        g = geo[1]
-        views.append(Tensor._make(aux._storage, g[0], g[1], g[2], g[3]))
-    views.append(x)
-    it.operands = views
-    it.result = res
-    return it
-
-
 def _var_std(op, x, axis, keepdims, correction, out):
-    key = None
-    if out is None:
-        key = _plan_key(op, x, axis, keepdims, None)
-        if key is not None:
-            key = key + (_correction(op, correction),)
-            tpl = _sd_templates.get(key)
-            if tpl is not None:
-                m_t, it_t, div = tpl
-                m_it = _again(m_t, x)
-                it = _again(it_t, x, m_it.result)
-                _stub("mean", m_it)(m_it)
-                _stub(op, it)(it, div)
-                return it.result
     _check_tensor(op, x)
     corr = _correction(op, correction)
+    if out is None:  # (the plan key carries the correction: it sets the divisor)
+        return _fast(op, x, axis, keepdims, corr, _var_std_full, op, x, axis, keepdims, corr,
+                     None)
+    return _var_std_full(op, x, axis, keepdims, corr, out)
+
+
+def _var_std_full(op, x, axis, keepdims, corr, out):
     mean_res, acc = _mean_dtypes(x)
     res = _dt.real_for(mean_res)
     # Pass 1: the mean, kept in the compute dtype with the reduced dims as size 1.
@@ -330,11 +282,6 @@ def _var_std(op, x, axis, keepdims, correction, out):
     # NumPy's ddof rule: divide by max(n - correction, 0), so correction >= n gives inf / nan.
     div = float(n) - corr if n > corr else 0.0
     _stub(op, it)(it, div)
-    if (key is not None and x._ks & BACKEND_MASK == _CPU_KS and it.operands[-1] is x
-            and m_it.operands[-1] is x):
-        if len(_sd_templates) >= _MAX_PLANS:
-            _sd_templates.clear()
-        _sd_templates[key] = (_template(m_it), _template(it), div)
     return it.result
 
 

@@ -20,8 +20,8 @@ from . import reduction as _reduction  # noqa: E402  (reductions and scans)
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
               "argmin", "cumsum", "cumprod"):
     register(_name, "cpu", getattr(_reduction, f"{_name}_kernel"))
-for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin", "cumsum",
-              "cumprod"):
+for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
+              "argmin", "cumsum", "cumprod"):
     getattr(_reduction, f"{_name}_kernel").capture = _reduction.capture  # plans (ops/reduction.py)
 from . import random as _random  # noqa: E402  (Philox random streams)
 register("random_uniform", "cpu", _random.uniform_kernel)

@@ -16,33 +16,32 @@ __all__ = ["capture"]
 
 
 # ops/reduction.py caches, per (op, input dtype/shape/strides/offset, axis, keepdims, dtype),
-# what one full-path call launched: the serial kernel and its meta. A later call with the same
-# key allocates the result and calls that kernel directly, skipping TensorIterator.reduce and
-# the meta packing. Only single-launch reductions below the parallel grain are planned (their
-# meta does not depend on the thread count), and a plan declines while a user CPU stream is
-# current or the profiler records (the full path launches then).
+# what one full-path call launched: the serial kernels and their meta. A later call with the
+# same key allocates the result and calls those kernels directly, skipping
+# TensorIterator.reduce and the meta packing. Planned: one launch (a value, arg or scan
+# kernel), or var / std's two (the mean into a scratch result, then the squared deviations
+# reading it as their aux operand), each below the parallel grain (their meta does not depend
+# on the thread count). A plan declines while a user CPU stream is current or the profiler
+# records (the full path launches then).
 class _Capture(threading.local):
     def __init__(self):
         self.on = False
-        self.got = None
-        self.count = 0
+        self.got = []
         self.later = False
 
 
 _cap = _Capture()
 
 
-def _captured(out, inp, kind, fn, unplannable, meta, div):
-    """A launch during a capture: ``out`` / ``inp`` the output and input operands (views of the
-    result and input storages), ``kind`` the kernel's signature (value: meta, out, aux, inp,
-    div; arg: meta, out, inp)."""
-    _cap.count += 1
-    _cap.got = None if unplannable else (out, inp, kind, fn, meta, div)
+def _captured(out, aux, inp, kind, fn, unplannable, meta, div):
+    """A launch during a capture: ``out`` / ``aux`` / ``inp`` the output, aux (None: none) and
+    input operands (views of their storages), ``kind`` the kernel's signature (value: meta,
+    out, aux, inp, div; arg: meta, out, inp); None is recorded for an unplannable launch."""
+    _cap.got.append(None if unplannable else (out, aux, inp, kind, fn, meta, div))
 
 
 def _captured_later():
     """A call served without its kernel (kernels/cpu/reduction_cold.py): plan a later call."""
-    _cap.count += 1
     _cap.later = True
 
 
@@ -52,29 +51,49 @@ class capture:
     can't be planned, False when it can't be planned now (try again on a later call)."""
 
     def __enter__(self):
-        self.prev = (_cap.on, _cap.got, _cap.count, _cap.later)
-        _cap.on, _cap.got, _cap.count, _cap.later = True, None, 0, False
+        self.prev = (_cap.on, _cap.got, _cap.later)
+        _cap.on, _cap.got, _cap.later = True, [], False
         return self
 
     def __exit__(self, *exc):
-        self.got, self.count, self.later = _cap.got, _cap.count, _cap.later
-        _cap.on, _cap.got, _cap.count, _cap.later = self.prev
+        self.got, self.later = _cap.got, _cap.later
+        _cap.on, _cap.got, _cap.later = self.prev
         return False
 
     def runner(self, x, res):
         if self.later or (_streams._slow and _declines()):
             return False  # no plan now (a cold call, a user stream, the profiler): ask later
-        if self.count != 1 or self.got is None:
+        got = self.got
+        if not got or len(got) > 2 or None in got:
             return None
-        out, inp, kind, fn, meta, div = self.got
         st = res._storage if type(res) is Tensor else None
-        if (st is None or out._storage is not st or res._offset or out._offset
-                or inp._storage is not x._storage or inp._offset != x._offset
-                or st._owner is not None or st.device.type != "cpu"
-                or out._dtype is not res._dtype or inp._dtype is not x._dtype):
-            return None  # e.g. the input was copied first, or the result is not fresh
-        return _make_plan(kind, fn, meta, div, st.nbytes, res._shape, res._strides,
-                          res._dtype, _kernel_np(res._dtype), _kernel_np(x._dtype))
+        if (st is None or res._offset or st._owner is not None or st.device.type != "cpu"
+                or not all(_reads_x(g, x) for g in got)):
+            return None
+        out, aux, _, kind, fn, meta, div = got[-1]
+        if out._storage is not st or out._offset or out._dtype is not res._dtype:
+            return None  # e.g. the result is not fresh
+        in_np = _kernel_np(x._dtype)
+        if len(got) == 1:
+            if aux is not None:
+                return None
+            return _make_plan(kind, fn, meta, div, st.nbytes, res._shape, res._strides,
+                              res._dtype, _kernel_np(res._dtype), in_np)
+        m_out, m_aux, _, m_kind, m_fn, m_meta, m_div = got[0]
+        m_st = m_out._storage
+        if (kind != "value" or m_kind != "value" or m_aux is not None or aux is None
+                or aux._storage is not m_st or m_out._offset or aux._offset
+                or m_st._owner is not None or m_st is st):
+            return None
+        return _make_two_plan(m_fn, m_meta, m_div, m_st.nbytes, _kernel_np(m_out._dtype), fn,
+                              meta, div, st.nbytes, res._shape, res._strides, res._dtype,
+                              _kernel_np(res._dtype), in_np)
+
+
+def _reads_x(launch, x):
+    inp = launch[2]
+    return (inp._storage is x._storage and inp._offset == x._offset
+            and inp._dtype is x._dtype)  # not a copy of x made first
 
 
 def _declines():
@@ -110,3 +129,21 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             return make(st, shape, strides, 0, dtype)
     return run
 
+
+def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, shape, strides,
+                   dtype, out_np, in_np):
+    """var / std: the mean into scratch memory, then the squared deviations from it."""
+    allocate = Storage.allocate
+    make = Tensor._make
+    m_d, d = np.float64(m_div), np.float64(div)
+
+    def run(x):
+        if _streams._slow and _declines():
+            return None
+        inp = x._storage.typed(in_np)
+        m = allocate(m_nbytes).typed(m_np)
+        m_fn(m_meta, m, m, inp, m_d)
+        st = allocate(nbytes)
+        fn(meta, st.typed(out_np), m, inp, d)
+        return make(st, shape, strides, 0, dtype)
+    return run

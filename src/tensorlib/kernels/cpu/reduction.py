@@ -188,7 +188,8 @@ def _run_value(it, spec, div=1.0, name=None):
     launch(fn, name or spec.op, it.operands[0], it.operands[1:], meta, out, aux, inp,
            np.float64(div))
     if _cap.on:
-        _captured(it.operands[0], it.operands[-1], "value", fn, parallel or it.naux, meta, div)
+        _captured(it.operands[0], it.operands[1] if it.naux else None, it.operands[-1],
+                  "value", fn, parallel, meta, div)
 
 
 def _load_dt(dtype):
@@ -345,7 +346,7 @@ def _arg_reduce(it, op):
         return
     launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
-        _captured(it.operands[0], it.operands[-1], "arg", fn, parallel, meta, None)
+        _captured(it.operands[0], None, it.operands[-1], "arg", fn, parallel, meta, None)
 
 
 def argmax_kernel(it):
@@ -391,7 +392,7 @@ def _scan(it, n, out_stride, in_stride, op):
         return
     launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
-        _captured(it.operands[0], it.operands[1], "arg", fn, parallel, meta, None)
+        _captured(it.operands[0], None, it.operands[1], "arg", fn, parallel, meta, None)
 
 
 def cumsum_kernel(it, n, out_stride, in_stride):
