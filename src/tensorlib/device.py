@@ -85,6 +85,10 @@ def to_device(x, *, op=None, arg="device") -> Device:
         return CPU
     if type(x) is Device:
         return x
+    if type(x) is str:
+        d = _CACHE.get((x, None))  # a spelling Device() has seen: its cached result
+        if d is not None:
+            return d
     try:
         if isinstance(x, int) and not isinstance(x, bool):
             return Device("cuda", x)

@@ -475,3 +475,238 @@ def test_arange_of_exact_ints_matches_numpy_and_errors():
         tl.arange(0, float("inf"))
     with pytest.raises(OverflowError):
         tl.arange(-2 ** 70, 2 ** 70, 1)
+
+
+# ---------------------------------------------------------------- arange / linspace: dense range
+RANGE_DTYPES = [tl.float32, tl.float64, tl.float16, tl.bfloat16, tl.int64, tl.int32, tl.uint8,
+                tl.int8, tl.complex64]
+
+
+def _stub_range(n, dtype, start, step):
+    """What the range stub kernel (launched, the full path) writes into a fresh tensor."""
+    from tensorlib.kernels.cpu import creation as kc
+    t = tl.empty((n,), dtype=dtype)
+    kc.fill_range(t, start, step)
+    return t
+
+
+@pytest.mark.parametrize("dtype", RANGE_DTYPES, ids=str)
+def test_arange_linspace_take_the_dense_range_fill(dtype, monkeypatch):
+    from tensorlib.kernels.cpu import creation as kc
+    cases = [(0, 7, 1), (3, 50, 4), (10, -7, -4), (0, 1, 0.125), (2.5, -3.0, -0.75), (0, 1000, 1),
+             (5, 6, 1), (True, 4, 1)]
+    expected = {}
+    for start, stop, step in cases:
+        n = max(int(np.ceil((stop - start) / step)), 0)
+        expected[(start, stop, step)] = _stub_range(n, dtype, start, step)
+    lin_expected = {}
+    for start, stop, num in ((0, 1, 1000), (0.0, 1.0, 7), (-3, 5, 2), (1, 1, 1), (2.0, -8.5, 9)):
+        step = (stop - start) / (num - 1) if num > 1 else 0.0
+        lin_expected[(start, stop, num)] = (_stub_range(num, dtype, start, step), stop)
+
+    def no_launch(*a, **k):
+        raise AssertionError("the range stub kernel was launched")
+    monkeypatch.setattr(kc, "launch", no_launch)  # the dense path never launches
+    for (start, stop, step), ref in expected.items():
+        t = tl.arange(start, stop, step, dtype=dtype)
+        assert t.dtype == dtype and t.shape == ref.shape and t.stride() == (1,)
+        _bits_equal(t, ref)
+    for (start, stop, num), (ref, end) in lin_expected.items():
+        refn = _np(ref)
+        if num > 1:  # the end point is the stop value itself, converted as t[-1] = stop does
+            end_t = tl.empty((1,), dtype=dtype)
+            wrote = _outcome(lambda: end_t.__setitem__(0, end))
+            got = _outcome(lambda: tl.linspace(start, stop, num, dtype=dtype, device="cpu"))
+            if wrote[0] == "error":  # (e.g. -8.5 into uint8)
+                assert got == wrote
+                continue
+            refn[-1] = _np(end_t)[0]
+        t = tl.linspace(start, stop, num, dtype=dtype, device="cpu")
+        assert t.dtype == dtype and t.shape == ref.shape and t.stride() == (1,)
+        assert np.array_equal(_np(t).view(np.uint8), refn.view(np.uint8))
+    assert any(k[1] is dtype for k in kc._flats)
+
+
+def test_arange_linspace_dense_range_values_and_errors():
+    # against NumPy (int math for ints, float64 steps otherwise)
+    for args in ((1000,), (3, 50, 4), (10, -7, -4), (2 ** 40, 2 ** 40 + 5), (-5, 5)):
+        np.testing.assert_array_equal(_np(tl.arange(*args)), np.arange(*args))
+    for dt in (np.float32, np.float64, np.int32):
+        np.testing.assert_array_equal(_np(tl.arange(0, 1000, 3, dtype=tl.asarray(np.zeros(1, dt)).dtype)),
+                                      np.arange(0, 1000, 3, dtype=dt))
+    np.testing.assert_array_equal(_np(tl.linspace(0, 1, 1000)), np.linspace(0, 1, 1000, dtype=np.float32))
+    np.testing.assert_array_equal(_np(tl.linspace(0, 1, 1000, dtype=tl.float64)), np.linspace(0, 1, 1000))
+    # a step beyond int64 into an int tensor: the stub kernel's conversion error, unchanged
+    a = _outcome(lambda: tl.arange(0, 2 ** 70, 2 ** 69, dtype=tl.int64))
+    b = _outcome(lambda: _stub_range(2, tl.int64, 0, 2 ** 69))
+    assert a[0] == b[0] == "error" and a[1] == b[1]
+    # empty and one-element results, NumPy / tensor scalars, 0-d tensors as bounds
+    assert tl.arange(0).shape == (0,) and tl.linspace(0, 1, 0).shape == (0,)
+    assert tl.linspace(2.0, 3.0, 1).item() == 2.0
+    np.testing.assert_array_equal(_np(tl.arange(np.int64(2), tl.asarray(np.int64(9)), 3)),
+                                  np.arange(2, 9, 3))
+    np.testing.assert_array_equal(_np(tl.linspace(np.float64(0.5), tl.asarray(np.float32(2)), 4)),
+                                  np.linspace(0.5, 2, 4, dtype=np.float32))
+    for bad, err in ((lambda: tl.arange(0, 5, 0), ValueError), (lambda: tl.arange(1j), TypeError),
+                     (lambda: tl.linspace(0, 1, -1), ValueError),
+                     (lambda: tl.linspace("a", 1, 3), TypeError),
+                     (lambda: tl.linspace(0, 1, 3.0), TypeError),
+                     (lambda: tl.linspace(0, 1, 3, device="gpu"), ValueError),
+                     (lambda: tl.arange(3, dtype="float33"), TypeError)):
+        with pytest.raises(err):
+            bad()
+    with pytest.raises(TypeError, match=r"linspace\(\): argument 'start' must be a number"):
+        tl.linspace("a", 1, 3)
+    with pytest.raises(ValueError, match=r"linspace\(\): argument 'device'"):
+        tl.linspace(0, 1, 3, device="cpu:1")
+    # an int stop is the end point as float(stop), as NumPy stores it
+    for stop, dt, npdt in ((7, tl.float32, np.float32), (2 ** 60 + 1, tl.float64, np.float64),
+                           (-(2 ** 70) - 3, tl.float64, np.float64)):
+        t = tl.linspace(0, stop, 3, dtype=dt)
+        assert _np(t)[-1].tobytes() == np.array(float(stop), npdt).tobytes()
+
+
+def test_dense_range_under_a_user_stream_and_the_profiler():
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):  # the stub kernel is queued on s, in order
+        a = tl.arange(1000, dtype=tl.float32)
+        b = tl.linspace(0, 1, 1000)
+    s.synchronize()
+    np.testing.assert_array_equal(_np(a), np.arange(1000, dtype=np.float32))
+    np.testing.assert_array_equal(_np(b), np.linspace(0, 1, 1000, dtype=np.float32))
+    with tl.profiler.profile() as prof:
+        c = tl.arange(1000)
+    np.testing.assert_array_equal(_np(c), np.arange(1000))
+    assert any("fill_range" in k.name for k in prof.trace.kernels)  # recorded as the launch is
+
+
+# ---------------------------------------------------------------- strided 1-D pointwise loop
+STRIDED_DTYPES = [np.float32, np.float64, np.float16, "bfloat16", np.int32, np.int8, np.complex64,
+                  np.bool_]
+
+
+def _strided_views(t):
+    n = t.shape[0]
+    return [(t[::2], t[1::2]), (t[::-1], t[n // 2:n // 2 - n:-1][: n]), (t[5::3], t[-1:4:-3]),
+            (t[3:4], t[::-7][:1]), (t[10:510], t[::2])]
+
+
+@pytest.mark.parametrize("np_dtype", STRIDED_DTYPES, ids=lambda d: str(d) if isinstance(d, str)
+                         else np.dtype(d).name)
+def test_strided_raw_loop_matches_the_full_path(np_dtype):
+    from tensorlib.kernels.cpu import pointwise as kp
+    if np_dtype == "bfloat16":
+        base = tl.asarray(_values(np.float32, (1000,))).astype(tl.bfloat16)
+        other = tl.asarray(_values(np.float32, (1000,), seed=5)).astype(tl.bfloat16)
+        kind = "f"
+    else:
+        base = tl.asarray(_values(np_dtype, (1000,)))
+        other = tl.asarray(_values(np_dtype, (1000,), seed=5))
+        kind = np.dtype(np_dtype).kind
+    # (not add: test_dispatch_fast_path checks that x[::2] + y is not yet hot)
+    binary = ([tl.multiply, tl.subtract] + ([tl.maximum] if kind != "c" else [])
+              if kind != "b" else [tl.logical_xor, tl.maximum])
+    unary = [tl.negative, tl.abs] if kind != "b" else [tl.logical_not]
+    if kind in "fc":
+        unary.append(tl.exp)
+    pairs = [(a, b) for a, b in _strided_views(base) + [(x, y) for x, y in
+             zip((v for v, _ in _strided_views(other)), (v for _, v in _strided_views(base)))]
+             if a.shape == b.shape]
+    for _ in range(2):  # the first round may make the runners hot, the second uses them
+        for fn in binary:
+            for a, b in pairs:
+                for _ in range(34):
+                    got = fn(a, b)
+                ref = fn(a, b, out=tl.empty(a.shape, dtype=got.dtype))  # the full path
+                assert got.stride() == (1,) and got.dtype == ref.dtype
+                _bits_equal(got, ref)
+        for fn in unary:
+            for a, _ in pairs:
+                for _ in range(34):
+                    got = fn(a)
+                ref = fn(a, out=tl.empty(a.shape, dtype=got.dtype))
+                _bits_equal(got, ref)
+    if kind != "b":
+        # (add / subtract: test_fast_paths_small checks that x[::2] * 2.0 is not yet hot)
+        for a, _ in pairs:
+            for s in (2, 1.5):
+                for _ in range(34):
+                    r1, r2 = a + s, s - a
+                _bits_equal(r1, tl.add(a, s, out=tl.empty(a.shape, dtype=r1.dtype)))
+                _bits_equal(r2, tl.subtract(s, a, out=tl.empty(a.shape, dtype=r2.dtype)))
+    dt = base.dtype
+    assert ("multiply" if kind != "b" else "maximum", "TT", (dt, dt)) in \
+        {k[:3] for k in kp._strideds}
+    # against NumPy too
+    xn, yn = _np(base), _np(other)
+    if kind != "b" and np_dtype != "bfloat16":
+        with np.errstate(all="ignore"):
+            ref = xn[::2] * yn[::-2]
+        _bits_equal(base[::2] * other[::-2], tl.asarray(ref))
+
+
+def test_strided_raw_loop_declines():
+    x = tl.asarray(_values(np.float32, (600,)))
+    y = tl.asarray(_values(np.float32, (600,), seed=2))
+    for _ in range(40):
+        x[::2] - y[::2]
+        tl.exp(x[::3])
+    # empty, stride 0 (a broadcast 1-D view), a queued user-stream write, the profiler
+    e = x[5:5:2]
+    assert (e - e).shape == (0,) and tl.exp(e).shape == (0,)
+    b = tl.broadcast_to(tl.asarray(np.float32(2.0)), (300,))
+    for _ in range(40):
+        got = tl.exp(b)
+    _bits_equal(got, tl.exp(b, out=tl.empty((300,))))  # the full path's values
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        u = x * 2.0
+        v = u[::2] - y[::2]  # queued behind u's write
+    s.synchronize()
+    np.testing.assert_array_equal(_np(v), _np(x)[::2] * np.float32(2) - _np(y)[::2])
+    with tl.stream(s):
+        w = x * 3.0
+    r = w[::2] - y[::2]  # the default stream waits for w's queued write
+    np.testing.assert_array_equal(_np(r), _np(x)[::2] * np.float32(3) - _np(y)[::2])
+    with tl.profiler.profile() as prof:
+        p = x[::2] - y[::2]
+    np.testing.assert_array_equal(_np(p), _np(x)[::2] - _np(y)[::2])
+    assert any(k.name.startswith("subtract") for k in prof.trace.kernels)
+
+
+# ---------------------------------------------------------------- strided copies (contiguous())
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float16, np.int64, np.bool_, np.complex128,
+                                      np.uint8], ids=lambda d: np.dtype(d).name)
+def test_copy_strided_buffer_views_match_numpy(np_dtype, monkeypatch):
+    from tensorlib.kernels.cpu import pointwise_fast as pf
+    base = _values(np_dtype, (40, 25))
+    t = tl.asarray(base)
+    b3 = _values(np_dtype, (4, 6, 5))
+    t3 = tl.asarray(b3)
+
+    def no_typed_views(*a, **k):
+        raise AssertionError("copy_strided went through Storage.typed()")
+    monkeypatch.setattr(pf, "strided_array", no_typed_views)
+    for x, ref in ((t.T, base.T), (t[::-1], base[::-1]), (t[::3, ::-2], base[::3, ::-2]),
+                   (t[:, 7], base[:, 7]), (t[5:, 3:].T, base[5:, 3:].T),
+                   (t3.permute((2, 0, 1)), b3.transpose(2, 0, 1)), (t3[:, ::-2, 1:], b3[:, ::-2, 1:])):
+        c = x.contiguous()
+        assert c.is_contiguous() and c.dtype == t.dtype and c.shape == ref.shape
+        assert c.stride() == tuple(s // ref.itemsize for s in np.ascontiguousarray(ref).strides)
+        np.testing.assert_array_equal(_np(c), ref)
+        if ref.dtype.kind == "f":
+            assert np.array_equal(_np(c).view(np.uint8), np.ascontiguousarray(ref).view(np.uint8))
+    # into a dense destination that is not C-contiguous (copy_ keeps its layout)
+    dst = tl.empty((25, 40), dtype=t.dtype).T
+    dst.copy_(t[::-1])
+    np.testing.assert_array_equal(_np(dst), base[::-1])
+    assert dst.stride() == (1, 40)
+    monkeypatch.undo()
+    # a source with a queued user-stream write: the typed views, which wait for it
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        u = t.clone()
+    c = u.T.contiguous()
+    np.testing.assert_array_equal(_np(c), base.T)
+    s.synchronize()
+    assert t[0:0].T.contiguous().shape == (25, 0)

@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from ..device import to_device
+from ..device import Device, to_device
 from ..tensor import Tensor
 from .schema.function import Argument, FunctionSchema
 from .schema.types import NO_DEFAULT
@@ -21,6 +21,7 @@ from .schema.types import NO_DEFAULT
 __all__ = ["make_function"]
 
 _PY_SCALARS = (bool, int, float, complex)
+_SCALAR_TYPES = frozenset(_PY_SCALARS)  # what conv_scalar returns unchanged (exact types)
 
 
 def _fail(op, name, want, x):
@@ -156,6 +157,12 @@ def _conversion(arg: Argument, op: str, allow_scalar: bool, default_name=None) -
         call = f"conv_int_list({n}, {op!r}, {n!r})"
     elif t.base in _CONVERTERS:
         call = f"{_CONVERTERS[t.base]}({n}, {op!r}, {n!r})"
+        guard = _DONE.get(t.base)
+        if guard is not None:
+            # a value of the type the converter returns unchanged skips the call
+            tests = ([f"{n} is not None"] if t.optional else
+                     [f"{n} is not {default_name}"] if default_name is not None else [])
+            return f"if {' and '.join(tests + [guard.format(n)])}: {n} = {call}"
     else:
         return None
     if t.optional:
@@ -163,6 +170,13 @@ def _conversion(arg: Argument, op: str, allow_scalar: bool, default_name=None) -
     if default_name is not None:
         return f"if {n} is not {default_name}: {n} = {call}"
     return f"{n} = {call}"
+
+
+# Per converted type: the test (on the argument's name) false exactly for values its converter
+# returns as they are (exact types only: subclasses such as np.float64 still convert).
+_DONE = {"Scalar": "type({}) not in _SCALAR_TYPES", "int": "type({}) is not int",
+         "SymInt": "type({}) is not int", "ScalarType": "type({}) is not DType",
+         "Device": "type({}) is not Device"}
 
 
 def _param(arg: Argument, defaults: dict, op: str, preconverted: dict) -> str:
@@ -251,7 +265,8 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         "conv_scalar": conv_scalar, "conv_int": conv_int, "conv_int_list": conv_int_list,
         "conv_float": conv_float, "conv_bool": conv_bool, "conv_str": conv_str,
         "conv_dtype": conv_dtype, "conv_device": conv_device,
-        "set_requires_grad": set_requires_grad, **defaults,
+        "set_requires_grad": set_requires_grad, "_SCALAR_TYPES": _SCALAR_TYPES,
+        "DType": _dt.DType, "Device": Device, **defaults,
     }
     exec(compile(src, f"<tensorlib.{public_name}>", "exec"), scope)
     fn = scope[public_name]

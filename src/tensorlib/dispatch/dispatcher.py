@@ -169,7 +169,8 @@ def _make_caller(op: OperatorHandle):
         # Factories have no tensor to dispatch on: their device argument picks the backend
         # (PyTorch's BackendSelect), CPU when absent.
         dev = [i for i, a in enumerate(op.schema.arguments) if a.type.base == "Device"]
-        terms = [f"_device_keys(a{dev[0]})"] if dev else []
+        terms = ([f"(_CPU_KS if a{dev[0]} is None else _device_keys(a{dev[0]}))"] if dev
+                 else [])
     keys_expr = " | ".join(terms) if terms else "0"
     params = ", ".join(names)
     checks = "".join(line + "\n" for line in _write_checks(op))
@@ -188,6 +189,7 @@ def _make_caller(op: OperatorHandle):
     scope = {"tls": tls, "tls_in_use": TLS_IN_USE, "top": TOP_KEY, "op": op,
              "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
              "_list_keys": _list_keys, "_device_keys": _device_keys,
+             "_CPU_KS": backend_key_for("cpu"),
              "readonly_error": readonly_error, "_check_written_list": _check_written_list}
     with COMPILE_LOCK:
         exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)

@@ -194,11 +194,28 @@ def _dense_copy(self, dtype):
     return copy_(out, self)
 
 
+_RANGE_STUB = get_stub("fill_range")
+_range_fast: dict = {}  # backend key -> the device kernel's dense range fill (None: none)
+
+
 def fill_range(self: Tensor, start, step) -> Tensor:
     """out[i] = start + i * step over a 1-D tensor (arange / linspace)."""
     if self._numel:
-        get_stub("fill_range").kernel_for(self.device.type, self.dtype)(self, start, step)
+        _RANGE_STUB.kernel_for(self.device.type, self.dtype)(self, start, step)
     return self
+
+
+def range_fast_for(t: Tensor):
+    """The device kernel's small-call range fill for contiguous 1-D ``t`` (its stub kernel's
+    ``dense``: ``dense(t, start, step)`` returns None for what ``fill_range`` must do), or None
+    when the device has none."""
+    ks = t._ks
+    try:
+        return _range_fast[ks]
+    except KeyError:
+        kern = _RANGE_STUB.kernel_for(t._storage.device.type)
+        fn = _range_fast[ks] = getattr(kern, "dense", None)
+        return fn
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
+from struct import pack_into as _pack_into
 
 import numpy as np
 
@@ -92,7 +93,8 @@ def _scalar(v, op, arg="fill_value"):
 def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
     if stop is None:
         start, stop = 0, start
-    if not (type(start) is int and type(stop) is int and type(step) is int):
+    exact = type(start) is int and type(stop) is int and type(step) is int
+    if not exact:
         # (exact ints, the common case, need neither conversion nor these checks)
         start, stop, step = (_scalar(v, "arange", n) for v, n in
                              ((start, "start"), (stop, "stop"), (step, "step")))
@@ -109,23 +111,60 @@ def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
         raise OverflowError(f"arange(): {start}..{stop} in steps of {step} has too many "
                             f"elements") from None
     if dtype is None:
-        dtype = _dt.result_type(start, stop, step)
+        dtype = _INT_OF_INTS if exact else _dt.result_type(start, stop, step)
+    if n and (device is None or device is _CPU) and type(dtype) is _dt.DType:
+        t = _dense_range(n, dtype, start, step)
+        if t is not None:
+            return t
     t = empty_1d(n, dtype, None if device is _CPU else device)
     return t._fill_range(start, step)
 
 
+# what result_type gives for Python ints alone (arange) and real Python numbers (linspace): it
+# depends on the values' types only
+_INT_OF_INTS = _dt.result_type(0, 1, 1)
+_FLOAT_OF_REALS = _dt.result_type(0, 1, 1.0)
+_REAL_TYPES = frozenset((bool, int, float))
+_range_dense = None  # the CPU kernel's dense range fill (ops.copy.range_fast_for), or False
+
+
+def _dense_range(n, dtype, start, step):
+    """A new C-order CPU tensor of n > 0 elements holding start + i*step: what
+    ``empty_1d(n, dtype, None)._fill_range(start, step)`` gives, through the CPU kernel's
+    dense range fill when it takes it; None when the size needs empty()'s checks."""
+    t = new_dense_cpu((n,), dtype)
+    if t is None:
+        return None
+    global _range_dense
+    fast = _range_dense
+    if fast is None:
+        from .copy import range_fast_for
+        fast = _range_dense = range_fast_for(t) or False
+    if fast and fast(t, start, step) is not None:
+        return t
+    return t._fill_range(start, step)
+
+
 def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor:
-    start = _scalar(start, "linspace", "start")
-    stop = _scalar(stop, "linspace", "stop")
-    num = operator.index(num)
+    if type(start) not in _PY_SCALAR_TYPES:
+        start = _scalar(start, "linspace", "start")
+    if type(stop) not in _PY_SCALAR_TYPES:
+        stop = _scalar(stop, "linspace", "stop")
+    if type(num) is not int:
+        num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace(): argument 'num' must be non-negative, got {num}")
     if dtype is None:
-        dtype = _dt.result_type(start, stop, 1.0)
+        dtype = (_FLOAT_OF_REALS if type(start) in _REAL_TYPES and type(stop) in _REAL_TYPES
+                 else _dt.result_type(start, stop, 1.0))
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    t = empty_1d(num, dtype, None if device is _CPU else device)  # (None: the direct path)
-    t._fill_range(start, step)
+    t = None
+    if num and (device is None or device is _CPU) and type(dtype) is _dt.DType:
+        t = _dense_range(num, dtype, start, step)
+    if t is None:
+        t = empty_1d(num, dtype, None if device is _CPU else device)  # (None: the direct path)
+        t._fill_range(start, step)
     if endpoint and num > 1:
         # exact end point, as NumPy guarantees
         if TLS_IN_USE[0] or t._storage.device.type != "cpu":
@@ -136,20 +175,26 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
                 from .copy import fill_ as _fill
             if _coerce is None:
                 from .indexing import _coerce_scalar as _coerce
-            v = _coerce(stop, t._dtype, "__setitem__")
             lim = _NP_ENDPOINT.get(t._dtype)
+            if lim is not None and (type(stop) is float or (type(stop) is int
+                                                            and -_BIG < stop < _BIG)):
+                v = float(stop)  # (what _coerce gives for a real float dtype)
+            else:
+                v = _coerce(stop, t._dtype, "__setitem__")
             if lim is not None and type(v) is float and abs(v) <= lim[1] and not _cpu_slow():
-                # float32 / float64 on the host with no CPU stream or profiler in use: NumPy
-                # rounds a float in range to the element as the fill kernel does (to nearest;
-                # beyond float32's range NumPy would warn where the kernel gives inf quietly)
-                t._storage.typed(lim[0])[num - 1] = v
+                # float32 / float64 on the host with no CPU stream or profiler in use: C's
+                # conversion rounds a float in range to the element as the fill kernel does
+                # (to nearest; beyond float32's range NumPy would warn where the kernel gives
+                # inf quietly); struct's native format is that conversion
+                _pack_into(lim[2], t._storage.buffer, (num - 1) * lim[3], v)
             else:
                 _fill(Tensor._make(t._storage, (), (), num - 1, t._dtype), v)
     return t
 
 
-_NP_ENDPOINT = {_dt.float32: (np.float32, float(np.finfo(np.float32).max)),
-                _dt.float64: (np.float64, math.inf)}
+_BIG = 1 << 1000  # ints below this in magnitude convert to float without an OverflowError
+_NP_ENDPOINT = {_dt.float32: (np.float32, float(np.finfo(np.float32).max), "f", 4),
+                _dt.float64: (np.float64, math.inf, "d", 8)}
 
 
 def _cpu_slow():

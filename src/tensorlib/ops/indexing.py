@@ -103,26 +103,6 @@ def _is_basic(key) -> bool:
     return True
 
 
-def _slice0(t: Tensor, k: slice) -> Tensor:
-    """``t[k]`` for a slice ``k`` and ``t.ndim >= 1``: what basic_index gives (same view, same
-    errors from ``slice.indices``), without expanding the key."""
-    shape = t._shape
-    start, stop, step = k.indices(shape[0])
-    n = len(range(start, stop, step))
-    stride = t._strides[0]
-    v = object.__new__(Tensor)
-    v._storage = t._storage
-    v._shape = (n,) + shape[1:]
-    v._strides = (stride * step,) + t._strides[1:]
-    v._offset = t._offset + start * stride if n else t._offset
-    v._dtype = t._dtype
-    v._ks = t._ks
-    v._autograd = None
-    v._numel = t._numel // shape[0] * n if shape[0] else 0
-    v._contiguous = None
-    return v
-
-
 def _basic_simple(t: Tensor, key: tuple):
     """``t[key]`` for a tuple of exact ints and slices no longer than ``t.ndim``: the view
     basic_index gives, without expanding the key; None for any other key or an out-of-range
@@ -155,6 +135,7 @@ def _basic_simple(t: Tensor, key: tuple):
 
 
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
+_new_tensor = object.__new__
 
 
 # Autograd's versions (tensorlib.autograd.indexing_backward installs them; this layer can't import
@@ -174,7 +155,23 @@ def getitem(self: Tensor, key):
         return _autograd_getitem(self, key)
     tk = type(key)
     if tk is slice and self._shape and type(self) is Tensor:
-        return _slice0(self, key)
+        # One slice of the first dim (x[::2]): the view basic_index gives (same errors from
+        # slice.indices), without expanding the key; spelled out here, not called
+        shape = self._shape
+        start, stop, step = key.indices(shape[0])
+        n = len(range(start, stop, step))
+        stride = self._strides[0]
+        v = _new_tensor(Tensor)
+        v._storage = self._storage
+        v._shape = (n,) + shape[1:] if len(shape) > 1 else (n,)
+        v._strides = (stride * step,) + self._strides[1:] if len(shape) > 1 else (stride * step,)
+        v._offset = self._offset + start * stride if n else self._offset
+        v._dtype = self._dtype
+        v._ks = self._ks
+        v._autograd = None
+        v._numel = self._numel // shape[0] * n if shape[0] else 0
+        v._contiguous = None
+        return v
     if (tk is int or tk is tuple) and type(self) is Tensor:
         # ints and slices only: the view without expanding the key
         v = _basic_simple(self, (key,) if tk is int else key)

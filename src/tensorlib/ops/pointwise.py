@@ -243,13 +243,17 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
             runners[key] = make_runner(t._dtype, result, pos, key[2], strided=len(key) == 5)
         return result
 
-    def strided(key, t, other, args, count):
-        """A 1-D operand that is not contiguous: the strided runner (keys end in STRIDED)."""
+    def strided(key, t, other, args, pos=None):
+        """A 1-D operand that is not contiguous: the strided runner (keys end in STRIDED);
+        ``pos``: where a Python-scalar operand ``other`` is (None: a tensor or no operand)."""
         run = runners.get(key)
         if run is not None:
             return run(t, other, args)
         if key not in runners:
-            return count(kernel(*args, None))
+            result = kernel(*args, None)
+            if pos is None:
+                return counted(key, t, result)
+            return counted_scalar(key, t, pos, result)
         return None
 
     def one_element(t, one, pos, args):
@@ -285,7 +289,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                         return counted(key, a, kernel(*args, None))
                 elif len(a._shape) == 1:
                     key = (a._dtype, a._ks, STRIDED)
-                    out = strided(key, a, None, args, lambda r: counted(key, a, r))
+                    out = strided(key, a, None, args)
                     if out is not None:
                         return out
             return kernel(*args, None)
@@ -324,10 +328,15 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                             if out is not None:
                                 return out
                         elif len(a._shape) == 1 and a._shape == b._shape:
+                            # (strided(key, a, b, args), spelled out: x[::2] * y[::2])
                             key = (a._dtype, a._ks, STRIDED)
-                            out = strided(key, a, b, args, lambda r: counted(key, a, r))
-                            if out is not None:
-                                return out
+                            run = runners.get(key)
+                            if run is not None:
+                                out = run(a, b, args)
+                                if out is not None:
+                                    return out
+                            elif key not in runners:
+                                return counted(key, a, kernel(*args, None))
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
                     # A Python-scalar operand: per (dtype, backend, scalar type, position).
                     key = (a._dtype, a._ks, type(b), 1)
@@ -340,7 +349,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                         return counted_scalar(key, a, 1, kernel(*args, None))
                 elif type(b) in scalars and len(a._shape) == 1:
                     key = (a._dtype, a._ks, type(b), 1, STRIDED)
-                    out = strided(key, a, b, args, lambda r: counted_scalar(key, a, 1, r))
+                    out = strided(key, a, b, args, 1)
                     if out is not None:
                         return out
             elif type(b) is Tensor and type(a) in scalars:
@@ -355,7 +364,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                         return counted_scalar(key, b, 0, kernel(*args, None))
                 elif len(b._shape) == 1:
                     key = (b._dtype, b._ks, type(a), 0, STRIDED)
-                    out = strided(key, b, a, args, lambda r: counted_scalar(key, b, 0, r))
+                    out = strided(key, b, a, args, 0)
                     if out is not None:
                         return out
             return kernel(*args, None)

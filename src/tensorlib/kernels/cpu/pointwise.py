@@ -151,6 +151,29 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype):
     return "\n".join(lines) + "\n"
 
 
+def _strided_source(info, signature, loads, store, dtypes, out_dtype):
+    """``strided(n, out_addr, (address, step) per tensor operand..., values...)``: the flat
+    loop's elements over 1-D tensor operands with any nonzero element steps into a dense
+    output (the strided fast path; see addresses.py). Each operand comes as the raw address of
+    its lowest element and its step: the span from there, stepped backwards when negative."""
+    tensors = [n for n in signature if n == "out" or n.startswith("a_")]
+    rest = [n for n in signature if n not in tensors]
+    elem = {"out": _kernel_np_name(out_dtype)}
+    tensor_dtypes = [d for d in dtypes if d is not None]
+    for k, (var, arr, code) in loads.items():
+        elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
+    params = ["n", "out_addr"] + [f"{t}_{p}" for t in tensors[1:] for p in ("addr", "step")]
+    lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
+             f"def strided({', '.join(params + rest)}):",
+             f"    out = array_at(out_addr, n, np.{elem['out']})"]
+    for t in tensors[1:]:
+        lines.append(f"    {t} = array_at({t}_addr, (n - 1) * abs({t}_step) + 1, "
+                     f"np.{elem[t]})[::{t}_step]")
+    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
+    lines += _element_loop(info, loads, store, arrays, "n", 4)
+    return "\n".join(lines) + "\n"
+
+
 BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then one loop
 
 
@@ -359,11 +382,37 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
     return fn
 
 
-def _entry_point(dispatcher, naddresses, sample_scalars):
+_strideds: dict = {}
+
+
+def strided_entry(info, kinds, dtypes, compute, out_dtype):
+    """The compiled entry point of the ``strided(n, out_addr, (address, step)..., values...)``
+    loop of one combination (kinds / dtypes as in ``flat_entry``; at least one tensor operand,
+    1-D, of nonzero step): in a module of its own, so the combination's module keeps its text
+    and disk-cached compiles."""
+    key = (info.name, kinds, dtypes, compute, out_dtype)
+    fn = _strideds.get(key)
+    if fn is not None:
+        return fn
+    with _lock:
+        fn = _strideds.get(key)
+        if fn is not None:
+            return fn
+        signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+        src = (_header(info, compute, what + " (strided 1-D loop)") + "\n"
+               + _strided_source(info, signature, loads, store, dtypes, out_dtype))
+        mod = load_generated_module(info.name + "_strided", src)
+        nvalues = kinds.count("S") + len(info.scalar_args)
+        fn = _strideds[key] = _entry_point(mod.strided, 1, [compute.np_dtype.type(0)] * nvalues,
+                                           [0, 1] * kinds.count("T"))
+    return fn
+
+
+def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=()):
     """The compiled function behind a ``flat`` Numba dispatcher: calling it skips the
     dispatcher's per-call type resolution. Compiled (or loaded from the disk cache) by a call
-    over zero elements."""
-    dispatcher(0, *([0] * naddresses), *sample_scalars)
+    over zero elements (``sample_ints``: more integer arguments after the addresses)."""
+    dispatcher(0, *([0] * naddresses), *sample_ints, *sample_scalars)
     if len(dispatcher.overloads) != 1:
         return dispatcher
     (compiled,) = dispatcher.overloads.values()

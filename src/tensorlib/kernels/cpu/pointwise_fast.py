@@ -25,10 +25,12 @@ from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
+from ...dispatch.keys import BACKEND_MASK
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
-from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise
+from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
+    strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
            "copy_dense", "copy_strided"]
@@ -273,15 +275,17 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
 
 def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
     """The fast path's runner for 1-D tensor operands of one length with any strides
-    (``x[::2] * y[::-1]``, ``x[::3] + 2.0``): ``run(t, other, args)`` as dense_runner's, running
-    the combination's tile loop over one dim with its meta packed here, into a contiguous
-    result (what the full path allocates for 1-D). None for what the full path must do."""
+    (``x[::2] * y[::-1]``, ``x[::3] + 2.0``): ``run(t, other, args)`` as dense_runner's, into a
+    contiguous result (what the full path allocates for 1-D). Below the grain with nonzero
+    steps: the combination's strided loop on raw addresses (``strided_entry``); otherwise its
+    tile loop over one dim with the meta packed here. None for what the full path must do."""
     combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
     if combo is None:
         return None
     kinds, dtypes, compute = combo
     np_out, np_in = kernel_np_dtype(out_dtype), kernel_np_dtype(dtype)
     out_item = out_dtype.itemsize
+    item = dtype.itemsize
     grain = parallel_grain(info)
     two = kinds == "TT"
     name = info.name
@@ -290,25 +294,51 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     value = (_last_value_cache(compute, name, info.tensor_args[scalar_operand])
              if scalar_operand is not None else None)
     mod = None
+    raw = None
 
     def run(a, b, args):
-        nonlocal mod
+        nonlocal mod, raw
         n = a._numel
-        if not n or not _streams.runs_inline():
+        if not n or (_streams._slow and not _streams.runs_inline()):
             return None
-        if mod is None:
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         vals = () if value is None else (value(b),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
+        s0 = a._strides[0]
+        s1 = b._strides[0] if two else 1
+        if n < grain and s0 and s1:
+            # the raw-address loop: each operand from its lowest element, with its step
+            if raw is None:
+                raw = strided_entry(info, kinds, dtypes, compute, out_dtype)
+            if _streams._slow:
+                _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
+            st = Storage.allocate(n * out_item)
+            pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
+            if two:
+                pb = b._storage._ptr + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item
+                raw(n, st._ptr, pa, s0, pb, s1, *vals)
+            else:
+                raw(n, st._ptr, pa, s0, *vals)
+            t = _new_tensor(Tensor)
+            t._storage = st
+            t._shape = (n,)
+            t._strides = (1,)
+            t._offset = 0
+            t._dtype = out_dtype
+            t._ks = a._ks & BACKEND_MASK
+            t._numel = n
+            t._contiguous = True
+            t._autograd = None
+            return t
+        if mod is None:
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         st = Storage.allocate(n * out_item)
         if two:
-            meta = np.array((1, n, 1, a._strides[0], b._strides[0], 0, a._offset, b._offset),
-                            np.int64)
+            meta = np.array((1, n, 1, s0, s1, 0, a._offset, b._offset), np.int64)
             kargs = (meta, st.typed(np_out), a._storage.typed(np_in), b._storage.typed(np_in),
                      *vals)
         else:
-            meta = np.array((1, n, 1, a._strides[0], 0, a._offset), np.int64)
+            meta = np.array((1, n, 1, s0, 0, a._offset), np.int64)
             kargs = (meta, st.typed(np_out), a._storage.typed(np_in), *vals)
         if n >= grain and cores.threads() > 1 and cores.parallel_ready(mod, kargs, n):
             cores.call(mod.parallel, kargs)
@@ -316,6 +346,9 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             mod.serial(*kargs)
         return Tensor._make(st, (n,), (1,), 0, out_dtype)
     return run
+
+
+_new_tensor = object.__new__
 
 
 def _c_order_like(st, a, dtype):
@@ -489,11 +522,34 @@ def copy_strided(dst, src):
     copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
     a user CPU stream or the profiler current."""
     n = dst._numel
-    if n >= GRAIN or not n or src._dtype is not dst._dtype or not _streams.runs_inline():
+    dtype = dst._dtype
+    if n >= GRAIN or not n or src._dtype is not dtype or (_streams._slow
+                                                          and not _streams.runs_inline()):
         return None
-    np_dtype = kernel_np_dtype(dst._dtype)
-    strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
+    np_dtype = _np_types.get(dtype)
+    if np_dtype is None:
+        np_dtype = _np_types[dtype] = np.dtype(kernel_np_dtype(dtype))
+    sd, ss = dst._storage, src._storage
+    if sd._uses is not None or ss._uses is not None:
+        strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)  # (they wait)
+        return dst
+    # views over the storages' bytes (what strided_array views through Storage.typed())
+    item = dtype.itemsize
+    st = src._strides
+    if len(st) == 2:
+        strides = (st[0] * item, st[1] * item)
+    elif len(st) == 1:
+        strides = (st[0] * item,)
+    else:
+        strides = tuple([s * item for s in st])
+    d = _ndarray(dst._shape, np_dtype, sd.buffer, dst._offset * item,
+                 None if dst._contiguous else tuple([s * item for s in dst._strides]))
+    d[...] = _ndarray(src._shape, np_dtype, ss.buffer, src._offset * item, strides)
     return dst
+
+
+_np_types: dict = {}  # DType -> the np.dtype its kernel arrays have (kernel_np_dtype)
+_ndarray = np.ndarray
 
 
 run_pointwise.dense_runner = dense_runner
