@@ -710,3 +710,40 @@ def test_copy_strided_buffer_views_match_numpy(np_dtype, monkeypatch):
     np.testing.assert_array_equal(_np(c), base.T)
     s.synchronize()
     assert t[0:0].T.contiguous().shape == (25, 0)
+
+
+# ---------------------------------------------------------------- x[idx] above the grain
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64, np.int8, np.uint16,
+                                      np.complex128], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("idx_dtype", [np.int64, np.int32], ids=["int64", "int32"])
+def test_big_index_gather_takes_the_direct_path(np_dtype, idx_dtype, monkeypatch):
+    from tensorlib.kernels.cpu import indexing as cpu_indexing
+    from tensorlib.ops import indexing as ops_indexing
+
+    def general(*a, **k):
+        raise AssertionError("the general index path ran")
+
+    rng = np.random.default_rng(3)
+    n = cpu_indexing.GRAIN + 3 * cpu_indexing.CHUNK + 7  # several chunks, a ragged last one
+    xn = _values(np_dtype, (n,))
+    x = tl.asarray(xn)
+    cases = {"valid": rng.integers(0, n, n),
+             "negatives": rng.integers(-n, n, n),           # wrapped per element
+             "one block with a negative": np.where(np.arange(n) == n - 2, -1,
+                                                   rng.integers(0, n, n))}
+    monkeypatch.setattr(ops_indexing, "advanced_getitem", general)
+    for name, idn in cases.items():
+        idn = idn.astype(idx_dtype)
+        got = x[tl.asarray(idn)]
+        _bits_equal(got, tl.asarray(xn[idn]))
+    # 2-D source: rows gathered (post > 1)
+    x2n = _values(np_dtype, (n // 8, 8))
+    idn = rng.integers(-(n // 8), n // 8, cpu_indexing.GRAIN // 4).astype(idx_dtype)
+    _bits_equal(tl.asarray(x2n)[tl.asarray(idn)], tl.asarray(x2n[idn]))
+    monkeypatch.undo()
+    # an out-of-range index anywhere: the general path names the first bad one
+    for pos in (0, n // 2, n - 1):
+        idn = rng.integers(0, n, n).astype(idx_dtype)
+        idn[pos] = n
+        with pytest.raises(IndexError, match=str(n)):
+            x[tl.asarray(idn)]

@@ -323,8 +323,8 @@ def getitem_dense(t, key):
     """``t[key]`` for a key tensor on t's device that the general path would turn into the plans
     ``index()`` serves directly: a 1-D contiguous int32/int64 index over dim 0, or a bool mask
     of t's whole shape. Same kernels, same results; returns None (the general path runs, and
-    raises what it raises) for anything else: big results, CPU streams or the profiler in use,
-    an out-of-range index."""
+    raises what it raises) for anything else: CPU streams or the profiler in use, an
+    out-of-range index."""
     if not t._shape or (_streams._slow and _streams.tls.queue is not _streams.DEFAULT):
         return None  # (on the default stream, Storage.typed() waits for queued writers)
     kd = key._dtype
@@ -339,14 +339,21 @@ def getitem_dense(t, key):
             post = _posts[pk] = _offsets(*pk) if pk[0] else _ZERO
         nidx = key._numel
         n = nidx * post.size
-        if not n or n >= GRAIN:
-            return None
+        if not n or (n >= GRAIN and _streams._prof is not None):
+            return None  # (under the profiler the general path records the big gather)
         shape = (nidx,) + pk[0]
         st = Storage.allocate(n * t._dtype.itemsize)
         out = Tensor._make(st, shape, contiguous_strides(shape), 0, t._dtype)
-        bad = _direct_module(False).gather_direct(
-            _raw(out)[:n], _raw(t), kernel_array(key), key._offset, nidx, t._shape[0],
-            t._strides[0], t._offset, _ZERO, post, CHUNK)
+        args = (_raw(out)[:n], _raw(t), kernel_array(key), key._offset, nidx, t._shape[0],
+                t._strides[0], t._offset, _ZERO, post, CHUNK)
+        fn = _direct_module(False).gather_direct
+        if n >= GRAIN:  # (as index() runs it: the team once the parallel twin is compiled)
+            par = _direct_module(True).gather_direct
+            if _ready(fn, par, args, n):
+                fn = par
+            bad = cores.run(fn, args)
+        else:
+            bad = fn(*args)
         return out if bad < 0 else None
     if kd is _dt.bool_ and key._shape == t._shape and t._numel >= GRAIN:
         if t.is_contiguous() and key.is_contiguous() and _streams._prof is None:

@@ -251,6 +251,23 @@ def _direct_run(out, src, idx, ioff, size, stride, base, post, o0, start, stop):
     # out[o0 + b*Q + q] = src[base + wrap(idx[b]) * stride + post[q]]; returns the bad b or -1.
     Q = post.size
     q0 = post[0]
+    if Q == 1 and stop > start:
+        # The common case, every index in [0, size): a min / max pass (vectorizes) clears the
+        # block, then a gather with no per-element test (a loop that may exit early stays
+        # scalar). Negative or bad indices take the checked loop below.
+        seg = idx[ioff + start:ioff + stop]
+        lo = np.int64(seg[0])
+        hi = lo
+        for k in range(seg.size):
+            v = np.int64(seg[k])
+            lo = v if v < lo else lo
+            hi = v if v > hi else hi
+        if lo >= 0 and hi < size:
+            off = base + q0
+            dst = out[o0 + start:o0 + stop]
+            for k in range(seg.size):
+                dst[k] = src[np.uint64(off + np.int64(seg[k]) * stride)]
+            return -1
     for b in range(start, stop):
         v = np.int64(idx[ioff + b])
         if v < 0:
