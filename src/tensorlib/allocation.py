@@ -14,7 +14,7 @@ import math
 import operator
 
 from . import dtypes as _dt
-from .device import Device, to_device
+from .device import CPU, Device, to_device
 from .dispatch.keys import BACKEND_MASK, backend_key_for
 from .shape import contiguous_strides, is_dense
 from .storage import Storage
@@ -85,6 +85,12 @@ def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided",
 
 def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
     shape = normalize_shape(shape, "empty")
+    if (device is None or device is CPU) and not pin_memory and (dtype is None
+                                                                  or type(dtype) is _dt.DType):
+        # the common call: a C-order CPU tensor, without empty_strided's general checks
+        t = new_dense_cpu(shape, _dt.default_float() if dtype is None else dtype)
+        if t is not None:
+            return t
     return empty_strided(shape, contiguous_strides(shape), dtype, device, "empty", pin_memory)
 
 

@@ -747,3 +747,25 @@ def test_big_index_gather_takes_the_direct_path(np_dtype, idx_dtype, monkeypatch
         idn[pos] = n
         with pytest.raises(IndexError, match=str(n)):
             x[tl.asarray(idn)]
+
+
+def test_empty_direct_path_matches_empty_strided(monkeypatch):
+    from tensorlib import allocation
+
+    calls = []
+    real = allocation.empty_strided
+    monkeypatch.setattr(allocation, "empty_strided", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for shape in [(1000,), (3, 4), (0,), (), (2, 0, 3), 7]:
+        for dtype in (None, tl.int8, tl.float16, tl.complex128):
+            t = tl.empty(shape, dtype=dtype)
+            dims = allocation.normalize_shape(shape, "empty")
+            ref = real(dims, allocation.contiguous_strides(dims), dtype)
+            assert (t.shape, t.stride(), t.dtype, t.device) == \
+                   (ref.shape, ref.stride(), ref.dtype, ref.device)
+            assert t.is_contiguous() and t._storage.nbytes == ref._storage.nbytes
+    assert calls == []  # every call above took the direct path
+    tl.empty((2,), device="cpu", pin_memory=False)
+    with pytest.raises(OverflowError, match="empty"):
+        tl.empty((2 ** 62,))
+    with pytest.raises(ValueError, match="negative"):
+        tl.empty((-1, 2))
