@@ -75,6 +75,13 @@ _G0, _G1, _G2, _G3 = (math.ldexp((_TWO_OVER_PI_212 >> (159 - 53 * j)) & ((1 << 5
                                  -53 * (j + 1)) for j in range(4))
 
 
+# The mode argument of the sin / cos / tan helpers (0, 1, 2) as int64 values, not literals:
+# Numba compiles a helper once per literal argument, and a cold cache then paid each helper's
+# compile once per function; with one int64 signature sin, cos and tan share it, and LLVM
+# still folds the mode away where a kernel inlines the helper.
+_MODE0, _MODE1, _MODE2 = np.int64(0), np.int64(1), np.int64(2)
+
+
 @_vjit
 def _trig_f32(x, mode):
     """sin (mode 0), cos (1) or tan (2) of a float32 x, in double. One helper for the three
@@ -155,27 +162,27 @@ def _trig_f32_finish(x, y, kq, mode):
 
 @_vjit
 def sin_f32(x):
-    return _trig_f32(x, 0)
+    return _trig_f32(x, _MODE0)
 
 
 @_vjit
 def cos_f32(x):
-    return _trig_f32(x, 1)
+    return _trig_f32(x, _MODE1)
 
 
 @_vjit
 def sin_short_f32(x):
-    return _trig_f32_short(x, 0)
+    return _trig_f32_short(x, _MODE0)
 
 
 @_vjit
 def cos_short_f32(x):
-    return _trig_f32_short(x, 1)
+    return _trig_f32_short(x, _MODE1)
 
 
 @_vjit
 def tan_short_f32(x):
-    return _trig_f32_short(x, 2)
+    return _trig_f32_short(x, _MODE2)
 
 
 # float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
@@ -300,19 +307,19 @@ def _trig_f64(x, mode):
 
 @_vjit
 def sin_f64(x):
-    return _trig_f64(x, 0)
+    return _trig_f64(x, _MODE0)
 
 
 @_vjit
 def cos_f64(x):
-    return _trig_f64(x, 1)
+    return _trig_f64(x, _MODE1)
 
 
 @_vjit
 def tan_f64(x):
-    return _trig_f64(x, 2)
+    return _trig_f64(x, _MODE2)
 
 
 @_vjit
 def tan_f32(x):
-    return _trig_f32(x, 2)
+    return _trig_f32(x, _MODE2)
