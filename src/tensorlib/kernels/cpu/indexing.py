@@ -344,16 +344,18 @@ def getitem_dense(t, key):
         shape = (nidx,) + pk[0]
         st = Storage.allocate(n * t._dtype.itemsize)
         out = Tensor._make(st, shape, contiguous_strides(shape), 0, t._dtype)
-        args = (_raw(out)[:n], _raw(t), kernel_array(key), key._offset, nidx, t._shape[0],
-                t._strides[0], t._offset, _ZERO, post, CHUNK)
-        fn = _direct_module(False).gather_direct
+        dst, src, idx = _raw(out)[:n], _raw(t), kernel_array(key)
+        serial = _direct_module(False)
         if n >= GRAIN:  # (as index() runs it: the team once the parallel twin is compiled)
+            args = (dst, src, idx, key._offset, nidx, t._shape[0], t._strides[0], t._offset,
+                    _ZERO, post, CHUNK)
             par = _direct_module(True).gather_direct
-            if _ready(fn, par, args, n):
-                fn = par
-            bad = cores.run(fn, args)
-        else:
-            bad = fn(*args)
+            if _ready(serial.gather_direct, par, args, n):
+                bad = cores.call(par, args)
+                return out if bad < 0 else None
+        # One block of indices, no pre block: the run itself (no chunk loop to compile)
+        bad = serial._direct_run(dst, src, idx, key._offset, t._shape[0], t._strides[0],
+                                 t._offset, post, 0, 0, nidx)
         return out if bad < 0 else None
     if kd is _dt.bool_ and key._shape == t._shape and t._numel >= GRAIN:
         if t.is_contiguous() and key.is_contiguous() and _streams._prof is None:
