@@ -132,3 +132,31 @@ def test_arg_over_many_blocks_matches_numpy(np_dtype, op, case):
         x[4096] = big  # the only element of the last, partial block
     got = getattr(tl, op)(tl.asarray(x)).item()
     assert got == getattr(np, op)(x)
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("n", [5, 1000, 1025, 3000])
+def test_raw_bit_scans_in_the_kernels(dt, n, monkeypatch):
+    """The compiled row scans themselves (not the cold route): signed max / min and unsigned max
+    of the raw bit patterns, on all-negative, all-positive, signed-zero and random-bit rows."""
+    from tensorlib.kernels.cpu import reduction as R
+    monkeypatch.setattr(R, "COLD", False)
+    rng = np.random.default_rng(n)
+    ib = np.int32 if dt == np.float32 else np.int64
+    info = np.iinfo(ib)
+    base = rng.standard_normal(n).astype(dt)
+    zeros = rng.choice(np.array([0.0, -0.0], dt), n)
+    rows = [base, -np.abs(base), np.abs(base), zeros, np.full(n, -0.0, dt),
+            np.where(rng.random(n) < 0.1, dt(-1.0), zeros),
+            np.where(rng.random(n) < 0.1, dt(1.0), zeros),
+            rng.integers(info.min, info.max, n, dtype=ib).view(dt)]
+    for a in rows:
+        t = tl.asarray(a)
+        assert tl.argmax(t).item() == np.argmax(a) and tl.argmin(t).item() == np.argmin(a)
+        for f, g, is_max in ((tl.max, np.max, True), (tl.min, np.min, False)):
+            got, want = np.asarray(f(t).numpy()), g(a)
+            assert (np.isnan(got) and np.isnan(want)) or got == want, (f, a)
+            if want == 0 and n <= 1024:  # one block: IEEE maximum / minimum of the zeros
+                z = np.signbit(a[a == 0])
+                sign = z.all() if is_max else z.any()
+                assert np.signbit(got) == sign, (f, a)

@@ -91,4 +91,14 @@ def _bit_keys(dt, op):
             "BITSF": f"f{bits}_bits",
             "MASK": f"{sint}({(1 << (bits - 1)) - 1})",
             "EXPBITS": f"{sint}({0x7f800000 if bits == 32 else 0x7ff0000000000000})",
-            "KEY0": str(-(1 << (bits - 1)) if op == "max" else (1 << (bits - 1)) - 1)}
+            "KEY0": str(-(1 << (bits - 1)) if op == "max" else (1 << (bits - 1)) - 1),
+            # the raw-bits block scan (signed max / min, unsigned max of the bit patterns)
+            "USINT": f"np.uint{bits}", "SLOW": f"{sint}({-(1 << (bits - 1))})",
+            "SHIGH": f"{sint}({(1 << (bits - 1)) - 1})",
+            "NEGINF": f"np.uint{bits}({0xff800000 if bits == 32 else 0xfff0000000000000})",
+            "SIGNU": f"np.uint{bits}({1 << (bits - 1)})",
+            # the block's extreme from them: max is the largest non-negative pattern, else
+            # (all negative) the smallest signed one; min is the largest unsigned pattern when
+            # one is negative, else the smallest signed one
+            "PICK": ("smax if smax >= 0 else smin" if op == "max"
+                     else f"{sint}(umax) if umax >= np.uint{bits}({1 << (bits - 1)}) else smin")}
