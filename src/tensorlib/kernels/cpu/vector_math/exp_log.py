@@ -3,7 +3,7 @@ parts reuse (the degree-13 exp polynomial, exp of a double-double, the exponent 
 import numpy as np
 
 from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _TWO52,
-    _TWO52_BITS, _pow2, _scale2, _two_sum, _vjit, bits_f64, f64_bits, fma)
+    _TWO52_BITS, _pow2, _scale2, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits, fma)
 
 # --------------------------------------------------------------------------
 # exp / expm1
@@ -213,10 +213,109 @@ def _log_f32core(xd):
     return fma(k, _LN2, ls)
 
 
+# float32 log / log1p / log2 / log10 in float32 arithmetic (16 lanes per 512-bit register; the
+# float64-internal version, _log_f32core above, kept for asinh / acosh / atanh through
+# hyperbolic._log1p_f32d, spent its time on the double division and polynomial: 2.3x NumPy's
+# AVX-512 logf). No division (but log1p's correction c / u). x = 2**k z with z in
+# [sqrt(1/2), sqrt(2)) (denormals scaled by 2**23 first), f = z - 1 exact (Sterbenz), and
+# log(1 + f) = f + f^2 Q(f), Q(f) = -1/2 + f P(f): P is a minimax fit of degree 7 (log) or 8
+# (log2, log10) on f in [sqrt(1/2) - 1, sqrt(2) - 1], weighted for the relative error of
+# f + f^2 Q (2**-27.4 / 2**-30.3 with the float32 coefficients; scripts/check_log_f32.py --fit
+# rederives them). The exactly known part of the sum (f, and k ln2's leading bits) is carried as
+# a float32 pair (Fast2Sum; products split with fma), so f^2 Q and the low parts round once, at
+# the end. Exhaustive over every positive float32 (scripts/check_log_f32.py; log1p: every
+# float32 above -1): max log 0.876 ulp, log1p 0.883, log10 0.892, log2 1.007 (NumPy's float32:
+# 3.17, >= 1.69, 2.1, 1.9).
+_LOGF_P7 = tuple(np.float32(c) for c in (
+    0.3333333134651184, -0.2500081956386566, 0.20001226663589478, -0.16623356938362122,
+    0.14201757311820984, -0.13160182535648346, 0.1276157796382904, -0.07634498178958893))
+_LOGF_P8 = tuple(np.float32(c) for c in (
+    0.3333331346511841, -0.25000008940696716, 0.2000211924314499, -0.1666799634695053,
+    0.14219552278518677, -0.1240558847784996, 0.11888162791728973, -0.11675652861595154,
+    0.06746641546487808))
+_P7_0, _P7_1, _P7_2, _P7_3, _P7_4, _P7_5, _P7_6, _P7_7 = _LOGF_P7
+_P8_0, _P8_1, _P8_2, _P8_3, _P8_4, _P8_5, _P8_6, _P8_7, _P8_8 = _LOGF_P8
+_F32_HALF = np.float32(0.5)
+_F32_ONE = np.float32(1.0)
+_F32_INF = np.float32(np.inf)
+_F32_NAN = np.float32(np.nan)
+_F32_TINY = np.float32(1.1754943508222875e-38)    # smallest normal float32, 2**-126
+_F32_TWO23 = np.float32(8388608.0)
+_F32_SQRT_HALF_OFF = np.uint32(0x3F800000 - 0x3F3504F3)   # 1.0's bits - sqrt(1/2)'s
+_F32_SQRT_HALF_BITS = np.uint32(0x3F3504F3)
+_F32_MANT = np.uint32(0x007FFFFF)
+_F32_TWO23_BITS = np.uint32(0x4B000000)
+_F32_KBIAS = np.float32(8388608.0 + 127.0)         # 2**23 + exponent bias
+_F32_KBIAS_SUB = np.float32(8388608.0 + 127.0 + 23.0)
+_F32_LN2_HI = np.float32(0.693145751953125)       # 16 bits: k * LN2_HI exact for |k| < 2**8
+_F32_LN2_LO = np.float32(1.4286068e-06)            # ln2 - LN2_HI
+_F32_LOG2E = np.float32(1.442695)                  # 1/ln2 = LOG2E + LOG2E_LO
+_F32_LOG2E_LO = np.float32(1.925963e-08)
+_F32_LOG10E = np.float32(0.4342945)                # 1/ln10 = LOG10E + LOG10E_LO
+_F32_LOG10E_LO = np.float32(-1.010305e-08)
+_F32_LOG10_2_HI = np.float32(0.3010254)            # 16 bits: k * LOG10_2_HI exact
+_F32_LOG10_2_LO = np.float32(4.605039e-06)
+
+
+@_vjit
+def _logf_split(x):
+    """(k, f) with x = 2**k (1 + f), 1 + f in [sqrt(1/2), sqrt(2)), for a positive finite
+    float32 x, denormals included (k, f float32; f exact). Garbage for other x."""
+    sub = x < _F32_TINY
+    xs = x * _F32_TWO23 if sub else x
+    # adding 1.0's bits - sqrt(1/2)'s carries into the exponent field exactly when the
+    # mantissa is >= sqrt(2)'s: the field is then k's, the low bits z's mantissa offset
+    u = np.uint32(f32_bits(xs) + _F32_SQRT_HALF_OFF)
+    z = bits_f32(np.uint32((u & _F32_MANT) + _F32_SQRT_HALF_BITS))
+    e = bits_f32(np.uint32((u >> np.uint32(23)) | _F32_TWO23_BITS))  # 2**23 + biased exponent
+    k = e - (_F32_KBIAS_SUB if sub else _F32_KBIAS)
+    return k, z - _F32_ONE
+
+
+@_vjit
+def _logf_q7(f):
+    """Q(f) = (log(1 + f) - f) / f^2 (degree 8 in f: P of degree 7) for f in
+    [sqrt(1/2) - 1, sqrt(2) - 1]."""
+    p = fma(_P7_7, f, _P7_6)
+    p = fma(p, f, _P7_5)
+    p = fma(p, f, _P7_4)
+    p = fma(p, f, _P7_3)
+    p = fma(p, f, _P7_2)
+    p = fma(p, f, _P7_1)
+    p = fma(p, f, _P7_0)
+    return fma(p, f, -_F32_HALF)
+
+
+@_vjit
+def _logf_q8(f):
+    """_logf_q7 one degree higher (2**-30.3 instead of 2**-27.4)."""
+    p = fma(_P8_8, f, _P8_7)
+    p = fma(p, f, _P8_6)
+    p = fma(p, f, _P8_5)
+    p = fma(p, f, _P8_4)
+    p = fma(p, f, _P8_3)
+    p = fma(p, f, _P8_2)
+    p = fma(p, f, _P8_1)
+    p = fma(p, f, _P8_0)
+    return fma(p, f, -_F32_HALF)
+
+
+@_vjit
+def _logf_specials(x, res):
+    """res for positive finite x; nan below 0, -inf at +-0, x itself at +inf and nan."""
+    res = res if x > np.float32(0.0) else _F32_NAN
+    res = res if x != np.float32(0.0) else -_F32_INF
+    return res if x < _F32_INF else x
+
+
 @_vjit
 def log_f32(x):
-    xd = np.float64(x)   # float32 denormals are normal doubles
-    return np.float32(_log_specials(xd, _log_f32core(xd)))
+    k, f = _logf_split(x)
+    q = _logf_q7(f)
+    hi = fma(k, _F32_LN2_HI, f)             # k LN2_HI + f = hi + e exactly (Fast2Sum: for k
+    e = f + fma(k, _F32_LN2_HI, -hi)        # != 0, |k LN2_HI| > |f|; k == 0: hi = f, e = 0)
+    t = fma(f * f, q, fma(k, _F32_LN2_LO, e))
+    return _logf_specials(x, hi + t)
 
 
 @_vjit
@@ -238,15 +337,23 @@ def log1p_f64(x):
 
 @_vjit
 def log1p_f32(x):
-    xd = np.float64(x)
-    u = 1.0 + xd              # exact for |x| >= 2**-29 ... and for the rest error < 2**-53
-    uu = max(u, 2.2250738585072014e-308)
-    c = (xd - (u - 1.0)) / uu
-    res = np.float32(_log_f32core(uu) + c)
-    res = res if abs(xd) >= 5.960464477539063e-08 else x   # |x| < 2**-24
-    res = res if x != _INF else x
-    res = res if x != -1.0 else np.float32(-_INF)
-    res = res if not (x < -1.0) else np.float32(_NAN)
+    # log(u) + c / u for 1 + x = u + c, u rounded (as log1p_f64), in float32 (log_f32's scheme):
+    # c = x - (u - 1) is exact for |x| <= 1 (above, its error is far below the result's ulp);
+    # the division is the only one (exhaustive: max 0.883 ulp over every float32 above -1;
+    # NumPy's float32 log1p: 1.69 on the tests' samples)
+    u = x + _F32_ONE
+    c = x - (u - _F32_ONE)
+    us = max(u, _F32_TINY)                  # u <= 0 / nan: replaced below
+    k, f = _logf_split(us)
+    q = _logf_q7(f)
+    hi = fma(k, _F32_LN2_HI, f)
+    e = f + fma(k, _F32_LN2_HI, -hi)
+    t = fma(f * f, q, fma(k, _F32_LN2_LO, e) + c / us)
+    res = hi + t
+    res = res if abs(x) >= np.float32(5.960464477539063e-08) else x   # |x| < 2**-24, -0.0
+    res = res if x != _F32_INF else x
+    res = res if x != -_F32_ONE else -_F32_INF
+    res = res if not (x < -_F32_ONE) else _F32_NAN
     return res if x == x else x
 
 
@@ -329,13 +436,32 @@ def log10_f64(x):
 
 @_vjit
 def log2_f32(x):
-    xd = np.float64(x)
-    k, ls = _log_f32parts(xd)
-    return np.float32(_log_specials(xd, fma(ls, _LOG2E, k)))
+    # k + (f + f^2 Q) / ln2: f / ln2 = ph + pl (fma residual), k + ph = hi + e (Fast2Sum, k an
+    # integer with |k| >= 1 > |ph| or k == 0), f^2 as f2 + f2l; the small terms summed, then hi
+    k, f = _logf_split(x)
+    q = _logf_q8(f) * _F32_LOG2E
+    f2 = f * f
+    f2l = fma(f, f, -f2)
+    ph = f * _F32_LOG2E
+    pl = fma(f, _F32_LOG2E, -ph)
+    hi = k + ph
+    e = ph - (hi - k)
+    t = fma(f2, q, fma(f2l, q, fma(f, _F32_LOG2E_LO, pl) + e))
+    return _logf_specials(x, hi + t)
 
 
 @_vjit
 def log10_f32(x):
-    xd = np.float64(x)
-    k, ls = _log_f32parts(xd)
-    return np.float32(_log_specials(xd, fma(ls, _IVLN10, k * _LOG10_2)))
+    # k log10(2) + (f + f^2 Q) / ln10, as log2_f32 (k LOG10_2_HI exact; |k LOG10_2_HI| >
+    # |f / ln10| for k != 0)
+    k, f = _logf_split(x)
+    q = _logf_q8(f) * _F32_LOG10E
+    f2 = f * f
+    f2l = fma(f, f, -f2)
+    a = k * _F32_LOG10_2_HI
+    ph = f * _F32_LOG10E
+    pl = fma(f, _F32_LOG10E, -ph)
+    hi = a + ph
+    e = ph - (hi - a)
+    t = fma(f2, q, fma(f2l, q, fma(k, _F32_LOG10_2_LO, fma(f, _F32_LOG10E_LO, pl) + e)))
+    return _logf_specials(x, hi + t)
