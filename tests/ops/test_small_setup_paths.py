@@ -769,3 +769,36 @@ def test_empty_direct_path_matches_empty_strided(monkeypatch):
         tl.empty((2 ** 62,))
     with pytest.raises(ValueError, match="negative"):
         tl.empty((-1, 2))
+
+
+def test_var_std_plan_keeps_its_scratch_mean_alive(monkeypatch):
+    # The planned var / std writes the mean into scratch memory and reads it in the second
+    # kernel: the scratch's storage must stay allocated until then, else the result is handed
+    # the very block the mean is still read from (or another thread is).
+    from tensorlib.kernels.cpu import reduction as cpu_reduction
+    from tensorlib.ops import reduction as ops_reduction
+    from tensorlib.storage import Storage
+
+    monkeypatch.setattr(cpu_reduction, "COLD", False)  # (a cold call makes no plan)
+    xn = np.random.default_rng(5).standard_normal((20, 300)) + 3.0
+    x = tl.asarray(xn)
+    for fn in (tl.std, tl.var):
+        for _ in range(3):
+            fn(x, axis=1)  # (a plan is made once the kernels have run: not by a cold call)
+    for op in ("std", "var"):  # (the plans these calls use)
+        assert any(k[0] == op and k[3] == x._shape and run is not None
+                   for k, run in ops_reduction._plans.items())
+    freed = []
+    real_del = Storage.__del__
+
+    def recording_del(self):
+        freed.append(self._ptr)
+        real_del(self)
+
+    monkeypatch.setattr(Storage, "__del__", recording_del)
+    for fn, ref in ((tl.std, np.std), (tl.var, np.var)):
+        freed.clear()
+        got = fn(x, axis=1)
+        assert freed, "the plan's scratch was not freed"
+        assert got._storage._ptr not in freed  # the result never reuses the live scratch
+        np.testing.assert_allclose(_np(got), ref(xn, axis=1), rtol=1e-12)

@@ -141,9 +141,12 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
         if _streams._slow and _declines():
             return None
         inp = x._storage.typed(in_np)
-        m = allocate(m_nbytes).typed(m_np)
+        # (m_st held until both kernels ran: its array alone would not keep the block allocated)
+        m_st = allocate(m_nbytes)
+        m = m_st.typed(m_np)
         m_fn(m_meta, m, m, inp, m_d)
         st = allocate(nbytes)
         fn(meta, st.typed(out_np), m, inp, d)
+        del m_st
         return make(st, shape, strides, 0, dtype)
     return run
