@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from .casting import cast_code
-from .reduce_common import _HEADER, _bit_keys, _fill, _njit, _split_modes, extreme, np_type
+from .reduce_common import (_HEADER, _bit_keys, _fill, _njit, _split_modes, bit_scan,
+                            extreme, np_type)
 from .unravel import unravel_source
 from ...runtime.cpu import vector_width
 
@@ -139,17 +140,7 @@ def arg_of_bits(row, n):
     for blk in range((n + 1023) // 1024):
         s = blk * 1024
         seg = row[s:min(n, s + 1024)]
-        smax = SLOW
-        smin = SHIGH
-        umax = USINT(0)
-        for k in range(seg.size):
-            b = SINT(BITSF(seg[k]))
-            smax = b if b > smax else smax
-            smin = b if b < smin else smin
-            u = USINT(b)
-            umax = u if u > umax else umax
-        if smax > EXPBITS or umax > NEGINF:
-            for k in range(seg.size):
+""" + bit_scan("seg.size") + """            for k in range(seg.size):
                 if SINT(SINT(BITSF(seg[k])) & MASK) > EXPBITS:
                     return s + k
         x = SINT(PICK)

@@ -8,7 +8,7 @@ import math
 
 from ... import dtypes as _dt
 
-__all__ = ["BLOCK", "FAN", "np_type", "lit", "extreme"]
+__all__ = ["BLOCK", "FAN", "np_type", "lit", "extreme", "bit_scan"]
 
 BLOCK = 1024          # elements per vectorized block of an inner reduction
 FAN = 256             # blocks summed into the first cascade level before spilling
@@ -102,3 +102,26 @@ def _bit_keys(dt, op):
             # one is negative, else the smallest signed one
             "PICK": ("smax if smax >= 0 else smin" if op == "max"
                      else f"{sint}(umax) if umax >= np.uint{bits}({1 << (bits - 1)}) else smin")}
+
+
+# The raw-bits scan that the float max / min block (reduce_value_source) and the argmax /
+# argmin row (reduce_arg_source) both start with, over seg[0:count] (tokens from _bit_keys):
+# the signed max, the signed min and the unsigned max of the bit patterns; the last line opens
+# the test for a nan among them.
+_BIT_SCAN = """\
+        smax = SLOW
+        smin = SHIGH
+        umax = USINT(0)
+        for k in range(@COUNT):
+            b = SINT(BITSF(seg[k]))
+            smax = b if b > smax else smax
+            smin = b if b < smin else smin
+            u = USINT(b)
+            umax = u if u > umax else umax
+        if smax > EXPBITS or umax > NEGINF:
+"""
+
+
+def bit_scan(count: str) -> str:
+    """_BIT_SCAN's source lines (indented for a function's loop body) over ``count`` elements."""
+    return _BIT_SCAN.replace("@COUNT", count)

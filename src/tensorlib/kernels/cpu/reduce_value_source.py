@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from .casting import cast_code
-from .reduce_common import BLOCK, FAN, _HEADER, _bit_keys, _fill, _njit, _split_modes, np_type
+from .reduce_common import (BLOCK, FAN, _HEADER, _bit_keys, _fill, _njit, _split_modes,
+                            bit_scan, np_type)
 from .unravel import unravel_source
 from ...runtime.cpu import vector_width
 
@@ -60,17 +61,7 @@ from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
 def block(a, q, st, nb):
     if st == 1:
         seg = a[q:q + nb]
-        smax = SLOW
-        smin = SHIGH
-        umax = USINT(0)
-        for k in range(nb):
-            b = SINT(BITSF(seg[k]))
-            smax = b if b > smax else smax
-            smin = b if b < smin else smin
-            u = USINT(b)
-            umax = u if u > umax else umax
-        if smax > EXPBITS or umax > NEGINF:
-            return ACCT(np.nan)
+""" + bit_scan("nb") + """            return ACCT(np.nan)
         return _from_bits(ACCT(0), PICK)
     acc = INIT
     for i in range(nb):
