@@ -19,16 +19,25 @@ def kernel_np_dtype(dt):
 
 def strided_array(t, np_dtype):
     """t's elements as a NumPy array of ``np_dtype`` with t's shape and strides over its storage.
-    Storage.typed(), not Tensor.numpy(): it waits for queued CPU-stream work on the memory unless
-    a user stream is current (the caller then runs in stream order)."""
-    arr = t._storage.typed(np_dtype)
-    item = arr.itemsize
-    st = t._strides
+    Storage.typed(), not Tensor.numpy(), when CPU-stream work is queued on the memory: it waits
+    for it unless a user stream is current (the caller then runs in stream order); with nothing
+    queued, a view of the storage's bytes straight away."""
+    st = t._storage
+    dt = _np_dtypes.get(np_dtype)
+    if dt is None:
+        dt = _np_dtypes[np_dtype] = np.dtype(np_dtype)
+    buf = st.typed(np_dtype) if st._uses is not None else st.buffer
+    item = dt.itemsize
+    s = t._strides
     # (spelled out for 1-D and 2-D: small copies and matmuls make several views per call)
-    if len(st) == 2:
-        strides = (st[0] * item, st[1] * item)
-    elif len(st) == 1:
-        strides = (st[0] * item,)
+    if len(s) == 2:
+        strides = (s[0] * item, s[1] * item)
+    elif len(s) == 1:
+        strides = (s[0] * item,)
     else:
-        strides = tuple([s * item for s in st])
-    return np.ndarray(t._shape, arr.dtype, arr, t._offset * item, strides)
+        strides = tuple([v * item for v in s])
+    return _ndarray(t._shape, dt, buf, t._offset * item, strides)
+
+
+_np_dtypes: dict = {}  # what strided_array is asked for -> its np.dtype
+_ndarray = np.ndarray

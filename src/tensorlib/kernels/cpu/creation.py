@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...runtime.cpu import streams as _streams
-from ...runtime.cpu.streams import inline_call as _inline_call, launch
+from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
 from .pointwise import _entry_point, _kernel_np_name, load_generated_module
+from .pointwise_fast import host_call
 
 _SOURCE = """\
 import numpy as np
@@ -91,14 +91,10 @@ def fill_range_dense(t, start, step):
     exact_int = dtype.kind in "iu" and isinstance(start, int) and isinstance(step, int)
     ent = _flats.get((exact_int, dtype))
     flat, conv = ent if ent is not None else _flat_for(dtype, exact_int)
-    call = flat
     st = t._storage
-    if _streams._slow:
-        call = _inline_call(flat, "fill_range")
-        if call is None:
-            return None
-        if st._uses is not None:
-            _streams.wait_uses(st)
+    call = host_call(flat, "fill_range", st)
+    if call is None:
+        return None
     # (Python ints in int64's range and floats pass as they are: the entry point reads them as
     # conv would; anything else is converted by conv, which raises what fill_range raises)
     if exact_int:

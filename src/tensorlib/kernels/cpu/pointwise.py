@@ -361,13 +361,11 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
     the loop lives in the combination's kernel module; with them, in a module of its own (so
     the modules the full path loads keep their text, and their disk-cached compiles)."""
     key = (info.name, kinds, dtypes, compute, out_dtype)
-    fn = _flats.get(key)
+    fn = _flats.get(key)  # (a hit makes no closure)
     if fn is not None:
         return fn
-    with _lock:
-        fn = _flats.get(key)
-        if fn is not None:
-            return fn
+
+    def build():
         if "S" in kinds:
             signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
             src = (_header(info, compute, what + " (flat loop)") + "\n"
@@ -376,9 +374,19 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
         else:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         nvalues = kinds.count("S") + len(info.scalar_args)
-        fn = _entry_point(mod.flat, 1 + kinds.count("T"),
-                          [compute.np_dtype.type(0)] * nvalues)
-        _flats[key] = fn
+        return _entry_point(mod.flat, 1 + kinds.count("T"), [compute.np_dtype.type(0)] * nvalues)
+
+    return _memo(_flats, key, build)
+
+
+def _memo(table, key, build):
+    """``table[key]``, made by ``build()`` under the module lock the first time."""
+    fn = table.get(key)
+    if fn is None:
+        with _lock:
+            fn = table.get(key)
+            if fn is None:
+                fn = table[key] = build()
     return fn
 
 
@@ -390,22 +398,16 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
     loop of one combination (kinds / dtypes as in ``flat_entry``; at least one tensor operand,
     1-D, of nonzero step): in a module of its own, so the combination's module keeps its text
     and disk-cached compiles."""
-    key = (info.name, kinds, dtypes, compute, out_dtype)
-    fn = _strideds.get(key)
-    if fn is not None:
-        return fn
-    with _lock:
-        fn = _strideds.get(key)
-        if fn is not None:
-            return fn
+    def build():
         signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
         src = (_header(info, compute, what + " (strided 1-D loop)") + "\n"
                + _strided_source(info, signature, loads, store, dtypes, out_dtype))
         mod = load_generated_module(info.name + "_strided", src)
         nvalues = kinds.count("S") + len(info.scalar_args)
-        fn = _strideds[key] = _entry_point(mod.strided, 1, [compute.np_dtype.type(0)] * nvalues,
-                                           [0, 1] * kinds.count("T"))
-    return fn
+        return _entry_point(mod.strided, 1, [compute.np_dtype.type(0)] * nvalues,
+                            [0, 1] * kinds.count("T"))
+
+    return _memo(_strideds, (info.name, kinds, dtypes, compute, out_dtype), build)
 
 
 def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=()):

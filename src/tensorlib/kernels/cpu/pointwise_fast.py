@@ -25,7 +25,6 @@ from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import inline_call as _inline_call
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
-from ...dispatch.keys import BACKEND_MASK
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
@@ -33,7 +32,7 @@ from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, ru
     strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
-           "copy_dense", "copy_strided"]
+           "copy_dense", "copy_strided", "host_call"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -93,6 +92,19 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
                                for t in tensors], *values)
         return like(st, tensors[0], out_dtype)
     return run
+
+
+def host_call(fn, name, st):
+    """``fn`` (a raw-address kernel writing storage ``st``) to call from the host now: itself;
+    while CPU streams or the profiler are in use, the inline call that records it as ``name``
+    (after st's queued users); None while a user CPU stream is current (the caller's general
+    path launches on that stream)."""
+    if not _streams._slow:
+        return fn
+    call = _inline_call(fn, name)
+    if call is not None and st._uses is not None:
+        _streams.wait_uses(st)
+    return call
 
 
 def _wait_queued(*operands):
@@ -319,16 +331,8 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
                 raw(n, st._ptr, pa, s0, pb, s1, *vals)
             else:
                 raw(n, st._ptr, pa, s0, *vals)
-            t = _new_tensor(Tensor)
-            t._storage = st
-            t._shape = (n,)
-            t._strides = (1,)
-            t._offset = 0
-            t._dtype = out_dtype
-            t._ks = a._ks & BACKEND_MASK
-            t._numel = n
-            t._contiguous = True
-            t._autograd = None
+            t = Tensor._make_dense(st, a, out_dtype)
+            t._strides = (1,)  # (a's shape, dense)
             return t
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
@@ -346,9 +350,6 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             mod.serial(*kargs)
         return Tensor._make(st, (n,), (1,), 0, out_dtype)
     return run
-
-
-_new_tensor = object.__new__
 
 
 def _c_order_like(st, a, dtype):
@@ -470,13 +471,9 @@ def fill_dense(t, value):
                                   _last_value_cache(compute, "fill", "value"))
     flat, convert = ent
     st = t._storage
-    call = flat
-    if _streams._slow:
-        call = _inline_call(flat, "fill")
-        if call is None:
-            return None
-        if st._uses is not None:
-            _streams.wait_uses(st)
+    call = host_call(flat, "fill", st)
+    if call is None:
+        return None
     v = convert(value)
     call(n, st._ptr + t._offset * dtype.itemsize, v)
     return t
@@ -526,30 +523,9 @@ def copy_strided(dst, src):
     if n >= GRAIN or not n or src._dtype is not dtype or (_streams._slow
                                                           and not _streams.runs_inline()):
         return None
-    np_dtype = _np_types.get(dtype)
-    if np_dtype is None:
-        np_dtype = _np_types[dtype] = np.dtype(kernel_np_dtype(dtype))
-    sd, ss = dst._storage, src._storage
-    if sd._uses is not None or ss._uses is not None:
-        strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)  # (they wait)
-        return dst
-    # views over the storages' bytes (what strided_array views through Storage.typed())
-    item = dtype.itemsize
-    st = src._strides
-    if len(st) == 2:
-        strides = (st[0] * item, st[1] * item)
-    elif len(st) == 1:
-        strides = (st[0] * item,)
-    else:
-        strides = tuple([s * item for s in st])
-    d = _ndarray(dst._shape, np_dtype, sd.buffer, dst._offset * item,
-                 None if dst._contiguous else tuple([s * item for s in dst._strides]))
-    d[...] = _ndarray(src._shape, np_dtype, ss.buffer, src._offset * item, strides)
+    np_dtype = kernel_np_dtype(dtype)
+    strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
     return dst
-
-
-_np_types: dict = {}  # DType -> the np.dtype its kernel arrays have (kernel_np_dtype)
-_ndarray = np.ndarray
 
 
 run_pointwise.dense_runner = dense_runner
