@@ -4,7 +4,8 @@
 
 Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
 worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
-(against NumPy's default sort), add, and cross_entropy forward + backward on (N, 10) against
+(against NumPy's default sort), add, log (of positive values), std, take by n random int64
+indices, and cross_entropy forward + backward on (N, 10) against
 the same step written in NumPy. ``--busy`` runs one busy-loop process beside the measurement
 (what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
 """
@@ -38,6 +39,13 @@ def _cases(rng, n):
         "tanh": (np.tanh, tl.tanh), "exp": (np.exp, tl.exp), "sin": (np.sin, tl.sin),
         "sum": (np.sum, tl.sum), "max": (np.max, tl.max), "argmax": (np.argmax, tl.argmax),
         "sort": (np.sort, tl.sort), "add": (lambda x: x + x, lambda x: x + x)}.items()}
+    pos = np.abs(a) + np.float32(1e-3)
+    tp = tl.asarray(pos)
+    cases["log"] = (lambda: np.log(pos), lambda: tl.log(tp))
+    cases["std"] = (lambda: np.std(a), lambda: tl.std(t))
+    idn = rng.integers(0, n, n)
+    idx = tl.asarray(idn)
+    cases["take"] = (lambda: np.take(a, idn), lambda: tl.take(t, idx))
     xn = rng.standard_normal((n // 10, 10)).astype(np.float32)
     yn = rng.integers(0, 10, n // 10)
     x, y = tl.asarray(xn).requires_grad_(), tl.asarray(yn)
