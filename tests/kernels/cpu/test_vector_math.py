@@ -488,6 +488,72 @@ def test_pow_special_values_match_numpy(dt):
                                    equal_nan=True)
 
 
+_HALVES = np.arange(-16, 17, dtype=np.float32) / np.float32(2)   # -8, -7.5, ..., 8
+
+
+def _f32_samples(n, seed):
+    """n random float32 bit patterns (every exponent, denormals, both signs, nan / inf) and the
+    special values of C99 pow."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    fi = np.finfo(np.float32)
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 2.0, -2.0,
+                        fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny, fi.max, -fi.max,
+                        2.0 ** -64, 2.0 ** -65, 1 - 2.0 ** -24, 1 + 2.0 ** -23], np.float32)
+    return np.concatenate([special, bits, rng.uniform(0, 4, n).astype(np.float32)])
+
+
+def test_pow_float32_by_small_half_integers():
+    """float32 x ** y for y = -8, -7.5, ..., 8 (the block form, vector_math.pow_halves_f32,
+    over dense blocks whose exponents are all such): within 0.5 + 2**-20 ulp of the float64
+    reference (measured over 4.2e8 arguments: 0.5 + 2**-27), C99's nan pattern and exact
+    zeros, infinities and ones, as a Python scalar and as a tensor exponent."""
+    x = _f32_samples(1 << 16, 21)
+    for y in _HALVES:
+        for got in ((tl.asarray(x) ** float(y)).numpy(),
+                    tl.pow(tl.asarray(x), tl.asarray(np.full_like(x, y))).numpy()):
+            with np.errstate(all="ignore"):
+                # (an array exponent: with a scalar 0.5 NumPy takes sqrt's -0.0 and nan at -inf)
+                want = np.power(x, np.full_like(x, y))
+                ref = np.power(x.astype(np.float64), np.full(x.shape, y, np.float64))
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got), nan), (y, x[np.isnan(got) != nan][:5])
+            exact = ~nan & (np.isinf(want) | (want == 0) | (np.abs(want) == 1))
+            bad = exact & (got.view(np.uint32) != want.view(np.uint32))
+            assert not bad.any(), (y, x[bad][:5], got[bad][:5], want[bad][:5])
+            err = _ulp_error(got[~nan], ref[~nan], np.float32)
+            i = int(np.argmax(err))
+            assert err[i] <= 0.5 + 2.0 ** -20, (y, err[i], x[~nan][i], got[~nan][i])
+
+
+def test_pow_float32_squares_and_reciprocals_round_correctly():
+    """x ** 2, x ** -1 and x ** -2 give the correctly rounded float32 (x * x, 1 / x, 1 / x**2
+    computed in double and rounded once more: innocuous for one product or quotient of
+    float32 operands): every bit equal to NumPy's float64 result cast to float32. The
+    general exp(y log|x|) form misses this for a few squares (2.180555e13 ** 2)."""
+    x = np.concatenate([_f32_samples(1 << 16, 22), np.float32([2.180555e13, 296256.0])])
+    with np.errstate(all="ignore"):
+        xd = x.astype(np.float64)
+        for y, ref in ((2, xd * xd), (-1, 1.0 / xd), (-2, 1.0 / (xd * xd))):
+            want = ref.astype(np.float32)
+            got = (tl.asarray(x) ** y).numpy()
+            same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+            assert same.all(), (y, x[~same][:5], got[~same][:5], want[~same][:5])
+
+
+def test_pow_float32_block_form_only_where_every_exponent_allows_it():
+    """A tensor exponent mixing half-integers and others: blocks holding any other exponent
+    compute with the general form, within the bound either way (the non-half 0.3 and the
+    half 2.5 in neighbouring elements, the 9.0 beyond POW_HALVES_MAX)."""
+    rng = np.random.default_rng(23)
+    x = rng.uniform(0, 3, 5000).astype(np.float32)
+    y = np.where(rng.random(x.size) < 0.999, np.float32(2.5), np.float32(0.3))
+    y[4096:] = np.float32(9.0)
+    got = tl.pow(tl.asarray(x), tl.asarray(y)).numpy()
+    ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    assert _ulp_error(got, ref, np.float32).max() <= F32_BOUND
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["float32", "float64"])
 def test_atan2_accuracy_and_special_values(dt):
     """Random pairs (uniform, log-uniform magnitudes of both signs, random bit patterns) within
