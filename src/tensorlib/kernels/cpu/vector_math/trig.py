@@ -157,15 +157,15 @@ _HALF_F = np.float32(0.5)
 _ONE_F = np.float32(1.0)
 _ZERO_F = np.float32(0.0)
 # sin r = r + r**3 (SF0 + SF1 r**2 + SF2 r**4 + SF3 r**6), cos r = 1 - r**2/2 + r**4 (CF0 +
-# CF1 r**2 + CF2 r**4): fitted for |r| <= 0.8 (weighted to relative error, float32 coefficients
-# fixed lowest order first, the rest refitted): relative error 2**-32.4 / 2**-32.6 there.
+# CF1 r**2 + CF2 r**4): fitted for |r| <= 0.83 (weighted to relative error, float32 coefficients
+# fixed lowest order first, the rest refitted): relative error 2**-32.3 / 2**-32.1 there.
 _SF0 = np.float32(-0.1666666716337204)
-_SF1 = np.float32(0.008333377540111542)
-_SF2 = np.float32(-0.00019852070545312017)
-_SF3 = np.float32(2.820411509674159e-06)
-_CF0 = np.float32(0.04166664183139801)
-_CF1 = np.float32(-0.0013887130189687014)
-_CF2 = np.float32(2.4412080165348016e-05)
+_SF1 = np.float32(0.008333373814821243)
+_SF2 = np.float32(-0.0001985017443075776)
+_SF3 = np.float32(2.7984358439425705e-06)
+_CF0 = np.float32(0.04166663810610771)
+_CF1 = np.float32(-0.00138869509100914)
+_CF2 = np.float32(2.439222407701891e-05)
 
 
 @_vjit
@@ -173,7 +173,8 @@ def _sincos_f32_short(x, mode):
     """sin (mode 0) or cos (1) of a float32 x with |x| < TRIG_SHORT_BOUND, in float32.
     Reduction: x = q pi/2 + (h + l) (Cody-Waite, pi/2 in three float32 chunks), the pair h + l
     exact to ~2**-55 absolute; polynomials in h with l folded in to first order."""
-    qs = x * _TWO_OVER_PI_F + _SHIFT_F                 # rounding of x 2/pi: |r| <= ~0.8
+    # x 2/pi rounded to an integer in one step (float32(2/pi) is 2**-24.6 off: |r| < 0.828)
+    qs = fma(x, _TWO_OVER_PI_F, _SHIFT_F)
     q = qs - _SHIFT_F
     n = f32_bits(qs)                                    # low bits: q mod 4 (two's complement)
     # x - q C1 is exact: both are multiples of ulp(C1) = 2**-23 (of 2**-24 where |x| < 1)
