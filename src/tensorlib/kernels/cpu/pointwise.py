@@ -181,7 +181,7 @@ def _element_loop(info, loads, store, arrays, count, indent):
     """Source lines of the loop over the ``count`` dense elements of ``arrays`` (operand k's
     1-D array; 0: the output). For an op with a block_fast form (ops.yaml), per block of BLOCK
     elements: a guard pass, then the cheaper expression where the guard held for the whole
-    block, else the plain one (they give the same results). Each block's loops index slices
+    block, else the plain one (equally accurate, not always the same bits). Each block's loops index slices
     from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
     pad = " " * indent
 

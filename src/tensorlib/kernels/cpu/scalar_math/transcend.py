@@ -136,8 +136,9 @@ rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
-# Block fast forms of sin / cos / tan (ops.yaml block_fast): the same results as sin / cos /
-# tan; float32 arguments below vector_math.TRIG_SHORT_BOUND take a cheaper reduction.
+# Block fast forms of sin / cos / tan (ops.yaml block_fast) for float32 arguments below
+# vector_math.TRIG_SHORT_BOUND: sin / cos in float32 arithmetic (within 1 ulp, not always the
+# plain path's bits), tan with a cheaper reduction (the plain path's bits).
 
 
 def _mk_trig_short(t):

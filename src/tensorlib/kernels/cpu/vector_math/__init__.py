@@ -9,8 +9,9 @@ float cases of exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, a
 atan2, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf and power here; complex types
 keep their helpers there.
 
-float32 computes internally in float64 (one conversion each way, exact), except tanh and the
-logs (log, log1p, log2, log10), whose float64 versions cost 2-3x NumPy's SIMD loops: they compute
+float32 computes internally in float64 (one conversion each way, exact), except tanh, the
+logs (log, log1p, log2, log10) and the block fast path of sin / cos (|x| < 2**20: Cody-Waite
+reduction to a float32 pair, trig.py), whose float64 versions cost 2-3x NumPy's SIMD loops: they compute
 in float32 (16 lanes per 512-bit register instead of 8, no double division) with error-free
 steps (Fast2Sum, fma residuals) where the sum would round twice. The double-precision
 intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded

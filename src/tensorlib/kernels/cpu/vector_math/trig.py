@@ -117,8 +117,8 @@ def _trig_f32(x, mode):
     return _trig_f32_finish(x, y, kq, mode)
 
 
-# |x| below this: _trig_f32_short's reduction (scripts/check_trig_short.py compares it with
-# _trig_f32's over every float32 below it, both signs: no result differs)
+# |x| below this: the CPU loops' block fast path (sin_short_f32 etc.; scripts/check_trig_short.py
+# measures its error over every float32 below it, both signs)
 TRIG_SHORT_BOUND = 1048576.0
 
 
@@ -133,6 +133,79 @@ def _trig_f32_short(x, mode):
     k = (p + _SHIFT) - _SHIFT
     y = (p - k) + fma(xd, _G1, p_lo)    # p - k is exact: p < 2**20, its ulp >= 2**-33
     return _trig_f32_finish(x, y, k, mode)
+
+
+def _pio2_f32_chunks(n):
+    """pi/2 as n float32 values of 24 significant bits each, each rounded to nearest."""
+    bits = 200
+    rest = (1 << (2 * bits)) // _two_over_pi_fixed(bits)     # pi/2 * 2**bits
+    out = []
+    for _ in range(n):
+        e = abs(rest).bit_length() - 24
+        c = (rest + (1 << (e - 1))) >> e
+        out.append(np.float32(math.ldexp(c, e - bits)))
+        rest -= c << e
+    return out
+
+
+# The float32 short path (sin / cos): all in float32 arithmetic, twice the lanes of the double
+# path per vector. Constants are float32 so that Numba keeps every operation in float32.
+_PIO2F_1, _PIO2F_2, _PIO2F_3 = _pio2_f32_chunks(3)     # pi/2 - sum: ~2**-76
+_TWO_OVER_PI_F = np.float32(2.0 / math.pi)
+_SHIFT_F = np.float32(12582912.0)                      # 1.5 * 2**23: v + SHIFT rounds v
+_HALF_F = np.float32(0.5)
+_ONE_F = np.float32(1.0)
+_ZERO_F = np.float32(0.0)
+# sin r = r + r**3 (SF0 + SF1 r**2 + SF2 r**4 + SF3 r**6), cos r = 1 - r**2/2 + r**4 (CF0 +
+# CF1 r**2 + CF2 r**4): fitted for |r| <= 0.83 (weighted to relative error, float32 coefficients
+# fixed lowest order first, the rest refitted): relative error 2**-32.3 / 2**-32.1 there.
+_SF0 = np.float32(-0.1666666716337204)
+_SF1 = np.float32(0.008333373814821243)
+_SF2 = np.float32(-0.0001985017443075776)
+_SF3 = np.float32(2.7984358439425705e-06)
+_CF0 = np.float32(0.04166663810610771)
+_CF1 = np.float32(-0.00138869509100914)
+_CF2 = np.float32(2.439222407701891e-05)
+
+
+@_vjit
+def _sincos_f32_short(x, mode):
+    """sin (mode 0) or cos (1) of a float32 x with |x| < TRIG_SHORT_BOUND, in float32.
+    Reduction: x = q pi/2 + (h + l) (Cody-Waite, pi/2 in three float32 chunks), the pair h + l
+    exact to ~2**-55 absolute; polynomials in h with l folded in to first order."""
+    # x 2/pi rounded to an integer in one step (float32(2/pi) is 2**-24.6 off: |r| < 0.828)
+    qs = fma(x, _TWO_OVER_PI_F, _SHIFT_F)
+    q = qs - _SHIFT_F
+    n = f32_bits(qs)                                    # low bits: q mod 4 (two's complement)
+    # x - q C1 is exact: both are multiples of ulp(C1) = 2**-23 (of 2**-24 where |x| < 1)
+    # and the difference is below 1; so is the Fast2Sum below (r1's grid is coarser than p2's
+    # ulp, |p2| < 2**-5)
+    r1 = fma(-q, _PIO2F_1, x)
+    p2 = q * _PIO2F_2
+    e2 = fma(q, _PIO2F_2, -p2)
+    h = r1 - p2
+    t = (r1 - h) - p2
+    l = t - fma(q, _PIO2F_3, e2)
+    z = h * h
+    hh = _HALF_F * h
+    w = fma(-hh, h, _ONE_F)                             # 1 - h**2/2 rounded ...
+    we = fma(-hh, h, _ONE_F - w)                        # ... and its rounding error
+    # sin(h + l) = h + l (1 - h**2/2) + h**3 P; cos(h + l) = 1 - h**2/2 + h**4 Q - h l
+    sp = fma(z, fma(z, fma(z, _SF3, _SF2), _SF1), _SF0)
+    s = h + fma(l, w, (z * h) * sp)
+    cq = fma(z, fma(z, _CF2, _CF1), _CF0)
+    c = w + fma(z * z, cq, fma(-h, l, we))
+    odd = (n & np.uint32(1)) != np.uint32(0)
+    if mode == 1:
+        v = s if odd else c
+        flip = ((n + np.uint32(1)) >> np.uint32(1)) & np.uint32(1)
+    else:
+        v = c if odd else s
+        flip = (n >> np.uint32(1)) & np.uint32(1)
+    v = bits_f32(np.uint32(f32_bits(v) ^ (flip << np.uint32(31))))  # (Numba widens uint32 ops)
+    if mode == 0:
+        v = v if x != _ZERO_F else x                    # sin(-0.0) = -0.0
+    return v
 
 
 @_vjit
@@ -172,12 +245,12 @@ def cos_f32(x):
 
 @_vjit
 def sin_short_f32(x):
-    return _trig_f32_short(x, _MODE0)
+    return _sincos_f32_short(x, _MODE0)
 
 
 @_vjit
 def cos_short_f32(x):
-    return _trig_f32_short(x, _MODE1)
+    return _sincos_f32_short(x, _MODE1)
 
 
 @_vjit
