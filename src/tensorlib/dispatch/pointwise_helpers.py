@@ -27,7 +27,7 @@ HELPERS = {
 NAMES = frozenset(name for group in HELPERS.values() for name in group)
 
 # The helpers of ``block_fast`` forms (ops.yaml): a guard and cheaper twins of helpers above,
-# as accurate (not always the same bits). Only the CPU loops run block forms (kernels/cpu/pointwise.py), so
-# only kernels/cpu/scalar_math/ implements these.
+# as accurate (not always the same bits). Only the CPU loops run block forms
+# (kernels/cpu/pointwise.py), so only kernels/cpu/scalar_math/ implements these.
 BLOCK_HELPERS = frozenset(("trig_short", "sin_short", "cos_short", "tan_short", "small_halves",
                            "power_halves"))
