@@ -34,7 +34,7 @@ class PointwiseInfo:
     bool_args: tuple = ()
     no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
     wide_vectors: bool = False   # compute-bound: CPU kernels prefer 512-bit vectors
-    # ops.yaml block_fast: CPU loops run block_expr (same results, cheaper) over each block of
+    # ops.yaml block_fast: CPU loops run block_expr (as accurate, cheaper) over each block of
     # elements for which block_when holds throughout
     block_when: str | None = None
     block_expr: str | None = None

@@ -149,6 +149,7 @@ def _mk_trig_short(t):
 
 
 trig_short = _define("trig_short", 1, _mk_trig_short)
+trig_short.block_dtypes = frozenset(("float32",))  # where it can hold (kernels/cpu/pointwise.py)
 sin_short = _define("sin_short", 1, _mk_vfunc(_vm.sin_short_f32, _vm.sin_f64, _c_sin),
                     inline="always")
 cos_short = _define("cos_short", 1, _mk_vfunc(_vm.cos_short_f32, _vm.cos_f64, _c_cos),

@@ -148,7 +148,9 @@ def pow_f64(x, y):
 # pow by a small half-integer (ops.yaml block_fast of pow)
 # --------------------------------------------------------------------------
 
-# exponents y with 2y an integer and |y| <= POW_HALVES_MAX take pow_halves_f32
+# exponents y with 2y an integer and 0 <= y <= POW_HALVES_MAX take pow_halves_f32 (negative ones
+# take pow_f32: a reciprocal step made LLVM unswitch the loop on the sign too, +0.3 s of compile
+# for every float32 pow kernel)
 POW_HALVES_MAX = 8.0
 _TWO64 = 1.8446744073709552e19
 _TWO_M32 = 2.3283064365386963e-10
@@ -157,18 +159,17 @@ _TWO_M64 = 5.421010862427522e-20
 
 @_vjit
 def pow_halves_f32(x, y):
-    """x**y for float32 x and y = n + h (n an integer with |n| <= 8, h 0 or 1/2, same sign as
-    y), in double: products of x, x**2, x**4, x**8 (exact or rounded once each), times
-    sqrt(x) for h = 1/2, inverted for y < 0. sqrt(x) without a double square root: the float32
-    one corrected by its residual (exact by FMA) divided in float32, ~2**-47 relative; x below
-    2**-64 is scaled by 2**64 first so that the residual stays a normal float32. Results are
-    correctly rounded but within ~2**-27 ulp of a halfway case (as pow_f32's: their bits differ
-    there, about 6 in 10**7 of float32 arguments)."""
+    """x**y for float32 x and y = n + h (n an integer, 0 <= n <= 8, h 0 or 1/2), in double:
+    products of x, x**2, x**4, x**8 (exact or rounded once each), times sqrt(x) for h = 1/2.
+    sqrt(x) without a double square root or division: the float32 one corrected by its
+    residual (exact by FMA), to second order, with a float32 reciprocal refined once: ~2**-70
+    relative, so x**0.5 rounds to sqrt's correctly rounded float32 (x below 2**-64 is scaled by 2**64 first, so the
+    residual stays in range). Other results are correctly rounded but within ~2**-27 ulp of a
+    halfway case (as pow_f32's: their bits may differ there)."""
     xd = np.float64(x)
     yd = np.float64(y)
-    ya = abs(yd)
-    n = np.floor(ya)
-    half = ya != n
+    n = np.floor(yd)
+    half = yd != n
     # C99: a non-integer power of -0.0 or -inf is that of +0.0 or +inf
     b = abs(xd) if half & ((xd == 0.0) | (xd == -_INF)) else xd
     b2 = b * b
@@ -183,8 +184,11 @@ def pow_halves_f32(x, y):
     s = np.sqrt(np.float32(bs))                         # nan for b < 0: pow's nan
     sd = np.float64(s)
     e = fma(-sd, sd, bs)                                # bs - s*s exactly
-    corr = np.float64(np.float32(e) / (s + s)) if (e != 0.0) & (abs(e) < _INF) else 0.0
-    root = (sd + corr) * (_TWO_M32 if tiny else 1.0)
-    p = p * root if half else p
-    p = 1.0 / p if yd < 0.0 else p
-    return np.float32(p)
+    r = np.float64(np.float32(1.0) / s)
+    r = fma(r, fma(-sd, r, 1.0), r)                     # 1/s to ~2**-46
+    # sqrt(s*s + e) = s (1 + d/2 - d*d/8 + ...), d = e/s**2 ~ 2**-24; s d/2 ~ h = e r/2 (the
+    # d*d term matters: it is ~2**-51, as near as sqrt(x) comes to a float32 halfway point)
+    h = 0.5 * e * r
+    root = fma(h, fma(-0.5 * h, r, 1.0), sd) if (e != 0.0) & (abs(e) < _INF) else sd
+    root = root * _TWO_M32 if tiny else root
+    return np.float32(p * root if half else p)
