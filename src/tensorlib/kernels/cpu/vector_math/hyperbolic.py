@@ -21,33 +21,38 @@ def tanh_f64(x):
 # float32 tanh in float32 arithmetic (16 lanes per 512-bit register instead of 8, and a float32
 # division instead of a float64 one: the float64-internal version cost 3x a copy of its data
 # and bounded fused GELU). |x| < 0.75: x + x^3 P(x^2), a degree-5 P fitted on [0, 0.75] for
-# relative error (fit error ~0.03 ulp). Above: 1 - 2 / (exp(2|x|) + 1) (Cody-Waite reduction,
-# degree-7 Taylor for exp(r) - 1: its truncation, ~2**-26 relative, is diluted ~3x in the
-# denominator; 2**k + 1 + 2**k (exp(r) - 1) with one rounding by FMA). The loop is
-# throughput-bound (~40 vector operations per 16 lanes), so every operation counts: this form
-# has three fewer than the degree-7 / degree-8 one before it (fused GELU ~8% faster), for a max
-# error of 1.113 ulp instead of 1.088, over every float32 in [0, 9.6] (scripts/check_tanh_f32.py;
-# above 9.5 the result is 1, and tanh is odd); NumPy's float32 tanh: 1.35-1.37. A Fast2Sum of
-# the denominator and a Newton step on the quotient took it to 0.92 ulp for 18% more time.
+# relative error (fit error ~0.03 ulp). Above: 1 - 2 / (exp(2|x|) + 1), exp(2a) = 2**k exp(2r)
+# with r = a - k ln2/2 from one FMA (float32 ln2/2 is off by ~1e-9: k r-errors of at most
+# 3e-8 hit q = 2/(exp(2a)+1) < 2**(1-k), so they stay below 0.02 ulp), exp(2r) - 1 by a
+# degree-6 polynomial (2r + 2r^2 fixed, the rest fitted minimax on |r| <= ln2/4: 2**-28
+# absolute) in Estrin form (shorter dependency chain), and 2**k + 1 + 2**k (exp(2r) - 1) with
+# one rounding by FMA. Both branches run (the loop is vectorized, branch-free) and the loop is
+# throughput-bound (~30 vector operations per 16 lanes), so every operation counts: this form
+# has 6 fewer than the Taylor / two-constant Cody-Waite one before it (a + a folded into the
+# constants, the NaN select replaced by a clamp that keeps NaN), ~20% less time, for a max
+# error of ~1.08 ulp over every float32 in [0, 9.6] (scripts/check_tanh_f32.py; above 9.5 the
+# result is 1, and tanh is odd); NumPy's float32 tanh: 1.35-1.37. The max sits just above 0.75,
+# where the rounding of the denominator, the quotient and 1 - q add up; a Fast2Sum of the
+# denominator and a Newton step on the quotient took it to 0.92 ulp for 18% more time.
 _TANH_P = tuple(np.float32(c) for c in (
-    -0.3333331346511841, 0.13332675397396088, -0.053891319781541824, 0.021447455510497093,
-    -0.00765033857896924, 0.001732993870973587))
+    -0.33333316445350647, 0.1333269476890564, -0.053892724215984344, 0.021452033892273903,
+    -0.007657255511730909, 0.0017369358101859689))
 _TH0, _TH1, _TH2, _TH3, _TH4, _TH5 = _TANH_P
 _F32_SHIFT = np.float32(12582912.0)     # 1.5 * 2**23: y + SHIFT rounds y to an integer
 _F32_SHIFT_BITS = np.uint32(0x4B400000)
-_F32_LOG2E = np.float32(1.4426950408889634)
-_F32_LN2_HI = np.float32(0.693145751953125)        # 16 bits: k * LN2_HI exact for k < 2**8
-_F32_LN2_LO = np.float32(1.428606765330187045e-06)
+_F32_2LOG2E = np.float32(2.0 * 1.4426950408889634)   # k = round(2a / ln2)
+_F32_LN2_HALF = np.float32(0.6931471805599453 / 2)
 _F32_SIGN = np.uint32(0x80000000)
-_E7, _E6, _E5, _E4, _E3, _E2 = (np.float32(1 / 40320), np.float32(1 / 5040),
-                                np.float32(1 / 720), np.float32(1 / 120), np.float32(1 / 24),
-                                np.float32(1 / 6))
+# exp(2r) - 1 = 2r + 2r^2 + E3 r^3 + ... + E6 r^6 on |r| <= ln2/4
+_E3, _E4, _E5, _E6 = (np.float32(1.3333215713500977), np.float32(0.6666622161865234),
+                      np.float32(0.26780030131340027), np.float32(0.08922892808914185))
 
 
 @_vjit
 def tanh_f32(x):
     one = np.float32(1.0)
-    a = min(abs(x), np.float32(9.5))   # tanh(9.5) rounds to 1 in float32
+    ax = abs(x)
+    a = np.float32(9.5) if ax > np.float32(9.5) else ax  # tanh(9.5) rounds to 1; NaN stays NaN
     z = a * a
     p = fma(_TH5, z, _TH4)
     p = fma(p, z, _TH3)
@@ -55,26 +60,19 @@ def tanh_f32(x):
     p = fma(p, z, _TH1)
     p = fma(p, z, _TH0)
     small = fma(a * z, p, a)
-    y = a + a
-    t = fma(y, _F32_LOG2E, _F32_SHIFT)
+    t = fma(a, _F32_2LOG2E, _F32_SHIFT)
     k = t - _F32_SHIFT
-    r = fma(-k, _F32_LN2_HI, y)
-    r = fma(-k, _F32_LN2_LO, r)
-    w = fma(_E6, r, _E5)
-    w = fma(w, r, _E4)
-    w = fma(w, r, _E3)
-    w = fma(w, r, _E2)
-    w = fma(w, r, np.float32(0.5))
-    w = fma(w, r, one)
-    w = w * r                                        # exp(r) - 1
+    r = fma(-k, _F32_LN2_HALF, a)                    # |r| <= ln2/4
+    r2 = r * r
+    u = fma(r2, fma(_E6, r2, fma(_E5, r, _E4)), fma(_E3, r, np.float32(2.0)))
+    w = fma(r2, u, r + r)                            # exp(2r) - 1
     scale = bits_f32(np.uint32((f32_bits(t) - _F32_SHIFT_BITS + np.uint32(127))
                                << np.uint32(23)))    # 2**k, k in [0, 28]
     s1 = scale + one                # exact for k <= 23; beyond, q is far below 1's half ulp
     d = fma(scale, w, s1)
     q = np.float32(2.0) / d
-    res = small if a < np.float32(0.75) else one - q
-    res = bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
-    return res if x == x else x
+    res = small if a < np.float32(0.75) else one - q  # NaN: a < 0.75 is false, 1 - q is NaN
+    return bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
 
 
 @_vjit
