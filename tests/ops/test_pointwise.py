@@ -802,12 +802,15 @@ def test_inplace_over_dense_memory_writes_exactly_its_elements(dtype, n):
 
 @pytest.mark.parametrize("op", ["sin", "cos", "tan"])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16"])
-def test_block_fast_forms_give_the_plain_expressions_bits(op, dtype):
-    """Ops with an ops.yaml block_fast form (sin / cos / tan: a cheaper float32 reduction
-    below vector_math.TRIG_SHORT_BOUND) run it over the blocks of a dense loop whose elements
-    all pass the guard, the plain expression elsewhere: the same bits as the strided loop
-    (plain expression only), with huge values, inf and nan in some blocks, a length that is
-    not a multiple of the block, at a storage offset, on the fast path and the out= path."""
+def test_block_fast_forms_run_per_block(op, dtype):
+    """Ops with an ops.yaml block_fast form (sin / cos / tan: a cheaper float32 form below
+    vector_math.TRIG_SHORT_BOUND) run it over the blocks of a dense loop whose elements all
+    pass the guard, the plain expression elsewhere, with huge values, inf and nan in some
+    blocks, a length that is not a multiple of the block, at a storage offset, on the fast
+    path and the out= path. The blocks holding a huge value, inf or nan have the bits of the
+    strided loop (plain expression only); the others too where the short form gives the plain
+    one's bits (tan, and every dtype but float32), else within 1 ulp of the float64 result
+    (float32 sin / cos compute in float32 there)."""
     from tensorlib.kernels.cpu.pointwise import BLOCK
     rng = np.random.default_rng(4)
     n = 5 * BLOCK + 37
@@ -822,7 +825,20 @@ def test_block_fast_forms_give_the_plain_expressions_bits(op, dtype):
     dense = base[1:]                                            # at a storage offset
     strided = tl.asarray(np.repeat(a[1:], 2)).astype(dt)[::2]   # the plain expression
     want = fn(strided)
+    same_bits = np.ones(n, bool)
+    if dtype == "float32" and op in ("sin", "cos"):
+        plain_blocks = {(i - 1) // BLOCK for i in (BLOCK + 3, 3 * BLOCK, 4 * BLOCK + 1)}
+        same_bits = np.isin(np.arange(n) // BLOCK, sorted(plain_blocks))
+        ref = getattr(np, op)(a[1:].astype(np.float32).astype(np.float64))
+        with np.errstate(over="ignore"):
+            spacing = np.spacing(np.abs(ref.astype(np.float32))).astype(np.float64)
     for got in (fn(dense), fn(dense), fn(dense), fn(dense, out=tl.empty_like(dense))):
         assert got.dtype == want.dtype
-        assert np.array_equal(to_numpy(got).view(np.uint8), to_numpy(want).view(np.uint8))
+        g, w = to_numpy(got), to_numpy(want)
+        assert np.array_equal(g[same_bits].view(np.uint8), w[same_bits].view(np.uint8))
+        if not same_bits.all():
+            err = np.abs(g[~same_bits].astype(np.float64) - ref[~same_bits]) / spacing[~same_bits]
+            assert err.max() <= 1.0, err.max()
+            # the short form ran there: ~1.5% of these results differ in the last bit
+            assert (g[~same_bits].view(np.uint32) != w[~same_bits].view(np.uint32)).any()
 
