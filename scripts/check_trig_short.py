@@ -13,45 +13,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from tensorlib.kernels.cpu import vector_math as vm
-from tensorlib.kernels.cpu.vector_math import base
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_log_f32 import _checker  # noqa: E402  (the exhaustive ulp checker)
+
+from tensorlib.kernels.cpu import vector_math as vm  # noqa: E402
 
 LIMIT = 1.0
-
-
-def _kernel(short, ref):
-    @njit(parallel=True, error_model="numpy", nogil=True)
-    def worst(first, stop, step, nchunks):
-        """Per chunk of the bit patterns first, first + step, ... below stop: the largest
-        error in ulps and the bit pattern giving it."""
-        count = (stop - first + step - 1) // step
-        err = np.zeros(nchunks)
-        at = np.zeros(nchunks, np.int64)
-        for c in prange(nchunks):
-            lo = count * c // nchunks
-            hi = count * (c + 1) // nchunks
-            e_max = 0.0
-            a = first + lo * step
-            for j in range(lo, hi):
-                x = base.bits_f32(np.uint32(first + j * step))
-                got = np.float64(short(x))
-                want = ref(np.float64(x))
-                f = np.float32(abs(want))
-                ulp = np.float64(base.bits_f32(np.uint32(base.f32_bits(f) + np.uint32(1)))) - np.float64(f)
-                e = abs(got - want) / ulp
-                if not e <= e_max:          # nan too
-                    e_max = e if e == e else math.inf
-                    a = first + j * step
-            err[c] = e_max
-            at[c] = a
-        return err, at
-    return worst
 
 
 FUNCS = {"sin": (vm.sin_short_f32, vm.sin_f32, math.sin),
@@ -81,7 +55,7 @@ def main(argv=None) -> int:
     status = 0
     for name in args.only.split(","):
         short, plain, ref = FUNCS[name]
-        worst = _kernel(short, ref)
+        worst = _checker(short, ref)
         t = time.perf_counter()
         best, where = -1.0, 0
         for sign in (0, 0x80000000):
