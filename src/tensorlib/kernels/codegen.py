@@ -39,6 +39,19 @@ def files_digest(paths, length: int) -> str:
     return h.hexdigest()[:length]
 
 
+def once(table: dict, lock, key, build):
+    """``table[key]``, made by ``build()`` under ``lock`` the first time: the generated modules
+    and entry points each kernel family builds once per process (a hit takes no lock; the
+    caller's own lock, as builds may load modules under this file's)."""
+    value = table.get(key)
+    if value is None:
+        with lock:
+            value = table.get(key)
+            if value is None:
+                value = table[key] = build()
+    return value
+
+
 def module_name(stem: str, source: str) -> str:
     """``<stem>_<16 hex digits of the source's SHA-1>``: one name per text."""
     return f"{stem}_{hashlib.sha1(source.encode()).hexdigest()[:16]}"

@@ -19,6 +19,7 @@ from ... import dtypes as _dt
 from .casting import kernel_array
 from .indexing_source import (COMPACT_SOURCE, DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64,
                               MOVE_SOURCE, NONZERO_SOURCE, OFFSETS_SOURCE)
+from .. import codegen as _codegen
 from .pointwise import load_generated_module
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import host_sync
@@ -40,13 +41,7 @@ _BY_ITEMSIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.co
 
 
 def _module(key, make):
-    mod = _mods.get(key)
-    if mod is None:
-        with _lock:
-            mod = _mods.get(key)
-            if mod is None:
-                mod = _mods[key] = make()
-    return mod
+    return _codegen.once(_mods, _lock, key, make)
 
 
 def _move_module():

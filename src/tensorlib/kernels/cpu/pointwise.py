@@ -199,8 +199,8 @@ def _element_loop(info, loads, store, arrays, count, indent):
     """Source lines of the loop over the ``count`` dense elements of ``arrays`` (operand k's
     1-D array; 0: the output). For an op with a block_fast form (ops.yaml), per block of BLOCK
     elements: a guard pass, then the cheaper expression where the guard held for the whole
-    block, else the plain one (equally accurate, not always the same bits). Each block's loops index slices
-    from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
+    block, else the plain one (equally accurate, not always the same bits). Each block's loops
+    index slices from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
     pad = " " * indent
 
     def body(expr, depth, name):
@@ -279,13 +279,11 @@ def combination_module(info, kinds, dtypes, compute, out_dtype):
     per tensor argument, their dtypes (None for Python scalars), compute and output dtypes.
     Built once per process, then cached (and its compiles on disk)."""
     key = (info.name, kinds, dtypes, compute, out_dtype)
-    mod = _kernels.get(key)
-    if mod is None:
-        with _lock:
-            mod = _kernels.get(key)
-            if mod is None:
-                mod = _kernels[key] = _build(info, kinds, dtypes, compute, out_dtype)
-    return mod
+    mod = _kernels.get(key)  # (a hit makes no closure)
+    if mod is not None:
+        return mod
+    return _codegen.once(_kernels, _lock, key,
+                         lambda: _build(info, kinds, dtypes, compute, out_dtype))
 
 
 def run_pointwise(it, info, scalar_values):
@@ -396,18 +394,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
         nvalues = kinds.count("S") + len(info.scalar_args)
         return _entry_point(mod.flat, 1 + kinds.count("T"), [compute.np_dtype.type(0)] * nvalues)
 
-    return _memo(_flats, key, build)
-
-
-def _memo(table, key, build):
-    """``table[key]``, made by ``build()`` under the module lock the first time."""
-    fn = table.get(key)
-    if fn is None:
-        with _lock:
-            fn = table.get(key)
-            if fn is None:
-                fn = table[key] = build()
-    return fn
+    return _codegen.once(_flats, _lock, key, build)
 
 
 _strideds: dict = {}
@@ -428,7 +415,7 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
         return _entry_point(mod.strided, 1, [compute.np_dtype.type(0)] * nvalues,
                             [0, 1] * kinds.count("T"))
 
-    return _memo(_strideds, (info.name, kinds, dtypes, compute, out_dtype), build)
+    return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype), build)
 
 
 def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=()):

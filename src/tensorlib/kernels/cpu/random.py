@@ -24,6 +24,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from .casting import cast_code, kernel_array
+from .. import codegen as _codegen
 from .pointwise import load_generated_module
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync, launch
@@ -183,14 +184,8 @@ def _fill_source(per, lanes_src, what):
 
 
 def _module(key, prefix, make_source):
-    mod = _mods.get(key)
-    if mod is None:
-        with _lock:
-            mod = _mods.get(key)
-            if mod is None:
-                mod = load_generated_module(prefix, make_source())
-                _mods[key] = mod
-    return mod
+    return _codegen.once(_mods, _lock, key,
+                         lambda: load_generated_module(prefix, make_source()))
 
 
 def _threads():

@@ -36,6 +36,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from .casting import kernel_array
+from .. import codegen as _codegen
 from .pointwise import load_generated_module
 from .reduce_plan import _cap, _captured, _captured_later, capture
 from .reduction_cold import (arg_cold, arg_supported, scan_cold, scan_supported, value_cold,
@@ -62,20 +63,14 @@ _mods: dict = {}
 
 
 def _get_module(key, prefix, make_source):
-    mod = _mods.get(key)
-    if mod is None:
-        with _lock:
-            mod = _mods.get(key)
-            if mod is None:
-                mod = load_generated_module(prefix, make_source())
-                if hasattr(mod, "serial_inner"):
-                    # (serial, parallel) twins per mode, for cores.parallel_ready
-                    mod.inner = SimpleNamespace(serial=mod.serial_inner,
-                                                parallel=mod.parallel_inner)
-                    mod.outer = SimpleNamespace(serial=mod.serial_outer,
-                                                parallel=mod.parallel_outer)
-                _mods[key] = mod
-    return mod
+    def build():
+        mod = load_generated_module(prefix, make_source())
+        if hasattr(mod, "serial_inner"):
+            # (serial, parallel) twins per mode, for cores.parallel_ready
+            mod.inner = SimpleNamespace(serial=mod.serial_inner, parallel=mod.parallel_inner)
+            mod.outer = SimpleNamespace(serial=mod.serial_outer, parallel=mod.parallel_outer)
+        return mod
+    return _codegen.once(_mods, _lock, key, build)
 
 def _even_split(nwork, nthreads):
     """How many pieces to cut each of nwork items into so that a static schedule gives every
