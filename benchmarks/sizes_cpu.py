@@ -4,7 +4,7 @@
 
 Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
 worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
-(against NumPy's default sort), add, log (of positive values), std, take by n random int64
+(against NumPy's default sort), add, log (of positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
 indices, and cross_entropy forward + backward on (N, 10) against
 the same step written in NumPy. ``--busy`` runs one busy-loop process beside the measurement
 (what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
@@ -42,6 +42,9 @@ def _cases(rng, n):
     pos = np.abs(a) + np.float32(1e-3)
     tp = tl.asarray(pos)
     cases["log"] = (lambda: np.log(pos), lambda: tl.log(tp))
+    # pow by a Python scalar: a half-integer (vector_math.pow_halves_f32) and a general one
+    for e in (2.5, 2, 2.7):
+        cases[f"pow {e}"] = (lambda e=e: pos ** np.float32(e), lambda e=e: tp ** e)
     cases["std"] = (lambda: np.std(a), lambda: tl.std(t))
     idn = rng.integers(0, n, n)
     idx = tl.asarray(idn)
