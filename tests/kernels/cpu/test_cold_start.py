@@ -53,6 +53,59 @@ def test_dense_full_path_runs_the_flat_loop_only():
     assert r.returncode == 0, r.stderr[-3000:]
 
 
+_POW_ONE_FORM = r"""
+import sys
+import numpy as np
+import tensorlib as tl
+
+def forms(prefix):
+    mods = [m for n, m in sys.modules.items() if n.startswith(prefix)]
+    assert len(mods) == 1, [n for n in sys.modules if n.startswith("tl_pow")]
+    return {f: bool(getattr(mods[0], prefix[7:] + "_" + f).signatures)
+            for f in ("fast", "plain", "guard")}
+
+x = tl.asarray(np.linspace(0, 3, 1000).astype(np.float32))
+xd = x.numpy().astype(np.float64)
+y = x ** 2.0  # the half-integer form alone
+np.testing.assert_array_equal(y.numpy(), (xd * xd).astype(np.float32))
+assert forms("tl_pow_flat") == {"fast": True, "plain": False, "guard": True}
+for _ in range(40):  # the strided loop's module too, once the strided fast path is hot
+    s = x[::2] ** 2.0
+np.testing.assert_array_equal(s.numpy(), (xd[::2] * xd[::2]).astype(np.float32))
+assert forms("tl_pow_strided") == {"fast": True, "plain": False, "guard": True}
+y = x ** 2.7  # now the general form
+assert forms("tl_pow_flat") == {"fast": True, "plain": True, "guard": True}
+"""
+
+
+def test_pow_by_a_python_scalar_compiles_the_form_its_value_needs():
+    """float32 ``x ** 2.0``: pow's block_fast guard reads only the exponent, so the flat and
+    strided loops with a Python-scalar exponent decide it once per call and compile only the
+    half-integer form; ``x ** 2.7`` then compiles the general one. In a fresh process (other
+    tests here compile both)."""
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", _POW_ONE_FORM], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_pow_by_changing_python_scalars_picks_the_form_per_value():
+    """The choice follows each call's exponent (the same value object, an equal new one, a
+    different one; nan, -0.0, beyond the half-integer range): the bits of the same exponent
+    as a tensor, where the guard runs per block in the loop, on the fast, strided and full
+    (out=) paths."""
+    rng = np.random.default_rng(5)
+    x = tl.asarray(rng.uniform(0, 3, 3000).astype(np.float32))
+    exps = [2.0, 2.7, 2.0, float("2.0"), 0.5, float("nan"), -0.0, 0.0, 9.0, 8.0, -1.5, 2.5,
+            2.5, 3]
+    for _ in range(2):
+        for e in exps:
+            want = tl.pow(x, tl.full_like(x, e)).numpy()
+            for got in (x ** e, x ** e, (x[::2] ** e), tl.pow(x, e, out=tl.empty_like(x))):
+                w = want[::2] if got.shape[0] < x.shape[0] else want
+                assert np.array_equal(got.numpy().view(np.uint32), w.view(np.uint32)), e
+
+
 @pytest.mark.parametrize("dt", ["float32", "float64", "int64"])
 def test_zero_d_operand_as_value(dt):
     """A 0-d tensor operand of the compute dtype is read once and served by the

@@ -135,7 +135,7 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     return "\n".join(lines) + "\n"
 
 
-def _flat_source(info, signature, loads, store, dtypes, out_dtype):
+def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat"):
     """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
     raw addresses (the dispatch fast path; see addresses.py)."""
     tensors = [n for n in signature if n == "out" or n.startswith("a_")]
@@ -145,7 +145,7 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype):
     for k, (var, arr, code) in loads.items():
         elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
     lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
-             f"def flat({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
+             f"def {fname}({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
     for t in tensors:
         lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
     arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
@@ -153,7 +153,7 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype):
     return "\n".join(lines) + "\n"
 
 
-def _strided_source(info, signature, loads, store, dtypes, out_dtype):
+def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="strided"):
     """``strided(n, out_addr, (address, step) per tensor operand..., values...)``: the flat
     loop's elements over 1-D tensor operands with any nonzero element steps into a dense
     output (the strided fast path; see addresses.py). Each operand comes as the raw address of
@@ -166,7 +166,7 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype):
         elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
     params = ["n", "out_addr"] + [f"{t}_{p}" for t in tensors[1:] for p in ("addr", "step")]
     lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
-             f"def strided({', '.join(params + rest)}):",
+             f"def {fname}({', '.join(params + rest)}):",
              f"    out = array_at(out_addr, n, np.{elem['out']})"]
     for t in tensors[1:]:
         lines.append(f"    {t} = array_at({t}_addr, (n - 1) * abs({t}_step) + 1, "
@@ -383,16 +383,16 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
         return fn
 
     def build():
-        if "S" in kinds:
-            signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
-            src = (_header(info, compute, what + " (flat loop)") + "\n"
-                   + _flat_source(_loop_info(info, compute), signature, loads, store, dtypes,
-                                  out_dtype))
-            mod = load_generated_module(info.name + "_flat", src)
-        else:
+        if "S" not in kinds:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        nvalues = kinds.count("S") + len(info.scalar_args)
-        return _entry_point(mod.flat, 1 + kinds.count("T"), [compute.np_dtype.type(0)] * nvalues)
+            return _entry_point(mod.flat, 1 + kinds.count("T"), _value_samples(info, kinds,
+                                                                               compute))
+        signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+
+        def source(form, fname):
+            return _flat_source(form, signature, loads, store, dtypes, out_dtype, fname)
+        return _guarded_entry(info, kinds, compute, what + " (flat loop)", "_flat", "flat",
+                              source, 1 + kinds.count("T"))
 
     return _codegen.once(_flats, _lock, key, build)
 
@@ -407,22 +407,97 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
     and disk-cached compiles."""
     def build():
         signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
-        src = (_header(info, compute, what + " (strided 1-D loop)") + "\n"
-               + _strided_source(_loop_info(info, compute), signature, loads, store, dtypes,
-                                 out_dtype))
-        mod = load_generated_module(info.name + "_strided", src)
-        nvalues = kinds.count("S") + len(info.scalar_args)
-        return _entry_point(mod.strided, 1, [compute.np_dtype.type(0)] * nvalues,
-                            [0, 1] * kinds.count("T"))
+
+        def source(form, fname):
+            return _strided_source(form, signature, loads, store, dtypes, out_dtype, fname)
+        return _guarded_entry(info, kinds, compute, what + " (strided 1-D loop)", "_strided",
+                              "strided", source, 1, [0, 1] * kinds.count("T"))
 
     return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype), build)
 
 
-def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=()):
+def _value_samples(info, kinds, compute):
+    """A value of the compute dtype per value argument of a loop (the Python-scalar operands,
+    then the op's Scalar arguments): what compiles its entry point."""
+    return [compute.np_dtype.type(0)] * (kinds.count("S") + len(info.scalar_args))
+
+
+def _value_guarded(info, kinds) -> bool:
+    """Whether ``info``'s block_fast guard reads values only (Python-scalar operands, the op's
+    Scalar arguments; ``x ** 2.0``): it then holds for every block of a call or for none."""
+    tree = ast.parse(info.block_when, mode="eval")
+    called = {n.func.id for n in ast.walk(tree)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
+    values = {name for name, k in zip(info.tensor_args, kinds) if k == "S"}
+    return read <= values | set(info.scalar_args)
+
+
+def _guarded_entry(info, kinds, compute, what, suffix, fname, source, naddresses,
+                   sample_ints=()):
+    """The entry point of a raw-address loop with Python-scalar operands, from ``source(form,
+    fname)`` (the loop of PointwiseInfo ``form`` as a function named ``fname``), in a module
+    of its own. When the op's block_fast guard reads only values (``_value_guarded``), the
+    guard is decided once per call in Python and the module holds each form's loop alone, so
+    a first call compiles just the form its values need (float32 ``x ** 2`` never compiles
+    the general pow, ``x ** 2.7`` never the half-integer one): the call goes through a chooser
+    that runs the compiled guard on its values (or reuses the last choice for the same value
+    object) and calls that form's loop, compiling it on first need."""
+    info = _loop_info(info, compute)
+    samples = _value_samples(info, kinds, compute)
+    if info.block_when is None or not _value_guarded(info, kinds):
+        mod = load_generated_module(info.name + suffix, _header(info, compute, what) + "\n"
+                                    + source(info, fname))
+        return _entry_point(getattr(mod, fname), naddresses, samples, sample_ints)
+    plain = dataclasses.replace(info, block_when=None, block_expr=None)
+    fast = dataclasses.replace(plain, expr=info.block_expr)
+    values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
+    src = (_header(info, compute, what + ", one form per call") + "\n"
+           + source(plain, fname + "_plain") + "\n\n" + source(fast, fname + "_fast")
+           + "\n\n@njit(cache=True, nogil=True, error_model='numpy')\n"
+           + f"def {fname}_guard({', '.join(values)}):\n"
+           + f"    return bool({info.block_when})\n")
+    mod = load_generated_module(info.name + suffix, src)
+    guard = _entry_point(getattr(mod, fname + "_guard"), 0, samples, for_loop=False)
+    skip = naddresses + len(sample_ints)  # the loop's arguments before its values
+    forms = {}
+
+    def form(vals):
+        key = bool(guard(*vals))
+        fn = forms.get(key)
+        if fn is None:
+            fn = forms[key] = _entry_point(getattr(mod, fname + ("_fast" if key else "_plain")),
+                                           naddresses, samples, sample_ints)
+        return fn
+
+    if skip == 2 and len(samples) == 1:
+        # ``x ** 2.0``'s flat loop (n, out, x, exponent), spelled out (a tiny op's ~3 us has no
+        # room for tuple packing); the fast paths hand the same converted object for the same
+        # Python scalar, so the last choice is kept by identity (equal values may not choose
+        # alike: -0.0, nan)
+        last = (None, None)  # (value, entry point), replaced as one tuple: threads share it
+
+        def chooser(n, out, a, v):
+            nonlocal last
+            seen = last
+            if v is not seen[0]:
+                seen = last = (v, form((v,)))
+            return seen[1](n, out, a, v)
+        return chooser
+
+    def chooser(n, *args):
+        return form(args[skip:])(n, *args)
+
+    return chooser
+
+
+def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=(), for_loop=True):
     """The compiled function behind a ``flat`` Numba dispatcher: calling it skips the
     dispatcher's per-call type resolution. Compiled (or loaded from the disk cache) by a call
-    over zero elements (``sample_ints``: more integer arguments after the addresses)."""
-    dispatcher(0, *([0] * naddresses), *sample_ints, *sample_scalars)
+    over zero elements (``sample_ints``: more integer arguments after the addresses; not a
+    loop: only the addresses, ints and scalars)."""
+    head = (0,) if for_loop else ()
+    dispatcher(*head, *([0] * naddresses), *sample_ints, *sample_scalars)
     if len(dispatcher.overloads) != 1:
         return dispatcher
     (compiled,) = dispatcher.overloads.values()
