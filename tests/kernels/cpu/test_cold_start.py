@@ -89,6 +89,71 @@ def test_pow_by_a_python_scalar_compiles_the_form_its_value_needs():
     assert r.returncode == 0, r.stderr[-3000:]
 
 
+_SIN_FAST_FIRST = r"""
+import sys
+import numpy as np
+import tensorlib as tl
+from tensorlib.kernels.cpu import pointwise as kpw
+
+x = tl.asarray(np.linspace(-50, 50, 5000).astype(np.float32))
+y = tl.sin(x)  # ordinary data: the block form's loop alone
+(fast_mod,) = [m for n, m in sys.modules.items() if n.startswith("tl_sin_flatfast")]
+assert fast_mod.flat_fast.signatures
+key = ("sin", "T", (tl.float32,), tl.float32, tl.float32)
+assert key not in kpw._kernels or not kpw._kernels[key].flat.signatures
+h = x.numpy().copy()
+h[3000] = 3e9  # a block the guard fails for: now the loop of both forms, from that block on
+z = tl.sin(tl.asarray(h))
+assert kpw._kernels[key].flat.signatures
+np.testing.assert_array_equal(z.numpy()[:2048], y.numpy()[:2048])  # blocks before it
+"""
+
+
+def test_sin_first_call_compiles_the_block_form_only():
+    """float32 sin (a block_fast guard reading tensor data): a first call on ordinary data
+    compiles the flat loop of the block form alone; a block the guard fails for brings in the
+    loop of both forms for the rest. In a fresh process (other tests compile both)."""
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", _SIN_FAST_FIRST], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("case", ["sin", "pow_tensor", "pow_scalar_base"])
+@pytest.mark.parametrize("bad_blocks", [(), (0,), (2,), (5,), (0, 3, 5), (1, 2, 3, 4, 5)])
+def test_block_split_gives_the_mixed_loops_bits(case, bad_blocks):
+    """The split flat loop (block form up to the first failing block, then the loop of both
+    forms from there) gives the bits of the loop of both forms over the whole, whichever
+    blocks fail (the first, a middle one, the short last one, several, all but the first)."""
+    from tensorlib.kernels.cpu.pointwise import BLOCK
+    rng = np.random.default_rng(len(bad_blocks))
+    n = 5 * BLOCK + 100
+    a = rng.uniform(0.5, 3, n).astype(np.float32)
+    e = np.full(n, 2.5, np.float32)
+    for b in bad_blocks:
+        i = b * BLOCK + int(rng.integers(0, min(BLOCK, n - b * BLOCK)))
+        a[i] = 3e9
+        e[i] = 2.7
+    f32 = tl.float32
+    if case == "sin":
+        key, ops, got = ("sin", "T", (f32,), f32, f32), [a], tl.sin(tl.asarray(a))
+    elif case == "pow_tensor":
+        key, ops = ("pow", "TT", (f32, f32), f32, f32), [a, e]
+        got = tl.pow(tl.asarray(a), tl.asarray(e))
+    else:  # a Python-scalar base, the exponent a tensor: the guard reads tensor data
+        key, ops, got = ("pow", "ST", (None, f32), f32, f32), [e], tl.pow(1.5, tl.asarray(e))
+    want = np.empty(n, np.float32)
+    if case == "pow_scalar_base":  # its loops' own module: the loop of both forms is `flat`
+        (mod,) = [m for name, m in sys.modules.items() if name.startswith("tl_pow_flat_")
+                  and hasattr(m, "flat") and hasattr(m, "flat_fast")]
+        mod.flat(n, want.ctypes.data, e.ctypes.data, np.float32(1.5))
+    else:
+        from tensorlib.dispatch.registration import POINTWISE
+        mod = kpw.combination_module(POINTWISE[key[0]], *key[1:])
+        mod.flat(n, want.ctypes.data, *[o.ctypes.data for o in ops])
+    assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
+
+
 def test_pow_by_changing_python_scalars_picks_the_form_per_value():
     """The choice follows each call's exponent (the same value object, an equal new one, a
     different one; nan, -0.0, beyond the half-integer range): the bits of the same exponent

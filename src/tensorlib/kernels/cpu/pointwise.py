@@ -135,9 +135,12 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     return "\n".join(lines) + "\n"
 
 
-def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat"):
+def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
+                 fast_only=False):
     """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
-    raw addresses (the dispatch fast path; see addresses.py)."""
+    raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with a
+    block_fast form): the block form alone, up to the first block its guard does not hold
+    for, whose start it returns (n when none)."""
     tensors = [n for n in signature if n == "out" or n.startswith("a_")]
     rest = [n for n in signature if n not in tensors]
     elem = {"out": _kernel_np_name(out_dtype)}
@@ -149,7 +152,9 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat")
     for t in tensors:
         lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
     arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
-    lines += _element_loop(info, loads, store, arrays, "n", 4)
+    lines += _element_loop(info, loads, store, arrays, "n", 4, fast_only)
+    if fast_only:
+        lines.append("    return n")
     return "\n".join(lines) + "\n"
 
 
@@ -195,12 +200,13 @@ def _loop_info(info, compute):
     return info
 
 
-def _element_loop(info, loads, store, arrays, count, indent):
+def _element_loop(info, loads, store, arrays, count, indent, fast_only=False):
     """Source lines of the loop over the ``count`` dense elements of ``arrays`` (operand k's
     1-D array; 0: the output). For an op with a block_fast form (ops.yaml), per block of BLOCK
     elements: a guard pass, then the cheaper expression where the guard held for the whole
-    block, else the plain one (equally accurate, not always the same bits). Each block's loops
-    index slices from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
+    block, else the plain one (equally accurate, not always the same bits); ``fast_only``:
+    instead of the plain one, return the block's start. Each block's loops index slices from
+    0, so LLVM drops Numba's negative-index check and vectorizes them."""
     pad = " " * indent
 
     def body(expr, depth, name):
@@ -219,11 +225,15 @@ def _element_loop(info, loads, store, arrays, count, indent):
             [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())] +
             [f"{pad}    blk_bad = 0",
              f"{pad}    for i in range(b1 - b0):"] + guard +
-            [f"{pad}        blk_bad |= not ({info.block_when})",  # (an or-reduction vectorizes)
-             f"{pad}    if blk_bad == 0:",
-             f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk) +
-            [f"{pad}    else:",
-             f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk))
+            [f"{pad}        blk_bad |= not ({info.block_when})"] +  # (an or-reduction vectorizes)
+            ([f"{pad}    if blk_bad != 0:",
+              f"{pad}        return b0",
+              f"{pad}    for i in range(b1 - b0):"] + body(info.block_expr, 2, blk)
+             if fast_only else
+             [f"{pad}    if blk_bad == 0:",
+              f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk) +
+             [f"{pad}    else:",
+              f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk)))
 
 
 def _kernel_np_name(dtype) -> str:
@@ -383,16 +393,29 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
         return fn
 
     def build():
+        naddresses = 1 + kinds.count("T")
+        samples = _value_samples(info, kinds, compute)
         if "S" not in kinds:
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-            return _entry_point(mod.flat, 1 + kinds.count("T"), _value_samples(info, kinds,
-                                                                               compute))
+            def mixed():
+                mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+                return _entry_point(mod.flat, naddresses, samples)
+            form = _loop_info(info, compute)
+            if form.block_when is None:
+                return mixed()
+            signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+            src = (_header(info, compute, what + " (flat loop, block form only)") + "\n"
+                   + _flat_source(form, signature, loads, store, dtypes, out_dtype, "flat_fast",
+                                  fast_only=True))
+            fast = load_generated_module(info.name + "_flatfast", src).flat_fast
+            return _block_split(_entry_point(fast, naddresses, samples), mixed,
+                                _address_steps(kinds, dtypes, out_dtype), len(samples))
         signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
 
-        def source(form, fname):
-            return _flat_source(form, signature, loads, store, dtypes, out_dtype, fname)
-        return _guarded_entry(info, kinds, compute, what + " (flat loop)", "_flat", "flat",
-                              source, 1 + kinds.count("T"))
+        def source(form, fname, fast_only=False):
+            return _flat_source(form, signature, loads, store, dtypes, out_dtype, fname,
+                                fast_only)
+        return _guarded_entry(info, kinds, dtypes, out_dtype, compute, what + " (flat loop)",
+                              "_flat", "flat", source, naddresses)
 
     return _codegen.once(_flats, _lock, key, build)
 
@@ -410,8 +433,9 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
 
         def source(form, fname):
             return _strided_source(form, signature, loads, store, dtypes, out_dtype, fname)
-        return _guarded_entry(info, kinds, compute, what + " (strided 1-D loop)", "_strided",
-                              "strided", source, 1, [0, 1] * kinds.count("T"))
+        return _guarded_entry(info, kinds, dtypes, out_dtype, compute,
+                              what + " (strided 1-D loop)", "_strided", "strided", source, 1,
+                              [0, 1] * kinds.count("T"))
 
     return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype), build)
 
@@ -433,22 +457,66 @@ def _value_guarded(info, kinds) -> bool:
     return read <= values | set(info.scalar_args)
 
 
-def _guarded_entry(info, kinds, compute, what, suffix, fname, source, naddresses,
-                   sample_ints=()):
+def _address_steps(kinds, dtypes, out_dtype):
+    """Bytes per element of each address a flat loop takes: the output's, then each tensor
+    operand's."""
+    return [out_dtype.itemsize] + [d.itemsize for k, d in zip(kinds, dtypes) if k == "T"]
+
+
+def _block_split(fast, mixed, steps, nvalues):
+    """A flat loop's entry point for an op whose block_fast guard reads tensor data (float32
+    sin, a tensor exponent of pow): ``fast`` runs the block form up to the first block the
+    guard fails for and returns its start; only then is the loop of both forms (``mixed()``:
+    its entry point, compiled on that first need) run over the rest, from that block on (at
+    the operands' addresses moved on by as many elements; the blocks keep their bounds). A
+    first call on ordinary data compiles the cheap form alone (float32 sin: ~0.3 s less)."""
+    rest = None
+    k = len(steps)
+
+    def run_rest(n, done, args):
+        nonlocal rest
+        if rest is None:
+            rest = mixed()
+        rest(n - done, *[a + done * s for a, s in zip(args[:k], steps)], *args[k:])
+
+    if k == 2 and not nvalues:
+        def flat(n, out, a):  # (unary ops spelled out: a tiny op has no room for packing)
+            done = fast(n, out, a)
+            if done != n:
+                run_rest(n, done, (out, a))
+        return flat
+
+    def flat(n, *args):
+        done = fast(n, *args)
+        if done != n:
+            run_rest(n, done, args)
+    return flat
+
+
+def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source,
+                   naddresses, sample_ints=()):
     """The entry point of a raw-address loop with Python-scalar operands, from ``source(form,
-    fname)`` (the loop of PointwiseInfo ``form`` as a function named ``fname``), in a module
-    of its own. When the op's block_fast guard reads only values (``_value_guarded``), the
-    guard is decided once per call in Python and the module holds each form's loop alone, so
-    a first call compiles just the form its values need (float32 ``x ** 2`` never compiles
-    the general pow, ``x ** 2.7`` never the half-integer one): the call goes through a chooser
-    that runs the compiled guard on its values (or reuses the last choice for the same value
-    object) and calls that form's loop, compiling it on first need."""
+    fname[, fast_only])`` (the loop of PointwiseInfo ``form`` as a function named ``fname``),
+    in a module of its own. When the op's block_fast guard reads only values
+    (``_value_guarded``), the guard is decided once per call in Python and the module holds
+    each form's loop alone, so a first call compiles just the form its values need (float32
+    ``x ** 2`` never compiles the general pow, ``x ** 2.7`` never the half-integer one): the
+    call goes through a chooser that runs the compiled guard on its values (or reuses the last
+    choice for the same value object) and calls that form's loop, compiling it on first need.
+    When the guard reads tensor data, a flat loop is split as ``_block_split`` does."""
     info = _loop_info(info, compute)
     samples = _value_samples(info, kinds, compute)
     if info.block_when is None or not _value_guarded(info, kinds):
-        mod = load_generated_module(info.name + suffix, _header(info, compute, what) + "\n"
-                                    + source(info, fname))
-        return _entry_point(getattr(mod, fname), naddresses, samples, sample_ints)
+        src = _header(info, compute, what) + "\n" + source(info, fname)
+        split = info.block_when is not None and fname == "flat"
+        if split:
+            src += "\n\n" + source(info, fname + "_fast", True)
+        mod = load_generated_module(info.name + suffix, src)
+        if not split:
+            return _entry_point(getattr(mod, fname), naddresses, samples, sample_ints)
+        return _block_split(_entry_point(mod.flat_fast, naddresses, samples),
+                            lambda: _entry_point(mod.flat, naddresses, samples),
+                            _address_steps(kinds, dtypes, out_dtype), len(samples))
     plain = dataclasses.replace(info, block_when=None, block_expr=None)
     fast = dataclasses.replace(plain, expr=info.block_expr)
     values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
