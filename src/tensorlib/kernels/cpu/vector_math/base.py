@@ -79,6 +79,7 @@ bits_f32 = _bitcast(types.uint32, types.float32, ir.FloatType())
 
 _SHIFT = 6755399441055744.0          # 1.5 * 2**52: x + SHIFT rounds x to an integer
 _SHIFT_BITS = np.uint64(0x4338000000000000)
+_F32_SHIFT = np.float32(12582912.0)  # 1.5 * 2**23: y + SHIFT rounds a float32 y to an integer
 _SIGN = np.uint64(0x8000000000000000)
 _TWO52 = 4503599627370496.0
 _TWO52_BITS = np.uint64(0x4330000000000000)

@@ -1,8 +1,8 @@
 """tanh, sigmoid, sinh, cosh, asinh, acosh and atanh on float32 / float64."""
 import numpy as np
 
-from .base import (_INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign, _pow2, _scale2,
-    _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
+from .base import (_F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
+    _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
 from .exp_log import _exp_dd, _exp_f32d, _expm1_core, _log_f32core, _log_kz, _split, exp_f64
 
 # --------------------------------------------------------------------------
@@ -38,7 +38,6 @@ _TANH_P = tuple(np.float32(c) for c in (
     -0.33333316445350647, 0.1333269476890564, -0.053892724215984344, 0.021452033892273903,
     -0.007657255511730909, 0.0017369358101859689))
 _TH0, _TH1, _TH2, _TH3, _TH4, _TH5 = _TANH_P
-_F32_SHIFT = np.float32(12582912.0)     # 1.5 * 2**23: y + SHIFT rounds y to an integer
 _F32_SHIFT_BITS = np.uint32(0x4B400000)
 _F32_2LOG2E = np.float32(2.0 * 1.4426950408889634)   # k = round(2a / ln2)
 _F32_LN2_HALF = np.float32(0.6931471805599453 / 2)
