@@ -1,8 +1,8 @@
 """The dense fast path of pointwise ops (ops/pointwise.py, kernels/cpu/pointwise.dense_runner).
 
 Once a combination is hot, its results must be bit-identical to the full path's (the out=
-overload, which always builds a TensorIterator), and it must step aside for everything it
-does not handle: strided, broadcast or mixed-dtype operands, Python scalar subclasses, CPU
+overload, which builds a TensorIterator until its own combination is hot: see the out= tests
+below), and it must step aside for everything it does not handle: strided, broadcast or mixed-dtype operands, Python scalar subclasses, CPU
 streams and (above the parallel grain) the profiler. Above the grain it runs the parallel loop
 or, while that is not ready or one thread would run it, the flat loop.
 """
@@ -307,6 +307,89 @@ def test_hot_inplace_still_raises_and_declines_overlap(monkeypatch):
     t = tl.asarray(ro)
     with pytest.raises((ValueError, RuntimeError, TypeError), match="read-only"):
         t.mul_(2.0)
+
+
+@pytest.mark.parametrize("case", ["exp", "exp_f64_out", "add_alpha", "mul_scalar", "less",
+                                  "int_remainder", "float16", "out_is_self", "out_is_other"])
+def test_hot_out_matches_the_functional_result(case, monkeypatch):
+    """op(..., out=d) without a TensorIterator once hot: the functional result's bits (cast to
+    d's dtype where d is wider, as the full path's loop casts), written into d at a storage
+    offset with the elements around it untouched, d returned, its version counted."""
+    rng = np.random.default_rng(13)
+    n = 1003
+    dt = {"int_remainder": tl.int32, "float16": tl.float16}.get(case, tl.float32)
+    host = rng.integers(-100, 100, n) if dt is tl.int32 else rng.standard_normal(n) * 3
+    a = tl.asarray(host).astype(dt)
+    b = tl.asarray(rng.standard_normal(n) * 3).astype(dt)
+    fn, args = {
+        "exp": (tl.exp, (a,)), "exp_f64_out": (tl.exp, (a,)),
+        "add_alpha": (lambda x, y, out: tl.add(x, y, alpha=3, out=out), (a, b)),
+        "mul_scalar": (tl.multiply, (a, 2.5)), "less": (tl.less, (a, b)),
+        "int_remainder": (tl.remainder, (a, 7)), "float16": (tl.multiply, (a, b)),
+        "out_is_self": (tl.subtract, (a, b)), "out_is_other": (tl.subtract, (a, b)),
+    }[case]
+    want = {"add_alpha": lambda: tl.add(a, b, alpha=3)}.get(case, lambda: fn(*args))()
+    out_dt = {"exp_f64_out": tl.float64}.get(case, want.dtype)
+    want = want.astype(out_dt)
+
+    def fresh():
+        base = tl.asarray(rng.standard_normal(n + 4)).astype(out_dt)
+        return base, base[2:n + 2]
+    for _ in range(HOT_CALLS + 1):
+        fn(*args, out=fresh()[1])
+    if case in ("out_is_self", "out_is_other"):
+        x, y = a.clone(), b.clone()
+        d = x if case == "out_is_self" else y
+        v0 = d._version
+        _NoIterator(monkeypatch)
+        res = fn(x, y, out=d)
+        monkeypatch.undo()
+        assert res is d and d._version > v0
+        np.testing.assert_array_equal(_bits(d), _bits(want))
+        return
+    base, d = fresh()
+    around = base.numpy()[[0, 1, n + 2, n + 3]].copy()
+    v0 = d._version
+    _NoIterator(monkeypatch)
+    res = fn(*args, out=d)
+    monkeypatch.undo()
+    assert res is d and d._version > v0
+    np.testing.assert_array_equal(_bits(d), _bits(want))
+    np.testing.assert_array_equal(base.numpy()[[0, 1, n + 2, n + 3]], around)
+
+
+def test_hot_out_still_raises_and_declines(monkeypatch):
+    """Once out= is hot for a combination: other out dtypes and shapes still meet the full
+    path's errors, an out partly overlapping an operand is left to the full path (which reads
+    a copy: the out-of-place values), non-contiguous outs and user streams too."""
+    x = tl.asarray(np.linspace(-2, 2, 600).astype(np.float32))
+    o = tl.empty_like(x)
+    for _ in range(HOT_CALLS + 1):
+        tl.exp(x, out=o)
+        tl.multiply(x, 2.0, out=o)
+    with pytest.raises(TypeError):
+        tl.exp(x, out=tl.empty((600,), dtype=tl.int32))  # float result into int32
+    with pytest.raises(Exception, match="shape|broadcast"):
+        tl.exp(x, out=tl.empty((599,)))
+    base = tl.asarray(np.arange(20, dtype=np.float32))
+    want = (base[2:12] * 2.0).numpy()
+    for _ in range(HOT_CALLS + 1):
+        tl.multiply(base[2:12].clone(), 2.0, out=tl.empty((10,)))
+    _NoIterator(monkeypatch)
+    with pytest.raises(AssertionError, match="TensorIterator.build"):
+        tl.multiply(base[2:12], 2.0, out=base[0:10])  # partial overlap: the full path
+    monkeypatch.undo()
+    tl.multiply(base[2:12], 2.0, out=base[0:10])
+    np.testing.assert_array_equal(base.numpy()[0:10], want)
+    wide = tl.empty((1200,))
+    tl.exp(x, out=wide[::2])  # non-contiguous out: the full path
+    np.testing.assert_array_equal(wide.numpy()[::2], tl.exp(x).numpy())
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        q = x * 3.0  # queued
+        tl.exp(q, out=o)  # declined on a user stream: queued after q
+    s.synchronize()
+    np.testing.assert_array_equal(o.numpy(), tl.exp(x * 3.0).numpy())
 
 
 @pytest.mark.parametrize("case", ["binary", "unary", "scalar_right", "scalar_left", "alpha",

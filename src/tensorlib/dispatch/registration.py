@@ -190,7 +190,9 @@ def _register(entry: OpEntry, functions, methods, make_pointwise_kernel):
         else:
             kernel = _resolve(entry.kernel["CompositeExplicit"])
         functional, inplace = _structured_variants(kernel)
-        dispatcher.impl(out_op.name, "CompositeExplicit", kernel)
+        # (pointwise ops' dense out= path, when the kernel has one)
+        dispatcher.impl(out_op.name, "CompositeExplicit", getattr(kernel, "with_out", None)
+                        or kernel)
         dispatcher.impl(func_op.name, "CompositeExplicit", functional)
         allow_scalar = entry.pointwise is not None
         fn = make_function(name, func_op, out_op, allow_scalar=allow_scalar)

@@ -65,6 +65,7 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     if len(tensor_pos) <= 2 and not skip:
         kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub)
         kernel.inplace = _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub)
+        kernel.with_out = _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub)
     elif len(tensor_pos) == 3 and not scalar_pos:
         kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub)
     return kernel
@@ -133,6 +134,64 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
 
     inplace.__name__ = inplace.__qualname__ = f"{info.name}_structured[out=self]"
     return inplace
+
+
+def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
+    """The out= form (``tl.exp(x, out=y)``, ``tl.add(a, b, out=c)``) without a TensorIterator:
+    a contiguous ``out`` of the operand's shape and backend (any dtype the full path accepted
+    for it), a contiguous first operand, and nothing more (unary), a contiguous tensor of its
+    dtype, shape and backend, or a Python scalar of an exact type at position 1; an operand
+    sharing out's storage must be out itself (the full path copies a partly overlapping one).
+    Per (dtype, out dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
+    the full path has raised any cast or shape error for that combination); the device
+    kernel's ``out_runner`` makes the runner, which declines big tensors and user streams."""
+    if tensor_pos[0] != 0:
+        return None
+    runners = {}
+    counts = {}
+    unary = len(tensor_pos) == 1
+    scalars = _PY_SCALAR_TYPES
+
+    def with_out(*args):
+        d = args[-1]
+        a = args[0]
+        if (type(d) is Tensor and type(a) is Tensor and d._shape == a._shape
+                and not (a._ks ^ d._ks) & BACKEND_MASK
+                and (d._contiguous or d.is_contiguous()) and (a._contiguous or a.is_contiguous())
+                and (a._storage is not d._storage
+                     or (a._offset == d._offset and a._dtype is d._dtype))):
+            if unary:
+                b = None
+                key = (a._dtype, d._dtype, a._ks)
+            else:
+                b = args[tensor_pos[1]]
+                if type(b) is Tensor:
+                    if (b._dtype is not a._dtype or (a._ks ^ b._ks) & BACKEND_MASK
+                            or b._shape != a._shape or not (b._contiguous or b.is_contiguous())
+                            or (b._storage is d._storage
+                                and (b._offset != d._offset or b._dtype is not d._dtype))):
+                        return kernel(*args)
+                    key = (a._dtype, d._dtype, a._ks)
+                elif type(b) in scalars:
+                    key = (a._dtype, d._dtype, a._ks, type(b))
+                else:
+                    return kernel(*args)
+            run = runners.get(key)
+            if run is not None:
+                out = run(d, a, b, args)
+                if out is not None:
+                    return out
+            elif key not in runners:
+                result = kernel(*args)
+                if _now_hot(counts, key):
+                    make = _runner_factory(stub, a, "out_runner")
+                    runners[key] = make and make(info, a._dtype, d._dtype, scalar_pos,
+                                                 key[3] if len(key) == 4 else None)
+                return result
+        return kernel(*args)
+
+    with_out.__name__ = with_out.__qualname__ = f"{info.name}_structured[out=]"
+    return with_out
 
 
 def _dense_fast_path3(info, kernel, tensor_pos, stub):

@@ -31,8 +31,8 @@ from .arrays import kernel_np_dtype, strided_array
 from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry
 
-__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner", "fill_dense",
-           "copy_dense", "copy_strided", "host_call"]
+__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
+           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -138,20 +138,33 @@ def _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type):
 
 def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
     """The in-place fast path's runner (ops/pointwise.py): ``run(a, b, args)`` computes
-    ``a op= b`` into ``a``'s own memory with the flat loop, for a contiguous ``a`` of ``dtype``
-    below the parallel grain, ``b`` None (unary), a contiguous tensor of ``a``'s dtype and
-    shape that is ``a`` itself or shares no memory with it, or a Python scalar of
-    ``scalar_type`` (converted as the full path converts it). The result is written in ``a``'s
-    dtype, as the full path's out=self does (its cast rules were checked by the full calls
-    that made this combination hot). Returns ``a``, or None for what the full path must do
+    ``a op= b`` into ``a``'s own memory: ``out_runner``'s run with ``a`` as the output. The
+    result is written in ``a``'s dtype, as the full path's out=self does (its cast rules were
+    checked by the full calls that made this combination hot)."""
+    run = out_runner(info, dtype, dtype, scalar_pos, scalar_type)
+    if run is None:
+        return None
+    return lambda a, b, args: run(a, a, b, args)
+
+
+def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
+    """The out= fast path's runner (ops/pointwise.py): ``run(d, a, b, args)`` computes
+    ``op(a, b)`` into ``d`` (``out=d``) with the flat loop, for contiguous ``d`` (of
+    ``out_dtype``) and ``a`` (of ``dtype``) of one shape below the parallel grain, ``b`` None
+    (unary), a contiguous tensor of ``a``'s dtype and shape, or a Python scalar of
+    ``scalar_type`` (converted as the full path converts it); tensors sharing ``d``'s storage
+    are ``d`` itself (the caller checks). The flat loop casts the result to ``out_dtype``, as
+    the full path's loop for that output does (its cast rules were checked by the full calls
+    that made this combination hot). Returns ``d``, or None for what the full path must do
     (big or empty tensors, a user CPU stream current)."""
     scalar_operand = None if scalar_type is None else 1
     combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
     if combo is None:
         return None
     kinds, dtypes, compute = combo
-    flat = flat_entry(info, kinds, dtypes, compute, dtype)
+    flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
     item = dtype.itemsize
+    out_item = out_dtype.itemsize
     name = info.name
     sp = scalar_pos[0] if scalar_pos else None
     scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
@@ -160,7 +173,7 @@ def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
     unary = len(info.tensor_args) == 1
     grain = parallel_grain(info)
 
-    def run(a, b, args):
+    def run(d, a, b, args):
         n = a._numel
         if n >= grain or not n:
             return None
@@ -169,18 +182,19 @@ def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
             call = _inline_call(flat, name)
             if call is None:
                 return None
-            _wait_queued(a, b)
+            _wait_queued(d, a, b)
+        pd = d._storage._ptr + d._offset * out_item
         pa = a._storage._ptr + a._offset * item
         if unary:
-            call(n, pa, pa)
-            return a
+            call(n, pd, pa)
+            return d
         if value is not None:
             v = value(b)  # the operand first, then the Scalar argument: the full path's order
-            call(n, pa, pa, v, *(() if sp is None else (scalar(args[sp]),)))
+            call(n, pd, pa, v, *(() if sp is None else (scalar(args[sp]),)))
         else:
             vals = () if sp is None else (scalar(args[sp]),)
-            call(n, pa, pa, b._storage._ptr + b._offset * item, *vals)
-        return a
+            call(n, pd, pa, b._storage._ptr + b._offset * item, *vals)
+        return d
     return run
 
 
@@ -531,6 +545,7 @@ def copy_strided(dst, src):
 run_pointwise.dense_runner = dense_runner
 run_pointwise.strided_runner = strided_runner
 run_pointwise.inplace_runner = inplace_runner
+run_pointwise.out_runner = out_runner
 run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.dense_runner3_scalar = dense_runner3_scalar
 run_pointwise.fill_dense = fill_dense
