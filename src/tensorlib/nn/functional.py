@@ -14,6 +14,7 @@ import tensorlib as tl
 from ..autograd.function import Function
 from ..dispatch import keys as _keys
 from ..ops import cross_entropy as _xent
+from ..ops.matmul import linear_2d as _linear_2d
 from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -165,6 +166,12 @@ class Linear(Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
+        # 2-D on the CPU: one call adds the bias into the fresh product (no add's allocation,
+        # broadcast set-up and dispatch); not while tracing: the tracer must see the ops
+        if not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT):
+            out = _linear_2d(x, w, b)
+            if out is not None:
+                return out
         out = tl.matmul(x, tl.matrix_transpose(w))
         if b is not None:
             # out of place: a loop writing the array it reads does not vectorize (LLVM's overlap

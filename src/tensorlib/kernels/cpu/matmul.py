@@ -264,12 +264,16 @@ def matmul_kernel(a, b, out, conj_a=False):
         _numba_matmul(a, b, out)
 
 
-def new_matmul(a, b):
+def new_matmul(a, b, bias=None):
     """a (M, K) @ b (K, N) into a new C-order tensor, for 2-D CPU tensors of one BLAS dtype
     whose matrices BLAS takes as they are, K > 0, on the default CPU stream and outside the
-    profiler (queued CPU-stream writers of the operands are waited for by Storage.typed): what the stub kernel computes for them, without ops/matmul's general set-up
-    (broadcasting, promotion, out= checks). None for any other call: the general path serves
-    it. ops/matmul calls it after checking both are 2-D on one device with one dtype."""
+    profiler (queued CPU-stream writers of the operands are waited for by Storage.typed): what
+    the stub kernel computes for them, without ops/matmul's general set-up (broadcasting,
+    promotion, out= checks). With ``bias`` (a CPU tensor of shape (N,) and the same dtype)
+    the result is the product + bias, added in place into the fresh product (the bits of a
+    separate add, without its allocation and pass of writes). None for any other call: the
+    general path serves it. ops/matmul calls it after checking both are 2-D on one device
+    with one dtype."""
     dtype = a._dtype
     if dtype not in BLAS_DTYPES or not _streams.runs_inline():
         return None
@@ -277,8 +281,15 @@ def new_matmul(a, b):
     n = b._shape[1]
     if not (k and m and n) or b._shape[0] != k or not (_blas_ready(a) and _blas_ready(b)):
         return None
+    if bias is not None and (bias._shape != (n,) or bias._dtype is not dtype
+                             or bias._storage.device.type != "cpu"):
+        return None
     res = Tensor._make(Storage.allocate(m * n * dtype.itemsize), (m, n), (n, 1), 0, dtype)
-    _blas_call(_kernel_view(a), _kernel_view(b), _kernel_view(res), False)
+    out = _kernel_view(res)
+    _blas_call(_kernel_view(a), _kernel_view(b), out, False)
+    if bias is not None:
+        # the rows in place: NumPy's loop takes the exact alias of out as its input
+        np.add(out, _kernel_view(bias), out=out)
     return res
 
 
