@@ -239,11 +239,15 @@ def bench_mlp(tl, torch, rounds):
     for _ in range(3):  # warm
         for step in steps.values():
             step()
-    # interleaved: each round runs 3 steps of each, so load changes hit all alike
+    # interleaved: each round runs 3 steps of each, so load changes hit all alike; a pause
+    # before each library's turn lets the previous one's idle worker threads go to sleep
+    # (OpenBLAS's spin ~0.1 s after a multi-threaded call, and would hold a core the next
+    # library's thread team waits for)
     best = {k: float("inf") for k in steps}
     phases = {k: [float("inf")] * 3 for k in steps if k != "numpy"}
     for _ in range(rounds):
         for k, step in steps.items():
+            time.sleep(0.2)
             for _ in range(3):
                 t0 = time.perf_counter()
                 ph = step()
