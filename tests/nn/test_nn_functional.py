@@ -132,6 +132,28 @@ def test_linear_2d_bias_added_into_the_product(dtype):
     assert gradcheck(F.linear, [_t(_np(x)), _t(_np(wt)), _t(_np(b_strided))])
 
 
+def test_linear_2d_backward_direct_and_recorded_agree():
+    """A 2-D backward that is not recorded calls the matmul kernel directly (grad^T as a view);
+    under create_graph it runs the ops: both give the same bits, and the values of the
+    float64 NumPy products."""
+    rng = np.random.default_rng(13)
+    xn = rng.standard_normal((9, 5)).astype(np.float32)
+    wn = rng.standard_normal((4, 5)).astype(np.float32)
+    bn = rng.standard_normal(4).astype(np.float32)
+    gn = rng.standard_normal((9, 4)).astype(np.float32)
+    grads = []
+    for create_graph in (False, True):
+        x, w, b = (tl.asarray(a).requires_grad_() for a in (xn, wn, bn))
+        got = tl.autograd.grad(F.linear(x, w, b), (x, w, b), tl.asarray(gn),
+                               create_graph=create_graph)
+        grads.append([_np(t) for t in got])
+    for direct, recorded in zip(*grads):
+        np.testing.assert_array_equal(direct, recorded)
+    g64 = gn.astype(np.float64)
+    for got, want in zip(grads[0], (g64 @ wn, g64.T @ xn, g64.sum(axis=0))):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_linear_traced_and_profiled_record_ops():
     """The 2-D route adds the bias outside the dispatcher: under tl.jit.trace and the profiler
     linear runs the ops (matmul, add), so the trace replays it and the profiler counts them."""

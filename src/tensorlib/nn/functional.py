@@ -14,7 +14,8 @@ import tensorlib as tl
 from ..autograd.function import Function
 from ..dispatch import keys as _keys
 from ..ops import cross_entropy as _xent
-from ..ops.matmul import linear_2d as _linear_2d
+from ..autograd.grad_mode import is_grad_enabled
+from ..ops.matmul import linear_2d as _linear_2d, mm_2d as _mm_2d
 from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -184,13 +185,23 @@ class Linear(Function):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         gx = gw = gb = None
+        # 2-D, not recorded (no create_graph), not traced: the products straight through the
+        # device kernel's direct route (a transposed view of grad, no copy); None falls back
+        direct = (grad.ndim == 2 and x.ndim == 2 and not is_grad_enabled()
+                  and not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT))
         if need_x:
-            gx = tl.matmul(grad, w)
+            gx = _mm_2d(grad, w) if direct else None
+            if gx is None:
+                gx = tl.matmul(grad, w)
         if need_w or need_b:
             g2 = tl.reshape(grad, (-1, grad.shape[-1])) if grad.ndim != 2 else grad
             if need_w:
                 x2 = tl.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
-                gw = tl.matmul(tl.matrix_transpose(g2), x2)
+                if direct:
+                    gw = _mm_2d(g2._view((g2._shape[1], g2._shape[0]),
+                                         (g2._strides[1], g2._strides[0]), g2._offset), x2)
+                if gw is None:
+                    gw = tl.matmul(tl.matrix_transpose(g2), x2)
             if need_b:
                 gb = tl.sum(g2, axis=0)
         return gx, gw, gb

@@ -129,6 +129,13 @@ def _direct_2d(x1, x2):
     return None if direct is None else direct(x1, x2)
 
 
+def mm_2d(a, b):
+    """a (M, K) @ b (K, N) for 2-D tensors of one dtype on one device through the device
+    kernel's direct route (no broadcasting, promotion or out= set-up), or None when that route
+    does not serve the call: autograd formulas call it when their backward is not recorded."""
+    return _direct_2d(a, b)
+
+
 def linear_2d(x, w, bias=None):
     """x (M, K) @ w.T + bias through the device kernel's direct route (``new_matmul`` with
     its bias), for 2-D x and w and a (N,) bias of one dtype on one device: the bias added into
