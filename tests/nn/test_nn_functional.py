@@ -685,8 +685,10 @@ def test_cuda_matches_cpu():
 @pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.float16, tl.bfloat16])
 def test_relu_bits_at_signed_zeros_nan_and_infinities(dtype):
     """relu gives +0.0 for every x <= 0 (-0.0 included), keeps nan and +inf: the bits of
-    where(x <= 0, 0, x), and the same where its gradient flows."""
-    vals = np.array([-0.0, 0.0, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e-30, -1e-30])
+    where(x <= 0, 0, x), and the same where its gradient flows (the backward reads the saved
+    output as a condition: subnormals of each dtype included)."""
+    vals = np.array([-0.0, 0.0, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e-30, -1e-30, 1e-45,
+                     -1e-45, 5e-324, -5e-324])
     x = tl.asarray(vals).astype(dtype).requires_grad_()
     y = F.relu(x)
     want = tl.where(x.detach() <= 0, 0, x.detach())

@@ -76,22 +76,26 @@ def _same_shape(a, b, op, arg):
 
 # ---------------------------------------------------------------- activations
 class ReLU(Function):
-    """relu with a one-kernel backward: the composed where(x <= 0, 0, x) would differentiate
-    as where(mask, zeros_like(grad), grad), an allocation and fill more per call. Its
-    backward is a tensorlib op, so double backward works."""
+    """relu as one kernel each way: the composed where(x <= 0, 0, x) would differentiate
+    as where(mask, zeros_like(grad), grad), an allocation and fill more per call. It saves its
+    output (as PyTorch does; the next layer usually keeps it anyway), whose nonzero elements
+    are exactly where the gradient passes: out = maximum(x, 0) is +0.0 where x <= 0 (-0.0
+    included) and x elsewhere, nan and positive subnormals too. Its backward is a tensorlib
+    op, so double backward works."""
 
     @staticmethod
     def forward(ctx, x):
-        off = x <= 0  # nan is not <= 0: it passes through
-        ctx.save_for_backward(off)
-        # maximum(x, 0.0) is where(off, 0, x) bit for bit (nan kept, -0.0 -> +0.0) and takes the
-        # Python-scalar fast path (where with a scalar operand builds a TensorIterator)
-        return tl.maximum(x, 0.0)
+        # maximum(x, 0.0) is where(x <= 0, 0, x) bit for bit (nan kept, -0.0 -> +0.0) and takes
+        # the Python-scalar fast path (where with a scalar operand builds a TensorIterator)
+        out = tl.maximum(x, 0.0)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        (off,) = ctx.saved_tensors
-        return tl.where(off, 0, grad)
+        (out,) = ctx.saved_tensors
+        # where reads its condition as bool (out != 0): one pass, no mask kept from the forward
+        return tl.where(out, grad, 0)
 
 
 def relu(input: Tensor) -> Tensor:
