@@ -134,26 +134,33 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     op = "linear"
     _tensor(input, op, "input")
     _tensor(weight, op, "weight")
-    if weight.ndim not in (1, 2):
+    # (the private fields: this runs once per layer per step)
+    wshape, xshape = weight._shape, input._shape
+    wnd = len(wshape)
+    if wnd != 1 and wnd != 2:
         raise ValueError(f"{op}(): argument 'weight' must be 1-D or 2-D (out_features, "
-                         f"in_features), got shape {weight.shape}")
-    if input.ndim == 0:
+                         f"in_features), got shape {wshape}")
+    if not xshape:
         raise ValueError(f"{op}(): argument 'input' must have at least 1 dimension, got a 0-d "
                          f"tensor")
-    if input.shape[-1] != weight.shape[-1]:
-        raise ValueError(f"{op}(): input's last dimension ({input.shape[-1]}) must equal "
-                         f"weight's in_features ({weight.shape[-1]}); input {input.shape}, "
-                         f"weight {weight.shape}")
+    if xshape[-1] != wshape[-1]:
+        raise ValueError(f"{op}(): input's last dimension ({xshape[-1]}) must equal "
+                         f"weight's in_features ({wshape[-1]}); input {xshape}, "
+                         f"weight {wshape}")
     if bias is not None:
         _tensor(bias, op, "bias")
-        n_out = weight.shape[0] if weight.ndim == 2 else 1
-        if bias.shape not in ((n_out,), ()) or (weight.ndim == 1 and bias.ndim != 0):
-            want = f"({n_out},)" if weight.ndim == 2 else "() (a 0-d tensor)"
+        n_out = wshape[0] if wnd == 2 else 1
+        bshape = bias._shape
+        if (bshape != (n_out,) and bshape != ()) or (wnd == 1 and bshape != ()):
+            want = f"({n_out},)" if wnd == 2 else "() (a 0-d tensor)"
             raise ValueError(f"{op}(): argument 'bias' must have shape {want}, got "
-                             f"{bias.shape}")
-    if weight.ndim == 2 and input.dtype.kind in "fc" and input.dtype is weight.dtype and \
-            input.device == weight.device and (bias is None or (
-                bias.dtype is input.dtype and bias.device == input.device)):
+                             f"{bshape}")
+    dtype = input._dtype
+    device = input._storage.device
+    if wnd == 2 and dtype.kind in "fc" and dtype is weight._dtype and \
+            (device is weight._storage.device or device == weight._storage.device) and (
+                bias is None or (bias._dtype is dtype and (
+                    device is bias._storage.device or device == bias._storage.device))):
         return Linear.apply(input, weight, bias)
     # mixed dtypes or devices, or a 1-D weight: the composed ops (promotion, their errors)
     out = tl.matmul(input, tl.matrix_transpose(weight) if weight.ndim == 2 else weight)
