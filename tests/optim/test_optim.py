@@ -407,6 +407,18 @@ def test_bad_input():
         tl.optim.SGD({p})
 
 
+def test_step_refuses_a_gradient_not_matching_its_parameter():
+    # the .grad setter refuses these; a gradient put there another way is still caught
+    p = tl.asarray(np.ones(3)).requires_grad_()
+    opt = tl.optim.Adam([p])
+    for bad in (tl.asarray(np.ones(4)), tl.asarray(np.ones(3, np.float32)), np.ones(3)):
+        p._autograd.grad = bad
+        err = TypeError if isinstance(bad, np.ndarray) else ValueError
+        with pytest.raises(err, match=r"Adam.step\(\): a parameter's"):
+            opt.step()
+    assert not opt.state  # nothing changed
+
+
 def test_step_bumps_version_seen_by_saved_tensors():
     # a graph that saved the parameter before the step can't silently use the new values
     p = tl.asarray(np.array([1.0, 2.0])).requires_grad_()
