@@ -18,6 +18,12 @@ Run: python benchmarks/autograd.py [--rounds N] [--only overhead,chain,mlp,xent,
   backward, with the chain's last output held by the caller and released. Target: backward
   peak <= forward peak (saved tensors freed as their node runs).
 
+PyTorch may live in a separate virtual environment: --torch-venv PATH (or
+TENSORLIB_TORCH_VENV=PATH) appends its site-packages to sys.path for this run only.
+
+--threads N runs both libraries on N threads (on a busy machine one thread each gives the
+steadier ratio: a parallel team waits for its slowest, descheduled thread).
+
 Timings are the best of N rounds (on a shared machine only the minimum is stable). Small
 matmuls are very sensitive to BLAS threads on a busy machine: the OpenBLAS thread setting is
 printed; compare runs only with the same setting.
@@ -42,8 +48,20 @@ def _best(fn, rounds, number):
     return best
 
 
-def _torch():
+def _torch(venv=None):
+    """PyTorch for the optional baseline column, or None. ``venv`` (or the environment variable
+    TENSORLIB_TORCH_VENV): a separate virtual environment holding torch, so that it need not be
+    installed beside tensorlib; its site-packages go at the END of sys.path, so this
+    interpreter's own packages (NumPy...) still win."""
+    import glob
+    import sys
     from tensorlib.bench.impls import optional_module
+    venv = venv or os.environ.get("TENSORLIB_TORCH_VENV")
+    if venv:
+        sites = sorted(glob.glob(os.path.join(venv, "lib", "python*", "site-packages")))
+        if not sites:
+            raise SystemExit(f"--torch-venv {venv!r}: no lib/python*/site-packages in it")
+        sys.path.extend(s for s in sites if s not in sys.path)
     return optional_module("torch")  # the optional baseline column only
 
 
@@ -125,20 +143,6 @@ def _mlp_data():
     return x, y, params
 
 
-def _tl_step(tl, x, y, params, opt):
-    F = tl.nn.functional
-    opt.zero_grad()
-    h = x
-    for i in range(0, len(params), 2):
-        h = F.linear(h, params[i], params[i + 1])
-        if i + 2 < len(params):
-            h = F.relu(h)
-    loss = F.cross_entropy(h, y)
-    loss.backward()
-    opt.step()
-    return loss
-
-
 class _NumpyMLP:
     """The same step by hand: ReLU MLP forward, softmax cross-entropy, backward, Adam."""
 
@@ -182,59 +186,83 @@ class _NumpyMLP:
         return loss
 
 
+def _tl_phases(tl, x, y, params, opt):
+    """One step, timed by phase: (forward incl. the loss, backward, optimizer step) in s."""
+    F = tl.nn.functional
+    opt.zero_grad()
+    t0 = time.perf_counter()
+    h = x
+    for i in range(0, len(params), 2):
+        h = F.linear(h, params[i], params[i + 1])
+        if i + 2 < len(params):
+            h = F.relu(h)
+    loss = F.cross_entropy(h, y)
+    t1 = time.perf_counter()
+    loss.backward()
+    t2 = time.perf_counter()
+    opt.step()
+    t3 = time.perf_counter()
+    return t1 - t0, t2 - t1, t3 - t2
+
+
+def _torch_phases(torch, x, y, params, opt):
+    F = torch.nn.functional
+    opt.zero_grad()
+    t0 = time.perf_counter()
+    h = x
+    for i in range(0, len(params), 2):
+        h = F.linear(h, params[i], params[i + 1])
+        if i + 2 < len(params):
+            h = torch.relu(h)
+    loss = F.cross_entropy(h, y)
+    t1 = time.perf_counter()
+    loss.backward()
+    t2 = time.perf_counter()
+    opt.step()
+    t3 = time.perf_counter()
+    return t1 - t0, t2 - t1, t3 - t2
+
+
 def bench_mlp(tl, torch, rounds):
     xn, yn, pn = _mlp_data()
     x, y = tl.asarray(xn), tl.asarray(yn)
     params = [tl.asarray(p).requires_grad_() for p in pn]
     opt = tl.optim.Adam(params, lr=1e-3)
     ref = _NumpyMLP(pn)
-    for _ in range(3):  # warm
-        _tl_step(tl, x, y, params, opt)
-        ref.step(xn, yn)
-    ours = theirs = float("inf")
-    for _ in range(rounds):
-        ours = min(ours, _best(lambda: _tl_step(tl, x, y, params, opt), 1, 3))
-        theirs = min(theirs, _best(lambda: ref.step(xn, yn), 1, 3))
-    print(f"mlp       784-512-512-10 b256 f32 step  {ours * 1e3:8.2f} ms   NumPy by hand "
-          f"{theirs * 1e3:.2f} ms   ratio {ours / theirs:5.2f}x")
-    # where the time goes (one step, split by phase)
-    F = tl.nn.functional
-    phases = {"forward": float("inf"), "backward": float("inf"), "adam": float("inf")}
-    for _ in range(rounds):
-        opt.zero_grad()
-        t0 = time.perf_counter()
-        h = x
-        for i in range(0, len(params), 2):
-            h = F.linear(h, params[i], params[i + 1])
-            if i + 2 < len(params):
-                h = F.relu(h)
-        loss = F.cross_entropy(h, y)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        t3 = time.perf_counter()
-        for k, v in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
-            phases[k] = min(phases[k], v)
-    print("mlp       phases: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in phases.items()))
-    ratio_torch = None
+    steps = {"tensorlib": lambda: _tl_phases(tl, x, y, params, opt),
+             "numpy": lambda: ref.step(xn, yn)}
     if torch is not None:
         tp = [torch.tensor(p, requires_grad=True) for p in pn]
         topt = torch.optim.Adam(tp, lr=1e-3)
         tx, ty = torch.tensor(xn), torch.tensor(yn)
-
-        def tstep():
-            topt.zero_grad()
-            h = tx
-            for i in range(0, len(tp), 2):
-                h = torch.nn.functional.linear(h, tp[i], tp[i + 1])
-                if i + 2 < len(tp):
-                    h = torch.relu(h)
-            torch.nn.functional.cross_entropy(h, ty).backward()
-            topt.step()
-        for _ in range(3):
-            tstep()
-        tt = _best(tstep, rounds, 3)
+        steps["torch"] = lambda: _torch_phases(torch, tx, ty, tp, topt)
+    for _ in range(3):  # warm
+        for step in steps.values():
+            step()
+    # interleaved: each round runs 3 steps of each, so load changes hit all alike; a pause
+    # before each library's turn lets the previous one's idle worker threads go to sleep
+    # (OpenBLAS's spin ~0.1 s after a multi-threaded call, and would hold a core the next
+    # library's thread team waits for)
+    best = {k: float("inf") for k in steps}
+    phases = {k: [float("inf")] * 3 for k in steps if k != "numpy"}
+    for _ in range(rounds):
+        for k, step in steps.items():
+            time.sleep(0.2)
+            for _ in range(3):
+                t0 = time.perf_counter()
+                ph = step()
+                best[k] = min(best[k], time.perf_counter() - t0)
+                if k in phases:
+                    phases[k] = [min(a, b) for a, b in zip(phases[k], ph)]
+    ours, theirs = best["tensorlib"], best["numpy"]
+    print(f"mlp       784-512-512-10 b256 f32 step  {ours * 1e3:8.2f} ms   NumPy by hand "
+          f"{theirs * 1e3:.2f} ms   ratio {ours / theirs:5.2f}x")
+    for k, ph in phases.items():  # where the time goes (best of each phase on its own)
+        print(f"mlp       {k} phases: " + ", ".join(
+            f"{n} {v * 1e3:.2f} ms" for n, v in zip(("forward", "backward", "step"), ph)))
+    ratio_torch = None
+    if torch is not None:
+        tt = best["torch"]
         ratio_torch = ours / tt
         print(f"mlp       torch: {tt * 1e3:.2f} ms/step, ratio {ratio_torch:.2f}x (target <= 1.0x)")
     return ours / theirs, ratio_torch
@@ -327,11 +355,23 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default="overhead,chain,mlp,xent,memory")
+    parser.add_argument("--torch-venv", default=None,
+                        help="a virtual environment holding torch for the baseline column "
+                             "(default: $TENSORLIB_TORCH_VENV, else torch if importable)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads for both libraries (tensorlib's Numba team and BLAS, "
+                             "PyTorch's intra-op pool); default: every core")
     args = parser.parse_args(argv)
     which = set(args.only.split(","))
+    if args.threads:  # before tensorlib imports Numba, which reads it once
+        os.environ["NUMBA_NUM_THREADS"] = str(args.threads)
 
     import tensorlib as tl
-    torch = _torch()
+    torch = _torch(args.torch_venv)
+    if torch is not None and args.threads:
+        torch.set_num_threads(args.threads)
+    if hasattr(os, "getloadavg"):
+        print("load average %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg())
     print(f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', '(unset)')}, "
           f"{os.cpu_count()} CPUs; PyTorch column: {'yes' if torch else 'no (not installed)'}")
     # the machine's speed right now, for reading the absolute figures (a shared machine under

@@ -466,6 +466,48 @@ def test_custom_function_mark_dirty():
     assert x.grad.numpy()[0] == 2.0
 
 
+def test_custom_function_grad_mode_aliases_and_missing_grads():
+    """forward runs with recording off and the mode comes back (also when forward raises);
+    under no_grad nothing is recorded; an input returned as is becomes a new alias with the
+    node as its history; a second output whose gradient never arrives gets zeros."""
+    modes = []
+
+    class Split(Function):  # (a, b) -> (a, a * b)
+        @staticmethod
+        def forward(ctx, a, b):
+            modes.append(tl.is_grad_enabled())
+            assert (a * 2.0).grad_fn is None  # ops inside record nothing
+            ctx.save_for_backward(a, b)
+            return a, a * b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            a, b = ctx.saved_tensors
+            return ga + gab * b, gab * a
+
+    class Boom(Function):
+        @staticmethod
+        def forward(ctx, a):
+            raise ValueError("boom")
+
+    x, y = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    same, prod = Split.apply(x, y)
+    assert modes == [False] and tl.is_grad_enabled()
+    assert same is not x and same.grad_fn is prod.grad_fn
+    np.testing.assert_array_equal(same.numpy(), x.numpy())
+    prod.sum().backward()  # no gradient reaches `same`: it is materialized as zeros
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 2.0])
+    assert gradcheck(lambda a, b: Split.apply(a, b)[1], [leaf([0.5, -1.5]), leaf([2.0, 0.25])])
+    with pytest.raises(ValueError, match="boom"):
+        Boom.apply(x)
+    assert tl.is_grad_enabled()
+    with tl.no_grad():
+        out = Split.apply(x, y)
+    assert out[1].grad_fn is None and not out[1].requires_grad
+    assert tl.is_grad_enabled()
+
+
 def test_gradcheck_reports_mismatch():
     class Wrong(Function):
         @staticmethod

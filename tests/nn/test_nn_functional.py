@@ -104,6 +104,73 @@ def test_linear_values_and_gradcheck():
     assert gradcheck(F.linear, [_t(x[0]), _t(w1), _t(b1)])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_2d_bias_added_into_the_product(dtype):
+    """2-D CPU linear adds its bias into the fresh product in one call: the bits of the
+    composed matmul + add, for a contiguous, a strided bias and a transposed (strided) weight;
+    gradients against finite differences."""
+    rng = np.random.default_rng(11)
+    x = tl.asarray(rng.standard_normal((7, 5)).astype(dtype))
+    w = tl.asarray(rng.standard_normal((6, 5)).astype(dtype))
+    wt = tl.matrix_transpose(tl.asarray(rng.standard_normal((5, 6)).astype(dtype)))
+    b = tl.asarray(rng.standard_normal(6).astype(dtype))
+    b_strided = tl.asarray(rng.standard_normal(12).astype(dtype))[::2]
+    for weight in (w, wt):
+        for bias in (b, b_strided, None):
+            got = F.linear(x, weight, bias)
+            composed = tl.matmul(x, tl.matrix_transpose(weight))
+            if bias is not None:
+                composed = composed + bias
+            assert got.dtype == x.dtype and got.shape == (7, 6) and got.is_contiguous()
+            np.testing.assert_array_equal(_np(got), _np(composed))
+            want = _np(x).astype(np.float64) @ _np(weight).astype(np.float64).T
+            if bias is not None:
+                want = want + _np(bias)
+            np.testing.assert_allclose(_np(got), want, rtol=1e-5 if dtype == np.float32
+                                       else 1e-12, atol=1e-5 if dtype == np.float32 else 0)
+    assert gradcheck(F.linear, [_t(_np(x)), _t(_np(w)), _t(_np(b))])
+    assert gradcheck(F.linear, [_t(_np(x)), _t(_np(wt)), _t(_np(b_strided))])
+
+
+def test_linear_2d_backward_direct_and_recorded_agree():
+    """A 2-D backward that is not recorded calls the matmul kernel directly (grad^T as a view);
+    under create_graph it runs the ops: both give the same bits, and the values of the
+    float64 NumPy products."""
+    rng = np.random.default_rng(13)
+    xn = rng.standard_normal((9, 5)).astype(np.float32)
+    wn = rng.standard_normal((4, 5)).astype(np.float32)
+    bn = rng.standard_normal(4).astype(np.float32)
+    gn = rng.standard_normal((9, 4)).astype(np.float32)
+    grads = []
+    for create_graph in (False, True):
+        x, w, b = (tl.asarray(a).requires_grad_() for a in (xn, wn, bn))
+        got = tl.autograd.grad(F.linear(x, w, b), (x, w, b), tl.asarray(gn),
+                               create_graph=create_graph)
+        grads.append([_np(t) for t in got])
+    for direct, recorded in zip(*grads):
+        np.testing.assert_array_equal(direct, recorded)
+    g64 = gn.astype(np.float64)
+    for got, want in zip(grads[0], (g64 @ wn, g64.T @ xn, g64.sum(axis=0))):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_traced_and_profiled_record_ops():
+    """The 2-D route adds the bias outside the dispatcher: under tl.jit.trace and the profiler
+    linear runs the ops (matmul, add), so the trace replays it and the profiler counts them."""
+    rng = np.random.default_rng(12)
+    x = tl.asarray(rng.standard_normal((3, 4)).astype(np.float32))
+    w = tl.asarray(rng.standard_normal((2, 4)).astype(np.float32))
+    b = tl.asarray(rng.standard_normal(2).astype(np.float32))
+    traced = tl.jit.trace(lambda a: F.linear(a, w, b), (x,))
+    assert "matmul" in str(traced.graph) and "add" in str(traced.graph)
+    x2 = x * 2 + 1
+    np.testing.assert_array_equal(_np(traced(x2)), _np(F.linear(x2, w, b)))
+    with tl.profiler.profile() as prof:
+        F.linear(x, w, b)
+    rows = {r.key: r.count for r in prof.key_averages()}
+    assert rows.get("matmul") == 1 and rows.get("add") == 1
+
+
 def test_linear_bad_input():
     x, w = _t(np.ones((2, 4)), False), _t(np.ones((3, 4)), False)
     with pytest.raises(ValueError, match=r"linear\(\).*in_features"):
@@ -618,8 +685,10 @@ def test_cuda_matches_cpu():
 @pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.float16, tl.bfloat16])
 def test_relu_bits_at_signed_zeros_nan_and_infinities(dtype):
     """relu gives +0.0 for every x <= 0 (-0.0 included), keeps nan and +inf: the bits of
-    where(x <= 0, 0, x), and the same where its gradient flows."""
-    vals = np.array([-0.0, 0.0, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e-30, -1e-30])
+    where(x <= 0, 0, x), and the same where its gradient flows (the backward reads the saved
+    output as a condition: subnormals of each dtype included)."""
+    vals = np.array([-0.0, 0.0, -1.5, 2.5, np.nan, np.inf, -np.inf, 1e-30, -1e-30, 1e-45,
+                     -1e-45, 5e-324, -5e-324])
     x = tl.asarray(vals).astype(dtype).requires_grad_()
     y = F.relu(x)
     want = tl.where(x.detach() <= 0, 0, x.detach())

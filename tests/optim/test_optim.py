@@ -117,6 +117,8 @@ def test_big_steps_run_in_chunks_like_small_ones(monkeypatch, name, kw, parallel
     monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
     monkeypatch.setattr(cores, "parallel_ready", lambda *a: parallel)
     monkeypatch.setattr(cores, "threads", lambda: 2)  # no one-thread cool-down on a busy machine
+    from tensorlib.kernels.cpu import matmul as cpu_matmul
+    monkeypatch.setattr(cpu_matmul, "_team_call_end", [float("-inf")])  # no BLAS team spinning
     used = []
     real_launch = cpu_streams.launch
     monkeypatch.setattr(cpu_streams, "launch",
@@ -143,6 +145,51 @@ def test_big_steps_run_in_chunks_like_small_ones(monkeypatch, name, kw, parallel
     pair = _fused._pair(_fused._cpu_module(tl.float32), kname)
     assert len(used) == 3 and all(
         fn is (pair.parallel if parallel else pair.serial) for fn in used)
+
+
+def test_step_after_a_multithreaded_matmul_runs_serially(monkeypatch):
+    """OpenBLAS's threads spin for ~0.1 s after a matmul they ran: a step within BLAS_SPIN_S of
+    one takes the serial twin (a parallel team would wait for a core a spinner holds), later
+    steps the parallel one again; the values match the reference either way."""
+    from tensorlib.kernels.cpu import matmul as cpu_matmul
+    from tensorlib.optim import _fused
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(_fused, "CHUNK", 1000)
+    monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
+    monkeypatch.setattr(cores, "parallel_ready", lambda *a: True)
+    monkeypatch.setattr(cores, "threads", lambda: 2)  # as on an idle 2-core machine
+    monkeypatch.setattr(cpu_matmul, "_team_call_end", [float("-inf")])
+    clock = [1000.0]
+    monkeypatch.setattr(cpu_matmul, "_mono", lambda: clock[0])
+    used = []
+    real_launch = cpu_streams.launch
+    monkeypatch.setattr(cpu_streams, "launch",
+                        lambda fn, name, *a: (used.append(fn) if name.startswith("optim.")
+                                              else None) or real_launch(fn, name, *a))
+    # a matmul below BLAS_PARALLEL_WORK runs on one BLAS thread: no spinner left behind
+    a = tl.asarray(np.ones((4, 4), np.float32))
+    tl.matmul(a, a)
+    assert not cpu_matmul.blas_team_spinning()
+    # one at or above it runs on the team
+    n = 128
+    assert n ** 3 >= cores.BLAS_PARALLEL_WORK
+    big = tl.asarray(np.ones((n, n), np.float32))
+    np.testing.assert_array_equal(tl.matmul(big, big).numpy(), np.full((n, n), n, np.float32))
+    assert cpu_matmul.blas_team_spinning()
+    rng = np.random.default_rng(21)
+    p0 = rng.standard_normal(3001)
+    grads = _grads(rng, (3001,), 2)
+    p = tl.asarray(p0).astype(tl.float32).requires_grad_()
+    opt = tl.optim.Adam([p], lr=0.01)
+    p.grad = tl.asarray(grads[0]).astype(tl.float32)
+    opt.step()  # right after the team's matmul
+    clock[0] += 2 * cpu_matmul.BLAS_SPIN_S
+    assert not cpu_matmul.blas_team_spinning()
+    p.grad = tl.asarray(grads[1]).astype(tl.float32)
+    opt.step()  # the spinners are asleep by now
+    pair = _fused._pair(_fused._cpu_module(tl.float32), "adam")
+    assert used == [pair.serial, pair.parallel]
+    np.testing.assert_allclose(_host(p), adam_ref(p0, grads, lr=0.01), rtol=2e-6, atol=2e-6)
 
 
 @pytest.mark.parametrize("dtype", [tl.float16, tl.bfloat16])
@@ -358,6 +405,18 @@ def test_bad_input():
     assert all(st["step"] == 0 for st in opt.state.values())  # refused before any change
     with pytest.raises(TypeError, match=r"SGD\(\): parameters must be an ordered collection"):
         tl.optim.SGD({p})
+
+
+def test_step_refuses_a_gradient_not_matching_its_parameter():
+    # the .grad setter refuses these; a gradient put there another way is still caught
+    p = tl.asarray(np.ones(3)).requires_grad_()
+    opt = tl.optim.Adam([p])
+    for bad in (tl.asarray(np.ones(4)), tl.asarray(np.ones(3, np.float32)), np.ones(3)):
+        p._autograd.grad = bad
+        err = TypeError if isinstance(bad, np.ndarray) else ValueError
+        with pytest.raises(err, match=r"Adam.step\(\): a parameter's"):
+            opt.step()
+    assert not opt.state  # nothing changed
 
 
 def test_step_bumps_version_seen_by_saved_tensors():

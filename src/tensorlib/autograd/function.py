@@ -7,13 +7,16 @@ argument.
 """
 from __future__ import annotations
 
+from ..dispatch.keys import AUTOGRAD_BIT, set_tls_keys, tls
 from ..tensor import Tensor
-from .grad_mode import is_grad_enabled, no_grad
+from .grad_mode import is_grad_enabled
 from .graph import Node, SavedTensor, attach_output, edge_of, requires_grad
 from ..dispatch.namespace import ops as tl
 from .views import after_inplace
 
 __all__ = ["Function", "FunctionCtx"]
+
+_NO_EDGE = (None, 0)
 
 
 class FunctionCtx:
@@ -48,8 +51,8 @@ class FunctionCtx:
                                f"first backward()")
         saved = self._saved or ()
         record = is_grad_enabled()
-        return tuple(s.unpack(self._name, record) if isinstance(s, SavedTensor) else s
-                     for s in saved)
+        return tuple([s.unpack(self._name, record) if s.__class__ is SavedTensor else s
+                      for s in saved])
 
 
 class _FunctionNode(Node):
@@ -65,8 +68,11 @@ class _FunctionNode(Node):
     def apply(self, grads):
         ctx = self.ctx
         if ctx.materialize_grads:
-            grads = [g if g is not None else tl.zeros(m[0], dtype=m[1], device=m[2])
-                     for g, m in zip(grads, self.out_meta)]
+            for g in grads:  # (not `None in grads`: that compares tensors with ==)
+                if g is None:
+                    grads = [g if g is not None else tl.zeros(m[0], dtype=m[1], device=m[2])
+                             for g, m in zip(grads, self.out_meta)]
+                    break
         res = self.cls.backward(ctx, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -95,35 +101,46 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        record = is_grad_enabled() and any(requires_grad(a) for a in args)
-        needs = tuple(requires_grad(a) for a in args)
+        # (this runs on every call of nn's Linear / ReLU / CrossEntropy: plain loops and one
+        # switch of the exclude set instead of generators and a no_grad() context object)
+        needs = tuple(map(requires_grad, args))
         ctx = FunctionCtx(cls.__name__, needs)
-        with no_grad():
+        excluded = tls.excluded
+        record = not excluded & AUTOGRAD_BIT and True in needs
+        if excluded & AUTOGRAD_BIT:
             out = cls.forward(ctx, *args)
+        else:
+            set_tls_keys(tls.included, excluded | AUTOGRAD_BIT)  # no_grad
+            try:
+                out = cls.forward(ctx, *args)
+            finally:
+                set_tls_keys(tls.included, excluded)
         if not record:
             return out
         single = not isinstance(out, tuple)
-        outs = (out,) if single else out
-        node = _FunctionNode(tuple(edge_of(a) if isinstance(a, Tensor) else (None, 0)
-                                   for a in args), len(outs))
+        outs = [out] if single else list(out)
+        node = _FunctionNode(tuple([edge_of(a) if isinstance(a, Tensor) else _NO_EDGE
+                                    for a in args]), len(outs))
         node.cls = cls
         node.ctx = ctx
-        node.out_meta = [(t.shape, t.dtype, t.device) if isinstance(t, Tensor) else None
+        node.out_meta = [(t._shape, t._dtype, t.device) if isinstance(t, Tensor) else None
                          for t in outs]
-        dirty = {id(t) for t in ctx._dirty}
-        outs = list(outs)
+        dirty = {id(t) for t in ctx._dirty} if ctx._dirty else ()
         for i, t in enumerate(outs):
             if not isinstance(t, Tensor):
                 continue
-            if id(t) in dirty:
+            if dirty and id(t) in dirty:
                 after_inplace(t, node) if i == 0 else attach_output(t, node, i)
                 continue
-            if any(t is a for a in args):
-                # an input returned as is: the output is a new alias with its own history
-                t = outs[i] = t.detach()
+            for a in args:
+                if t is a:
+                    # an input returned as is: the output is a new alias with its own history
+                    t = outs[i] = t.detach()
+                    break
             attach_output(t, node, i)
         if ctx._saved is not None:
-            ctx._saved = tuple(_save(t, cls.__name__, node, outs) for t in ctx._saved)
+            name = cls.__name__
+            ctx._saved = tuple([_save(t, name, node, outs) for t in ctx._saved])
         return outs[0] if single else tuple(outs)
 
 

@@ -14,6 +14,8 @@ import tensorlib as tl
 from ..autograd.function import Function
 from ..dispatch import keys as _keys
 from ..ops import cross_entropy as _xent
+from ..autograd.grad_mode import is_grad_enabled
+from ..ops.matmul import linear_2d as _linear_2d, mm_2d as _mm_2d
 from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -74,22 +76,26 @@ def _same_shape(a, b, op, arg):
 
 # ---------------------------------------------------------------- activations
 class ReLU(Function):
-    """relu with a one-kernel backward: the composed where(x <= 0, 0, x) would differentiate
-    as where(mask, zeros_like(grad), grad), an allocation and fill more per call. Its
-    backward is a tensorlib op, so double backward works."""
+    """relu as one kernel each way: the composed where(x <= 0, 0, x) would differentiate
+    as where(mask, zeros_like(grad), grad), an allocation and fill more per call. It saves its
+    output (as PyTorch does; the next layer usually keeps it anyway), whose nonzero elements
+    are exactly where the gradient passes: out = maximum(x, 0) is +0.0 where x <= 0 (-0.0
+    included) and x elsewhere, nan and positive subnormals too. Its backward is a tensorlib
+    op, so double backward works."""
 
     @staticmethod
     def forward(ctx, x):
-        off = x <= 0  # nan is not <= 0: it passes through
-        ctx.save_for_backward(off)
-        # maximum(x, 0.0) is where(off, 0, x) bit for bit (nan kept, -0.0 -> +0.0) and takes the
-        # Python-scalar fast path (where with a scalar operand builds a TensorIterator)
-        return tl.maximum(x, 0.0)
+        # maximum(x, 0.0) is where(x <= 0, 0, x) bit for bit (nan kept, -0.0 -> +0.0) and takes
+        # the Python-scalar fast path (where with a scalar operand builds a TensorIterator)
+        out = tl.maximum(x, 0.0)
+        ctx.save_for_backward(out)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        (off,) = ctx.saved_tensors
-        return tl.where(off, 0, grad)
+        (out,) = ctx.saved_tensors
+        # where reads its condition as bool (out != 0): one pass, no mask kept from the forward
+        return tl.where(out, grad, 0)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -128,26 +134,33 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     op = "linear"
     _tensor(input, op, "input")
     _tensor(weight, op, "weight")
-    if weight.ndim not in (1, 2):
+    # (the private fields: this runs once per layer per step)
+    wshape, xshape = weight._shape, input._shape
+    wnd = len(wshape)
+    if wnd != 1 and wnd != 2:
         raise ValueError(f"{op}(): argument 'weight' must be 1-D or 2-D (out_features, "
-                         f"in_features), got shape {weight.shape}")
-    if input.ndim == 0:
+                         f"in_features), got shape {wshape}")
+    if not xshape:
         raise ValueError(f"{op}(): argument 'input' must have at least 1 dimension, got a 0-d "
                          f"tensor")
-    if input.shape[-1] != weight.shape[-1]:
-        raise ValueError(f"{op}(): input's last dimension ({input.shape[-1]}) must equal "
-                         f"weight's in_features ({weight.shape[-1]}); input {input.shape}, "
-                         f"weight {weight.shape}")
+    if xshape[-1] != wshape[-1]:
+        raise ValueError(f"{op}(): input's last dimension ({xshape[-1]}) must equal "
+                         f"weight's in_features ({wshape[-1]}); input {xshape}, "
+                         f"weight {wshape}")
     if bias is not None:
         _tensor(bias, op, "bias")
-        n_out = weight.shape[0] if weight.ndim == 2 else 1
-        if bias.shape not in ((n_out,), ()) or (weight.ndim == 1 and bias.ndim != 0):
-            want = f"({n_out},)" if weight.ndim == 2 else "() (a 0-d tensor)"
+        n_out = wshape[0] if wnd == 2 else 1
+        bshape = bias._shape
+        if (bshape != (n_out,) and bshape != ()) or (wnd == 1 and bshape != ()):
+            want = f"({n_out},)" if wnd == 2 else "() (a 0-d tensor)"
             raise ValueError(f"{op}(): argument 'bias' must have shape {want}, got "
-                             f"{bias.shape}")
-    if weight.ndim == 2 and input.dtype.kind in "fc" and input.dtype is weight.dtype and \
-            input.device == weight.device and (bias is None or (
-                bias.dtype is input.dtype and bias.device == input.device)):
+                             f"{bshape}")
+    dtype = input._dtype
+    device = input._storage.device
+    if wnd == 2 and dtype.kind in "fc" and dtype is weight._dtype and \
+            (device is weight._storage.device or device == weight._storage.device) and (
+                bias is None or (bias._dtype is dtype and (
+                    device is bias._storage.device or device == bias._storage.device))):
         return Linear.apply(input, weight, bias)
     # mixed dtypes or devices, or a 1-D weight: the composed ops (promotion, their errors)
     out = tl.matmul(input, tl.matrix_transpose(weight) if weight.ndim == 2 else weight)
@@ -165,6 +178,12 @@ class Linear(Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
+        # 2-D on the CPU: one call adds the bias into the fresh product (no add's allocation,
+        # broadcast set-up and dispatch); not while tracing: the tracer must see the ops
+        if not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT):
+            out = _linear_2d(x, w, b)
+            if out is not None:
+                return out
         out = tl.matmul(x, tl.matrix_transpose(w))
         if b is not None:
             # out of place: a loop writing the array it reads does not vectorize (LLVM's overlap
@@ -177,13 +196,23 @@ class Linear(Function):
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         gx = gw = gb = None
+        # 2-D, not recorded (no create_graph), not traced: the products straight through the
+        # device kernel's direct route (a transposed view of grad, no copy); None falls back
+        direct = (grad.ndim == 2 and x.ndim == 2 and not is_grad_enabled()
+                  and not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT))
         if need_x:
-            gx = tl.matmul(grad, w)
+            gx = _mm_2d(grad, w) if direct else None
+            if gx is None:
+                gx = tl.matmul(grad, w)
         if need_w or need_b:
             g2 = tl.reshape(grad, (-1, grad.shape[-1])) if grad.ndim != 2 else grad
             if need_w:
                 x2 = tl.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
-                gw = tl.matmul(tl.matrix_transpose(g2), x2)
+                if direct:
+                    gw = _mm_2d(g2._view((g2._shape[1], g2._shape[0]),
+                                         (g2._strides[1], g2._strides[0]), g2._offset), x2)
+                if gw is None:
+                    gw = tl.matmul(tl.matrix_transpose(g2), x2)
             if need_b:
                 gb = tl.sum(g2, axis=0)
         return gx, gw, gb

@@ -129,6 +129,30 @@ def _direct_2d(x1, x2):
     return None if direct is None else direct(x1, x2)
 
 
+def mm_2d(a, b):
+    """a (M, K) @ b (K, N) for 2-D tensors of one dtype on one device through the device
+    kernel's direct route (no broadcasting, promotion or out= set-up), or None when that route
+    does not serve the call: autograd formulas call it when their backward is not recorded."""
+    return _direct_2d(a, b)
+
+
+def linear_2d(x, w, bias=None):
+    """x (M, K) @ w.T + bias through the device kernel's direct route (``new_matmul`` with
+    its bias), for 2-D x and w and a (N,) bias of one dtype on one device: the bias added into
+    the fresh product, no transposed copy of w. None when that route does not serve the call
+    (the caller then composes matmul and add)."""
+    if len(x._shape) != 2 or len(w._shape) != 2 or x._dtype is not w._dtype:
+        return None
+    device = x._storage.device
+    if device is not w._storage.device and device != w._storage.device:
+        return None
+    direct = getattr(_stub.kernel_for(device.type, x._dtype), "new_matmul", None)
+    if direct is None:
+        return None
+    wt = w._view((w._shape[1], w._shape[0]), (w._strides[1], w._strides[0]), w._offset)
+    return direct(x, wt) if bias is None else direct(x, wt, bias)
+
+
 def _matmul(op, x1, x2, out):
     if out is None:
         res = _direct_2d(x1, x2)

@@ -154,7 +154,9 @@ class Optimizer:
         if not isinstance(grad, Tensor):
             raise TypeError(f"{name}.step(): a parameter's .grad must be a Tensor, got "
                             f"{type(grad).__name__}")
-        if grad.shape != p.shape or grad.dtype is not p.dtype or grad.device != p.device:
+        # (private fields, devices compared by identity first: this runs per parameter per step)
+        gd, pd = grad._storage.device, p._storage.device
+        if grad._shape != p._shape or grad._dtype is not p._dtype or (gd is not pd and gd != pd):
             raise ValueError(f"{name}.step(): a parameter's gradient must match it in shape, "
                              f"dtype and device: parameter {p.shape} {p.dtype} on {p.device}, "
                              f"gradient {grad.shape} {grad.dtype} on {grad.device}")

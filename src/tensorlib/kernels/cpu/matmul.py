@@ -18,6 +18,7 @@ bit for bit, and 32-bit lanes vectorise several times faster than 64-bit ones.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from ...runtime.cpu.streams import launch
 from ...storage import Storage
 from ...tensor import Tensor
 
-__all__ = ["matmul_kernel", "BLAS_DTYPES"]
+__all__ = ["matmul_kernel", "BLAS_DTYPES", "blas_team_spinning"]
 
 BLAS_DTYPES = frozenset({_dt.float32, _dt.float64, _dt.complex64, _dt.complex128})
 
@@ -246,8 +247,30 @@ def _kernel_view(t):
     return strided_array(t, t._dtype.storage_np_dtype)
 
 
+# After a multi-threaded call OpenBLAS's worker threads spin, without yielding, for 2**28
+# cycles (OPENBLAS_THREAD_TIMEOUT's default: ~0.1 s at 2-3 GHz) before they sleep. A Numba
+# parallel kernel launched meanwhile shares a core with a spinner: measured on 2 idle cores
+# (the MLP step of benchmarks/autograd.py, Adam's parallel twin right after the last GEMM of
+# the backward), its end-of-loop barrier waited one scheduler tick (~4 ms) on every step, and
+# that stall put every parallel kernel and BLAS call on one thread (runtime/cpu/cores.py's
+# cool-down). Callers with a serial alternative ask blas_team_spinning() first.
+BLAS_SPIN_S = 0.15
+_team_call_end = [float("-inf")]  # _mono() after the last BLAS call run by the team
+_mono = time.monotonic
+
+
 def _blas_call(av, bv, ov, conj_a):
-    cores.blas_call(_blas_matmul_now, (av, bv, ov, conj_a), ov.size * av.shape[-1])
+    work = ov.size * av.shape[-1]
+    team = work >= cores.BLAS_PARALLEL_WORK and cores.threads() > 1  # as blas_call decides
+    cores.blas_call(_blas_matmul_now, (av, bv, ov, conj_a), work)
+    if team:
+        _team_call_end[0] = _mono()
+
+
+def blas_team_spinning() -> bool:
+    """Whether OpenBLAS's worker threads may still be spinning after a multi-threaded matmul
+    (see BLAS_SPIN_S): a memory-bound parallel kernel then runs faster on one thread."""
+    return _mono() - _team_call_end[0] < BLAS_SPIN_S
 
 
 def _blas_matmul_now(av, bv, ov, conj_a):
@@ -264,12 +287,16 @@ def matmul_kernel(a, b, out, conj_a=False):
         _numba_matmul(a, b, out)
 
 
-def new_matmul(a, b):
+def new_matmul(a, b, bias=None):
     """a (M, K) @ b (K, N) into a new C-order tensor, for 2-D CPU tensors of one BLAS dtype
     whose matrices BLAS takes as they are, K > 0, on the default CPU stream and outside the
-    profiler (queued CPU-stream writers of the operands are waited for by Storage.typed): what the stub kernel computes for them, without ops/matmul's general set-up
-    (broadcasting, promotion, out= checks). None for any other call: the general path serves
-    it. ops/matmul calls it after checking both are 2-D on one device with one dtype."""
+    profiler (queued CPU-stream writers of the operands are waited for by Storage.typed): what
+    the stub kernel computes for them, without ops/matmul's general set-up (broadcasting,
+    promotion, out= checks). With ``bias`` (a CPU tensor of shape (N,) and the same dtype)
+    the result is the product + bias, added in place into the fresh product (the bits of a
+    separate add, without its allocation and pass of writes). None for any other call: the
+    general path serves it. ops/matmul calls it after checking both are 2-D on one device
+    with one dtype."""
     dtype = a._dtype
     if dtype not in BLAS_DTYPES or not _streams.runs_inline():
         return None
@@ -277,8 +304,15 @@ def new_matmul(a, b):
     n = b._shape[1]
     if not (k and m and n) or b._shape[0] != k or not (_blas_ready(a) and _blas_ready(b)):
         return None
+    if bias is not None and (bias._shape != (n,) or bias._dtype is not dtype
+                             or bias._storage.device.type != "cpu"):
+        return None
     res = Tensor._make(Storage.allocate(m * n * dtype.itemsize), (m, n), (n, 1), 0, dtype)
-    _blas_call(_kernel_view(a), _kernel_view(b), _kernel_view(res), False)
+    out = _kernel_view(res)
+    _blas_call(_kernel_view(a), _kernel_view(b), out, False)
+    if bias is not None:
+        # the rows in place: NumPy's loop takes the exact alias of out as its input
+        np.add(out, _kernel_view(bias), out=out)
     return res
 
 
