@@ -155,6 +155,20 @@ def chunk_counts_all(k, nch, out):
                 h[ps, (v >> np.uint64(8 * ps)) & U255] += 1
 """
 
+_COMPOSE = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def compose(src, out, rows, n, desc):
+    # argsort of keys up to 32 bits: out[r * n + i] <- key << (64 - BITS) | i, one uint64 per
+    # element, all distinct, whose order is the stable order of the row (bits of a descending
+    # key above BITS shift out)
+    dm = ALL if desc else np.uint64(0)
+    sh = np.uint64(64 - BITS)
+    for r in range(rows):
+        b = r * n
+        for i in range(n):
+            out[b + i] = ((tokey(src[b + i]) ^ dm) << sh) | np.uint64(i)
+"""
+
 _VARIANTS = """
 @njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
 def prepare_NAME(src, keys, pay, n, desc):

@@ -254,21 +254,42 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
 
 
 
+# Value sorts of these dtypes are NumPy's sort (x86-simd-sort's AVX-512 / AVX2 quicksort, one
+# thread: nothing to stall on a busy machine) plus a fix-up of the nan and zero runs (_np_fix).
+# Measured 2026-12-05 on this 2-core AVX-512 VM, float32, against the radix sorts: one row of
+# 1e5 0.26 ms vs 0.87, 1e6 3.9 vs 17 ms (2 threads); 64-bit keys 1e5 0.45 vs 3.0 ms (8 byte
+# passes); rows of 16+ elements as fast as the network or faster. Not float16 / bfloat16
+# (NumPy's sort of them is no faster than the radix rows), nor 1-byte keys (a counting sort
+# is 10-30x faster than NumPy's there).
+NP_VALUES = frozenset({"float32", "float64", "int16", "uint16", "int32", "uint32", "int64",
+                       "uint64"})
+NP_MIN_ROW = 16   # many rows shorter than this: the network (per-row sort calls cost more)
+FIX_ROWS_PY = 32  # rows to fix up one by one in NumPy; more: fix_rows (a kernel to compile)
+
+
 def sort_kernel(src, values, indices, descending):
     """src: contiguous (rows, n) tensor (any real dtype or bool), sorted along its last dim
     into ``values`` (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
     host_sync()  # several passes with host-side bookkeeping: run in stream order, inline
     dtype = src._dtype
-    mod = _module(dtype)
     total = src._numel
     if total == 0:
         return
     n = src._shape[-1] if src._shape else 1
     rows = total // n
     raw = raw_view(src)
+    desc = bool(descending)
+    width = raw.dtype.itemsize
+    if values is not None and dtype.name in NP_VALUES and (
+            n >= NP_MIN_ROW or rows < lanes(width)):
+        _np_values(dtype, raw, raw_view(values), rows, n, desc)
+        return
+    mod = _module(dtype)
+    if values is None and width <= 4 and n <= 1 << (64 - 8 * width):
+        _composite_argsort(mod, dtype, raw, indices, rows, n, desc)
+        return
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
-    desc = bool(descending)
     if values is not None:
         _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
@@ -301,6 +322,100 @@ def sort_kernel(src, values, indices, descending):
             cores.run(mod.rows_parallel, (keys, pay, rows, n, nch))
         else:
             mod.rows_serial(keys, pay, rows, n)
+
+
+_np_dtype: dict = {}
+
+
+def _np_values(dtype, raw, out, rows, n, desc):
+    """Value sort of the rows of raw (unsigned view) into out by NumPy's sort (not stable:
+    where that shows, nan payloads and zero signs, _np_fix puts the input's back)."""
+    nd = _np_dtype.get(dtype)
+    if nd is None:
+        nd = _np_dtype[dtype] = np.dtype(dtype)
+    a = raw.view(nd)
+    o = out.view(nd)
+    if rows == 1:  # (a few microseconds less than the 2-D form: small sorts feel it)
+        if desc:
+            asc = np.sort(a)
+            np.copyto(o, asc[::-1])
+        else:
+            np.copyto(o, a)
+            o.sort()
+            asc = o
+        if dtype.kind == "f":
+            _np_fix_row(a, o, asc, desc)
+        return
+    a = a.reshape(rows, n)
+    o = o.reshape(rows, n)
+    if desc:
+        asc = np.sort(a, axis=-1)
+        np.copyto(o, asc[:, ::-1])
+    else:
+        np.copyto(o, a)
+        o.sort(axis=-1)
+        asc = o
+    if dtype.kind == "f":
+        _np_fix(dtype, raw, out, a, o, asc, rows, n, desc)
+
+
+def _np_fix(dtype, raw, out, a, o, asc, rows, n, desc):
+    """After an unstable sort of float rows a (asc: ascending, o: the result, asc reversed when
+    desc): the nan run and the zero run of each row hold the input's own bit patterns in input
+    order, as a stable sort leaves them (NumPy's AVX-512 sort writes its own quiet nan, and the
+    order of equal zeros is arbitrary). A row needs it when it holds a nan or a -0.0 (a zero
+    run of +0.0 alone is right as it is: a sort only moves values)."""
+    fix = np.isnan(asc[:, -1])
+    fix |= (raw.reshape(rows, n) == raw.dtype.type(1 << (8 * raw.dtype.itemsize - 1))).any(1)
+    todo = np.flatnonzero(fix)
+    if todo.size > FIX_ROWS_PY:
+        _module(dtype).fix_rows(raw, out, rows, n, desc)
+    else:
+        for r in todo:
+            _np_fix_row(a[r], o[r], asc[r], desc)
+
+
+def _np_fix_row(a, o, asc, desc):
+    n = a.size
+    nn = 0
+    last = asc[-1]
+    if last != last:  # nan (sorted last)
+        v = a[np.isnan(a)]
+        nn = v.size
+        if desc:
+            o[:nn] = v
+        else:
+            o[n - nn:] = v
+    zero = a.dtype.type(0)
+    lo = int(asc[:n - nn].searchsorted(zero, "left"))  # -0.0 == 0.0: the run of both
+    if lo < n - nn and asc[lo] == zero:
+        hi = int(asc[:n - nn].searchsorted(zero, "right"))
+        z = a[a == zero]
+        if desc:
+            o[n - hi:n - lo] = z
+        else:
+            o[lo:hi] = z
+
+
+def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
+    """Stable argsort of keys up to 32 bits wide: each element becomes one distinct uint64,
+    key << (64 - bits) | position, built in the int64 result itself (``compose``), sorted by
+    NumPy's sort (x86-simd-sort; distinct values, so its order is the stable one), and the
+    positions kept (the low bits). One thread: nothing to stall on a busy machine. Measured
+    2026-12-05 on this 2-core AVX-512 VM, float32: 1e5 ~0.6 ms vs 1.0-2.3 for the radix
+    argsort, 2e6 ~20 vs 59 ms (2 threads)."""
+    total = rows * n
+    o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
+    args = (raw, o64, rows, n, desc)
+    if "compose" in mod.warm_paths or _full_ready(mod, "compose", (("compose", args),), total):
+        mod.compose(*args)
+    else:
+        # cold: the same keys by NumPy steps (kernels/cpu/sort_cold.py), no kernel to compile
+        o64[:] = canonical_keys(raw, key_spec(dtype), desc)
+        o64 <<= np.uint64(64 - 8 * raw.dtype.itemsize)
+        o64.reshape(rows, n)[:] |= np.arange(n, dtype=np.uint64)
+    o64.reshape(rows, n).sort(axis=-1)
+    np.bitwise_and(o64, np.uint64((1 << (64 - 8 * raw.dtype.itemsize)) - 1), out=o64)
 
 
 def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
