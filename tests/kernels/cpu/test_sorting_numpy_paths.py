@@ -1,6 +1,7 @@
 """The CPU sorts that run NumPy's unstable sort (kernels/cpu/sorting.py): value sorts of the
 NP_VALUES dtypes (``_np_values``, nan / zero runs fixed up by ``_np_fix``) and argsort of keys
-up to 32 bits (``_composite_argsort``: distinct key << (64 - bits) | position words) against
+up to 32 bits (``_composite_argsort``: distinct key << (64 - bits) | position words; rows of
+1-byte keys from 256 elements: ``_count_argsort``, a counting sort) against
 NumPy's stable sort, bit for bit: nan payloads and -0.0 / 0.0 in input order, ties, both
 orders, sorted and reversed input, 0 / 1 / 2 elements, strided input, one row and many rows
 (fixed up one by one and by the fix_rows kernel)."""
@@ -81,7 +82,7 @@ def data(rng, dtype, shape):
 @pytest.fixture
 def routes(monkeypatch):
     """Counts the calls of the NumPy-sorted routes (a test that meant to reach them does)."""
-    seen = {"values": 0, "argsort": 0}
+    seen = {"values": 0, "argsort": 0, "count": 0}
 
     def counting(name, key):
         fn = getattr(sorting, name)
@@ -92,6 +93,7 @@ def routes(monkeypatch):
         monkeypatch.setattr(sorting, name, wrapped)
     counting("_np_values", "values")
     counting("_composite_argsort", "argsort")
+    counting("_count_argsort", "count")
     return seen
 
 
@@ -156,7 +158,8 @@ def test_composite_argsort(dtype, shape, routes):
     rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
     for x in data(rng, dtype, shape).values():
         check(x)
-    assert routes["argsort"] > 0
+    counted = np.dtype(dtype).itemsize == 1 and shape[-1] >= 256
+    assert routes["count" if counted else "argsort"] > 0
 
 
 def test_composite_argsort_strided_bfloat16_and_cold(monkeypatch, routes):
@@ -181,4 +184,7 @@ def test_composite_argsort_strided_bfloat16_and_cold(monkeypatch, routes):
     for dtype in ("float32", "int16", "uint8"):
         check(values(rng, dtype, (9, 200), "special" if dtype == "float32" else "ties"),
               values_too=False)
-    assert routes["argsort"] > 0
+    for dtype in ("int8", "bool"):  # counting-sort rows: NumPy's stable argsort while cold
+        for kind in ("random", "ties"):
+            check(values(rng, dtype, (3, 700), kind), values_too=False)
+    assert routes["argsort"] > 0 and routes["count"] > 0

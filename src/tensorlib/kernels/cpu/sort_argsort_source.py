@@ -169,6 +169,29 @@ def compose(src, out, rows, n, desc):
             out[b + i] = ((tokey(src[b + i]) ^ dm) << sh) | np.uint64(i)
 """
 
+_COUNT_ARGSORT = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def count_argsort(src, out, rows, n, desc):
+    # stable argsort of 1-byte keys: a counting sort, one count pass and one placing pass
+    dm = ALL if desc else np.uint64(0)
+    cnt = np.empty(256, np.int64)
+    for r in range(rows):
+        b = r * n
+        cnt[:] = 0
+        for i in range(n):
+            cnt[(tokey(src[b + i]) ^ dm) & U255] += 1
+        acc = 0
+        for d in range(256):
+            t = cnt[d]
+            cnt[d] = acc
+            acc += t
+        for i in range(n):
+            d = (tokey(src[b + i]) ^ dm) & U255
+            j = cnt[d]
+            cnt[d] = j + 1
+            out[b + j] = i
+"""
+
 _VARIANTS = """
 @njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
 def prepare_NAME(src, keys, pay, n, desc):

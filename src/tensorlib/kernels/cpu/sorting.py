@@ -285,6 +285,9 @@ def sort_kernel(src, values, indices, descending):
         _np_values(dtype, raw, raw_view(values), rows, n, desc)
         return
     mod = _module(dtype)
+    if values is None and width == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
+        _count_argsort(mod, dtype, raw, indices, rows, n, desc)
+        return
     if values is None and width <= 4 and n <= 1 << (64 - 8 * width):
         _composite_argsort(mod, dtype, raw, indices, rows, n, desc)
         return
@@ -395,6 +398,21 @@ def _np_fix_row(a, o, asc, desc):
             o[n - hi:n - lo] = z
         else:
             o[lo:hi] = z
+
+
+def _count_argsort(mod, dtype, raw, indices, rows, n, desc):
+    """Stable argsort of 1-byte keys: one serial counting sort (count_argsort; measured
+    2026-12-05, uint8 1e6: ~2 ms vs 5.3 for NumPy's stable radix argsort and 11 for the
+    composite words); while it is not compiled, NumPy's stable argsort of the same keys."""
+    total = rows * n
+    pay = kernel_array(indices)[indices._offset:indices._offset + total]
+    args = (raw, pay, rows, n, desc)
+    if "count" in mod.warm_paths or _full_ready(mod, "count", (("count_argsort", args),),
+                                                  total):
+        mod.count_argsort(*args)
+    else:
+        keys = canonical_keys(raw, key_spec(dtype), desc).reshape(rows, n)
+        pay.reshape(rows, n)[:] = np.argsort(keys, axis=-1, kind="stable")
 
 
 def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
