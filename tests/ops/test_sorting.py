@@ -37,6 +37,14 @@ def long_rows_at_test_sizes(monkeypatch):
     monkeypatch.setattr(sorting, "ROW_PAR", 1 << 17)
 
 
+@pytest.fixture
+def radix_argsort(monkeypatch):
+    """argsort takes the radix route (rows longer than sorting.COMPOSITE_MAX_ROW: positions
+    that would not fit in a word beside the key) from 2 elements on."""
+    from tensorlib.kernels.cpu import sorting
+    monkeypatch.setattr(sorting, "COMPOSITE_MAX_ROW", {1: 1, 2: 1, 4: 1, 8: 1})
+
+
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 @given(data=st.data())
 def test_sort_argsort_match_numpy(dtype, data):
@@ -81,7 +89,7 @@ def test_nan_and_signed_zero_order_and_bits(dtype, device):
     assert np.isnan(host(tl.sort(x, descending=True), device)[:3]).all()  # nan first descending
 
 
-@pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.usefixtures("long_rows_at_test_sizes", "radix_argsort")
 def test_sort_long_rows_use_all_threads_and_stay_stable():
     rng = np.random.default_rng(0)
     x = rng.integers(0, 50, 300_000).astype(np.float32)  # many ties
@@ -91,6 +99,27 @@ def test_sort_long_rows_use_all_threads_and_stay_stable():
     np.testing.assert_array_equal(to_numpy(tl.sort(t)), np.sort(x))
     m = rng.random((64, 2000), dtype=np.float32)  # many rows in parallel
     np.testing.assert_array_equal(to_numpy(tl.sort(tl.asarray(m), axis=0)), np.sort(m, axis=0))
+
+
+@pytest.mark.usefixtures("radix_argsort")
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_radix_argsort_of_rows_too_long_for_words(dtype):
+    """The radix argsort (rows whose positions do not fit in a composite word) stays right:
+    short and long rows (insertion, LSD passes), many rows, ties, specials, both orders."""
+    rng = np.random.default_rng(9)
+    for shape in ((5,), (40,), (3000,), (50, 70)):
+        x = rng.standard_normal(shape) * 50
+        x = x.astype(dtype) if dtype.startswith("float") else x.astype(np.int64).astype(dtype)
+        if dtype.startswith("float"):
+            x.flat[::7] = np.nan
+            x.flat[1::9] = -0.0
+            x.flat[2::9] = 0.0
+        for y in (x, np.sort(x, -1), np.sort(x, -1)[..., ::-1].copy()):
+            t = tl.asarray(y)
+            np.testing.assert_array_equal(to_numpy(tl.argsort(t)),
+                                          np.argsort(y, -1, kind="stable"))
+            np.testing.assert_array_equal(to_numpy(tl.argsort(t, descending=True)),
+                                          np_argsort_desc(y, -1))
 
 
 def test_sort_edge_cases_and_errors():
@@ -445,23 +474,22 @@ def test_complex_unique_family_matches_numpy(dtype):
     assert to_numpy(tl.count_nonzero(t, axis=1)).tolist() == np.count_nonzero(x, axis=1).tolist()
 
 
-@pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.usefixtures("long_rows_at_test_sizes", "radix_argsort")
 def test_parallel_sort_kernels_launch_through_the_core_scheduler(team_launches):
     """The sorts' parallel kernels (long-row MSD passes, rows spread over threads) go through
     cores.call, which sets the calling thread's team size and times stalls. (float32 values
-    and keys up to 32 bits in argsort are NumPy's one-thread sort: float16 values and int64
-    keys take the parallel kernels.)"""
+    are NumPy's one-thread sort: float16 values take the parallel radix kernels.)"""
     rng = np.random.default_rng(8)
-    long_row = rng.standard_normal(3 << 16).astype(np.float16)
-    rows = rng.standard_normal((64, 4096)).astype(np.float16)
-    np.testing.assert_array_equal(tl.sort(tl.asarray(long_row)).numpy(), np.sort(long_row))
-    np.testing.assert_array_equal(tl.sort(tl.asarray(rows)).numpy(), np.sort(rows))
-    long_keys = rng.integers(-2 ** 62, 2 ** 62, 3 << 16)
-    key_rows = rng.integers(-2 ** 62, 2 ** 62, (64, 4096))
-    np.testing.assert_array_equal(tl.argsort(tl.asarray(long_keys)).numpy(),
-                                  np.argsort(long_keys, kind="stable"))
-    np.testing.assert_array_equal(tl.argsort(tl.asarray(key_rows)).numpy(),
-                                  np.argsort(key_rows, kind="stable"))
+    long_row = rng.standard_normal(3 << 16).astype(np.float32)
+    rows = rng.standard_normal((64, 4096)).astype(np.float32)
+    np.testing.assert_array_equal(tl.sort(tl.asarray(long_row.astype(np.float16))).numpy(),
+                                  np.sort(long_row.astype(np.float16)))
+    np.testing.assert_array_equal(tl.argsort(tl.asarray(long_row)).numpy(),
+                                  np.argsort(long_row, kind="stable"))
+    np.testing.assert_array_equal(tl.sort(tl.asarray(rows.astype(np.float16))).numpy(),
+                                  np.sort(rows.astype(np.float16)))
+    np.testing.assert_array_equal(tl.argsort(tl.asarray(rows)).numpy(),
+                                  np.argsort(rows, kind="stable"))
     assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",
             "rows_parallel"} <= set(team_launches), team_launches
 

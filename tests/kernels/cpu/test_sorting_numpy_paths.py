@@ -1,7 +1,8 @@
 """The CPU sorts that run NumPy's unstable sort (kernels/cpu/sorting.py): value sorts of the
 NP_VALUES dtypes (``_np_values``, nan / zero runs fixed up by ``_np_fix``) and argsort of keys
 up to 32 bits (``_composite_argsort``: distinct key << (64 - bits) | position words; rows of
-1-byte keys from 256 elements: ``_count_argsort``, a counting sort) against
+1-byte keys from 256 elements: ``_count_argsort``, a counting sort; 64-bit keys:
+``_two_stage_argsort``) against
 NumPy's stable sort, bit for bit: nan payloads and -0.0 / 0.0 in input order, ties, both
 orders, sorted and reversed input, 0 / 1 / 2 elements, strided input, one row and many rows
 (fixed up one by one and by the fix_rows kernel)."""
@@ -82,7 +83,7 @@ def data(rng, dtype, shape):
 @pytest.fixture
 def routes(monkeypatch):
     """Counts the calls of the NumPy-sorted routes (a test that meant to reach them does)."""
-    seen = {"values": 0, "argsort": 0, "count": 0}
+    seen = {"values": 0, "argsort": 0, "count": 0, "two_stage": 0}
 
     def counting(name, key):
         fn = getattr(sorting, name)
@@ -94,6 +95,7 @@ def routes(monkeypatch):
     counting("_np_values", "values")
     counting("_composite_argsort", "argsort")
     counting("_count_argsort", "count")
+    counting("_two_stage_argsort", "two_stage")
     return seen
 
 
@@ -188,3 +190,37 @@ def test_composite_argsort_strided_bfloat16_and_cold(monkeypatch, routes):
         for kind in ("random", "ties"):
             check(values(rng, dtype, (3, 700), kind), values_too=False)
     assert routes["argsort"] > 0 and routes["count"] > 0
+
+
+def wide_keys(rng, shape):
+    """int64 keys varying in all 63 bits, with runs of equal high parts (the 32 bits below the
+    top) that only the low bits and then the position order: short runs, one long run, ties."""
+    n = shape[-1]
+    x = rng.integers(-2 ** 62, 2 ** 62, shape)
+    s = x[..., 1::3].shape
+    x[..., 1::3] = (rng.integers(0, 50, s) << 31) + rng.integers(0, 4, s)
+    x[..., 2::5] = (7 << 40) + rng.integers(0, 1000, x[..., 2::5].shape)  # one long run
+    x[..., : n // 4] = x[..., n // 4: 2 * (n // 4)]                         # equal keys
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
+@pytest.mark.parametrize("shape", [(1,), (2,), (17,), (3000,), (7, 300), (40, 9)])
+def test_two_stage_argsort_of_64_bit_keys(dtype, shape, routes, monkeypatch):
+    """Keys varying in up to 32 bits (one stage) and in more (runs resolved by the low bits:
+    short runs, a long one, ties), specials, sorted / reversed, both orders."""
+    rng = np.random.default_rng(shape[-1] + len(shape))
+    cases = data(rng, dtype, shape)
+    w = wide_keys(rng, shape)
+    cases["wide"] = w.astype(dtype) if dtype != "float64" else (w >> 8).astype(np.float64)
+    if dtype == "float64":
+        cases["wide-bits"] = (np.abs(w) | (1 << 62)).view(np.float64)  # long runs of floats
+    for x in cases.values():
+        check(x, values_too=False)
+    assert routes["two_stage"] > 0
+    x = cases["random"]
+    if len(shape) == 2:  # strided rows, along axis 0
+        t = tl.asarray(x)
+        np.testing.assert_array_equal(to_numpy(tl.argsort(t[:, ::2])), want(x[:, ::2], False)[1])
+        np.testing.assert_array_equal(to_numpy(tl.argsort(t, axis=0, descending=True)),
+                                      want(np.ascontiguousarray(x.T), True)[1].T)

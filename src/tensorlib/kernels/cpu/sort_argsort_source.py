@@ -169,6 +169,69 @@ def compose(src, out, rows, n, desc):
             out[b + i] = ((tokey(src[b + i]) ^ dm) << sh) | np.uint64(i)
 """
 
+_COMPOSE64 = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def key_span(src, desc):
+    # OR ^ AND of all keys: its bit length is where the bits that vary end
+    dm = ALL if desc else np.uint64(0)
+    ko = np.uint64(0)
+    ka = ALL
+    for i in range(src.size):
+        k = tokey(src[i]) ^ dm
+        ko |= k
+        ka &= k
+    return ko ^ ka
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def compose_hi(src, out, rows, n, desc, sh):
+    # 64-bit keys, first stage: out[r * n + i] <- (32 key bits from bit sh up) << 32 | i (the
+    # bits above sh + 32 are the same in every key)
+    dm = ALL if desc else np.uint64(0)
+    s = np.uint64(sh)
+    m32 = np.uint64(0xFFFFFFFF)
+    for r in range(rows):
+        b = r * n
+        for i in range(n):
+            out[b + i] = ((((tokey(src[b + i]) ^ dm) >> s) & m32) << np.uint64(32)) \
+                | np.uint64(i)
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def resolve(src, c, rows, n, desc, sh):
+    # second stage, after each row of c is sorted: a run of equal high parts is ordered by
+    # the key's low sh bits (at most 32), then position: the words of the run become
+    # low << 32 | position and are sorted again (position stays the low 32 bits)
+    dm = ALL if desc else np.uint64(0)
+    lm = (np.uint64(1) << np.uint64(sh)) - np.uint64(1)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    for r in range(rows):
+        b = r * n
+        i = 0
+        while i < n - 1:
+            h = c[b + i] >> s32
+            j = i + 1
+            while j < n and (c[b + j] >> s32) == h:
+                j += 1
+            if j - i > 1:
+                for q in range(b + i, b + j):
+                    p = c[q] & m32
+                    c[q] = (((tokey(src[b + np.int64(p)]) ^ dm) & lm) << s32) | p
+                run = c[b + i:b + j]
+                if j - i <= 16:
+                    for q in range(1, j - i):
+                        v = run[q]
+                        t = q - 1
+                        while t >= 0 and run[t] > v:
+                            run[t + 1] = run[t]
+                            t -= 1
+                        run[t + 1] = v
+                else:
+                    run.sort()
+            i = j
+"""
+
 _COUNT_ARGSORT = """
 @njit(cache=True, nogil=True, error_model='numpy')
 def count_argsort(src, out, rows, n, desc):

@@ -7,7 +7,7 @@ edits to any of them recompile the sorting kernels once.
 """
 from __future__ import annotations
 
-from .sort_argsort_source import (_COMPOSE, _COUNT_ARGSORT, _COUNTS_ALL, _ROWS, _SOURCE,
+from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _COUNTS_ALL, _ROWS, _SOURCE,
                                   _VARIANTS)
 from .sort_keys import SMALL, UINT, _key_source, key_spec
 from .sort_network import network_source
@@ -27,6 +27,8 @@ def module_source(spec) -> str:
         src += _COMPOSE
     if width == 1:
         src += _COUNT_ARGSORT
+    if width == 8:
+        src += _COMPOSE64
     src += _ROWS.replace("SMALLN", str(SMALL)).replace("SUF", "")
     src += _values_source(width)
     src += network_source(width, kind)
