@@ -1,5 +1,5 @@
-"""Numba CPU kernels for sorting and searching: stable LSD radix sort of rows, and binary
-search (searchsorted).
+"""Numba CPU kernels for sorting and searching: stable sorts of rows, and binary search
+(searchsorted).
 
 Every real dtype is sorted through an unsigned integer key of its width whose unsigned order is
 the value order (kernels see raw bits: half types are uint16, float32 is read as uint32, ...):
@@ -9,24 +9,33 @@ the value order (kernels see raw bits: half types are uint16, float32 is read as
 Descending sorts flip every key bit, which keeps equal elements in input order (stable) and
 puts nan first (the exact reverse of the ascending order).
 
-``argsort`` sorts (key, index) pairs: insertion sort up to SMALL elements, else LSD radix
-with 8-bit digits, skipping passes whose digit is the same for the whole row; many rows are
-spread over threads, one long row is sorted by all threads together (per-chunk digit counts,
-then each chunk scatters to its own offsets, so the result stays stable).
+Routes (measured on a 2-core AVX-512 VM, where NumPy's sort is x86-simd-sort's vectorized
+quicksort: one thread, so nothing waits for a descheduled team thread on a busy machine):
+
+``argsort`` of rows up to COMPOSITE_MAX_ROW long sorts one distinct uint64 word per element
+with NumPy's (unstable) sort, built in the int64 result itself; distinct words make its order
+the stable one. Keys up to 32 bits: key << (64 - bits) | position (``compose``); 1-byte keys
+in rows of 256+: a counting sort instead (``count_argsort``); 64-bit keys in two stages
+(``key_span``, ``compose_hi``, ``resolve``: the 32 key bits below the top varying bit with the
+position, then runs of equal high parts ordered by the low bits). Longer rows: LSD radix of
+(key, index) pairs with 8-bit digits, skipping passes whose digit is the same for the whole
+row; many rows spread over threads, one long row sorted by all threads together (per-chunk
+digit counts, then each chunk scatters to its own offsets, so the result stays stable).
 
 ``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
-on the sign of zero, so keys are sorted alone and turned back into values, and a row holding
-nan or -0.0 gets the input's own nan / zero bit patterns written back over those runs in input
-order (fix_special): bit for bit what ``np.sort(kind="stable")`` gives. Many rows up to
-NET_MAX long: a bitonic network vectorized across rows (kernels/cpu/sort_network.py). Other
-short rows: one read makes keys + byte-digit counts (+ nan / -0.0 count, + an already-sorted
-check) in cache, LSD passes over the digits that vary, one sequential write of the values.
-A long row (vlong): a histogram of the top 16 bits of the raw values (a raw cell without nan /
-inf / -0.0 is one key cell), consecutive key cells grouped into cache-sized buckets, one
-parallel scatter of the values into their buckets, then each bucket LSD-sorted in cache by one
-thread (11-bit digits at most) and written out; rows whose cells may hold nan / inf / -0.0, or
-whose keys crowd a narrow range, take vlong_exact (the same on keys, top varying bits, then
-fix_special).
+on the sign of zero. float32 / float64 and 16- to 64-bit integers: NumPy's sort of the values,
+then each nan run and zero run gets the input's own bit patterns back in input order
+(``_np_fix``): bit for bit what ``np.sort(kind="stable")`` gives. Other dtypes (half types,
+1-byte keys) sort keys alone and turn them back into values, and a row holding nan or -0.0
+gets the same fix-up (fix_special). Many rows up to NET_MAX long: a bitonic network vectorized
+across rows (kernels/cpu/sort_network.py). Other short rows: one read makes keys + byte-digit
+counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD passes over the digits
+that vary, one sequential write of the values. A long row (vlong): a histogram of the top 16
+bits of the raw values (a raw cell without nan / inf / -0.0 is one key cell), consecutive key
+cells grouped into cache-sized buckets, one parallel scatter of the values into their buckets,
+then each bucket LSD-sorted in cache by one thread (11-bit digits at most) and written out;
+rows whose cells may hold nan / inf / -0.0, or whose keys crowd a narrow range, take
+vlong_exact (the same on keys, top varying bits, then fix_special).
 Each (key width, kind) gets a generated module in the kernel cache dir; kernels/cpu/sort_source.py
 assembles its source from the sort_*.py templates, this module runs them.
 """
