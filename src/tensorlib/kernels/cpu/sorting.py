@@ -290,13 +290,15 @@ def sort_kernel(src, values, indices, descending):
         return
     n = src._shape[-1] if src._shape else 1
     rows = total // n
-    raw = raw_view(src)
     desc = bool(descending)
-    width = raw.dtype.itemsize
+    width = dtype.itemsize
     if values is not None and dtype.name in NP_VALUES and (
             n >= NP_MIN_ROW or rows < lanes(width)):
-        _np_values(dtype, raw, raw_view(values), rows, n, desc)
+        # typed views (these dtypes' storage type is their own)
+        _np_values(dtype, kernel_array(src)[src._offset:src._offset + total],
+                   kernel_array(values)[values._offset:values._offset + total], rows, n, desc)
         return
+    raw = raw_view(src)
     mod = _module(dtype)
     if values is None and n <= COMPOSITE_MAX_ROW[width]:
         if width == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
@@ -338,17 +340,9 @@ def sort_kernel(src, values, indices, descending):
             mod.rows_serial(keys, pay, rows, n)
 
 
-_np_dtype: dict = {}
-
-
-def _np_values(dtype, raw, out, rows, n, desc):
-    """Value sort of the rows of raw (unsigned view) into out by NumPy's sort (not stable:
-    where that shows, nan payloads and zero signs, _np_fix puts the input's back)."""
-    nd = _np_dtype.get(dtype)
-    if nd is None:
-        nd = _np_dtype[dtype] = np.dtype(dtype)
-    a = raw.view(nd)
-    o = out.view(nd)
+def _np_values(dtype, a, o, rows, n, desc):
+    """Value sort of the rows of a into o (1-D arrays of the dtype) by NumPy's sort (not
+    stable: where that shows, nan payloads and zero signs, _np_fix puts the input's back)."""
     if rows == 1:  # (a few microseconds less than the 2-D form: small sorts feel it)
         if desc:
             asc = np.sort(a)
@@ -360,6 +354,8 @@ def _np_values(dtype, raw, out, rows, n, desc):
         if dtype.kind == "f":
             _np_fix_row(a, o, asc, desc)
         return
+    raw = a.view(_UINT[a.itemsize])
+    out = o.view(raw.dtype)
     a = a.reshape(rows, n)
     o = o.reshape(rows, n)
     if desc:
