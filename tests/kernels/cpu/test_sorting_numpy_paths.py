@@ -204,11 +204,14 @@ def wide_keys(rng, shape):
     return x
 
 
+@pytest.mark.parametrize("long_run", [sorting.LONG_RUN, 32])
 @pytest.mark.parametrize("dtype", ["int64", "uint64", "float64"])
 @pytest.mark.parametrize("shape", [(1,), (2,), (17,), (3000,), (7, 300), (40, 9)])
-def test_two_stage_argsort_of_64_bit_keys(dtype, shape, routes, monkeypatch):
+def test_two_stage_argsort_of_64_bit_keys(dtype, shape, long_run, routes, monkeypatch):
     """Keys varying in up to 32 bits (one stage) and in more (runs resolved by the low bits:
-    short runs, a long one, ties), specials, sorted / reversed, both orders."""
+    short runs, longer ones sorted in the kernel or, from long_run on, by NumPy, ties),
+    specials, sorted / reversed, both orders."""
+    monkeypatch.setattr(sorting, "LONG_RUN", long_run)
     rng = np.random.default_rng(shape[-1] + len(shape))
     cases = data(rng, dtype, shape)
     w = wide_keys(rng, shape)

@@ -198,14 +198,17 @@ def compose_hi(src, out, rows, n, desc, sh):
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def resolve(src, c, rows, n, desc, sh):
+def resolve(src, c, rows, n, desc, sh, long_run, longs):
     # second stage, after each row of c is sorted: a run of equal high parts is ordered by
     # the key's low sh bits (at most 32), then position: the words of the run become
-    # low << 32 | position and are sorted again (position stays the low 32 bits)
+    # low << 32 | position (position stays the low 32 bits) and are sorted again here, or,
+    # from long_run words on, by the caller (NumPy's sort is faster): their [start, end) go to
+    # longs, and the count is returned
     dm = ALL if desc else np.uint64(0)
     lm = (np.uint64(1) << np.uint64(sh)) - np.uint64(1)
     m32 = np.uint64(0xFFFFFFFF)
     s32 = np.uint64(32)
+    nl = 0
     for r in range(rows):
         b = r * n
         i = 0
@@ -227,9 +230,14 @@ def resolve(src, c, rows, n, desc, sh):
                             run[t + 1] = run[t]
                             t -= 1
                         run[t + 1] = v
-                else:
+                elif j - i < long_run:
                     run.sort()
+                else:
+                    longs[nl, 0] = b + i
+                    longs[nl, 1] = b + j
+                    nl += 1
             i = j
+    return nl
 """
 
 _COUNT_ARGSORT = """

@@ -278,6 +278,9 @@ NP_MIN_ROW = 16   # many rows shorter than this: the network (per-row sort calls
 # would not fit in them, take the radix argsort (tests lower these to keep it tested)
 COMPOSITE_MAX_ROW = {1: 1 << 56, 2: 1 << 48, 4: 1 << 32, 8: 1 << 32}
 FIX_ROWS_PY = 32  # rows to fix up one by one in NumPy; more: fix_rows (a kernel to compile)
+# two-stage argsort: runs of equal high parts from this long are sorted by NumPy, not in the
+# kernel (Numba's sort of 1e6 words: ~70 ms, NumPy's ~10)
+LONG_RUN = 4096
 
 
 def sort_kernel(src, values, indices, descending):
@@ -464,15 +467,17 @@ def _two_stage_argsort(mod, raw, indices, rows, n, desc):
     total = rows * n
     o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
     args = (raw, o64, rows, n, desc, 0)
+    longs = np.empty((total // LONG_RUN + 1, 2), np.int64)
     if "two_stage" not in mod.warm_paths and not _full_ready(
             mod, "two_stage", (("key_span", (raw, desc)), ("compose_hi", args),
-                               ("resolve", args)), total):
+                               ("resolve", args + (LONG_RUN, longs))), total):
         return False
     sh = max(int(mod.key_span(raw, desc)).bit_length() - 32, 0)
     mod.compose_hi(raw, o64, rows, n, desc, sh)
     o64.reshape(rows, n).sort(axis=-1)
     if sh:
-        mod.resolve(raw, o64, rows, n, desc, sh)
+        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, sh, LONG_RUN, longs)]:
+            o64[lo:hi].sort()
     np.bitwise_and(o64, np.uint64(0xFFFFFFFF), out=o64)
     return True
 
