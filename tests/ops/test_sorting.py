@@ -477,17 +477,17 @@ def test_complex_unique_family_matches_numpy(dtype):
 @pytest.mark.usefixtures("long_rows_at_test_sizes", "radix_argsort")
 def test_parallel_sort_kernels_launch_through_the_core_scheduler(team_launches):
     """The sorts' parallel kernels (long-row MSD passes, rows spread over threads) go through
-    cores.call, which sets the calling thread's team size and times stalls. (float32 values
-    are NumPy's one-thread sort: float16 values take the parallel radix kernels.)"""
+    cores.call, which sets the calling thread's team size and times stalls. (Wider values are
+    NumPy's one-thread sort of values or keys: 1-byte values take the parallel kernels.)"""
     rng = np.random.default_rng(8)
     long_row = rng.standard_normal(3 << 16).astype(np.float32)
     rows = rng.standard_normal((64, 4096)).astype(np.float32)
-    np.testing.assert_array_equal(tl.sort(tl.asarray(long_row.astype(np.float16))).numpy(),
-                                  np.sort(long_row.astype(np.float16)))
+    long_bytes = rng.integers(0, 256, 3 << 16).astype(np.uint8)
+    byte_rows = rng.integers(0, 256, (64, 2048)).astype(np.uint8)
+    np.testing.assert_array_equal(tl.sort(tl.asarray(long_bytes)).numpy(), np.sort(long_bytes))
     np.testing.assert_array_equal(tl.argsort(tl.asarray(long_row)).numpy(),
                                   np.argsort(long_row, kind="stable"))
-    np.testing.assert_array_equal(tl.sort(tl.asarray(rows.astype(np.float16))).numpy(),
-                                  np.sort(rows.astype(np.float16)))
+    np.testing.assert_array_equal(tl.sort(tl.asarray(byte_rows)).numpy(), np.sort(byte_rows))
     np.testing.assert_array_equal(tl.argsort(tl.asarray(rows)).numpy(),
                                   np.argsort(rows, kind="stable"))
     assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",

@@ -240,6 +240,28 @@ def resolve(src, c, rows, n, desc, sh, long_run, longs):
     return nl
 """
 
+_KEYSORT = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def keys_into(src, out, desc):
+    # value sort by NumPy's sort of the keys: out <- keys of src; returns how many nan / -0.0
+    # (the caller then runs fix_rows: their keys are canonical)
+    dm = ALL if desc else np.uint64(0)
+    ns = 0
+    for i in range(src.size):
+        x = src[i]
+        out[i] = KT(tokey(x) ^ dm)
+        ns += special(x)
+    return ns
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def unkeys(out, desc):
+    # the sorted keys back into values, in place
+    dm = ALL if desc else np.uint64(0)
+    for i in range(out.size):
+        out[i] = KT(unkey(np.uint64(out[i]) ^ dm))
+"""
+
 _COUNT_ARGSORT = """
 @njit(cache=True, nogil=True, error_model='numpy')
 def count_argsort(src, out, rows, n, desc):

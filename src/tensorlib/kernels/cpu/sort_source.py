@@ -7,7 +7,7 @@ edits to any of them recompile the sorting kernels once.
 """
 from __future__ import annotations
 
-from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _COUNTS_ALL, _ROWS, _SOURCE,
+from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _KEYSORT, _COUNTS_ALL, _ROWS, _SOURCE,
                                   _VARIANTS)
 from .sort_keys import SMALL, UINT, _key_source, key_spec
 from .sort_network import network_source
@@ -29,6 +29,8 @@ def module_source(spec) -> str:
         src += _COUNT_ARGSORT
     if width == 8:
         src += _COMPOSE64
+    if width == 2:
+        src += _KEYSORT
     src += _ROWS.replace("SMALLN", str(SMALL)).replace("SUF", "")
     src += _values_source(width)
     src += network_source(width, kind)

@@ -311,6 +311,11 @@ def sort_kernel(src, values, indices, descending):
         elif not _two_stage_argsort(mod, raw, indices, rows, n, desc):
             _cold_argsort(raw, indices, rows, n, dtype, desc)
         return
+    if values is not None and width == 2 and (n >= NP_MIN_ROW or rows < lanes(width)):
+        out = raw_view(values)
+        if not _key_values(mod, raw, out, rows, n, desc):
+            _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+        return
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
     if values is not None:
@@ -408,6 +413,24 @@ def _np_fix_row(a, o, asc, desc):
             o[n - hi:n - lo] = z
         else:
             o[lo:hi] = z
+
+
+def _key_values(mod, raw, out, rows, n, desc):
+    """Value sort of 16-bit rows (the half types: NumPy's sort of them is slow) by NumPy's
+    sort of their keys (x86-simd-sort's 16-bit quicksort) turned back into values, nan / -0.0
+    runs fixed by fix_rows. False (nothing done) while its kernels are not compiled (the cold
+    path serves). Measured 2026-12-05 on this 2-core VM, float16: 1e5 ~0.2 ms vs
+    0.72 for the radix vrow and 0.44 for NumPy's float16 sort."""
+    if "keysort" not in mod.warm_paths and not _full_ready(
+            mod, "keysort", (("keys_into", (raw, out, desc)), ("unkeys", (out, desc)))
+            + _fix(mod, raw, out, rows, n, desc), rows * n):
+        return False
+    special = mod.keys_into(raw, out, desc)
+    out.reshape(rows, n).sort(axis=-1)
+    mod.unkeys(out, desc)
+    if special:
+        mod.fix_rows(raw, out, rows, n, desc)
+    return True
 
 
 def _cold_argsort(raw, indices, rows, n, dtype, desc):
