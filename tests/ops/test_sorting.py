@@ -299,8 +299,9 @@ def _value_cases(rng, n):
 @pytest.mark.usefixtures("long_rows_at_test_sizes")
 @pytest.mark.parametrize("n", [300_000, 1000, 20])
 def test_value_sort_bitwise_matches_numpy_stable(n):
-    """Long rows (MSD buckets, raw-cell fast path and the exact path) and short rows, both
-    orders: bit for bit np.sort(kind='stable') incl. nan payloads and -0.0 / 0.0 order."""
+    """Long and short rows of every value-sort route (NumPy's sort + the nan / zero fix-up,
+    the half types' key sort, 1-byte radix), both orders: bit for bit np.sort(kind='stable')
+    incl. nan payloads and -0.0 / 0.0 order."""
     rng = np.random.default_rng(n)
     for name, x in _value_cases(rng, n).items():
         t = tl.asarray(x)

@@ -25,9 +25,10 @@ digit counts, then each chunk scatters to its own offsets, so the result stays s
 ``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
 on the sign of zero. float32 / float64 and 16- to 64-bit integers: NumPy's sort of the values,
 then each nan run and zero run gets the input's own bit patterns back in input order
-(``_np_fix``): bit for bit what ``np.sort(kind="stable")`` gives. Other dtypes (half types,
-1-byte keys) sort keys alone and turn them back into values, and a row holding nan or -0.0
-gets the same fix-up (fix_special). Many rows up to NET_MAX long: a bitonic network vectorized
+(``_np_fix``): bit for bit what ``np.sort(kind="stable")`` gives. Half types: NumPy's sort of
+their 16-bit keys (``keys_into``, ``unkeys``), then the same fix-up (fix_special). Rows shorter
+than NP_MIN_ROW and 1-byte keys: radix sorts of the keys alone, turned back into values, with
+that fix-up. Many rows up to NET_MAX long: a bitonic network vectorized
 across rows (kernels/cpu/sort_network.py). Other short rows: one read makes keys + byte-digit
 counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD passes over the digits
 that vary, one sequential write of the values. A long row (vlong): a histogram of the top 16
@@ -267,9 +268,9 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
 # thread: nothing to stall on a busy machine) plus a fix-up of the nan and zero runs (_np_fix).
 # Measured 2026-12-05 on this 2-core AVX-512 VM, float32, against the radix sorts: one row of
 # 1e5 0.26 ms vs 0.87, 1e6 3.9 vs 17 ms (2 threads); 64-bit keys 1e5 0.45 vs 3.0 ms (8 byte
-# passes); rows of 16+ elements as fast as the network or faster. Not float16 / bfloat16
-# (NumPy's sort of them is no faster than the radix rows), nor 1-byte keys (a counting sort
-# is 10-30x faster than NumPy's there).
+# passes); rows of 16+ elements as fast as the network or faster. Not the half types
+# (NumPy's float16 sort is slow, bfloat16 has none: _key_values sorts their keys), nor
+# 1-byte keys (a counting sort is 10-30x faster than NumPy's there).
 NP_VALUES = frozenset({"float32", "float64", "int16", "uint16", "int32", "uint32", "int64",
                        "uint64"})
 NP_MIN_ROW = 16   # many rows shorter than this: the network (per-row sort calls cost more)
