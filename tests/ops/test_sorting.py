@@ -327,6 +327,20 @@ def test_value_sort_rows_with_specials_and_layouts():
 
 
 @pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "bool"])
+def test_long_rows_of_1_byte_values(dtype):
+    """Long rows of 1-byte keys (vlong: a counting sort, histograms on all threads): random,
+    sorted, reversed, all equal, two rows; both orders."""
+    rng = np.random.default_rng(12)
+    n = 140_000
+    x = rng.integers(-128, 128, n).astype(dtype) if dtype != "bool" else rng.random(n) < 0.4
+    for y in (x, np.sort(x), np.sort(x)[::-1].copy(), np.full(n, x[0]), np.stack([x, x[::-1]])):
+        t = tl.asarray(y)
+        assert_bits_equal(to_numpy(tl.sort(t)), np.sort(y, axis=-1, kind="stable"))
+        assert_bits_equal(to_numpy(tl.sort(t, descending=True)), np_sort_desc(y))
+
+
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
 def test_value_sort_bfloat16_and_bool():
     vals = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 3.0], np.float32)
     x = tl.asarray(vals).astype(tl.bfloat16)

@@ -31,12 +31,8 @@ than NP_MIN_ROW and 1-byte keys: radix sorts of the keys alone, turned back into
 that fix-up. Many rows up to NET_MAX long: a bitonic network vectorized
 across rows (kernels/cpu/sort_network.py). Other short rows: one read makes keys + byte-digit
 counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD passes over the digits
-that vary, one sequential write of the values. A long row (vlong): a histogram of the top 16
-bits of the raw values (a raw cell without nan / inf / -0.0 is one key cell), consecutive key
-cells grouped into cache-sized buckets, one parallel scatter of the values into their buckets,
-then each bucket LSD-sorted in cache by one thread (11-bit digits at most) and written out;
-rows whose cells may hold nan / inf / -0.0, or whose keys crowd a narrow range, take
-vlong_exact (the same on keys, top varying bits, then fix_special).
+that vary, one sequential write of the values. A long row of 1-byte keys (vlong): a counting
+sort, its histograms on all threads.
 Each (key width, kind) gets a generated module in the kernel cache dir; kernels/cpu/sort_source.py
 assembles its source from the sort_*.py templates, this module runs them.
 """
@@ -209,8 +205,7 @@ def _scratch(n, np_dtype, keep):
 # value sorts of many rows up to this long (by key width) take the sorting network (faster than
 # the radix rows up to here, measured serial on random data; a row group's keys: <= 512 KiB)
 NET_MAX = {1: 2048, 2: 4096, 4: 16384, 8: 16384}
-BUCKET_KEYS = 1 << 14  # value sorts of long rows: keys per MSD bucket (sorted in cache)
-BUCKET = 1 << 20   # MSD buckets larger than this are split again (all threads) first
+BUCKET = 1 << 20   # argsort MSD buckets larger than this are split again (all threads) first
 
 
 def _sort_long_row(mod, k, p, kd, pd, width, below=None):
@@ -507,20 +502,16 @@ def _two_stage_argsort(mod, raw, indices, rows, n, desc):
 
 
 def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
-    """Value sort of the rows of raw (unsigned view) into out: long rows one at a time with
-    all threads (MSD buckets, then cache-sized LSD); at least a vector's worth of rows up to
+    """Value sort of the rows of raw (unsigned view) into out: long rows of 1-byte keys one at
+    a time with all threads (a counting sort); at least a vector's worth of rows up to
     NET_MAX long by the sorting network, row groups spread over threads; other short rows by
     LSD radix, spread over threads."""
     total = rows * n
-    if n >= ROW_PAR and nthreads > 1 and cores.parallel_ready(
-            _twins(mod, "vrows_serial", "vlong"),
-            (raw[:n], out[:n], out[:n], desc, nthreads, BUCKET_KEYS), total):
-        keep = []
-        a = _scratch(n, raw.dtype, keep)
+    if n >= ROW_PAR and nthreads > 1 and raw.dtype.itemsize == 1 and cores.parallel_ready(
+            _twins(mod, "vrows_serial", "vlong"), (raw[:n], out[:n], desc, nthreads), total):
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
-            if cores.run(mod.vlong, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)):
-                cores.run(mod.vlong_exact, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS))
+            cores.run(mod.vlong, (raw[sl], out[sl], desc, nthreads))
     elif 2 <= n <= NET_MAX[raw.dtype.itemsize] and rows >= lanes(raw.dtype.itemsize):
         npad = NET_W
         while npad < n:
