@@ -184,43 +184,42 @@ def key_span(src, desc):
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def compose_hi(src, out, rows, n, desc, sh):
-    # 64-bit keys, first stage: out[r * n + i] <- (32 key bits from bit sh up) << 32 | i (the
-    # bits above sh + 32 are the same in every key)
+def compose_hi(src, out, rows, n, desc, sh, pb):
+    # 64-bit keys, first stage: out[r * n + i] <- (64 - pb key bits from bit sh up) << pb | i
+    # (pb: the bits a position needs; the key bits above sh + 64 - pb are the same in every key)
     dm = ALL if desc else np.uint64(0)
     s = np.uint64(sh)
-    m32 = np.uint64(0xFFFFFFFF)
+    p = np.uint64(pb)
     for r in range(rows):
         b = r * n
         for i in range(n):
-            out[b + i] = ((((tokey(src[b + i]) ^ dm) >> s) & m32) << np.uint64(32)) \
-                | np.uint64(i)
+            out[b + i] = (((tokey(src[b + i]) ^ dm) >> s) << p) | np.uint64(i)
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def resolve(src, c, rows, n, desc, sh, long_run, longs):
+def resolve(src, c, rows, n, desc, sh, pb, long_run, longs):
     # second stage, after each row of c is sorted: a run of equal high parts is ordered by
-    # the key's low sh bits (at most 32), then position: the words of the run become
-    # low << 32 | position (position stays the low 32 bits) and are sorted again here, or,
+    # the key's low sh bits (at most pb), then position: the words of the run become
+    # low << pb | position (position stays the low pb bits) and are sorted again here, or,
     # from long_run words on, by the caller (NumPy's sort is faster): their [start, end) go to
     # longs, and the count is returned
     dm = ALL if desc else np.uint64(0)
     lm = (np.uint64(1) << np.uint64(sh)) - np.uint64(1)
-    m32 = np.uint64(0xFFFFFFFF)
-    s32 = np.uint64(32)
+    p = np.uint64(pb)
+    pm = (np.uint64(1) << p) - np.uint64(1)
     nl = 0
     for r in range(rows):
         b = r * n
         i = 0
         while i < n - 1:
-            h = c[b + i] >> s32
+            h = c[b + i] >> p
             j = i + 1
-            while j < n and (c[b + j] >> s32) == h:
+            while j < n and (c[b + j] >> p) == h:
                 j += 1
             if j - i > 1:
                 for q in range(b + i, b + j):
-                    p = c[q] & m32
-                    c[q] = (((tokey(src[b + np.int64(p)]) ^ dm) & lm) << s32) | p
+                    pos = c[q] & pm
+                    c[q] = (((tokey(src[b + np.int64(pos)]) ^ dm) & lm) << p) | pos
                 run = c[b + i:b + j]
                 if j - i <= 16:
                     for q in range(1, j - i):

@@ -16,8 +16,8 @@ quicksort: one thread, so nothing waits for a descheduled team thread on a busy 
 with NumPy's (unstable) sort, built in the int64 result itself; distinct words make its order
 the stable one. Keys up to 32 bits: key << (64 - bits) | position (``compose``); 1-byte keys
 in rows of 256+: a counting sort instead (``count_argsort``); 64-bit keys in two stages
-(``key_span``, ``compose_hi``, ``resolve``: the 32 key bits below the top varying bit with the
-position, then runs of equal high parts ordered by the low bits). Longer rows: LSD radix of
+(``key_span``, ``compose_hi``, ``resolve``: the key bits below the top varying bit that fit
+beside the position, then runs of equal high parts ordered by the low bits). Longer rows: LSD radix of
 (key, index) pairs with 8-bit digits, skipping passes whose digit is the same for the whole
 row; many rows spread over threads, one long row sorted by all threads together (per-chunk
 digit counts, then each chunk scatters to its own offsets, so the result stays stable).
@@ -477,27 +477,28 @@ def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
 
 def _two_stage_argsort(mod, raw, indices, rows, n, desc):
     """Stable argsort of 64-bit keys in two NumPy sorts of composite words (False, nothing
-    done, while its kernels are not compiled: the radix route's cold path serves). Stage one
-    sorts (the 32 key bits below the highest bit that varies) << 32 | position; where the
-    keys vary in no more than 32 bits that is the whole order, else ``resolve`` orders each
-    run of equal high parts by the low bits and position. Measured 2026-12-05 on this 2-core
-    VM, float64 (random runs are a few elements): 1e5 ~0.7 ms vs 2.2 for the 8-pass radix
-    argsort, 2e6 ~30 vs 155 ms."""
+    done, while its kernels are not compiled: the radix route's cold path serves). With pb
+    bits for a position (n <= 2**pb), stage one sorts (the 64 - pb key bits below the highest
+    bit that varies) << pb | position; where the keys vary in no more bits that is the whole
+    order, else ``resolve`` orders each run of equal high parts by the low bits (at most pb)
+    and position. Measured 2026-12-05 on this 2-core VM, float64 (random keys: few runs):
+    1e5 ~0.7 ms vs 2.2 for the 8-pass radix argsort, 2e6 ~20 vs 155 ms."""
     total = rows * n
     o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
-    args = (raw, o64, rows, n, desc, 0)
+    pb = max((n - 1).bit_length(), 1)
+    args = (raw, o64, rows, n, desc, 0, pb)
     longs = np.empty((total // LONG_RUN + 1, 2), np.int64)
     if "two_stage" not in mod.warm_paths and not _full_ready(
             mod, "two_stage", (("key_span", (raw, desc)), ("compose_hi", args),
                                ("resolve", args + (LONG_RUN, longs))), total):
         return False
-    sh = max(int(mod.key_span(raw, desc)).bit_length() - 32, 0)
-    mod.compose_hi(raw, o64, rows, n, desc, sh)
+    sh = max(int(mod.key_span(raw, desc)).bit_length() - (64 - pb), 0)
+    mod.compose_hi(raw, o64, rows, n, desc, sh, pb)
     o64.reshape(rows, n).sort(axis=-1)
     if sh:
-        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, sh, LONG_RUN, longs)]:
+        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, sh, pb, LONG_RUN, longs)]:
             o64[lo:hi].sort()
-    np.bitwise_and(o64, np.uint64(0xFFFFFFFF), out=o64)
+    np.bitwise_and(o64, np.uint64((1 << pb) - 1), out=o64)
     return True
 
 
