@@ -7,8 +7,8 @@ edits to any of them recompile the sorting kernels once.
 """
 from __future__ import annotations
 
-from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _KEYSORT, _COUNTS_ALL, _ROWS, _SOURCE,
-                                  _VARIANTS)
+from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _COUNTS_ALL, _KEYSORT,
+                                  _ROWS, _SOURCE, _VARIANTS)
 from .sort_keys import SMALL, UINT, _key_source, key_spec
 from .sort_network import network_source
 from .sort_values_source import _values_source

@@ -17,10 +17,11 @@ with NumPy's (unstable) sort, built in the int64 result itself; distinct words m
 the stable one. Keys up to 32 bits: key << (64 - bits) | position (``compose``); 1-byte keys
 in rows of 256+: a counting sort instead (``count_argsort``); 64-bit keys in two stages
 (``key_span``, ``compose_hi``, ``resolve``: the key bits below the top varying bit that fit
-beside the position, then runs of equal high parts ordered by the low bits). Longer rows: LSD radix of
-(key, index) pairs with 8-bit digits, skipping passes whose digit is the same for the whole
-row; many rows spread over threads, one long row sorted by all threads together (per-chunk
-digit counts, then each chunk scatters to its own offsets, so the result stays stable).
+beside the position, then runs of equal high parts ordered by the low bits). Longer rows: LSD
+radix of (key, index) pairs with 8-bit digits (insertion sort up to SMALL elements), skipping
+passes whose digit is the same for the whole row; many rows spread over threads, one long row
+sorted by all threads together (per-chunk digit counts, then each chunk scatters to its own
+offsets, so the result stays stable).
 
 ``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
 on the sign of zero. float32 / float64 and 16- to 64-bit integers: NumPy's sort of the values,
