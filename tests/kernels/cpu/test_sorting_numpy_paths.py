@@ -1,11 +1,11 @@
 """The CPU sorts that run NumPy's unstable sort (kernels/cpu/sorting.py): value sorts of the
-NP_VALUES dtypes (``_np_values``, nan / zero runs fixed up by ``_np_fix``) and argsort of keys
-up to 32 bits (``_composite_argsort``: distinct key << (64 - bits) | position words; rows of
-1-byte keys from 256 elements: ``_count_argsort``, a counting sort; 64-bit keys:
-``_two_stage_argsort``) against
-NumPy's stable sort, bit for bit: nan payloads and -0.0 / 0.0 in input order, ties, both
-orders, sorted and reversed input, 0 / 1 / 2 elements, strided input, one row and many rows
-(fixed up one by one and by the fix_rows kernel)."""
+NP_VALUES dtypes (``_np_values``, nan / zero runs fixed up by ``_np_fix``), of the half types
+(``_key_values``: their 16-bit keys), and argsort (``_composite_argsort``: distinct
+key << (64 - bits) | position words for keys up to 32 bits; ``_count_argsort``: a counting
+sort of 1-byte keys in rows of 256+; ``_two_stage_argsort``: 64-bit keys) against NumPy's
+stable sort, bit for bit: nan payloads and -0.0 / 0.0 in input order, ties, both orders,
+sorted and reversed input, 0 / 1 / 2 elements, strided input, one row and many rows (fixed up
+one by one and by the fix_rows kernel)."""
 from __future__ import annotations
 
 import numpy as np
@@ -99,8 +99,8 @@ def routes(monkeypatch):
     return seen
 
 
-def check(x, dtype=None, values_too=True):
-    t = tl.asarray(x) if dtype is None else tl.asarray(x).astype(dtype)
+def check(x, values_too=True):
+    t = tl.asarray(x)
     for desc in (False, True):
         w, idx = want(x, desc)
         if values_too:
@@ -113,7 +113,7 @@ def check(x, dtype=None, values_too=True):
 def test_numpy_value_sort_one_row(dtype, n, routes):
     rng = np.random.default_rng(n)
     for x in data(rng, dtype, (n,)).values():
-        check(x, values_too=True)
+        check(x)
     assert routes["values"] > 0
 
 
