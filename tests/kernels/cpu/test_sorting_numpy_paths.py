@@ -120,9 +120,10 @@ def test_numpy_value_sort_one_row(dtype, n, routes):
 @pytest.mark.parametrize("dtype", VALUE_DTYPES)
 def test_numpy_value_sort_rows_fixed_one_by_one_and_by_kernel(dtype, routes):
     """Few rows needing the fix-up (NumPy, row by row) and more than FIX_ROWS_PY (fix_rows);
-    short rows below the network's row count; rows of one special kind each."""
+    short rows below the network's row count; many short rows (64-bit: NumPy's too); rows of
+    one special kind each."""
     rng = np.random.default_rng(1)
-    for shape in ((5, 300), (sorting.FIX_ROWS_PY + 8, 40), (3, 5), (2, 16)):
+    for shape in ((5, 300), (sorting.FIX_ROWS_PY + 8, 40), (3, 5), (2, 16), (50, 9)):
         for x in data(rng, dtype, shape).values():
             check(x)
     if np.dtype(dtype).kind == "f":

@@ -171,35 +171,35 @@ def compose(src, out, rows, n, desc):
 
 _COMPOSE64 = """
 @njit(cache=True, nogil=True, error_model='numpy')
-def key_span(src, desc):
-    # OR ^ AND of all keys: its bit length is where the bits that vary end
+def key_range(src, desc):
+    # (smallest, largest) key: keys minus the smallest need bitlen(largest - smallest) bits
     dm = ALL if desc else np.uint64(0)
-    ko = np.uint64(0)
-    ka = ALL
+    lo = ALL
+    hi = np.uint64(0)
     for i in range(src.size):
         k = tokey(src[i]) ^ dm
-        ko |= k
-        ka &= k
-    return ko ^ ka
+        lo = min(lo, k)
+        hi = max(hi, k)
+    return lo, hi
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def compose_hi(src, out, rows, n, desc, sh, pb):
-    # 64-bit keys, first stage: out[r * n + i] <- (64 - pb key bits from bit sh up) << pb | i
-    # (pb: the bits a position needs; the key bits above sh + 64 - pb are the same in every key)
+def compose_hi(src, out, rows, n, desc, base, sh, pb):
+    # 64-bit keys, first stage: out[r * n + i] <- ((key - base) >> sh) << pb | i (pb: the bits
+    # a position needs; key - base, base the smallest key, has no bits above sh + 64 - pb)
     dm = ALL if desc else np.uint64(0)
     s = np.uint64(sh)
     p = np.uint64(pb)
     for r in range(rows):
         b = r * n
         for i in range(n):
-            out[b + i] = (((tokey(src[b + i]) ^ dm) >> s) << p) | np.uint64(i)
+            out[b + i] = ((((tokey(src[b + i]) ^ dm) - base) >> s) << p) | np.uint64(i)
 
 
 @njit(cache=True, nogil=True, error_model='numpy')
-def resolve(src, c, rows, n, desc, sh, pb, long_run, longs):
+def resolve(src, c, rows, n, desc, base, sh, pb, long_run, longs):
     # second stage, after each row of c is sorted: a run of equal high parts is ordered by
-    # the key's low sh bits (at most pb), then position: the words of the run become
+    # the low sh bits (at most pb) of key - base, then position: the words of the run become
     # low << pb | position (position stays the low pb bits) and are sorted again here, or,
     # from long_run words on, by the caller (NumPy's sort is faster): their [start, end) go to
     # longs, and the count is returned
@@ -219,7 +219,7 @@ def resolve(src, c, rows, n, desc, sh, pb, long_run, longs):
             if j - i > 1:
                 for q in range(b + i, b + j):
                     pos = c[q] & pm
-                    c[q] = (((tokey(src[b + np.int64(pos)]) ^ dm) & lm) << p) | pos
+                    c[q] = ((((tokey(src[b + np.int64(pos)]) ^ dm) - base) & lm) << p) | pos
                 run = c[b + i:b + j]
                 if j - i <= 16:
                     for q in range(1, j - i):

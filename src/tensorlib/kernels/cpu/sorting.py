@@ -16,7 +16,7 @@ quicksort: one thread, so nothing waits for a descheduled team thread on a busy 
 with NumPy's (unstable) sort, built in the int64 result itself; distinct words make its order
 the stable one. Keys up to 32 bits: key << (64 - bits) | position (``compose``); 1-byte keys
 in rows of 256+: a counting sort instead (``count_argsort``); 64-bit keys in two stages
-(``key_span``, ``compose_hi``, ``resolve``: the key bits below the top varying bit that fit
+(``key_range``, ``compose_hi``, ``resolve``: the top bits of key - smallest key that fit
 beside the position, then runs of equal high parts ordered by the low bits). Longer rows: LSD
 radix of (key, index) pairs with 8-bit digits (insertion sort up to SMALL elements), skipping
 passes whose digit is the same for the whole row; many rows spread over threads, one long row
@@ -269,7 +269,9 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
 # 1-byte keys (a counting sort is 10-30x faster than NumPy's there).
 NP_VALUES = frozenset({"float32", "float64", "int16", "uint16", "int32", "uint32", "int64",
                        "uint64"})
-NP_MIN_ROW = 16   # many rows shorter than this: the network (per-row sort calls cost more)
+# many rows shorter than this: the network (per-row sort calls cost more; not for 64-bit
+# values: NumPy's sort of (1e5, 8) float64 rows 2.3 ms, the network's 4.6)
+NP_MIN_ROW = 16
 # argsort rows up to this long (by key width) sort composite words of key and position
 # (_count_argsort, _composite_argsort, _two_stage_argsort); longer rows, whose positions
 # would not fit in them, take the radix argsort (tests lower these to keep it tested)
@@ -293,7 +295,7 @@ def sort_kernel(src, values, indices, descending):
     desc = bool(descending)
     width = dtype.itemsize
     if values is not None and dtype.name in NP_VALUES and (
-            n >= NP_MIN_ROW or rows < lanes(width)):
+            n >= NP_MIN_ROW or rows < lanes(width) or width == 8):
         # typed views (these dtypes' storage type is their own)
         _np_values(dtype, kernel_array(src)[src._offset:src._offset + total],
                    kernel_array(values)[values._offset:values._offset + total], rows, n, desc)
@@ -381,7 +383,9 @@ def _np_fix(dtype, raw, out, a, o, asc, rows, n, desc):
     order of equal zeros is arbitrary). A row needs it when it holds a nan or a -0.0 (a zero
     run of +0.0 alone is right as it is: a sort only moves values)."""
     fix = np.isnan(asc[:, -1])
-    fix |= (raw.reshape(rows, n) == raw.dtype.type(1 << (8 * raw.dtype.itemsize - 1))).any(1)
+    negz = raw == raw.dtype.type(1 << (8 * raw.dtype.itemsize - 1))
+    if negz.any():  # (per-row any() of short rows is slow: only when there is one)
+        fix |= negz.reshape(rows, n).any(1)
     todo = np.flatnonzero(fix)
     if todo.size > FIX_ROWS_PY:
         _module(dtype).fix_rows(raw, out, rows, n, desc)
@@ -479,25 +483,30 @@ def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
 def _two_stage_argsort(mod, raw, indices, rows, n, desc):
     """Stable argsort of 64-bit keys in two NumPy sorts of composite words (False, nothing
     done, while its kernels are not compiled: the radix route's cold path serves). With pb
-    bits for a position (n <= 2**pb), stage one sorts (the 64 - pb key bits below the highest
-    bit that varies) << pb | position; where the keys vary in no more bits that is the whole
-    order, else ``resolve`` orders each run of equal high parts by the low bits (at most pb)
-    and position. Measured 2026-12-05 on this 2-core VM, float64 (random keys: few runs):
-    1e5 ~0.7 ms vs 2.2 for the 8-pass radix argsort, 2e6 ~20 vs 155 ms."""
+    bits for a position (n <= 2**pb) and the keys less the smallest one (their range: signed
+    keys around zero need few bits), stage one sorts (the top 64 - pb bits of that range)
+    << pb | position; where the range fits in them that is the whole order, else ``resolve``
+    orders each run of equal high parts by the low bits (at most pb) and position. Measured
+    2026-12-05 on this 2-core VM, float64 (random keys: few runs): 1e5 ~0.7 ms vs 2.2 for the
+    8-pass radix argsort, 2e6 ~20 vs 155 ms."""
     total = rows * n
     o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
     pb = max((n - 1).bit_length(), 1)
-    args = (raw, o64, rows, n, desc, 0, pb)
+    base = np.uint64(0)
+    args = (raw, o64, rows, n, desc, base, 0, pb)
     longs = np.empty((total // LONG_RUN + 1, 2), np.int64)
     if "two_stage" not in mod.warm_paths and not _full_ready(
-            mod, "two_stage", (("key_span", (raw, desc)), ("compose_hi", args),
+            mod, "two_stage", (("key_range", (raw, desc)), ("compose_hi", args),
                                ("resolve", args + (LONG_RUN, longs))), total):
         return False
-    sh = max(int(mod.key_span(raw, desc)).bit_length() - (64 - pb), 0)
-    mod.compose_hi(raw, o64, rows, n, desc, sh, pb)
+    kmin, kmax = mod.key_range(raw, desc)
+    base = np.uint64(kmin)   # (Numba hands back Python ints; the kernels take uint64)
+    sh = max((int(kmax) - int(kmin)).bit_length() - (64 - pb), 0)
+    mod.compose_hi(raw, o64, rows, n, desc, base, sh, pb)
     o64.reshape(rows, n).sort(axis=-1)
     if sh:
-        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, sh, pb, LONG_RUN, longs)]:
+        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, base, sh, pb, LONG_RUN,
+                                         longs)]:
             o64[lo:hi].sort()
     np.bitwise_and(o64, np.uint64((1 << pb) - 1), out=o64)
     return True
