@@ -4,7 +4,7 @@
 
 Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
 worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
-(against NumPy's default sort), add, log (of positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
+and argsort (against NumPy's default sort / argsort; tensorlib's are stable), add, log (of positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
 indices, and cross_entropy forward + backward on (N, 10) against
 the same step written in NumPy. ``--busy`` runs one busy-loop process beside the measurement
 (what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
@@ -38,7 +38,8 @@ def _cases(rng, n):
     cases = {name: (lambda f=fn: f(a), lambda f=ft: f(t)) for name, (fn, ft) in {
         "tanh": (np.tanh, tl.tanh), "exp": (np.exp, tl.exp), "sin": (np.sin, tl.sin),
         "sum": (np.sum, tl.sum), "max": (np.max, tl.max), "argmax": (np.argmax, tl.argmax),
-        "sort": (np.sort, tl.sort), "add": (lambda x: x + x, lambda x: x + x)}.items()}
+        "sort": (np.sort, tl.sort), "argsort": (np.argsort, tl.argsort),
+        "add": (lambda x: x + x, lambda x: x + x)}.items()}
     pos = np.abs(a) + np.float32(1e-3)
     tp = tl.asarray(pos)
     cases["log"] = (lambda: np.log(pos), lambda: tl.log(tp))
@@ -69,7 +70,7 @@ def main() -> int:
         rows = {}
         for n in SIZES:
             for name, (fn, ft) in _cases(rng, n).items():
-                reps = max(1, int((3e5 if name == "sort" else 3e6) // n))
+                reps = max(1, int((3e5 if name in ("sort", "argsort") else 3e6) // n))
                 fn(), ft(), ft()
                 rn, rt = [], []
                 for _ in range(5):

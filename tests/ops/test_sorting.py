@@ -37,6 +37,14 @@ def long_rows_at_test_sizes(monkeypatch):
     monkeypatch.setattr(sorting, "ROW_PAR", 1 << 17)
 
 
+@pytest.fixture
+def radix_argsort(monkeypatch):
+    """argsort takes the radix route (rows longer than sorting.COMPOSITE_MAX_ROW: positions
+    that would not fit in a word beside the key) from 2 elements on."""
+    from tensorlib.kernels.cpu import sorting
+    monkeypatch.setattr(sorting, "COMPOSITE_MAX_ROW", {1: 1, 2: 1, 4: 1, 8: 1})
+
+
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 @given(data=st.data())
 def test_sort_argsort_match_numpy(dtype, data):
@@ -81,7 +89,7 @@ def test_nan_and_signed_zero_order_and_bits(dtype, device):
     assert np.isnan(host(tl.sort(x, descending=True), device)[:3]).all()  # nan first descending
 
 
-@pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.usefixtures("long_rows_at_test_sizes", "radix_argsort")
 def test_sort_long_rows_use_all_threads_and_stay_stable():
     rng = np.random.default_rng(0)
     x = rng.integers(0, 50, 300_000).astype(np.float32)  # many ties
@@ -91,6 +99,27 @@ def test_sort_long_rows_use_all_threads_and_stay_stable():
     np.testing.assert_array_equal(to_numpy(tl.sort(t)), np.sort(x))
     m = rng.random((64, 2000), dtype=np.float32)  # many rows in parallel
     np.testing.assert_array_equal(to_numpy(tl.sort(tl.asarray(m), axis=0)), np.sort(m, axis=0))
+
+
+@pytest.mark.usefixtures("radix_argsort")
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_radix_argsort_of_rows_too_long_for_words(dtype):
+    """The radix argsort (rows whose positions do not fit in a composite word) stays right:
+    short and long rows (insertion, LSD passes), many rows, ties, specials, both orders."""
+    rng = np.random.default_rng(9)
+    for shape in ((5,), (40,), (3000,), (50, 70)):
+        x = rng.standard_normal(shape) * 50
+        x = x.astype(dtype) if dtype.startswith("float") else x.astype(np.int64).astype(dtype)
+        if dtype.startswith("float"):
+            x.flat[::7] = np.nan
+            x.flat[1::9] = -0.0
+            x.flat[2::9] = 0.0
+        for y in (x, np.sort(x, -1), np.sort(x, -1)[..., ::-1].copy()):
+            t = tl.asarray(y)
+            np.testing.assert_array_equal(to_numpy(tl.argsort(t)),
+                                          np.argsort(y, -1, kind="stable"))
+            np.testing.assert_array_equal(to_numpy(tl.argsort(t, descending=True)),
+                                          np_argsort_desc(y, -1))
 
 
 def test_sort_edge_cases_and_errors():
@@ -270,8 +299,9 @@ def _value_cases(rng, n):
 @pytest.mark.usefixtures("long_rows_at_test_sizes")
 @pytest.mark.parametrize("n", [300_000, 1000, 20])
 def test_value_sort_bitwise_matches_numpy_stable(n):
-    """Long rows (MSD buckets, raw-cell fast path and the exact path) and short rows, both
-    orders: bit for bit np.sort(kind='stable') incl. nan payloads and -0.0 / 0.0 order."""
+    """Long and short rows of every value-sort route (NumPy's sort + the nan / zero fix-up,
+    the half types' key sort, 1-byte radix), both orders: bit for bit np.sort(kind='stable')
+    incl. nan payloads and -0.0 / 0.0 order."""
     rng = np.random.default_rng(n)
     for name, x in _value_cases(rng, n).items():
         t = tl.asarray(x)
@@ -294,6 +324,20 @@ def test_value_sort_rows_with_specials_and_layouts():
     big = rng.random((2, 140_000), dtype=np.float32)
     big[1, ::9] = np.nan
     assert_bits_equal(to_numpy(tl.sort(tl.asarray(big))), np.sort(big, axis=-1, kind="stable"))
+
+
+@pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "bool"])
+def test_long_rows_of_1_byte_values(dtype):
+    """Long rows of 1-byte keys (vlong: a counting sort, histograms on all threads): random,
+    sorted, reversed, all equal, two rows; both orders."""
+    rng = np.random.default_rng(12)
+    n = 140_000
+    x = rng.integers(-128, 128, n).astype(dtype) if dtype != "bool" else rng.random(n) < 0.4
+    for y in (x, np.sort(x), np.sort(x)[::-1].copy(), np.full(n, x[0]), np.stack([x, x[::-1]])):
+        t = tl.asarray(y)
+        assert_bits_equal(to_numpy(tl.sort(t)), np.sort(y, axis=-1, kind="stable"))
+        assert_bits_equal(to_numpy(tl.sort(t, descending=True)), np_sort_desc(y))
 
 
 @pytest.mark.usefixtures("long_rows_at_test_sizes")
@@ -445,17 +489,20 @@ def test_complex_unique_family_matches_numpy(dtype):
     assert to_numpy(tl.count_nonzero(t, axis=1)).tolist() == np.count_nonzero(x, axis=1).tolist()
 
 
-@pytest.mark.usefixtures("long_rows_at_test_sizes")
+@pytest.mark.usefixtures("long_rows_at_test_sizes", "radix_argsort")
 def test_parallel_sort_kernels_launch_through_the_core_scheduler(team_launches):
     """The sorts' parallel kernels (long-row MSD passes, rows spread over threads) go through
-    cores.call, which sets the calling thread's team size and times stalls."""
+    cores.call, which sets the calling thread's team size and times stalls. (Wider values are
+    NumPy's one-thread sort of values or keys: 1-byte values take the parallel kernels.)"""
     rng = np.random.default_rng(8)
     long_row = rng.standard_normal(3 << 16).astype(np.float32)
     rows = rng.standard_normal((64, 4096)).astype(np.float32)
-    np.testing.assert_array_equal(tl.sort(tl.asarray(long_row)).numpy(), np.sort(long_row))
+    long_bytes = rng.integers(0, 256, 3 << 16).astype(np.uint8)
+    byte_rows = rng.integers(0, 256, (64, 2048)).astype(np.uint8)
+    np.testing.assert_array_equal(tl.sort(tl.asarray(long_bytes)).numpy(), np.sort(long_bytes))
     np.testing.assert_array_equal(tl.argsort(tl.asarray(long_row)).numpy(),
                                   np.argsort(long_row, kind="stable"))
-    np.testing.assert_array_equal(tl.sort(tl.asarray(rows)).numpy(), np.sort(rows))
+    np.testing.assert_array_equal(tl.sort(tl.asarray(byte_rows)).numpy(), np.sort(byte_rows))
     np.testing.assert_array_equal(tl.argsort(tl.asarray(rows)).numpy(),
                                   np.argsort(rows, kind="stable"))
     assert {"vlong", "prepare_parallel", "chunk_scatter", "vnet_parallel",

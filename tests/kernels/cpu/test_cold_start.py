@@ -685,7 +685,7 @@ cores.DEFER_PARALLEL_COMPILE = True
 xn = np.random.default_rng(0).integers(-128, 128, 5000).astype(np.int8)
 x = tl.asarray(xn)
 mod = sorting._module(x.dtype)
-full = (mod.vrow, mod.prepare_serial, mod.rows_serial, mod.search_serial)
+full = (mod.vrow, mod.count_argsort, mod.search_serial)  # int8 argsort: a counting sort
 
 
 def calls():
@@ -711,7 +711,7 @@ else:
 
 def test_sort_first_call_compiles_only_the_cold_kernel(tmp_path):
     """With empty caches a first sort / argsort / searchsorted compiles only sort_cold.pair_pass
-    (not vrow, prepare, rows, search: 1-4 s each); once the full kernels are in the disk cache, a new process
+    (not vrow, count_argsort, search: up to 1-4 s each); once the full kernels are in the disk cache, a new process
     loads and runs them from its first call."""
     import os
     import subprocess

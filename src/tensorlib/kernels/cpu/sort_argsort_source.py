@@ -155,6 +155,135 @@ def chunk_counts_all(k, nch, out):
                 h[ps, (v >> np.uint64(8 * ps)) & U255] += 1
 """
 
+_COMPOSE = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def compose(src, out, rows, n, desc):
+    # argsort of keys up to 32 bits: out[r * n + i] <- key << (64 - BITS) | i, one uint64 per
+    # element, all distinct, whose order is the stable order of the row (bits of a descending
+    # key above BITS shift out)
+    dm = ALL if desc else np.uint64(0)
+    sh = np.uint64(64 - BITS)
+    for r in range(rows):
+        b = r * n
+        for i in range(n):
+            out[b + i] = ((tokey(src[b + i]) ^ dm) << sh) | np.uint64(i)
+"""
+
+_COMPOSE64 = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def key_range(src, desc):
+    # (smallest, largest) key: keys minus the smallest need bitlen(largest - smallest) bits
+    dm = ALL if desc else np.uint64(0)
+    lo = ALL
+    hi = np.uint64(0)
+    for i in range(src.size):
+        k = tokey(src[i]) ^ dm
+        lo = min(lo, k)
+        hi = max(hi, k)
+    return lo, hi
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def compose_hi(src, out, rows, n, desc, base, sh, pb):
+    # 64-bit keys, first stage: out[r * n + i] <- ((key - base) >> sh) << pb | i (pb: the bits
+    # a position needs; key - base, base the smallest key, has no bits above sh + 64 - pb)
+    dm = ALL if desc else np.uint64(0)
+    s = np.uint64(sh)
+    p = np.uint64(pb)
+    for r in range(rows):
+        b = r * n
+        for i in range(n):
+            out[b + i] = ((((tokey(src[b + i]) ^ dm) - base) >> s) << p) | np.uint64(i)
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def resolve(src, c, rows, n, desc, base, sh, pb, long_run, longs):
+    # second stage, after each row of c is sorted: a run of equal high parts is ordered by
+    # the low sh bits (at most pb) of key - base, then position: the words of the run become
+    # low << pb | position (position stays the low pb bits) and are sorted again here, or,
+    # from long_run words on, by the caller (NumPy's sort is faster): their [start, end) go to
+    # longs, and the count is returned
+    dm = ALL if desc else np.uint64(0)
+    lm = (np.uint64(1) << np.uint64(sh)) - np.uint64(1)
+    p = np.uint64(pb)
+    pm = (np.uint64(1) << p) - np.uint64(1)
+    nl = 0
+    for r in range(rows):
+        b = r * n
+        i = 0
+        while i < n - 1:
+            h = c[b + i] >> p
+            j = i + 1
+            while j < n and (c[b + j] >> p) == h:
+                j += 1
+            if j - i > 1:
+                for q in range(b + i, b + j):
+                    pos = c[q] & pm
+                    c[q] = ((((tokey(src[b + np.int64(pos)]) ^ dm) - base) & lm) << p) | pos
+                run = c[b + i:b + j]
+                if j - i <= 16:
+                    for q in range(1, j - i):
+                        v = run[q]
+                        t = q - 1
+                        while t >= 0 and run[t] > v:
+                            run[t + 1] = run[t]
+                            t -= 1
+                        run[t + 1] = v
+                elif j - i < long_run:
+                    run.sort()
+                else:
+                    longs[nl, 0] = b + i
+                    longs[nl, 1] = b + j
+                    nl += 1
+            i = j
+    return nl
+"""
+
+_KEYSORT = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def keys_into(src, out, desc):
+    # value sort by NumPy's sort of the keys: out <- keys of src; returns how many nan / -0.0
+    # (the caller then runs fix_rows: their keys are canonical)
+    dm = ALL if desc else np.uint64(0)
+    ns = 0
+    for i in range(src.size):
+        x = src[i]
+        out[i] = KT(tokey(x) ^ dm)
+        ns += special(x)
+    return ns
+
+
+@njit(cache=True, nogil=True, error_model='numpy')
+def unkeys(out, desc):
+    # the sorted keys back into values, in place
+    dm = ALL if desc else np.uint64(0)
+    for i in range(out.size):
+        out[i] = KT(unkey(np.uint64(out[i]) ^ dm))
+"""
+
+_COUNT_ARGSORT = """
+@njit(cache=True, nogil=True, error_model='numpy')
+def count_argsort(src, out, rows, n, desc):
+    # stable argsort of 1-byte keys: a counting sort, one count pass and one placing pass
+    dm = ALL if desc else np.uint64(0)
+    cnt = np.empty(256, np.int64)
+    for r in range(rows):
+        b = r * n
+        cnt[:] = 0
+        for i in range(n):
+            cnt[(tokey(src[b + i]) ^ dm) & U255] += 1
+        acc = 0
+        for d in range(256):
+            t = cnt[d]
+            cnt[d] = acc
+            acc += t
+        for i in range(n):
+            d = (tokey(src[b + i]) ^ dm) & U255
+            j = cnt[d]
+            cnt[d] = j + 1
+            out[b + j] = i
+"""
+
 _VARIANTS = """
 @njit(cache=True, nogil=True, error_model='numpy', parallel=PAR)
 def prepare_NAME(src, keys, pay, n, desc):

@@ -7,7 +7,8 @@ edits to any of them recompile the sorting kernels once.
 """
 from __future__ import annotations
 
-from .sort_argsort_source import _COUNTS_ALL, _ROWS, _SOURCE, _VARIANTS
+from .sort_argsort_source import (_COMPOSE, _COMPOSE64, _COUNT_ARGSORT, _COUNTS_ALL, _KEYSORT,
+                                  _ROWS, _SOURCE, _VARIANTS)
 from .sort_keys import SMALL, UINT, _key_source, key_spec
 from .sort_network import network_source
 from .sort_values_source import _values_source
@@ -22,6 +23,14 @@ def module_source(spec) -> str:
            f"bytes, kind {kind}\nimport numpy as np\nfrom numba import njit, "
            f"prange\n\n" + _key_source(width, kind, expm) + _SOURCE
            + _COUNTS_ALL)
+    if width <= 4:
+        src += _COMPOSE
+    if width == 1:
+        src += _COUNT_ARGSORT
+    if width == 8:
+        src += _COMPOSE64
+    if width == 2:
+        src += _KEYSORT
     src += _ROWS.replace("SMALLN", str(SMALL)).replace("SUF", "")
     src += _values_source(width)
     src += network_source(width, kind)

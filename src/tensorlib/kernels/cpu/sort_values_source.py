@@ -1,8 +1,7 @@
 """Numba source templates of the CPU value sorts (no payload), assembled by ``_values_source``:
-``_VALUES`` (helpers; ``fix_special`` writes nan / -0.0 bit patterns back), ``_LSD_P`` (one
-unrolled LSD bucket sort per pass count), ``_VALUES_TAIL`` (short rows sorted in cache: ``vrow``,
-``vrows_serial`` / ``vrows_parallel``, ``fix_rows``), then the long-row templates of
-``sort_values_long.py``."""
+``_VALUES`` (helpers; ``fix_special`` writes nan / -0.0 bit patterns back), ``_VALUES_TAIL``
+(short rows sorted in cache: ``vrow``, ``vrows_serial`` / ``vrows_parallel``, ``fix_rows``),
+then, for 1-byte keys, the long-row template of ``sort_values_long.py``."""
 from __future__ import annotations
 
 from .sort_keys import SMALL
@@ -12,21 +11,6 @@ from .sort_values_long import _LONG_ROW
 # zero: keys are sorted alone and turned back into values, and a row holding nan or -0.0 gets
 # its own nan / zero bit patterns written back over those runs in input order afterwards.
 _VALUES = """
-HB = HBITS   # bits of the MSD histogram of a long row
-RSHIFT = BITS - HB
-LSD_BITS = 11   # digit bits of the in-bucket LSD passes
-
-
-@njit(inline='always', error_model='numpy')
-def bitlen(x):
-    r = 0
-    x = np.uint64(x)
-    while x != np.uint64(0):
-        x >>= np.uint64(1)
-        r += 1
-    return r
-
-
 @njit(nogil=True, error_model='numpy')
 def fix_special(src, out, desc):
     # out holds src sorted with canonical nan / +0.0 in the nan and zero runs: write src's own
@@ -91,17 +75,6 @@ def vpass(s, t, base, sh, mask, o):
 
 
 @njit(inline='always', error_model='numpy')
-def vpass_first(s, t, base, mask, o, dm):
-    # first pass over plain values (no nan / -0.0): keys computed on the way
-    for i in range(s.size):
-        k = tokey_plain(s[i]) ^ dm
-        d = (k - base) & mask
-        j = o[d]
-        o[d] = j + 1
-        t[j] = KT(k)
-
-
-@njit(inline='always', error_model='numpy')
 def exclusive(c):
     acc = 0
     for d in range(c.size):
@@ -110,62 +83,7 @@ def exclusive(c):
         acc += t
 """
 
-# One LSD bucket sort per pass count P (histogram loop unrolled: a runtime loop over the digits
-# costs more than the passes themselves): a[:] keys with a[i] - base < 2**(P*b) -> out values.
-_LSD_P = """
-@njit(nogil=True, error_model='numpy')
-def lsd_P(a, kb, out, base, b, dm, cnt, vals):
-    m = a.size
-    R = 1 << b
-    mask = np.uint64(R - 1)
-    bb = np.uint64(b)
-ZERO
-    if vals:
-        for i in range(m):
-            k = (tokey_plain(a[i]) ^ dm) - base
-HIST
-    else:
-        for i in range(m):
-            k = np.uint64(a[i]) - base
-HIST
-EXCL
-    s = a
-    t = kb[:m]
-    for p in range(P):
-        if p == 0 and vals:
-            vpass_first(s, t, base, mask, cnt[0, :R], dm)
-        else:
-            vpass(s, t, base, bb * np.uint64(p), mask, cnt[p, :R])
-        s, t = t, s
-    # the last pass stays in cache; values go out in one sequential write
-    keys_out(s, out, dm)
-"""
-
 _VALUES_TAIL = """
-@njit(nogil=True, error_model='numpy')
-def sort_bucket(a, kb, out, base, r, dm, cnt, vals):
-    # a[:]: keys, or plain values (vals: no nan / -0.0), all keys within [base, base + 2**r)
-    # -> out[:] their values in order
-    m = a.size
-    if r == 0 or m <= 1:
-        if vals:
-            for i in range(m):
-                out[i] = a[i]
-        else:
-            keys_out(a, out, dm)
-        return
-    if m <= SMALLN:
-        if vals:
-            for i in range(m):
-                a[i] = KT(tokey_plain(a[i]) ^ dm)
-        insertion(a)
-        keys_out(a, out, dm)
-        return
-    P = (r + LSD_BITS - 1) // LSD_BITS
-    b = (r + P - 1) // P
-DISPATCH
-
-
 @njit(cache=True, nogil=True, error_model='numpy')
 def vrow(src, out, ka, kb, cnt, desc):
     # returns the number of nan / -0.0 (then fix_special must run on the row)
@@ -247,23 +165,9 @@ def fix_rows(src, out, rows, n, desc):
 
 def _values_source(width):
     """The value-sort kernels for keys of `width` bytes (unrolled digit counts)."""
-    bits = 8 * width
-    hb = min(16, bits)
-    pmax = -(-bits // 11)
-    src = _VALUES.replace("HBITS", str(hb))
-    for p in range(1, pmax + 1):
-        zero = "\n".join(f"    c{i} = cnt[{i}, :R]\n    c{i}[:] = 0" for i in range(p))
-        hist = "\n".join(f"        c{i}[(k >> (bb * np.uint64({i}))) & mask] += 1"
-                          for i in range(p))
-        src += _LSD_P.replace("lsd_P", f"lsd_{p}").replace("range(P)", f"range({p})") \
-            .replace("ZERO", zero).replace("HIST", "    " + hist.replace("\n", "\n    ")) \
-            .replace("EXCL", "\n".join(f"    exclusive(c{i})" for i in range(p)))
-    dispatch = "\n".join(f"    {'if' if p == 1 else 'elif'} P == {p}:\n"
-                          f"        lsd_{p}(a, kb, out, base, b, dm, cnt, vals)"
-                          for p in range(1, pmax + 1))
     zero8 = "        cnt[:, :] = 0\n" + "\n".join(f"        c{i} = cnt[{i}]" for i in range(width))
     hist8 = "\n".join(f"            c{i}[(k >> np.uint64({8 * i})) & U255] += 1"
                        for i in range(width))
-    tail = (_VALUES_TAIL + _LONG_ROW).replace("DISPATCH", dispatch).replace("ZERO8", zero8) \
-        .replace("HIST8", hist8).replace("PMAX", str(pmax))
-    return src + tail.replace("SMALLN", str(SMALL))
+    tail = _VALUES_TAIL + (_LONG_ROW if width == 1 else "")
+    tail = tail.replace("ZERO8", zero8).replace("HIST8", hist8)
+    return _VALUES + tail.replace("SMALLN", str(SMALL))

@@ -1,5 +1,5 @@
-"""Numba CPU kernels for sorting and searching: stable LSD radix sort of rows, and binary
-search (searchsorted).
+"""Numba CPU kernels for sorting and searching: stable sorts of rows, and binary search
+(searchsorted).
 
 Every real dtype is sorted through an unsigned integer key of its width whose unsigned order is
 the value order (kernels see raw bits: half types are uint16, float32 is read as uint32, ...):
@@ -9,24 +9,31 @@ the value order (kernels see raw bits: half types are uint16, float32 is read as
 Descending sorts flip every key bit, which keeps equal elements in input order (stable) and
 puts nan first (the exact reverse of the ascending order).
 
-``argsort`` sorts (key, index) pairs: insertion sort up to SMALL elements, else LSD radix
-with 8-bit digits, skipping passes whose digit is the same for the whole row; many rows are
-spread over threads, one long row is sorted by all threads together (per-chunk digit counts,
-then each chunk scatters to its own offsets, so the result stays stable).
+Routes (measured on a 2-core AVX-512 VM, where NumPy's sort is x86-simd-sort's vectorized
+quicksort: one thread, so nothing waits for a descheduled team thread on a busy machine):
+
+``argsort`` of rows up to COMPOSITE_MAX_ROW long sorts one distinct uint64 word per element
+with NumPy's (unstable) sort, built in the int64 result itself; distinct words make its order
+the stable one. Keys up to 32 bits: key << (64 - bits) | position (``compose``); 1-byte keys
+in rows of 256+: a counting sort instead (``count_argsort``); 64-bit keys in two stages
+(``key_range``, ``compose_hi``, ``resolve``: the top bits of key - smallest key that fit
+beside the position, then runs of equal high parts ordered by the low bits). Longer rows: LSD
+radix of (key, index) pairs with 8-bit digits (insertion sort up to SMALL elements), skipping
+passes whose digit is the same for the whole row; many rows spread over threads, one long row
+sorted by all threads together (per-chunk digit counts, then each chunk scatters to its own
+offsets, so the result stays stable).
 
 ``sort`` needs no payload: for a value sort, stability is only observable on nan payloads and
-on the sign of zero, so keys are sorted alone and turned back into values, and a row holding
-nan or -0.0 gets the input's own nan / zero bit patterns written back over those runs in input
-order (fix_special): bit for bit what ``np.sort(kind="stable")`` gives. Many rows up to
-NET_MAX long: a bitonic network vectorized across rows (kernels/cpu/sort_network.py). Other
-short rows: one read makes keys + byte-digit counts (+ nan / -0.0 count, + an already-sorted
-check) in cache, LSD passes over the digits that vary, one sequential write of the values.
-A long row (vlong): a histogram of the top 16 bits of the raw values (a raw cell without nan /
-inf / -0.0 is one key cell), consecutive key cells grouped into cache-sized buckets, one
-parallel scatter of the values into their buckets, then each bucket LSD-sorted in cache by one
-thread (11-bit digits at most) and written out; rows whose cells may hold nan / inf / -0.0, or
-whose keys crowd a narrow range, take vlong_exact (the same on keys, top varying bits, then
-fix_special).
+on the sign of zero. float32 / float64 and 16- to 64-bit integers: NumPy's sort of the values,
+then each nan run and zero run gets the input's own bit patterns back in input order
+(``_np_fix``): bit for bit what ``np.sort(kind="stable")`` gives. Half types: NumPy's sort of
+their 16-bit keys (``keys_into``, ``unkeys``), then the same fix-up (fix_special). Rows shorter
+than NP_MIN_ROW and 1-byte keys: radix sorts of the keys alone, turned back into values, with
+that fix-up. Many rows up to NET_MAX long: a bitonic network vectorized
+across rows (kernels/cpu/sort_network.py). Other short rows: one read makes keys + byte-digit
+counts (+ nan / -0.0 count, + an already-sorted check) in cache, LSD passes over the digits
+that vary, one sequential write of the values. A long row of 1-byte keys (vlong): a counting
+sort, its histograms on all threads.
 Each (key width, kind) gets a generated module in the kernel cache dir; kernels/cpu/sort_source.py
 assembles its source from the sort_*.py templates, this module runs them.
 """
@@ -199,8 +206,7 @@ def _scratch(n, np_dtype, keep):
 # value sorts of many rows up to this long (by key width) take the sorting network (faster than
 # the radix rows up to here, measured serial on random data; a row group's keys: <= 512 KiB)
 NET_MAX = {1: 2048, 2: 4096, 4: 16384, 8: 16384}
-BUCKET_KEYS = 1 << 14  # value sorts of long rows: keys per MSD bucket (sorted in cache)
-BUCKET = 1 << 20   # MSD buckets larger than this are split again (all threads) first
+BUCKET = 1 << 20   # argsort MSD buckets larger than this are split again (all threads) first
 
 
 def _sort_long_row(mod, k, p, kd, pd, width, below=None):
@@ -254,21 +260,63 @@ def _sort_long_row(mod, k, p, kd, pd, width, below=None):
 
 
 
+# Value sorts of these dtypes are NumPy's sort (x86-simd-sort's AVX-512 / AVX2 quicksort, one
+# thread: nothing to stall on a busy machine) plus a fix-up of the nan and zero runs (_np_fix).
+# Measured 2026-12-05 on this 2-core AVX-512 VM, float32, against the radix sorts: one row of
+# 1e5 0.26 ms vs 0.87, 1e6 3.9 vs 17 ms (2 threads); 64-bit keys 1e5 0.45 vs 3.0 ms (8 byte
+# passes); rows of 16+ elements as fast as the network or faster. Not the half types
+# (NumPy's float16 sort is slow, bfloat16 has none: _key_values sorts their keys), nor
+# 1-byte keys (a counting sort is 10-30x faster than NumPy's there).
+NP_VALUES = frozenset({"float32", "float64", "int16", "uint16", "int32", "uint32", "int64",
+                       "uint64"})
+# many rows shorter than this: the network (per-row sort calls cost more; not for 64-bit
+# values: NumPy's sort of (1e5, 8) float64 rows 2.3 ms, the network's 4.6)
+NP_MIN_ROW = 16
+# argsort rows up to this long (by key width) sort composite words of key and position
+# (_count_argsort, _composite_argsort, _two_stage_argsort); longer rows, whose positions
+# would not fit in them, take the radix argsort (tests lower these to keep it tested)
+COMPOSITE_MAX_ROW = {1: 1 << 56, 2: 1 << 48, 4: 1 << 32, 8: 1 << 32}
+FIX_ROWS_PY = 32  # rows to fix up one by one in NumPy; more: fix_rows (a kernel to compile)
+# two-stage argsort: runs of equal high parts from this long are sorted by NumPy, not in the
+# kernel (Numba's sort of 1e6 words: ~70 ms, NumPy's ~10)
+LONG_RUN = 4096
+
+
 def sort_kernel(src, values, indices, descending):
     """src: contiguous (rows, n) tensor (any real dtype or bool), sorted along its last dim
     into ``values`` (same dtype) or ``indices`` (int64), both contiguous of src's shape."""
     host_sync()  # several passes with host-side bookkeeping: run in stream order, inline
     dtype = src._dtype
-    mod = _module(dtype)
     total = src._numel
     if total == 0:
         return
     n = src._shape[-1] if src._shape else 1
     rows = total // n
+    desc = bool(descending)
+    width = dtype.itemsize
+    if values is not None and dtype.name in NP_VALUES and (
+            n >= NP_MIN_ROW or rows < lanes(width) or width == 8):
+        # typed views (these dtypes' storage type is their own)
+        _np_values(dtype, kernel_array(src)[src._offset:src._offset + total],
+                   kernel_array(values)[values._offset:values._offset + total], rows, n, desc)
+        return
     raw = raw_view(src)
+    mod = _module(dtype)
+    if values is None and n <= COMPOSITE_MAX_ROW[width]:
+        if width == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
+            _count_argsort(mod, dtype, raw, indices, rows, n, desc)
+        elif width <= 4:
+            _composite_argsort(mod, dtype, raw, indices, rows, n, desc)
+        elif not _two_stage_argsort(mod, raw, indices, rows, n, desc):
+            _cold_argsort(raw, indices, rows, n, dtype, desc)
+        return
+    if values is not None and width == 2 and (n >= NP_MIN_ROW or rows < lanes(width)):
+        out = raw_view(values)
+        if not _key_values(mod, raw, out, rows, n, desc):
+            _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+        return
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
-    desc = bool(descending)
     if values is not None:
         _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
         return
@@ -288,11 +336,7 @@ def sort_kernel(src, values, indices, descending):
     elif variant == "serial" and "argsort" not in mod.warm_paths and not _full_ready(
             mod, "argsort", (("prepare_serial", (raw, keys, pay, n, desc)),
                              ("rows_serial", (keys, pay, rows, n))), total):
-        order = cold_order(raw, rows, n, key_spec(src.dtype), desc)
-        if rows > 1:
-            np.remainder(order, n, out=pay)  # positions in the row
-        else:
-            pay[:] = order
+        _cold_argsort(raw, indices, rows, n, dtype, desc)
     else:
         cores.run(getattr(mod, "prepare_" + variant), (raw, keys, pay, n, desc))
         nch = min(rows, 8 * nthreads)
@@ -303,21 +347,182 @@ def sort_kernel(src, values, indices, descending):
             mod.rows_serial(keys, pay, rows, n)
 
 
+def _np_values(dtype, a, o, rows, n, desc):
+    """Value sort of the rows of a into o (1-D arrays of the dtype) by NumPy's sort (not
+    stable: where that shows, nan payloads and zero signs, _np_fix puts the input's back)."""
+    if rows == 1:  # (a few microseconds less than the 2-D form: small sorts feel it)
+        if desc:
+            asc = np.sort(a)
+            np.copyto(o, asc[::-1])
+        else:
+            np.copyto(o, a)
+            o.sort()
+            asc = o
+        if dtype.kind == "f":
+            _np_fix_row(a, o, asc, desc)
+        return
+    raw = a.view(_UINT[a.itemsize])
+    out = o.view(raw.dtype)
+    a = a.reshape(rows, n)
+    o = o.reshape(rows, n)
+    if desc:
+        asc = np.sort(a, axis=-1)
+        np.copyto(o, asc[:, ::-1])
+    else:
+        np.copyto(o, a)
+        o.sort(axis=-1)
+        asc = o
+    if dtype.kind == "f":
+        _np_fix(dtype, raw, out, a, o, asc, rows, n, desc)
+
+
+def _np_fix(dtype, raw, out, a, o, asc, rows, n, desc):
+    """After an unstable sort of float rows a (asc: ascending, o: the result, asc reversed when
+    desc): the nan run and the zero run of each row hold the input's own bit patterns in input
+    order, as a stable sort leaves them (NumPy's AVX-512 sort writes its own quiet nan, and the
+    order of equal zeros is arbitrary). A row needs it when it holds a nan or a -0.0 (a zero
+    run of +0.0 alone is right as it is: a sort only moves values)."""
+    fix = np.isnan(asc[:, -1])
+    negz = raw == raw.dtype.type(1 << (8 * raw.dtype.itemsize - 1))
+    if negz.any():  # (per-row any() of short rows is slow: only when there is one)
+        fix |= negz.reshape(rows, n).any(1)
+    todo = np.flatnonzero(fix)
+    if todo.size > FIX_ROWS_PY:
+        _module(dtype).fix_rows(raw, out, rows, n, desc)
+    else:
+        for r in todo:
+            _np_fix_row(a[r], o[r], asc[r], desc)
+
+
+def _np_fix_row(a, o, asc, desc):
+    n = a.size
+    nn = 0
+    last = asc[-1]
+    if last != last:  # nan (sorted last)
+        v = a[np.isnan(a)]
+        nn = v.size
+        if desc:
+            o[:nn] = v
+        else:
+            o[n - nn:] = v
+    zero = a.dtype.type(0)
+    lo = int(asc[:n - nn].searchsorted(zero, "left"))  # -0.0 == 0.0: the run of both
+    if lo < n - nn and asc[lo] == zero:
+        hi = int(asc[:n - nn].searchsorted(zero, "right"))
+        z = a[a == zero]
+        if desc:
+            o[n - hi:n - lo] = z
+        else:
+            o[lo:hi] = z
+
+
+def _key_values(mod, raw, out, rows, n, desc):
+    """Value sort of 16-bit rows (the half types: NumPy's sort of them is slow) by NumPy's
+    sort of their keys (x86-simd-sort's 16-bit quicksort) turned back into values, nan / -0.0
+    runs fixed by fix_rows. False (nothing done) while its kernels are not compiled (the cold
+    path serves). Measured 2026-12-05 on this 2-core VM, float16: 1e5 ~0.2 ms vs
+    0.72 for the radix vrow and 0.44 for NumPy's float16 sort."""
+    if "keysort" not in mod.warm_paths and not _full_ready(
+            mod, "keysort", (("keys_into", (raw, out, desc)), ("unkeys", (out, desc)))
+            + _fix(mod, raw, out, rows, n, desc), rows * n):
+        return False
+    special = mod.keys_into(raw, out, desc)
+    out.reshape(rows, n).sort(axis=-1)
+    mod.unkeys(out, desc)
+    if special:
+        mod.fix_rows(raw, out, rows, n, desc)
+    return True
+
+
+def _cold_argsort(raw, indices, rows, n, dtype, desc):
+    """argsort by the cold path (kernels/cpu/sort_cold.py: NumPy steps, one small kernel)."""
+    pay = kernel_array(indices)[indices._offset:indices._offset + rows * n]
+    order = cold_order(raw, rows, n, key_spec(dtype), desc)
+    if rows > 1:
+        np.remainder(order, n, out=pay)  # positions in the row
+    else:
+        pay[:] = order
+
+
+def _count_argsort(mod, dtype, raw, indices, rows, n, desc):
+    """Stable argsort of 1-byte keys: one serial counting sort (count_argsort; measured
+    2026-12-05, uint8 1e6: ~2 ms vs 5.3 for NumPy's stable radix argsort and 11 for the
+    composite words); while it is not compiled, NumPy's stable argsort of the same keys."""
+    total = rows * n
+    pay = kernel_array(indices)[indices._offset:indices._offset + total]
+    args = (raw, pay, rows, n, desc)
+    if "count" in mod.warm_paths or _full_ready(mod, "count", (("count_argsort", args),),
+                                                  total):
+        mod.count_argsort(*args)
+    else:
+        keys = canonical_keys(raw, key_spec(dtype), desc).reshape(rows, n)
+        pay.reshape(rows, n)[:] = np.argsort(keys, axis=-1, kind="stable")
+
+
+def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
+    """Stable argsort of keys up to 32 bits wide: each element becomes one distinct uint64,
+    key << (64 - bits) | position, built in the int64 result itself (``compose``), sorted by
+    NumPy's sort (x86-simd-sort; distinct values, so its order is the stable one), and the
+    positions kept (the low bits). One thread: nothing to stall on a busy machine. Measured
+    2026-12-05 on this 2-core AVX-512 VM, float32: 1e5 ~0.6 ms vs 1.0-2.3 for the radix
+    argsort, 2e6 ~20 vs 59 ms (2 threads)."""
+    total = rows * n
+    o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
+    args = (raw, o64, rows, n, desc)
+    if "compose" in mod.warm_paths or _full_ready(mod, "compose", (("compose", args),), total):
+        mod.compose(*args)
+    else:
+        # cold: the same keys by NumPy steps (kernels/cpu/sort_cold.py), no kernel to compile
+        o64[:] = canonical_keys(raw, key_spec(dtype), desc)
+        o64 <<= np.uint64(64 - 8 * raw.dtype.itemsize)
+        o64.reshape(rows, n)[:] |= np.arange(n, dtype=np.uint64)
+    o64.reshape(rows, n).sort(axis=-1)
+    np.bitwise_and(o64, np.uint64((1 << (64 - 8 * raw.dtype.itemsize)) - 1), out=o64)
+
+
+def _two_stage_argsort(mod, raw, indices, rows, n, desc):
+    """Stable argsort of 64-bit keys in two NumPy sorts of composite words (False, nothing
+    done, while its kernels are not compiled: the radix route's cold path serves). With pb
+    bits for a position (n <= 2**pb) and the keys less the smallest one (their range: signed
+    keys around zero need few bits), stage one sorts (the top 64 - pb bits of that range)
+    << pb | position; where the range fits in them that is the whole order, else ``resolve``
+    orders each run of equal high parts by the low bits (at most pb) and position. Measured
+    2026-12-05 on this 2-core VM, float64 (random keys: few runs): 1e5 ~0.7 ms vs 2.2 for the
+    8-pass radix argsort, 2e6 ~20 vs 155 ms."""
+    total = rows * n
+    o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
+    pb = max((n - 1).bit_length(), 1)
+    base = np.uint64(0)
+    args = (raw, o64, rows, n, desc, base, 0, pb)
+    longs = np.empty((total // LONG_RUN + 1, 2), np.int64)
+    if "two_stage" not in mod.warm_paths and not _full_ready(
+            mod, "two_stage", (("key_range", (raw, desc)), ("compose_hi", args),
+                               ("resolve", args + (LONG_RUN, longs))), total):
+        return False
+    kmin, kmax = mod.key_range(raw, desc)
+    base = np.uint64(kmin)   # (Numba hands back Python ints; the kernels take uint64)
+    sh = max((int(kmax) - int(kmin)).bit_length() - (64 - pb), 0)
+    mod.compose_hi(raw, o64, rows, n, desc, base, sh, pb)
+    o64.reshape(rows, n).sort(axis=-1)
+    if sh:
+        for lo, hi in longs[:mod.resolve(raw, o64, rows, n, desc, base, sh, pb, LONG_RUN,
+                                         longs)]:
+            o64[lo:hi].sort()
+    np.bitwise_and(o64, np.uint64((1 << pb) - 1), out=o64)
+    return True
+
+
 def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
-    """Value sort of the rows of raw (unsigned view) into out: long rows one at a time with
-    all threads (MSD buckets, then cache-sized LSD); at least a vector's worth of rows up to
+    """Value sort of the rows of raw (unsigned view) into out: long rows of 1-byte keys one at
+    a time with all threads (a counting sort); at least a vector's worth of rows up to
     NET_MAX long by the sorting network, row groups spread over threads; other short rows by
     LSD radix, spread over threads."""
     total = rows * n
-    if n >= ROW_PAR and nthreads > 1 and cores.parallel_ready(
-            _twins(mod, "vrows_serial", "vlong"),
-            (raw[:n], out[:n], out[:n], desc, nthreads, BUCKET_KEYS), total):
-        keep = []
-        a = _scratch(n, raw.dtype, keep)
+    if n >= ROW_PAR and nthreads > 1 and raw.dtype.itemsize == 1 and cores.parallel_ready(
+            _twins(mod, "vrows_serial", "vlong"), (raw[:n], out[:n], desc, nthreads), total):
         for r in range(rows):
             sl = slice(r * n, (r + 1) * n)
-            if cores.run(mod.vlong, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS)):
-                cores.run(mod.vlong_exact, (raw[sl], out[sl], a, desc, nthreads, BUCKET_KEYS))
+            cores.run(mod.vlong, (raw[sl], out[sl], desc, nthreads))
     elif 2 <= n <= NET_MAX[raw.dtype.itemsize] and rows >= lanes(raw.dtype.itemsize):
         npad = NET_W
         while npad < n:
