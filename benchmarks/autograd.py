@@ -186,34 +186,16 @@ class _NumpyMLP:
         return loss
 
 
-def _tl_phases(tl, x, y, params, opt):
-    """One step, timed by phase: (forward incl. the loss, backward, optimizer step) in s."""
-    F = tl.nn.functional
+def _phases(F, relu, x, y, params, opt):
+    """One step, timed by phase: (forward incl. the loss, backward, optimizer step) in s, with
+    either library's ``nn.functional`` ``F`` and ``relu``."""
     opt.zero_grad()
     t0 = time.perf_counter()
     h = x
     for i in range(0, len(params), 2):
         h = F.linear(h, params[i], params[i + 1])
         if i + 2 < len(params):
-            h = F.relu(h)
-    loss = F.cross_entropy(h, y)
-    t1 = time.perf_counter()
-    loss.backward()
-    t2 = time.perf_counter()
-    opt.step()
-    t3 = time.perf_counter()
-    return t1 - t0, t2 - t1, t3 - t2
-
-
-def _torch_phases(torch, x, y, params, opt):
-    F = torch.nn.functional
-    opt.zero_grad()
-    t0 = time.perf_counter()
-    h = x
-    for i in range(0, len(params), 2):
-        h = F.linear(h, params[i], params[i + 1])
-        if i + 2 < len(params):
-            h = torch.relu(h)
+            h = relu(h)
     loss = F.cross_entropy(h, y)
     t1 = time.perf_counter()
     loss.backward()
@@ -229,13 +211,14 @@ def bench_mlp(tl, torch, rounds):
     params = [tl.asarray(p).requires_grad_() for p in pn]
     opt = tl.optim.Adam(params, lr=1e-3)
     ref = _NumpyMLP(pn)
-    steps = {"tensorlib": lambda: _tl_phases(tl, x, y, params, opt),
+    F = tl.nn.functional
+    steps = {"tensorlib": lambda: _phases(F, F.relu, x, y, params, opt),
              "numpy": lambda: ref.step(xn, yn)}
     if torch is not None:
         tp = [torch.tensor(p, requires_grad=True) for p in pn]
         topt = torch.optim.Adam(tp, lr=1e-3)
         tx, ty = torch.tensor(xn), torch.tensor(yn)
-        steps["torch"] = lambda: _torch_phases(torch, tx, ty, tp, topt)
+        steps["torch"] = lambda: _phases(torch.nn.functional, torch.relu, tx, ty, tp, topt)
     for _ in range(3):  # warm
         for step in steps.values():
             step()
