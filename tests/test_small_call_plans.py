@@ -344,3 +344,45 @@ def test_empty_like_layout_cache_matches_fresh(make, monkeypatch):
         assert e.is_contiguous() == fresh.is_contiguous()
         a = t.astype(tl.float64)
         np.testing.assert_array_equal(_np(a), _np(t).astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.float16])
+def test_reduction_plans_serve_aligned_and_borrowed_odd_inputs(dtype):
+    """A reduction plan (kernels/cpu/reduce_plan.py) calls its kernel's compiled entry point
+    for inputs like the first call's, and the dispatcher for an input in borrowed memory at an
+    address that is not a multiple of the itemsize (the same plan key, another array type):
+    both give NumPy's values (value, arg and var / std plans), the result a fresh tensor."""
+    import tensorlib.ops.reduction as reduction
+    from tensorlib.kernels.cpu import reduce_plan
+    n = 999
+    vals = _values((n,), dtype, 3)
+    item = np.dtype(dtype).itemsize
+    raw = np.zeros(item * n + 1, np.uint8)
+    odd = raw[1:].view(dtype)
+    odd[:] = vals
+    assert not odd.flags.aligned
+    x, y = tl.asarray(vals.copy()), tl.asarray(odd)
+    assert y._storage._ptr % item
+    calls = [(tl.max, np.max), (tl.argmax, np.argmax), (tl.sum, None)]
+    if np.dtype(dtype).kind == "f":
+        calls.append((tl.std, None))
+    seen = []
+    orig = reduce_plan._entry
+
+    def entry(fn, args):
+        ep = orig(fn, args)
+        seen.append(ep is not fn)
+        return ep
+    reduce_plan._entry = entry
+    try:
+        reduction._plans.clear()
+        for _ in range(3):
+            for t in (x, y, x):
+                for f, ref in calls:
+                    got, want = f(t), f(x)
+                    _bits_equal(_np(got), _np(want))
+                    if ref is not None:
+                        np.testing.assert_array_equal(_np(got), ref(vals))
+    finally:
+        reduce_plan._entry = orig
+    assert seen and all(seen)  # an entry point was found for every plan made

@@ -107,25 +107,47 @@ def _kernel_np(dt):
     return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
 
 
+def _entry(fn, args):
+    """The compiled function behind Numba dispatcher ``fn`` for exactly the types of ``args``
+    (calling it skips the dispatcher's per-call type resolution), or ``fn`` itself when none is
+    compiled for them."""
+    overloads = getattr(fn, "overloads", None)
+    cres = overloads and overloads.get(tuple(fn.typeof_pyval(a) for a in args))
+    return fn if cres is None else getattr(cres, "entry_point", fn)
+
+
+# A plan's arrays: the result's storage viewed whole (a fresh block, 64-byte aligned, a
+# multiple of the itemsize: cheaper than Storage.typed, which caches a view on a storage that
+# is used once) and the input's typed view. The compiled entry point is taken for exactly the
+# types of the first call's arrays; an input storage at an address that is not a multiple of
+# its itemsize (borrowed memory) types differently and goes through the dispatcher.
+
 def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np):
     allocate = Storage.allocate
     make = Tensor._make
+    out_dt, in_item = np.dtype(out_np), np.dtype(in_np).itemsize
+    sample_out = np.empty(1, out_dt)
     if kind == "value":
         d = np.float64(div)
+        ep = _entry(fn, (meta, sample_out, sample_out, np.empty(1, in_np), d))
 
         def run(x):
             if _streams._slow and _declines():
                 return None
             st = allocate(nbytes)
-            out = st.typed(out_np)
-            fn(meta, out, out, x._storage.typed(in_np), d)
+            out = st.buffer.view(out_dt)
+            xs = x._storage
+            (fn if xs._ptr % in_item else ep)(meta, out, out, xs.typed(in_np), d)
             return make(st, shape, strides, 0, dtype)
     else:
+        ep = _entry(fn, (meta, sample_out, np.empty(1, in_np)))
+
         def run(x):
             if _streams._slow and _declines():
                 return None
             st = allocate(nbytes)
-            fn(meta, st.typed(out_np), x._storage.typed(in_np))
+            xs = x._storage
+            (fn if xs._ptr % in_item else ep)(meta, st.buffer.view(out_dt), xs.typed(in_np))
             return make(st, shape, strides, 0, dtype)
     return run
 
@@ -136,17 +158,22 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
     allocate = Storage.allocate
     make = Tensor._make
     m_d, d = np.float64(m_div), np.float64(div)
+    m_dt, out_dt, in_item = np.dtype(m_np), np.dtype(out_np), np.dtype(in_np).itemsize
+    sm, so, si = np.empty(1, m_dt), np.empty(1, out_dt), np.empty(1, in_np)
+    m_ep, ep = _entry(m_fn, (m_meta, sm, sm, si, m_d)), _entry(fn, (meta, so, sm, si, d))
 
     def run(x):
         if _streams._slow and _declines():
             return None
-        inp = x._storage.typed(in_np)
+        xs = x._storage
+        inp = xs.typed(in_np)
+        odd = xs._ptr % in_item
         # (m_st held until both kernels ran: its array alone would not keep the block allocated)
         m_st = allocate(m_nbytes)
-        m = m_st.typed(m_np)
-        m_fn(m_meta, m, m, inp, m_d)
+        m = m_st.buffer.view(m_dt)
+        (m_fn if odd else m_ep)(m_meta, m, m, inp, m_d)
         st = allocate(nbytes)
-        fn(meta, st.typed(out_np), m, inp, d)
+        (fn if odd else ep)(meta, st.buffer.view(out_dt), m, inp, d)
         del m_st
         return make(st, shape, strides, 0, dtype)
     return run
