@@ -170,3 +170,16 @@ def ptxas_available() -> bool:
     if not os.path.exists(ptxas.path):
         raise RuntimeError(f"Triton's ptxas is missing at {ptxas.path}: a broken Triton install")
     return True
+
+
+def np_argsort_desc(x):
+    """Stable descending argsort along the last axis (ties in input order, nan first)."""
+    n = x.shape[-1]
+    return n - 1 - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind="stable"), -1)
+
+
+def assert_bits(got, want):
+    """Same dtype, shape and bytes (nan payloads and the sign of zero count)."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                  np.ascontiguousarray(want).view(np.uint8))

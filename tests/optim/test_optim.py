@@ -117,8 +117,7 @@ def test_big_steps_run_in_chunks_like_small_ones(monkeypatch, name, kw, parallel
     monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
     monkeypatch.setattr(cores, "parallel_ready", lambda *a: parallel)
     monkeypatch.setattr(cores, "threads", lambda: 2)  # no one-thread cool-down on a busy machine
-    from tensorlib.kernels.cpu import matmul as cpu_matmul
-    monkeypatch.setattr(cpu_matmul, "_team_call_end", [float("-inf")])  # no BLAS team spinning
+    monkeypatch.setattr(cores, "_blas_team_end", float("-inf"))  # no BLAS team spinning
     used = []
     real_launch = cpu_streams.launch
     monkeypatch.setattr(cpu_streams, "launch",
@@ -151,16 +150,17 @@ def test_step_after_a_multithreaded_matmul_runs_serially(monkeypatch):
     """OpenBLAS's threads spin for ~0.1 s after a matmul they ran: a step within BLAS_SPIN_S of
     one takes the serial twin (a parallel team would wait for a core a spinner holds), later
     steps the parallel one again; the values match the reference either way."""
-    from tensorlib.kernels.cpu import matmul as cpu_matmul
     from tensorlib.optim import _fused
     from tensorlib.runtime.cpu import cores
     monkeypatch.setattr(_fused, "CHUNK", 1000)
     monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
     monkeypatch.setattr(cores, "parallel_ready", lambda *a: True)
     monkeypatch.setattr(cores, "threads", lambda: 2)  # as on an idle 2-core machine
-    monkeypatch.setattr(cpu_matmul, "_team_call_end", [float("-inf")])
+    monkeypatch.setattr(cores, "team_size", lambda: 2)
+    monkeypatch.setattr(cores, "_until", 0.0)  # no cool-down from an earlier test
+    monkeypatch.setattr(cores, "_blas_team_end", float("-inf"))
     clock = [1000.0]
-    monkeypatch.setattr(cpu_matmul, "_mono", lambda: clock[0])
+    monkeypatch.setattr(cores, "_mono", lambda: clock[0])
     used = []
     real_launch = cpu_streams.launch
     monkeypatch.setattr(cpu_streams, "launch",
@@ -169,13 +169,13 @@ def test_step_after_a_multithreaded_matmul_runs_serially(monkeypatch):
     # a matmul below BLAS_PARALLEL_WORK runs on one BLAS thread: no spinner left behind
     a = tl.asarray(np.ones((4, 4), np.float32))
     tl.matmul(a, a)
-    assert not cpu_matmul.blas_team_spinning()
+    assert not cores.blas_team_spinning()
     # one at or above it runs on the team
     n = 128
     assert n ** 3 >= cores.BLAS_PARALLEL_WORK
     big = tl.asarray(np.ones((n, n), np.float32))
     np.testing.assert_array_equal(tl.matmul(big, big).numpy(), np.full((n, n), n, np.float32))
-    assert cpu_matmul.blas_team_spinning()
+    assert cores.blas_team_spinning()
     rng = np.random.default_rng(21)
     p0 = rng.standard_normal(3001)
     grads = _grads(rng, (3001,), 2)
@@ -183,8 +183,8 @@ def test_step_after_a_multithreaded_matmul_runs_serially(monkeypatch):
     opt = tl.optim.Adam([p], lr=0.01)
     p.grad = tl.asarray(grads[0]).astype(tl.float32)
     opt.step()  # right after the team's matmul
-    clock[0] += 2 * cpu_matmul.BLAS_SPIN_S
-    assert not cpu_matmul.blas_team_spinning()
+    clock[0] += 2 * cores.BLAS_SPIN_S
+    assert not cores.blas_team_spinning()
     p.grad = tl.asarray(grads[1]).astype(tl.float32)
     opt.step()  # the spinners are asleep by now
     pair = _fused._pair(_fused._cpu_module(tl.float32), "adam")

@@ -15,7 +15,8 @@ from ..autograd.function import Function
 from ..dispatch import keys as _keys
 from ..ops import cross_entropy as _xent
 from ..autograd.grad_mode import is_grad_enabled
-from ..ops.matmul import linear_2d as _linear_2d, mm_2d as _mm_2d
+from ..ops.matmul import linear_2d as _linear_2d, mm_2d as _mm_2d, \
+    transposed_2d as _transposed_2d
 from ..ops.cross_entropy import TargetIndexError
 from ..shape import broadcast_shapes
 from ..tensor import Tensor
@@ -25,6 +26,12 @@ __all__ = ["relu", "gelu", "silu", "linear", "dropout", "mse_loss", "cross_entro
 
 _REDUCTIONS = ("mean", "sum", "none")
 _TRACER_BIT = 1 << _keys.DispatchKey.Tracer
+
+
+def _tracing() -> bool:
+    """Whether tl.jit's tracer records on this thread (it sees ops only: the one-call routes
+    below, which are not ops, step aside for it)."""
+    return bool(_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT)
 
 
 # ---------------------------------------------------------------- argument checks
@@ -180,7 +187,7 @@ class Linear(Function):
         ctx.has_bias = b is not None
         # 2-D on the CPU: one call adds the bias into the fresh product (no add's allocation,
         # broadcast set-up and dispatch); not while tracing: the tracer must see the ops
-        if not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT):
+        if not _tracing():
             out = _linear_2d(x, w, b)
             if out is not None:
                 return out
@@ -198,8 +205,7 @@ class Linear(Function):
         gx = gw = gb = None
         # 2-D, not recorded (no create_graph), not traced: the products straight through the
         # device kernel's direct route (a transposed view of grad, no copy); None falls back
-        direct = (grad.ndim == 2 and x.ndim == 2 and not is_grad_enabled()
-                  and not (_keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT))
+        direct = grad.ndim == 2 and x.ndim == 2 and not is_grad_enabled() and not _tracing()
         if need_x:
             gx = _mm_2d(grad, w) if direct else None
             if gx is None:
@@ -209,8 +215,7 @@ class Linear(Function):
             if need_w:
                 x2 = tl.reshape(x, (-1, x.shape[-1])) if x.ndim != 2 else x
                 if direct:
-                    gw = _mm_2d(g2._view((g2._shape[1], g2._shape[0]),
-                                         (g2._strides[1], g2._strides[0]), g2._offset), x2)
+                    gw = _mm_2d(_transposed_2d(g2), x2)
                 if gw is None:
                     gw = tl.matmul(tl.matrix_transpose(g2), x2)
             if need_b:
@@ -286,8 +291,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                              f"{weight.shape}")
     # the fused pair is not an op: tl.jit's tracer (which records ops at the dispatcher) would
     # not see it, so a trace takes the composed ops below
-    plain = weight is None and label_smoothing == 0.0 and input.ndim <= 2 and not (
-        _keys.TLS_IN_USE[0] and _keys.tls.included & _TRACER_BIT)
+    plain = weight is None and label_smoothing == 0.0 and input.ndim <= 2 and not _tracing()
     if plain and not 0 <= ignore_index < n_cls:
         # the fused kernel checks the class indices as it reads them (no host copy of the
         # targets): a target outside [0, C) -- an ignore_index too -- sends the call on to the

@@ -117,45 +117,38 @@ def _batch(op, a, b, x1, x2):
                          f"be broadcast together") from None
 
 
-def _direct_2d(x1, x2):
-    """The device kernel's direct route (``new_matmul``) for 2-D @ 2-D of one dtype on one
-    device, or None."""
+def mm_2d(x1, x2, bias=None):
+    """x1 (M, K) @ x2 (K, N) [+ bias (N,)] for 2-D tensors of one dtype on one device through
+    the device kernel's direct route (``new_matmul``: no broadcasting, promotion or out=
+    set-up; a bias added into the fresh product), or None when that route does not serve the
+    call (matmul's general path, and autograd formulas whose backward is not recorded, call
+    it)."""
     if len(x1._shape) != 2 or len(x2._shape) != 2 or x1._dtype is not x2._dtype:
         return None
     device = x1._storage.device
     if device is not x2._storage.device and device != x2._storage.device:
         return None
     direct = getattr(_stub.kernel_for(device.type, x1._dtype), "new_matmul", None)
-    return None if direct is None else direct(x1, x2)
+    if direct is None:
+        return None
+    return direct(x1, x2) if bias is None else direct(x1, x2, bias)
 
 
-def mm_2d(a, b):
-    """a (M, K) @ b (K, N) for 2-D tensors of one dtype on one device through the device
-    kernel's direct route (no broadcasting, promotion or out= set-up), or None when that route
-    does not serve the call: autograd formulas call it when their backward is not recorded."""
-    return _direct_2d(a, b)
+def transposed_2d(t):
+    """A 2-D tensor's transpose as a plain view (no dispatch: what matrix_transpose's kernel
+    gives, for callers already below the keys, such as a backward or a Function's forward)."""
+    return t._view((t._shape[1], t._shape[0]), (t._strides[1], t._strides[0]), t._offset)
 
 
 def linear_2d(x, w, bias=None):
-    """x (M, K) @ w.T + bias through the device kernel's direct route (``new_matmul`` with
-    its bias), for 2-D x and w and a (N,) bias of one dtype on one device: the bias added into
-    the fresh product, no transposed copy of w. None when that route does not serve the call
-    (the caller then composes matmul and add)."""
-    if len(x._shape) != 2 or len(w._shape) != 2 or x._dtype is not w._dtype:
-        return None
-    device = x._storage.device
-    if device is not w._storage.device and device != w._storage.device:
-        return None
-    direct = getattr(_stub.kernel_for(device.type, x._dtype), "new_matmul", None)
-    if direct is None:
-        return None
-    wt = w._view((w._shape[1], w._shape[0]), (w._strides[1], w._strides[0]), w._offset)
-    return direct(x, wt) if bias is None else direct(x, wt, bias)
+    """x (M, K) @ w.T + bias through ``mm_2d`` with w viewed transposed (no copy), for 2-D w;
+    None when that route does not serve the call (the caller then composes matmul and add)."""
+    return mm_2d(x, transposed_2d(w), bias) if len(w._shape) == 2 else None
 
 
 def _matmul(op, x1, x2, out):
     if out is None:
-        res = _direct_2d(x1, x2)
+        res = mm_2d(x1, x2)
         if res is not None:
             return res
     _check_tensors(op, x1, x2)

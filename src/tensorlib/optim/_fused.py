@@ -11,7 +11,7 @@ different hyperparameters and parameters at different step counts share one laun
   elements in all, rows of at most CHUNK elements shared by the threads of a parallel twin
   (the step is memory-bound: a second core adds bandwidth). The parallel twin compiles in the
   background (runtime/cpu/cores.parallel_ready); steps before that run serially, and so do
-  steps within kernels/cpu/matmul.BLAS_SPIN_S of a multi-threaded matmul (OpenBLAS's threads
+  steps within runtime/cpu/cores.BLAS_SPIN_S of a multi-threaded matmul (OpenBLAS's threads
   still spin on the cores: a training step's optimizer runs right after its backward).
 * CUDA: a Triton kernel over a chunk table (PyTorch's multi_tensor_apply): program c updates
   elements [start, start + BLOCK) of parameter t, reading (t, start) from the table and the
@@ -299,7 +299,6 @@ def _chunks(size, chunk):
 
 
 def _run_cpu(kname, variant, sdt, addr, size, coef, items, keep):
-    from ..kernels.cpu.matmul import blas_team_spinning
     from ..runtime.cpu import cores
     from ..runtime.cpu.streams import launch
     pair = _pair(_cpu_module(sdt), kname)
@@ -309,10 +308,10 @@ def _run_cpu(kname, variant, sdt, addr, size, coef, items, keep):
     flag = bool(variant[1])  # nesterov / amsgrad (unused by sgd)
     total = int(size.sum())
     fn = pair.serial
-    if total >= PARALLEL_WORK and cores.threads() > 1 and not blas_team_spinning():
+    if total >= PARALLEL_WORK and cores.threads() > 1 and not cores.blas_team_spinning():
         # memory-bound: a second core adds bandwidth; chunks split big parameters between
         # threads. Not while OpenBLAS's threads spin after a backward's GEMMs: the team would
-        # wait for a core they hold (kernels/cpu/matmul.py BLAS_SPIN_S)
+        # wait for a core they hold (runtime/cpu/cores.py BLAS_SPIN_S)
         chunks = _chunks(size, CHUNK)
         if cores.parallel_ready(pair, (addr, coef, chunks, flag), total):
             fn = pair.parallel

@@ -13,7 +13,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cpu import sorting
-from helpers import to_numpy
+from helpers import assert_bits, np_argsort_desc, to_numpy
 
 VALUE_DTYPES = sorted(sorting.NP_VALUES)
 # every key width / kind module up to 32 bits (bool shares uint8's; bfloat16 below)
@@ -25,21 +25,9 @@ _NAN_BITS = {2: [0x7E00, 0xFE00, 0x7C01, 0x7FFF],
              8: [0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001]}
 
 
-def np_argsort_desc(x):
-    """Stable descending argsort along the last axis (ties in input order, nan first)."""
-    n = x.shape[-1]
-    return n - 1 - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind="stable"), -1)
-
-
 def want(x, desc):
     idx = np_argsort_desc(x) if desc else np.argsort(x, axis=-1, kind="stable")
     return np.take_along_axis(x, idx, -1), idx
-
-
-def assert_bits(got, exp):
-    assert got.dtype == exp.dtype and got.shape == exp.shape
-    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
-                                  np.ascontiguousarray(exp).view(np.uint8))
 
 
 def specials(dtype):

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlib as tl
 from tensorlib.kernels.cpu import sort_network, sorting
-from helpers import to_numpy
+from helpers import assert_bits, np_argsort_desc, to_numpy
 
 # lanes (rows sorted together): float32 8, int64 4, uint8 32, float16 16
 ROW_DTYPES = ["float32", "int64", "uint8", "float16"]
@@ -21,15 +21,7 @@ _NANS = np.array([0x7FC00000, 0xFFC00000, 0x7FC00123, 0xFF800001, 0x7F800001],
 
 def np_sort_desc(x):
     """Stable descending sort, bit for bit: nan first, equal elements in input order."""
-    n = x.shape[-1]
-    idx = n - 1 - np.flip(np.argsort(np.flip(x, -1), axis=-1, kind="stable"), -1)
-    return np.take_along_axis(x, idx, -1)
-
-
-def assert_bits(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
-                                  np.ascontiguousarray(want).view(np.uint8))
+    return np.take_along_axis(x, np_argsort_desc(x), -1)
 
 
 def check_rows(x):

@@ -18,7 +18,6 @@ bit for bit, and 32-bit lanes vectorise several times faster than 64-bit ones.
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 
@@ -33,7 +32,7 @@ from ...runtime.cpu.streams import launch
 from ...storage import Storage
 from ...tensor import Tensor
 
-__all__ = ["matmul_kernel", "BLAS_DTYPES", "blas_team_spinning"]
+__all__ = ["matmul_kernel", "BLAS_DTYPES"]
 
 BLAS_DTYPES = frozenset({_dt.float32, _dt.float64, _dt.complex64, _dt.complex128})
 
@@ -247,30 +246,8 @@ def _kernel_view(t):
     return strided_array(t, t._dtype.storage_np_dtype)
 
 
-# After a multi-threaded call OpenBLAS's worker threads spin, without yielding, for 2**28
-# cycles (OPENBLAS_THREAD_TIMEOUT's default: ~0.1 s at 2-3 GHz) before they sleep. A Numba
-# parallel kernel launched meanwhile shares a core with a spinner: measured on 2 idle cores
-# (the MLP step of benchmarks/autograd.py, Adam's parallel twin right after the last GEMM of
-# the backward), its end-of-loop barrier waited one scheduler tick (~4 ms) on every step, and
-# that stall put every parallel kernel and BLAS call on one thread (runtime/cpu/cores.py's
-# cool-down). Callers with a serial alternative ask blas_team_spinning() first.
-BLAS_SPIN_S = 0.15
-_team_call_end = [float("-inf")]  # _mono() after the last BLAS call run by the team
-_mono = time.monotonic
-
-
 def _blas_call(av, bv, ov, conj_a):
-    work = ov.size * av.shape[-1]
-    team = work >= cores.BLAS_PARALLEL_WORK and cores.threads() > 1  # as blas_call decides
-    cores.blas_call(_blas_matmul_now, (av, bv, ov, conj_a), work)
-    if team:
-        _team_call_end[0] = _mono()
-
-
-def blas_team_spinning() -> bool:
-    """Whether OpenBLAS's worker threads may still be spinning after a multi-threaded matmul
-    (see BLAS_SPIN_S): a memory-bound parallel kernel then runs faster on one thread."""
-    return _mono() - _team_call_end[0] < BLAS_SPIN_S
+    cores.blas_call(_blas_matmul_now, (av, bv, ov, conj_a), ov.size * av.shape[-1])
 
 
 def _blas_matmul_now(av, bv, ov, conj_a):

@@ -222,13 +222,7 @@ def resolve(src, c, rows, n, desc, base, sh, pb, long_run, longs):
                     c[q] = ((((tokey(src[b + np.int64(pos)]) ^ dm) - base) & lm) << p) | pos
                 run = c[b + i:b + j]
                 if j - i <= 16:
-                    for q in range(1, j - i):
-                        v = run[q]
-                        t = q - 1
-                        while t >= 0 and run[t] > v:
-                            run[t + 1] = run[t]
-                            t -= 1
-                        run[t + 1] = v
+                    insertion(run)  # (sort_values_source.py's, in the same module)
                 elif j - i < long_run:
                     run.sort()
                 else:

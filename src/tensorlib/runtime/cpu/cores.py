@@ -24,7 +24,8 @@ import threading
 import time
 
 __all__ = ["call", "run", "is_parallel", "threads", "use_threads", "team_size", "busy",
-           "parallel_ready", "STALL_S", "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK"]
+           "parallel_ready", "STALL_S", "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK",
+           "blas_team_spinning"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -147,9 +148,21 @@ def _set_blas_threads(n: int) -> None:
             state[1] = n
 
 
+# After a multi-threaded call OpenBLAS's worker threads spin, without yielding, for 2**28
+# cycles (OPENBLAS_THREAD_TIMEOUT's default: ~0.1 s at 2-3 GHz) before they sleep. A Numba
+# parallel kernel launched meanwhile shares a core with a spinner: measured on 2 idle cores
+# (the MLP step of benchmarks/autograd.py, Adam's parallel twin right after the last GEMM of
+# the backward), its end-of-loop barrier waited one scheduler tick (~4 ms) on every step, and
+# that stall put every parallel kernel and BLAS call on one thread (the cool-down above).
+# Callers with a serial alternative ask blas_team_spinning() first.
+BLAS_SPIN_S = 0.15
+_blas_team_end = float("-inf")  # _mono() after the last BLAS call run by the team
+
+
 def blas_call(fn, args, work: int):
     """``fn(*args)`` for a call into NumPy's BLAS doing ``work`` multiply-adds: one BLAS thread
     for small products or while the machine is busy, the team otherwise (timed for stalls)."""
+    global _blas_team_end
     if work < BLAS_PARALLEL_WORK or _mono() < _until:
         _set_blas_threads(1)
         return fn(*args)
@@ -157,7 +170,15 @@ def blas_call(fn, args, work: int):
     _set_blas_threads(n)
     if n == 1:
         return fn(*args)
-    return _timed(fn, args)
+    result = _timed(fn, args)
+    _blas_team_end = _mono()
+    return result
+
+
+def blas_team_spinning() -> bool:
+    """Whether OpenBLAS's worker threads may still be spinning after a multi-threaded call
+    (see BLAS_SPIN_S): a memory-bound parallel kernel then runs faster on one thread."""
+    return _mono() - _blas_team_end < BLAS_SPIN_S
 
 
 def _timed(fn, args):
