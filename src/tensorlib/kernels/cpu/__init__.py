@@ -1,8 +1,9 @@
 """Numba CPU kernels: importing this package registers them in the DispatchStub tables."""
-from ...runtime.cpu import vector_width as _vector_width
+from ...runtime.cpu import numba_cache_load as _numba_cache_load, vector_width as _vector_width
 
 _vector_width.configure()  # before this package's first Numba compile or cache load
 _vector_width.install()  # per-kernel 512-bit vectors for the modules that ask for them
+_numba_cache_load.install()  # a cache load initializes Numba's runtime only, not its compiler
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise
