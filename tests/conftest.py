@@ -17,6 +17,10 @@ settings.load_profile("tensorlib")
 from tensorlib.runtime.cpu import cores  # noqa: E402
 
 cores.DEFER_PARALLEL_COMPILE = False
+# ... and run them whatever the other test worker on the machine does (the suite runs two
+# workers on two cores: each would see the other as a busy neighbour and go serial). The rule
+# that sizes the team by the cores left free has tests of its own (test_cpu_cores.py).
+cores.FOLLOW_LOAD = False
 
 
 def pytest_collection_modifyitems(config, items):

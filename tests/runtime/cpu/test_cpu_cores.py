@@ -70,6 +70,74 @@ def test_kernels_choose_serial_work_splits_while_busy(fresh_cores, monkeypatch):
     np.testing.assert_array_equal((t + 1).numpy(), x + np.float32(1))
 
 
+@pytest.fixture
+def follow_load(monkeypatch):
+    """The load rule on, over a fake machine of 2 CPUs whose busy time the test sets."""
+    clock = {"now": 1000.0, "busy": 0.0, "own": 0.0}
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", True)
+    monkeypatch.setattr(cores, "_CPUS", 2)
+    monkeypatch.setattr(cores, "_mono", lambda: clock["now"])
+    monkeypatch.setattr(cores, "_machine_busy_s", lambda: clock["busy"])
+    monkeypatch.setattr(cores, "_proc", lambda: clock["own"])
+    monkeypatch.setattr(cores, "_sample", [float("-inf"), None, None, 0])
+    monkeypatch.setattr(cores, "team_size", lambda: 2)
+    monkeypatch.setattr(cores, "_until", 0.0)
+    yield clock
+    cores.use_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def _window(clock, seconds, others, own=0.0):
+    clock["now"] += seconds
+    clock["busy"] += (others + own) * seconds
+    clock["own"] += own * seconds
+
+
+def test_team_leaves_cores_taken_by_other_processes(follow_load):
+    clock = follow_load
+    assert cores.taken_cores() == 0 and cores.threads() == 2  # first sample: nothing known
+    _window(clock, 0.2, others=1.0, own=0.3)   # a busy loop beside this process
+    assert cores.taken_cores() == 1 and cores.threads() == 1
+    _window(clock, 0.05, others=0.0)           # within SAMPLE_S: the last window's figure
+    assert cores.threads() == 1
+    _window(clock, 0.2, others=0.3, own=2.0)   # this process's own threads never count
+    assert cores.taken_cores() == 0 and cores.threads() == 2
+    _window(clock, 0.2, others=0.6)            # more than TAKEN_SHARE of a core: taken
+    assert cores.threads() == 1
+    _window(clock, 0.2, others=3.0)            # every core taken: still one thread
+    assert cores.taken_cores() == 3 and cores.threads() == 1
+
+
+def test_team_follows_load_in_call_and_blas_call(follow_load, monkeypatch):
+    clock = follow_load
+    cores.taken_cores()
+    _window(clock, 0.2, others=1.0)
+    seen = []
+    cores.call(_busy_kernel(seen), ())
+    assert seen == [1]
+    blas = []
+    monkeypatch.setattr(cores, "_set_blas_threads", blas.append)
+    cores.blas_call(lambda: None, (), work=cores.BLAS_PARALLEL_WORK)
+    assert blas == [1]
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
+    cores.blas_call(lambda: None, (), work=cores.BLAS_PARALLEL_WORK)
+    assert blas == [1, 2]
+
+
+def test_a_busy_loop_beside_counts_as_a_taken_core():
+    import subprocess
+    import sys
+    cores.taken_cores()
+    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        cores.taken_cores()           # a window that may start before the loop ran
+        time.sleep(2 * cores.SAMPLE_S + 0.1)
+        assert cores.taken_cores() >= 1
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_threads_running_big_ops_at_once_get_right_answers():
     rng = np.random.default_rng(1)
     data = [rng.standard_normal(1 << 17).astype(np.float32) for _ in range(4)]

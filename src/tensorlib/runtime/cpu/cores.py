@@ -10,6 +10,12 @@ process then runs parallel kernels on one thread for a cool-down (0.25 s, doubli
 recur, at most 8 s) and tries the whole team again after it. A quiet machine never pays more
 than the two clock reads per parallel kernel.
 
+Reacting to stalls leaves one stall per cool-down on a machine that stays busy, so the team is
+also sized ahead of the launch from the cores other processes keep busy (:func:`taken_cores`:
+the machine's CPU time from /proc/stat minus this process's own, over windows of at least
+SAMPLE_S): with one busy loop on 2 cores a kernel runs on one thread and never waits for the
+second. ``FOLLOW_LOAD = False`` (or TENSORLIB_CPU_FOLLOW_LOAD=0) turns that off.
+
 Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
 calls run a serial kernel and the parallel variant compiles on a background thread
 (:func:`parallel_ready`): a script that calls each op once never waits for a parallel compile.
@@ -20,10 +26,12 @@ use (parallel kernels imply it).
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 __all__ = ["call", "run", "is_parallel", "threads", "use_threads", "team_size", "busy",
+           "taken_cores", "FOLLOW_LOAD", "SAMPLE_S",
            "parallel_ready", "STALL_S", "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK",
            "blas_team_spinning"]
 
@@ -61,7 +69,57 @@ def busy() -> bool:
 def threads() -> int:
     """How many threads a parallel kernel launched now would use (kernels that size their
     work split or choose a serial variant ask this)."""
-    return 1 if _mono() < _until else team_size()
+    return 1 if _mono() < _until else _free_team(team_size())
+
+
+# ---- cores taken by other processes
+FOLLOW_LOAD = os.environ.get("TENSORLIB_CPU_FOLLOW_LOAD", "1").strip() != "0"
+SAMPLE_S = 0.1           # shortest window the load is averaged over (/proc/stat counts in ticks)
+TAKEN_SHARE = 0.5        # a core counts as taken when other processes used more than this of it
+_CPUS = os.cpu_count() or 1
+_proc = time.process_time
+_sample = [float("-inf"), None, None, 0]  # _mono(), machine busy s, own CPU s, cores taken
+try:
+    _CLK_TCK = os.sysconf("SC_CLK_TCK")  # /proc/stat's unit
+except (AttributeError, ValueError, OSError):
+    _CLK_TCK = 100
+
+
+def _machine_busy_s():
+    """CPU seconds all CPUs spent busy since boot (/proc/stat: user, nice, system, irq,
+    softirq, steal), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()[1:9]
+        ticks = sum(map(int, fields)) - int(fields[3]) - int(fields[4])  # less idle, iowait
+    except (OSError, ValueError, IndexError):
+        return None
+    return ticks / _CLK_TCK
+
+
+def taken_cores() -> int:
+    """Cores other processes kept busy over the last window (0 where that is unknown): the
+    machine's busy CPU time less this process's own (every thread of it, Numba's included),
+    per wall second, rounded at TAKEN_SHARE. Sampled at most once per SAMPLE_S."""
+    now = _mono()
+    t0, busy0, own0, taken = _sample
+    if now - t0 < SAMPLE_S:
+        return taken
+    busy, own = _machine_busy_s(), _proc()
+    if busy is not None and busy0 is not None:
+        others = (busy - busy0 - (own - own0)) / (now - t0)
+        taken = max(0, int(others + (1.0 - TAKEN_SHARE)))
+    _sample[:] = [now, busy, own, taken]
+    return taken
+
+
+def _free_team(n: int) -> int:
+    """``n`` threads, fewer when other processes leave fewer cores free (at least one)."""
+    if n > 1 and FOLLOW_LOAD:
+        free = _CPUS - taken_cores()
+        if free < n:
+            return max(1, free)
+    return n
 
 
 def use_threads(n: int) -> None:
@@ -80,7 +138,7 @@ def call(fn, args, team: int = 0):
     if _mono() < _until:
         use_threads(1)
         return fn(*args)
-    n = team or team_size()
+    n = _free_team(team or team_size())
     use_threads(n)
     if n == 1:
         return fn(*args)
@@ -166,7 +224,7 @@ def blas_call(fn, args, work: int):
     if work < BLAS_PARALLEL_WORK or _mono() < _until:
         _set_blas_threads(1)
         return fn(*args)
-    n = team_size()
+    n = _free_team(team_size())
     _set_blas_threads(n)
     if n == 1:
         return fn(*args)
