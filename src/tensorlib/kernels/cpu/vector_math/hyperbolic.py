@@ -1,7 +1,7 @@
 """tanh, sigmoid, sinh, cosh, asinh, acosh and atanh on float32 / float64."""
 import numpy as np
 
-from .base import (_F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
+from .base import (_INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
     _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
 from .exp_log import _exp_dd, _exp_f32d, _expm1_core, _log_f32core, _log_kz, _split, exp_f64
 
@@ -20,31 +20,54 @@ def tanh_f64(x):
 
 # float32 tanh in float32 arithmetic (16 lanes per 512-bit register instead of 8, and a float32
 # division instead of a float64 one: the float64-internal version cost 3x a copy of its data
-# and bounded fused GELU). |x| < 0.75: x + x^3 P(x^2), a degree-5 P fitted on [0, 0.75] for
-# relative error (fit error ~0.03 ulp). Above: 1 - 2 / (exp(2|x|) + 1), exp(2a) = 2**k exp(2r)
-# with r = a - k ln2/2 from one FMA (float32 ln2/2 is off by ~1e-9: k r-errors of at most
-# 3e-8 hit q = 2/(exp(2a)+1) < 2**(1-k), so they stay below 0.02 ulp), exp(2r) - 1 by a
-# degree-6 polynomial (2r + 2r^2 fixed, the rest fitted minimax on |r| <= ln2/4: 2**-28
-# absolute) in Estrin form (shorter dependency chain), and 2**k + 1 + 2**k (exp(2r) - 1) with
-# one rounding by FMA. Both branches run (the loop is vectorized, branch-free) and the loop is
-# throughput-bound (~30 vector operations per 16 lanes), so every operation counts: this form
-# has 6 fewer than the Taylor / two-constant Cody-Waite one before it (a + a folded into the
-# constants, the NaN select replaced by a clamp that keeps NaN), ~20% less time, for a max
-# error of ~1.08 ulp over every float32 in [0, 9.6] (scripts/check_tanh_f32.py; above 9.5 the
-# result is 1, and tanh is odd); NumPy's float32 tanh: 1.35-1.37. The max sits just above 0.75,
-# where the rounding of the denominator, the quotient and 1 - q add up; a Fast2Sum of the
-# denominator and a Newton step on the quotient took it to 0.92 ulp for 18% more time.
-_TANH_P = tuple(np.float32(c) for c in (
-    -0.33333316445350647, 0.1333269476890564, -0.053892724215984344, 0.021452033892273903,
-    -0.007657255511730909, 0.0017369358101859689))
-_TH0, _TH1, _TH2, _TH3, _TH4, _TH5 = _TANH_P
-_F32_SHIFT_BITS = np.uint32(0x4B400000)
+# and bounded fused GELU). With a = min(|x|, 9.5) (tanh(9.5) rounds to 1; the clamp keeps NaN),
+# both ranges run (the loop is vectorized, branch-free) and share one division and one FMA:
+# tanh a = y - y * (num / den), then x's sign.
+# * a < 0.85: y = a, num / den = z P(z) / (z + q0), z = a^2, P of degree 2: a rational fit of
+#   (a - tanh a) / a^3 (its pole -q0 sits near tanh's, -pi^2/4) for the result's relative error
+#   (0.014 x 2**-24; scripts/check_tanh_f32.py --fit rederives every coefficient here). The
+#   roundings of num and den are damped by y num / den / tanh a <= 0.23; tiny a come back
+#   exactly (y num / den is below half of a's ulp; for denormals z = 0).
+# * above: y = 1, num / den = 2 / (exp(2a) + 1) with exp(2a) = 2**k exp(2r), r = a - k ln2/2 from
+#   one FMA (float32 ln2/2 is off by ~1e-9: k r-errors of at most 3e-8 hit q = 2/den < 2**(1-k),
+#   so they stay below 0.02 ulp); 2**k is t's bits shifted (the rounding constant that makes t
+#   carries the exponent bias too); exp(2r) = 1 + r (2 + W2 r + ... + W6 r^5) by Horner (minimax
+#   relative error 2**-28.3 on |r| <= ln2/4), rounded, and den = 2**k exp(2r) + 1 by one FMA.
+#   Rounding exp(2r) adds up to q (1 - q/2) ulp of the result: the split is 0.85, where q = 0.31
+#   (den as 2**k r (2 + W2 r + ...) + (2**k + 1), one operation more: max 1.01 above 0.85).
+# The loop is throughput-bound on the two 512-bit vector ports, so the count of vector operations
+# is the cost: 25 micro-ops per 16 lanes (the division is 3), LLVM folding the selects of num
+# and den into masked operations (AVX-512 merge masking; written with the small range's value
+# in the true arm for that). The form before this one took 31: |a| < 0.75: a + a^3 P(a^2), P of
+# degree 5; above: 1 - 2/(2**k (1 + w) + 1), w = exp(2r) - 1 of degree 6 in Estrin form, a
+# separate 2**k + 1, bias add and blend (1.067-1.08 ulp). Measured (Cascade Lake, one thread,
+# 30 rounds alternating, best of 10 calls each, median per-round ratio over six processes; the
+# machine was shared): 65536 float32 (in cache) a loop of fused GELU's body (8 float32
+# operations + tanh) 0.88-0.90x (1.87-1.98 -> 1.52-1.78 ms per 4e6), a loop of tanh alone
+# 0.84-0.88x; 4e6 float32: tanh alone 0.73-0.88x (~1.45 -> ~1.17 ms), GELU 0.86-0.93x in five
+# processes, 1.02x in one (partly memory-bound there: 1.6-2.2 ms from process to process).
+# Max error 1.020 ulp at x = 0.97371 over every float32 in [0, 9.6] (scripts/check_tanh_f32.py;
+# above 9.5 the result is 1, and tanh is odd): the rounding of exp(2r) at k = 3. Below the split
+# the max is 0.921 (at 0.78422). NumPy's float32 tanh: 1.35-1.37.
+# Tried and not kept: tanh = e / (e + 2), e = expm1(2a), for every a (2.57 ulp at 0.062); the
+# old polynomial small range with the bias, Horner and the blend folded into a masked subtract
+# (28 micro-ops); exp(2r) of degree 5 (1.76 x 2**-24 relative; 24 micro-ops): 1.12 ulp at best
+# (split 1.0, every 3rd float32); a degree-4 P (fit 0.11 x 2**-24 on [0, 0.65], 0.26 on
+# [0, 0.7]) with the large range from there, which alone is 1.16 ulp at 0.65.
+_TANH_SPLIT = np.float32(0.85)
+_TANH_P0, _TANH_P1, _TANH_P2 = (np.float32(0.8226657509803772), np.float32(0.004267535172402859),
+                                np.float32(-0.00014255946734920144))
+_TANH_Q0 = np.float32(2.4679973125457764)
+# exp(2r) = 1 + r (2 + W2 r + W3 r^2 + W4 r^3 + W5 r^4 + W6 r^5), |r| <= ln2/4
+_TANH_W2, _TANH_W3, _TANH_W4, _TANH_W5, _TANH_W6 = (
+    np.float32(1.999999761581421), np.float32(1.3333216905593872), np.float32(0.6666920781135559),
+    np.float32(0.26779720187187195), np.float32(0.08845743536949158))
 _F32_2LOG2E = np.float32(2.0 * 1.4426950408889634)   # k = round(2a / ln2)
 _F32_LN2_HALF = np.float32(0.6931471805599453 / 2)
+# 1.5 * 2**23 + 127: t = 2a/ln2 + this rounds to an integer whose low bits hold k + 127, so
+# t's bits shifted left by 23 are 2**k's (k in [0, 28])
+_F32_SHIFT_BIAS = np.float32(12582912.0 + 127.0)
 _F32_SIGN = np.uint32(0x80000000)
-# exp(2r) - 1 = 2r + 2r^2 + E3 r^3 + ... + E6 r^6 on |r| <= ln2/4
-_E3, _E4, _E5, _E6 = (np.float32(1.3333215713500977), np.float32(0.6666622161865234),
-                      np.float32(0.26780030131340027), np.float32(0.08922892808914185))
 
 
 @_vjit
@@ -53,24 +76,24 @@ def tanh_f32(x):
     ax = abs(x)
     a = np.float32(9.5) if ax > np.float32(9.5) else ax  # tanh(9.5) rounds to 1; NaN stays NaN
     z = a * a
-    p = fma(_TH5, z, _TH4)
-    p = fma(p, z, _TH3)
-    p = fma(p, z, _TH2)
-    p = fma(p, z, _TH1)
-    p = fma(p, z, _TH0)
-    small = fma(a * z, p, a)
-    t = fma(a, _F32_2LOG2E, _F32_SHIFT)
-    k = t - _F32_SHIFT
+    t = fma(a, _F32_2LOG2E, _F32_SHIFT_BIAS)
+    k = t - _F32_SHIFT_BIAS
     r = fma(-k, _F32_LN2_HALF, a)                    # |r| <= ln2/4
-    r2 = r * r
-    u = fma(r2, fma(_E6, r2, fma(_E5, r, _E4)), fma(_E3, r, np.float32(2.0)))
-    w = fma(r2, u, r + r)                            # exp(2r) - 1
-    scale = bits_f32(np.uint32((f32_bits(t) - _F32_SHIFT_BITS + np.uint32(127))
-                               << np.uint32(23)))    # 2**k, k in [0, 28]
-    s1 = scale + one                # exact for k <= 23; beyond, q is far below 1's half ulp
-    d = fma(scale, w, s1)
-    q = np.float32(2.0) / d
-    res = small if a < np.float32(0.75) else one - q  # NaN: a < 0.75 is false, 1 - q is NaN
+    h = fma(_TANH_W6, r, _TANH_W5)
+    h = fma(h, r, _TANH_W4)
+    h = fma(h, r, _TANH_W3)
+    h = fma(h, r, _TANH_W2)
+    h = fma(h, r, np.float32(2.0))
+    e = fma(r, h, one)                               # exp(2r)
+    scale = bits_f32(np.uint32(f32_bits(t) << np.uint32(23)))   # 2**k
+    p = fma(fma(_TANH_P2, z, _TANH_P1), z, _TANH_P0)
+    small = a < _TANH_SPLIT          # NaN: false, and den = NaN
+    # written with the small range's operation in the true arm: LLVM merges it into the large
+    # range's value under the mask (no separate blend)
+    num = z * p if small else np.float32(2.0)
+    den = z + _TANH_Q0 if small else fma(scale, e, one)
+    y = a if small else one
+    res = fma(-y, num / den, y)
     return bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
 
 
