@@ -404,7 +404,8 @@ def _red_data(rng, shape, dt, variant):
         with np.errstate(invalid="ignore"):
             flat[rng.integers(0, k, 3)] = _RED_NANS[rng.integers(0, 5, 3)].astype(dt)
     elif variant == "zeros" and k:
-        # max is a zero: signs mixed, in and across 1024-element blocks
+        # max is a zero: signs mixed, in and across blocks (of 1024 elements for sums, 16384
+        # for float max / min)
         flat[:] = -np.abs(flat) - 1
         flat[rng.integers(0, k, 4)] = -0.0
         flat[rng.integers(0, k, 2)] = 0.0
@@ -419,7 +420,8 @@ def _red_data(rng, shape, dt, variant):
 
 _RED_CASES = [((100000,), None), ((3000,), None), ((1,), None), ((100, 1000), 1),
               ((100, 1000), 0), ((7, 5, 300), 1), ((7, 5, 300), 2), ((66, 3), 0),
-              ((5, 2100), -1), ((2100, 5), 0), ((4, 3, 2), (0, 2)), ((0, 5), 1), ((5, 0), 1)]
+              ((5, 2100), -1), ((2, 40000), -1), ((2100, 5), 0), ((4, 3, 2), (0, 2)), ((0, 5), 1),
+              ((5, 0), 1)]
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int8", "uint16", "bool",

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ... import dtypes as _dt
 from .casting import cast_code
-from .reduce_common import (BLOCK, FAN, _HEADER, _bit_keys, _fill, _njit, _split_modes,
-                            bit_scan, np_type)
+from .reduce_common import (BLOCK, FAN, MINMAX_BLOCK, _HEADER, _bit_keys, _fill, _njit,
+                            _split_modes, bit_scan, np_type)
 from .unravel import unravel_source
 from ...runtime.cpu import vector_width
 
@@ -295,10 +295,7 @@ class ValueSpec:
         if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
                 self.acc_dt is self.in_dt:
             rep.update(_bit_keys(self.in_dt, self.op))
-            # max / min are exact in any order: one block per 16384 elements instead of 1024
-            # (the blocks only bound a float sum's rounding); each block ends in a horizontal
-            # reduction of its accumulators, ~25% of the time at 1024 elements
-            rep["BLOCKN"] = str(16 * BLOCK)
+            rep["BLOCKN"] = str(MINMAX_BLOCK)
             src += _fill(_MINMAX_BLOCK_SRC, rep)
             # float64: 512-bit vectors (the 64-bit integer max / min have a 3-cycle latency
             # and two ports at 256 bits): max of 1e5 float64, the whole call, 22 us at 256

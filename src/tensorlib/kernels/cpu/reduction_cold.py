@@ -36,7 +36,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ... import dtypes as _dt
-from .reduce_common import BLOCK, FAN
+from .reduce_common import BLOCK, FAN, MINMAX_BLOCK
 
 __all__ = ["value_supported", "value_cold", "arg_supported", "arg_cold", "scan_supported",
            "scan_cold", "MAX_STEPS"]
@@ -121,8 +121,8 @@ def _exact_rows(spec, kind, x):
         rows = np.flatnonzero(r == 0)
         if rows.size:
             z = x[rows] == 0
-            start = np.argmax(z, axis=1) // BLOCK * BLOCK
-            end = np.minimum(start + BLOCK, x.shape[1])
+            start = np.argmax(z, axis=1) // MINMAX_BLOCK * MINMAX_BLOCK
+            end = np.minimum(start + MINMAX_BLOCK, x.shape[1])
             # zeros of the sign that wins (+0.0 for max), counted up to each column
             won = np.cumsum(z & (np.signbit(x[rows]) == (spec.op == "min")), axis=1)
             idx = np.arange(rows.size)
