@@ -123,6 +123,20 @@ def test_team_follows_load_in_call_and_blas_call(follow_load, monkeypatch):
     assert blas == [1, 2]
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a team of 2 threads")
+def test_following_load_a_wait_with_no_busy_neighbour_is_no_stall(follow_load, monkeypatch):
+    clock = follow_load
+    monkeypatch.setattr(cores, "_CPUS", 4)     # 4 CPUs, 2 taken: the team of 2 still runs
+    cores.taken_cores()
+    _window(clock, 0.2, others=0.0)
+    cores.call(_stalling_kernel([]), ())
+    assert not cores.busy()                    # nobody else busy: a slow team thread, no stall
+    _window(clock, 0.2, others=2.0)
+    seen = []
+    cores.call(_stalling_kernel(seen), ())
+    assert seen == [2] and cores.busy()        # others busy: the stall starts the cool-down
+
+
 def test_a_busy_loop_beside_counts_as_a_taken_core():
     import subprocess
     import sys

@@ -247,7 +247,11 @@ def _timed(fn, args):
     w0 = _perf()
     result = fn(*args)
     off_cpu = (_perf() - w0) - (_cpu() - c0)
-    if off_cpu > STALL_S:
+    if off_cpu > STALL_S and (not FOLLOW_LOAD or taken_cores()):
+        # (following the load, a wait while no other process keeps a core busy is a team
+        # thread still at work, e.g. on page faults of fresh memory: measured on 2 quiet
+        # cores, eager GELU's kernels "stalled" so in ~1 of 5 runs of benchmarks/jit.py and
+        # the cool-downs put the whole run on one thread)
         _until = _mono() + _cooldown
         _cooldown = min(_cooldown * 2, MAX_COOLDOWN_S)
     elif _cooldown != FIRST_COOLDOWN_S:
