@@ -137,6 +137,31 @@ def test_following_load_a_wait_with_no_busy_neighbour_is_no_stall(follow_load, m
     assert seen == [2] and cores.busy()        # others busy: the stall starts the cool-down
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a team of 2 threads")
+def test_python_threads_calling_at_once_split_the_team(fresh_cores):
+    inside = threading.Barrier(2, timeout=30)
+    seen = []
+
+    def kernel():
+        seen.append(numba.get_num_threads())
+        inside.wait()  # both callers are inside call() now
+
+    def caller():
+        cores.call(kernel, ())
+        cores.use_threads(cores.team_size())
+
+    threads = [threading.Thread(target=caller) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen[1] == 1  # the second caller found the first inside: one thread each
+    assert not cores._active
+    alone = []
+    cores.call(_busy_kernel(alone), ())
+    assert alone == [cores.team_size()]  # alone again: the whole team
+
+
 def test_a_busy_loop_beside_counts_as_a_taken_core():
     import subprocess
     import sys

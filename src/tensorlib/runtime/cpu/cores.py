@@ -113,6 +113,10 @@ def taken_cores() -> int:
     return taken
 
 
+_ident = threading.get_ident
+_active: set = set()     # threads inside call() now: Python threads (Dask's) split the team
+
+
 def _free_team(n: int) -> int:
     """``n`` threads, fewer when other processes leave fewer cores free (at least one)."""
     if n > 1 and FOLLOW_LOAD:
@@ -139,10 +143,18 @@ def call(fn, args, team: int = 0):
         use_threads(1)
         return fn(*args)
     n = _free_team(team or team_size())
-    use_threads(n)
-    if n == 1:
-        return fn(*args)
-    return _timed(fn, args)
+    me = _ident()
+    _active.add(me)  # (set add / discard: atomic under the GIL, no count to drift)
+    try:
+        callers = len(_active)
+        if callers > 1:
+            n = max(1, n // callers)  # several Python threads share the free cores
+        use_threads(n)
+        if n == 1:
+            return fn(*args)
+        return _timed(fn, args)
+    finally:
+        _active.discard(me)
 
 
 _parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher
@@ -247,7 +259,7 @@ def _timed(fn, args):
     w0 = _perf()
     result = fn(*args)
     off_cpu = (_perf() - w0) - (_cpu() - c0)
-    if off_cpu > STALL_S and (not FOLLOW_LOAD or taken_cores()):
+    if off_cpu > STALL_S and (not FOLLOW_LOAD or taken_cores() or len(_active) > 1):
         # (following the load, a wait while no other process keeps a core busy is a team
         # thread still at work, e.g. on page faults of fresh memory: measured on 2 quiet
         # cores, eager GELU's kernels "stalled" so in ~1 of 5 runs of benchmarks/jit.py and
