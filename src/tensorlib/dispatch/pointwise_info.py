@@ -38,6 +38,9 @@ class PointwiseInfo:
     # elements for which block_when holds throughout
     block_when: str | None = None
     block_expr: str | None = None
+    # ops.yaml value_forms: ((when, expr, compute dtype names), ...): where ``when`` holds for
+    # a call's Python-scalar values the op is ``expr``, bit for bit, in those dtypes
+    value_forms: tuple = ()
 
     def result_dtype(self, compute):
         """The dtype the expression yields for a given compute dtype."""

@@ -13,6 +13,7 @@ import os
 
 import yaml
 
+from .. import dtypes as _dt
 from . import dispatcher
 from .binding import make_function
 from .pointwise_helpers import BLOCK_HELPERS as _BLOCK_HELPERS, NAMES as _HELPER_NAMES
@@ -24,7 +25,7 @@ from .schema.types import AliasInfo
 __all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
 
 _FIELDS = {"func", "structured", "pointwise", "dtypes", "promote", "output", "bool_args",
-           "block_fast", "kernel", "variants", "aliases", "operators", "tags"}
+           "block_fast", "value_forms", "kernel", "variants", "aliases", "operators", "tags"}
 _VARIANTS = {"function", "method", "inplace"}
 
 POINTWISE: dict[str, PointwiseInfo] = {}  # op base name -> info, read by the kernel packages
@@ -88,6 +89,19 @@ def _parse_entry(raw, where) -> OpEntry:
             for part in ("when", "pointwise"):
                 _check_expression(str(block[part]), where, _HELPER_NAMES | _BLOCK_HELPERS,
                                   f"block_fast {part}")
+        forms = []
+        for form in raw.get("value_forms", ()):
+            if not isinstance(form, dict) or set(form) != {"when", "pointwise", "dtypes"}:
+                raise YamlError(f"{where}: each of 'value_forms' needs exactly 'when', "
+                                f"'pointwise' and 'dtypes', got {form!r}")
+            _check_expression(str(form["when"]), where, frozenset(), "value_forms when")
+            _check_expression(str(form["pointwise"]), where, _HELPER_NAMES,
+                              "value_forms pointwise")
+            names = tuple(str(d) for d in form["dtypes"])
+            unknown = [d for d in names if d not in _dt._BY_NAME]
+            if unknown:
+                raise YamlError(f"{where}: value_forms dtypes {unknown} are not dtypes")
+            forms.append((str(form["when"]), str(form["pointwise"]), names))
         info = PointwiseInfo(
             name=schema.name, expr=str(raw["pointwise"]),
             tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
@@ -97,7 +111,8 @@ def _parse_entry(raw, where) -> OpEntry:
             no_half="no_half" in raw.get("tags", ()),
             wide_vectors="wide_vectors" in raw.get("tags", ()),
             block_when=None if block is None else str(block["when"]),
-            block_expr=None if block is None else str(block["pointwise"]))
+            block_expr=None if block is None else str(block["pointwise"]),
+            value_forms=tuple(forms))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),

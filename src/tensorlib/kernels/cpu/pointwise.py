@@ -446,15 +446,20 @@ def _value_samples(info, kinds, compute):
     return [compute.np_dtype.type(0)] * (kinds.count("S") + len(info.scalar_args))
 
 
-def _value_guarded(info, kinds) -> bool:
-    """Whether ``info``'s block_fast guard reads values only (Python-scalar operands, the op's
-    Scalar arguments; ``x ** 2.0``): it then holds for every block of a call or for none."""
-    tree = ast.parse(info.block_when, mode="eval")
+def _reads_values_only(expr, info, kinds) -> bool:
+    """Whether ``expr`` reads values only (Python-scalar operands, the op's Scalar arguments;
+    ``x ** 2.0``): a guard of it then holds for every block of a call or for none."""
+    tree = ast.parse(expr, mode="eval")
     called = {n.func.id for n in ast.walk(tree)
               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
     values = {name for name, k in zip(info.tensor_args, kinds) if k == "S"}
     return read <= values | set(info.scalar_args)
+
+
+def _value_guarded(info, kinds) -> bool:
+    """Whether ``info``'s block_fast guard reads values only."""
+    return _reads_values_only(info.block_when, info, kinds)
 
 
 def _address_steps(kinds, dtypes, out_dtype):
@@ -495,6 +500,62 @@ def _block_split(fast, mixed, steps, nvalues):
 
 def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source,
                    naddresses, sample_ints=()):
+    """The entry point of a raw-address loop with Python-scalar operands (see
+    ``_guarded_rest``), or, for an op with value forms (ops.yaml ``value_forms``) in this
+    compute dtype whose conditions read values only, a chooser: the first form whose
+    condition holds for the call's values (plain Python, decided once per value object, as
+    below) runs its own loop, compiled on first need in a module of its own; other values
+    go to ``_guarded_rest``'s entry point, built on first need (float32 ``x ** 2`` compiles a
+    multiply loop, neither pow form nor their guard)."""
+    values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
+    exact = [(when, expr) for when, expr, names in info.value_forms
+             if compute.name in names and _reads_values_only(when, info, kinds)]
+    args = (info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source, naddresses,
+            sample_ints)
+    if not exact:
+        return _guarded_rest(*args)
+    plain = dataclasses.replace(_loop_info(info, compute), block_when=None, block_expr=None)
+    src = _header(info, compute, what + ", value forms") + "\n" + "\n\n".join(
+        source(dataclasses.replace(plain, expr=expr), f"{fname}_v{i}")
+        for i, (when, expr) in enumerate(exact))
+    mod = load_generated_module(info.name + suffix + "_v", src)
+    conds = [eval(f"lambda {', '.join(values)}: bool({when})", {"bool": bool})
+             for when, expr in exact]  # (ops.yaml's check: the conditions call nothing)
+    samples = _value_samples(info, kinds, compute)
+    loops = {}
+    rest = []
+
+    def pick(vals):
+        for i, cond in enumerate(conds):
+            if cond(*vals):
+                fn = loops.get(i)
+                if fn is None:
+                    fn = loops[i] = _entry_point(getattr(mod, f"{fname}_v{i}"), naddresses,
+                                                 samples, sample_ints)
+                return fn
+        if not rest:
+            rest.append(_guarded_rest(*args))
+        return rest[0]
+
+    skip = naddresses + len(sample_ints)
+    if skip == 2 and len(samples) == 1:
+        last = (None, None)  # as in _guarded_rest: the last choice, kept by value identity
+
+        def chooser(n, out, a, v):
+            nonlocal last
+            seen = last
+            if v is not seen[0]:
+                seen = last = (v, pick((v,)))
+            return seen[1](n, out, a, v)
+        return chooser
+
+    def chooser(n, *args):
+        return pick(args[skip:])(n, *args)
+    return chooser
+
+
+def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source,
+                  naddresses, sample_ints=()):
     """The entry point of a raw-address loop with Python-scalar operands, from ``source(form,
     fname[, fast_only])`` (the loop of PointwiseInfo ``form`` as a function named ``fname``),
     in a module of its own. When the op's block_fast guard reads only values
