@@ -537,9 +537,18 @@ def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname,
             rest.append(_guarded_rest(*args))
         return rest[0]
 
-    skip = naddresses + len(sample_ints)
-    if skip == 2 and len(samples) == 1:
-        last = (None, None)  # as in _guarded_rest: the last choice, kept by value identity
+    return _value_chooser(pick, naddresses + len(sample_ints), len(samples))
+
+
+def _value_chooser(pick, skip, nvalues):
+    """A loop entry point that calls ``pick(values)``'s entry point (``values``: the call's
+    arguments after the first ``skip`` ones, the loop's addresses and ints)."""
+    if skip == 2 and nvalues == 1:
+        # ``x ** 2.0``'s flat loop (n, out, x, exponent), spelled out (a tiny op's ~3 us has no
+        # room for tuple packing); the fast paths hand the same converted object for the same
+        # Python scalar, so the last choice is kept by identity (equal values may not choose
+        # alike: -0.0, nan)
+        last = (None, None)  # (value, entry point), replaced as one tuple: threads share it
 
         def chooser(n, out, a, v):
             nonlocal last
@@ -599,25 +608,7 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
                                            naddresses, samples, sample_ints)
         return fn
 
-    if skip == 2 and len(samples) == 1:
-        # ``x ** 2.0``'s flat loop (n, out, x, exponent), spelled out (a tiny op's ~3 us has no
-        # room for tuple packing); the fast paths hand the same converted object for the same
-        # Python scalar, so the last choice is kept by identity (equal values may not choose
-        # alike: -0.0, nan)
-        last = (None, None)  # (value, entry point), replaced as one tuple: threads share it
-
-        def chooser(n, out, a, v):
-            nonlocal last
-            seen = last
-            if v is not seen[0]:
-                seen = last = (v, form((v,)))
-            return seen[1](n, out, a, v)
-        return chooser
-
-    def chooser(n, *args):
-        return form(args[skip:])(n, *args)
-
-    return chooser
+    return _value_chooser(form, skip, len(samples))
 
 
 def _entry_point(dispatcher, naddresses, sample_scalars, sample_ints=(), for_loop=True):
