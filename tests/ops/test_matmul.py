@@ -461,3 +461,30 @@ def test_direct_2d_route_matches_the_general_path(dtype, layout, monkeypatch):
     assert got.shape == (7, 3) and got.dtype == dtype and got.is_contiguous()
     np.testing.assert_array_equal(got.numpy(), ref.numpy())
     np.testing.assert_allclose(got.numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint16", "uint64", "bool"])
+def test_cold_integer_matmul_is_numpys_bit_for_bit(dtype, monkeypatch):
+    """A first integer / bool product without a compiled kernel runs NumPy's matmul
+    (kernels/cpu/matmul.py _numpy_matmul): the kernel's bits, wrap-around included, on
+    strided, batched and broadcast operands."""
+    from tensorlib.kernels.cpu import reduction
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+
+    def draw(shape):
+        if info is None:
+            return rng.random(shape) < 0.3
+        return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+    a, b = draw((3, 17, 24)), draw((24, 11))
+    views = [(lambda t: t, lambda t: t), (lambda t: t[:, ::2, ::-1], lambda t: t[::-1, 1:])]
+    for va, vb in views:
+        want = [None, None]
+        for i, cold in enumerate((False, "always")):
+            monkeypatch.setattr(reduction, "COLD", cold)
+            want[i] = (va(tl.asarray(a)) @ vb(tl.asarray(b))).numpy()
+        with np.errstate(all="ignore"):
+            ref = np.matmul(va(a), vb(b))
+        np.testing.assert_array_equal(want[0], ref)
+        np.testing.assert_array_equal(want[1], ref)
