@@ -468,7 +468,7 @@ def test_cold_integer_matmul_is_numpys_bit_for_bit(dtype, monkeypatch):
     """A first integer / bool product without a compiled kernel runs NumPy's matmul
     (kernels/cpu/matmul.py _numpy_matmul): the kernel's bits, wrap-around included, on
     strided, batched and broadcast operands."""
-    from tensorlib.kernels.cpu import reduction
+    from tensorlib.kernels.cpu import matmul as cpu_matmul
     rng = np.random.default_rng(3)
     info = np.iinfo(dtype) if dtype != "bool" else None
 
@@ -482,7 +482,7 @@ def test_cold_integer_matmul_is_numpys_bit_for_bit(dtype, monkeypatch):
     for va, vb in views:
         want = [None, None]
         for i, cold in enumerate((False, "always")):
-            monkeypatch.setattr(reduction, "COLD", cold)
+            monkeypatch.setattr(cpu_matmul, "COLD", cold)
             want[i] = (va(tl.asarray(a)) @ vb(tl.asarray(b))).numpy()
         with np.errstate(all="ignore"):
             ref = np.matmul(va(a), vb(b))

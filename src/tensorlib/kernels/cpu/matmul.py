@@ -29,7 +29,7 @@ from .pointwise import load_generated_module
 from .unravel import unravel_source
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
-from .reduction import _go_cold
+from .cold_route import go_cold
 from ...storage import Storage
 from ...tensor import Tensor
 
@@ -205,7 +205,7 @@ def _numba_matmul(a, b, out):
     fn = mod.parallel if work >= PARALLEL_WORK and cores.parallel_ready(mod, work=work) \
         else mod.serial
     meta = _meta(a, b, out)
-    if fn is mod.serial and dtype.kind in "biu" and _go_cold(fn, (meta, *arrays), work):
+    if fn is mod.serial and dtype.kind in "biu" and go_cold(COLD, fn, (meta, *arrays), work):
         launch(_numpy_matmul, "matmul", out, (a, b), _kernel_view(a), _kernel_view(b),
                _kernel_view(out))
         return
@@ -213,10 +213,13 @@ def _numba_matmul(a, b, out):
 
 
 # A first integer / bool product whose serial kernel is neither compiled nor in the disk cache
-# (0.6 s of compile for int64) is NumPy's matmul instead, by the reductions' cold-route rule
-# (kernels/cpu/reduction.py _go_cold: the kernel compiles in the background once the
-# combination repeats). The same bits: + and * modulo 2**bits give one answer in any order and
-# at any accumulator width, and bool's is an or of ands.
+# (0.6 s of compile for int64) is NumPy's matmul instead, by kernels/cpu/cold_route.py's rule
+# (the kernel compiles in the background once the combination repeats). The same bits: + and
+# * modulo 2**bits give one answer in any order and at any accumulator width, and bool's is an
+# or of ands.
+COLD = True  # False: never cold; "always": every integer / bool product cold (tests)
+
+
 def _numpy_matmul(av, bv, ov):
     np.matmul(av, bv, out=ov)
 

@@ -44,7 +44,7 @@ from .reduction_cold import (arg_cold, arg_supported, scan_cold, scan_supported,
 from .reduce_source import ValueSpec, arg_source, extreme, lit, scan_source
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import launch
-from .sorting import _loaded
+from .cold_route import go_cold
 
 __all__ = ["sum_kernel", "prod_kernel", "mean_kernel", "max_kernel", "min_kernel", "any_kernel",
            "all_kernel", "sqdev_kernel", "var_kernel", "std_kernel", "argmax_kernel",
@@ -147,23 +147,13 @@ def _threads():
 
 # A call whose serial kernel is neither compiled nor in the disk cache takes the cold route
 # (kernels/cpu/reduction_cold.py: NumPy steps and at most the module's small block kernel, the
-# same bits) instead of compiling it (0.5-2.5 s). The kernel compiles on a background thread
-# once the combination evidently repeats, by cores.parallel_ready's rule (two calls and
-# PARALLEL_WORK elements); a cold call counts COLD_COST times its elements, at least
-# COLD_CALL_WORK (its per-call Python steps), as the sorts' cold path does.
+# same bits) instead of compiling it (0.5-2.5 s), by kernels/cpu/cold_route.py's rule.
 COLD = True           # False: never cold; "always": every supported call cold (tests)
-COLD_COST = 4
-COLD_CALL_WORK = 1 << 16
 
 
 def _go_cold(fn, args, work):
     """Whether this call of serial kernel ``fn`` (not compiled in this process) runs cold."""
-    if COLD == "always":
-        return True
-    if not COLD or _loaded(fn, args):
-        return False
-    return not cores.parallel_ready(SimpleNamespace(parallel=fn), args,
-                                    max(COLD_COST * work, COLD_CALL_WORK))
+    return go_cold(COLD, fn, args, work)
 
 
 def _run_value(it, spec, div=1.0, name=None):

@@ -47,6 +47,7 @@ import numpy as np
 
 from ...storage import Storage
 from .casting import kernel_array
+from .cold_route import kernel_ready
 from .pointwise import load_generated_module
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
@@ -111,38 +112,7 @@ def _twins(mod, serial, parallel):
 
 # A first call whose full kernels are neither compiled nor in the disk cache runs the cold path
 # (kernels/cpu/sort_cold.py: NumPy steps + one small kernel shared by all sorts of a key width)
-# instead of compiling them (1-4 s). They compile on a background thread once the combination
-# evidently repeats, by cores.parallel_ready's rule (two calls and PARALLEL_WORK elements); the
-# cold path costs ~4x the full kernels' time per element and a fixed ~50 us per call, so a call
-# counts COLD_COST times its elements, and at least COLD_CALL_WORK.
-COLD_COST = 4
-COLD_CALL_WORK = 1 << 16
-_disk_tried: set = set()
-
-
-def _loaded(disp, args):
-    """Whether dispatcher ``disp`` is compiled for ``args``' types, loading it from Numba's
-    disk cache if it is there (tried once per signature: a miss costs an index read)."""
-    sig = tuple(disp.typeof_pyval(a) for a in args)
-    if sig in disp.overloads:
-        return True
-    if (disp, sig) in _disk_tried:
-        return False
-    _disk_tried.add((disp, sig))
-    try:
-        # the first step of Dispatcher.compile, without its fallback to compiling
-        from numba.core.compiler_lock import global_compiler_lock
-        with global_compiler_lock:
-            cres = disp._cache.load_overload(sig, disp.targetctx)
-            if cres is None:
-                return False
-            if not cres.objectmode:
-                disp.targetctx.insert_user_function(cres.entry_point, cres.fndesc,
-                                                    [cres.library])
-            disp.add_overload(cres)
-        return True
-    except Exception:  # noqa: BLE001 - no usable cache entry: treated as not compiled
-        return False
+# instead of compiling them (1-4 s), by kernels/cpu/cold_route.py's rule.
 
 
 def _full_ready(mod, path, kernels, total):
@@ -153,9 +123,7 @@ def _full_ready(mod, path, kernels, total):
     cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks)."""
     ready = True
     for name, args in kernels:
-        disp = getattr(mod, name)
-        if not _loaded(disp, args) and not cores.parallel_ready(
-                SimpleNamespace(parallel=disp), args, max(COLD_COST * total, COLD_CALL_WORK)):
+        if not kernel_ready(getattr(mod, name), args, total):
             ready = False
     if ready:
         mod.warm_paths.add(path)

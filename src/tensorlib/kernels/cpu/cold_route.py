@@ -1,0 +1,63 @@
+"""When a first call takes a cold route instead of compiling its kernel (the sorts, the
+reductions, the integer matmul): the rule they share.
+
+A serial kernel that is neither compiled in this process nor in Numba's disk cache costs
+0.5-4 s to compile; the cold routes (NumPy steps, at most a small kernel; the same bits)
+serve meanwhile. The kernel compiles on a background thread once the combination evidently
+repeats, by cores.parallel_ready's rule (two calls and PARALLEL_WORK elements; at once where
+cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks). A cold call costs ~4x the
+kernel's time per element and a fixed ~50 us, so it counts COLD_COST times its work, and at
+least COLD_CALL_WORK.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ...runtime.cpu import cores
+
+__all__ = ["COLD_COST", "COLD_CALL_WORK", "loaded", "kernel_ready", "go_cold"]
+
+COLD_COST = 4
+COLD_CALL_WORK = 1 << 16
+_disk_tried: set = set()
+
+
+def loaded(disp, args) -> bool:
+    """Whether dispatcher ``disp`` is compiled for ``args``' types, loading it from Numba's
+    disk cache if it is there (tried once per signature: a miss costs an index read)."""
+    sig = tuple(disp.typeof_pyval(a) for a in args)
+    if sig in disp.overloads:
+        return True
+    if (disp, sig) in _disk_tried:
+        return False
+    _disk_tried.add((disp, sig))
+    try:
+        # the first step of Dispatcher.compile, without its fallback to compiling
+        from numba.core.compiler_lock import global_compiler_lock
+        with global_compiler_lock:
+            cres = disp._cache.load_overload(sig, disp.targetctx)
+            if cres is None:
+                return False
+            if not cres.objectmode:
+                disp.targetctx.insert_user_function(cres.entry_point, cres.fndesc,
+                                                    [cres.library])
+            disp.add_overload(cres)
+        return True
+    except Exception:  # noqa: BLE001 - no usable cache entry: treated as not compiled
+        return False
+
+
+def kernel_ready(disp, args, work) -> bool:
+    """Whether a call of serial kernel ``disp`` on ``args`` (``work`` elements) runs it: yes
+    once it is compiled or on disk; otherwise it starts compiling in the background when the
+    rule above says so, and this call goes cold."""
+    return loaded(disp, args) or cores.parallel_ready(
+        SimpleNamespace(parallel=disp), args, max(COLD_COST * work, COLD_CALL_WORK))
+
+
+def go_cold(mode, disp, args, work) -> bool:
+    """Whether this call of ``disp`` takes its cold route, under a module's switch ``mode``:
+    True (the rule), False (never) or "always" (tests)."""
+    if mode == "always":
+        return True
+    return bool(mode) and not kernel_ready(disp, args, work)
