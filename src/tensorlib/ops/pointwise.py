@@ -79,6 +79,18 @@ def _now_hot(counts, key) -> bool:
     return n >= HOT_CALLS
 
 
+def _learned(runners, counts, key, result, stub, device_of, factory, make_args):
+    """``result`` of a successful full call of fast-path combination ``key``; at its
+    HOT_CALLS-th its runner is made by the device kernel's ``factory(*make_args)`` for the
+    device of ``device_of`` (None: no such fast path there) and kept in ``runners``. The cold
+    branch of the in-place and out= wrappers, whose hot branches stay inline (a call there
+    costs a measurable share of a tiny op)."""
+    if _now_hot(counts, key):
+        make = _runner_factory(stub, device_of, factory)
+        runners[key] = make and make(*make_args)
+    return result
+
+
 def _runner_factory(stub, result, name):
     """The device kernel's runner factory ``name`` for the device of ``result`` (a Tensor), or
     None (not a Tensor, or a device without that fast path)."""
@@ -124,12 +136,9 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
                 if out is not None:
                     return out
             elif key not in runners:
-                result = kernel(*args, a)
-                if _now_hot(counts, key):
-                    make = _runner_factory(stub, a, "inplace_runner")
-                    runners[key] = make and make(info, a._dtype, scalar_pos,
-                                                 key[2] if len(key) == 3 else None)
-                return result
+                return _learned(runners, counts, key, kernel(*args, a), stub, a,
+                                "inplace_runner", (info, a._dtype, scalar_pos,
+                                                   key[2] if len(key) == 3 else None))
         return kernel(*args, a)
 
     inplace.__name__ = inplace.__qualname__ = f"{info.name}_structured[out=self]"
@@ -182,12 +191,9 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
                 if out is not None:
                     return out
             elif key not in runners:
-                result = kernel(*args)
-                if _now_hot(counts, key):
-                    make = _runner_factory(stub, a, "out_runner")
-                    runners[key] = make and make(info, a._dtype, d._dtype, scalar_pos,
-                                                 key[3] if len(key) == 4 else None)
-                return result
+                return _learned(runners, counts, key, kernel(*args), stub, a, "out_runner",
+                                (info, a._dtype, d._dtype, scalar_pos,
+                                 key[3] if len(key) == 4 else None))
         return kernel(*args)
 
     with_out.__name__ = with_out.__qualname__ = f"{info.name}_structured[out=]"
