@@ -183,3 +183,12 @@ def assert_bits(got, want):
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
                                   np.ascontiguousarray(want).view(np.uint8))
+
+
+def sort_test_integers(rng, dtype, shape, kind):
+    """Integers of ``dtype`` for the sort tests: the whole range, or (kind "ties") few
+    distinct small values."""
+    info = np.iinfo(dtype)
+    if kind == "ties":
+        return rng.integers(max(info.min, -3), 4, shape).astype(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)

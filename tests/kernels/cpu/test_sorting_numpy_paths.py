@@ -13,7 +13,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.kernels.cpu import sorting
-from helpers import assert_bits, np_argsort_desc, to_numpy
+from helpers import assert_bits, np_argsort_desc, sort_test_integers, to_numpy
 
 VALUE_DTYPES = sorted(sorting.NP_VALUES)
 # every key width / kind module up to 32 bits (bool shares uint8's; bfloat16 below)
@@ -51,10 +51,7 @@ def values(rng, dtype, shape, kind):
         if kind == "ties":
             return rng.integers(-3, 4, shape).astype(d)
         return rng.standard_normal(shape).astype(d)
-    info = np.iinfo(d)
-    if kind == "ties":
-        return rng.integers(max(info.min, -3), 4, shape).astype(d)
-    return rng.integers(info.min, info.max, shape, dtype=d, endpoint=True)
+    return sort_test_integers(rng, d, shape, kind)
 
 
 def data(rng, dtype, shape):

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import tensorlib as tl
 from tensorlib.kernels.cpu import sort_network, sorting
-from helpers import assert_bits, np_argsort_desc, to_numpy
+from helpers import assert_bits, np_argsort_desc, sort_test_integers, to_numpy
 
 # lanes (rows sorted together): float32 8, int64 4, uint8 32, float16 16
 ROW_DTYPES = ["float32", "int64", "uint8", "float16"]
@@ -47,10 +47,7 @@ def row_values(rng, dtype, shape, kind):
         if kind == "ties":
             return rng.integers(-3, 4, shape).astype(dtype)
         return rng.standard_normal(shape).astype(dtype)
-    info = np.iinfo(dtype)
-    if kind == "ties":
-        return rng.integers(max(info.min, -3), 4, shape).astype(dtype)
-    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    return sort_test_integers(rng, dtype, shape, kind)
 
 
 @settings(max_examples=40, deadline=None)
