@@ -120,7 +120,8 @@ _active: set = set()     # threads inside call() now: Python threads (Dask's) sp
 def _free_team(n: int) -> int:
     """``n`` threads, fewer when other processes leave fewer cores free (at least one)."""
     if n > 1 and FOLLOW_LOAD:
-        free = _CPUS - taken_cores()
+        last = _sample  # (taken_cores's check inlined: this runs before every big kernel)
+        free = _CPUS - (last[3] if _mono() - last[0] < SAMPLE_S else taken_cores())
         if free < n:
             return max(1, free)
     return n
