@@ -769,6 +769,28 @@ def test_profiler_shows_one_kernel_event_per_fusion_group():
     assert not any(n in ("tanh_kernel", "multiply_kernel") for n in names)
 
 
+@pytest.mark.parametrize("n", [1000, 1 << 17])  # below and above the fused loop's grain
+def test_traced_call_on_a_user_cpu_stream_runs_in_stream_order(n):
+    import threading
+
+    from tensorlib.runtime.cpu import streams as cs
+    x = _t((n,))
+    tf = jit.trace(gelu, (x,))
+    tf(x)
+    expect = tf(x).numpy()
+    assert (expect == gelu(x).numpy()).all()
+    s = tl.Stream(device="cpu")
+    gate = threading.Event()
+    with tl.stream(s):
+        cs.launch(gate.wait, "gate", (), ())
+        y = x * 1.0  # queued behind the gate: the fused kernel must wait for it
+        out = tf(y)
+        assert not s.query()  # nothing ran yet: the host was not blocked
+    gate.set()
+    s.synchronize()
+    assert (out.numpy() == expect).all()
+
+
 @pytest.mark.usefixtures("cuda_interpret")
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8"])
 def test_fused_cuda_pointwise_bit_identical(dtype):

@@ -51,12 +51,10 @@ def log(msg: str) -> None:
 
 
 def _guard_key(args):
-    key = []
-    for t in args:
-        dev = t._storage.device
-        key.append((t._dtype, t._shape, t._contiguous or t.is_contiguous(),
-                    dev.type, dev.index, t.requires_grad))
-    return tuple(key)
+    """The guard's key of a call's tensor arguments (AttributeError for a non-tensor)."""
+    return tuple([(t._dtype, t._shape, t._contiguous or t.is_contiguous(),
+                   t._storage.device.type, t._storage.device.index, t.requires_grad)
+                  for t in args])
 
 
 def _describe_key(key) -> str:
@@ -150,15 +148,21 @@ class TracedFunction:
         if kwargs:
             raise TypeError(f"{self.name}() (traced) takes positional tensor arguments only, "
                             f"got keyword(s) {sorted(kwargs)}")
-        self._check_args(args)
-        key = _guard_key(args)
+        if len(args) != len(self._arg_names):
+            self._check_args(args)  # raises
+        try:
+            key = _guard_key(args)
+        except AttributeError:
+            self._check_args(args)  # a non-tensor argument: the TypeError naming it
+            raise
         plan = self._plans.get(key)
         if plan is None:
             plan = self._miss(key, args)
             if plan is None:
                 return self._profile_run(key, args)
         _last.graph = plan.graph
-        return self._wrap(plan.run(*args))
+        outs = plan.run(*args)
+        return outs[0] if self._out_kind == "tensor" else self._wrap(outs)
 
     def _wrap(self, outs):
         if self._out_kind == "tensor":

@@ -56,8 +56,8 @@ def _kind_of(t) -> str:
 def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
-    from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, load_generated_module
-    from ..runtime.cpu import cores, vector_width
+    from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, _entry_point, load_generated_module
+    from ..runtime.cpu import cores, streams as _streams, vector_width
     from ..runtime.cpu.streams import launch
     sub = node.attrs["subgraph"]
     mode = node.attrs.get("mode", "pw")
@@ -96,6 +96,8 @@ def compile_group(node):
         flat = types.SimpleNamespace(serial=mod.flat_serial, parallel=mod.flat_parallel)
         nbytes = [numel * t.dtype.itemsize for t in out_types]
         dtypes = [t.dtype for t in out_types]
+        in_items = [v.type.dtype.itemsize for v in sub.inputs]
+        entry = None  # the dense serial loop's compiled entry point (no dispatcher per call)
 
         def layout(ins):
             order = next((t for t in ins if t._shape == shape), None)
@@ -114,29 +116,42 @@ def compile_group(node):
             return ostr, meta, dense
 
         def run(*ins):
-            key = tuple((t._strides, t._offset) for t in ins)
+            nonlocal entry
+            key = tuple([(t._strides, t._offset) for t in ins])
             lay = layouts.get(key)
             if lay is None:
                 if len(layouts) > 64:
                     layouts.clear()
                 lay = layouts[key] = layout(ins)
-            ostr, meta, _ = lay
+            ostr, meta, dense = lay
             dev = ins[0]._storage.device
             outs = [Tensor._make(Storage.allocate(nb, dev), shape, ostr, 0, dt)
                     for nb, dt in zip(nbytes, dtypes)]
             if numel == 0:
                 return tuple(outs)
+            if not dense:
+                ops = outs + list(ins)
+                args = (meta, *[kernel_array(t) for t in ops], *values)
+                fn = mod.serial
+                if numel >= grain and cores.parallel_ready(mod, args, numel):
+                    fn = mod.parallel
+                launch(fn, label, outs, ops, *args)
+                return tuple(outs)
+            args = (numel, *[o._storage._ptr for o in outs],
+                    *[t._storage._ptr + t._offset * it for t, it in zip(ins, in_items)],
+                    *values)
+            if numel < grain and not _streams._slow:
+                if entry is None:
+                    entry = _entry_point(flat.serial, len(args) - 1 - len(values), values)
+                entry(*args)
+                return tuple(outs)
             ops = outs + list(ins)
-            arrays = [kernel_array(t) for t in ops]
-            if lay[2]:
-                args = (numel, *arrays, *[t._offset for t in ops], *values)
-                m = flat
-            else:
-                args = (meta, *arrays, *values)
-                m = mod
-            fn = m.serial
-            if numel >= grain and cores.parallel_ready(m, args, numel):
-                fn = m.parallel
+            if _streams._slow:
+                for t in ops:
+                    kernel_array(t)  # waits for queued writers, as the full path's arrays do
+            fn = flat.serial
+            if numel >= grain and cores.parallel_ready(flat, args, numel):
+                fn = flat.parallel
             launch(fn, label, outs, ops, *args)
             return tuple(outs)
     else:

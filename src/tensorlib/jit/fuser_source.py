@@ -161,7 +161,7 @@ def pointwise_source(gen, sub, what):
     arrays = onames + anames
     params = [p for p, _ in gen.params]
     body_nodes = gen.deps(outs)
-    src = _HEADER.format(what=what)
+    src = _HEADER.format(what=what) + "from tensorlib.kernels.cpu.addresses import array_at\n"
     for fname, par in (("serial", False), ("parallel", True)):
         L = tile_loop_head(fname, par, arrays + params, nops, p="q")
         L += [f"        if {' and '.join(f's{k} == 1' for k in range(nops))}:"]
@@ -185,7 +185,6 @@ def pointwise_source(gen, sub, what):
     # The tile's loop is a function of its own: inlined into the tile loop, LLVM ran out of
     # vector registers for the body's constants and reloaded them on every iteration (the
     # tanh-GELU's loop: 78 instructions instead of 52, 2.4 instead of 2.2 ms on 4e6, 1 thread).
-    offs = [f"f{k}" for k in range(nops)]
     wins = [f"w{k}" for k in range(nops)]
     ind = " " * 8
     L = ["@njit(cache=True, nogil=True, error_model='numpy')",
@@ -196,17 +195,21 @@ def pointwise_source(gen, sub, what):
         L += [ind + s for s in gen.stmts[n]]
     L += [f"{ind}w{i}[i] = {gen.var[o]}" for i, o in enumerate(outs)]
     src += "\n" + "\n".join(L) + "\n"
-    tile_args = ["stop - start"] + [f"{arr}[f{k} + start:f{k} + stop]"
-                                    for k, arr in enumerate(arrays)] + params
+    # Its operands come as raw addresses (kernels/cpu/addresses.py), as the eager flat loops'
+    # do: an int argument passes in ~50 ns, an array several times that (a traced call on
+    # small tensors is mostly such set-up).
+    elems = [_np_kernel_name(v.type.dtype) for v in list(outs) + list(ins)]
+    tile_args = ["stop - start"] + [f"{arr}[start:stop]" for arr in arrays] + params
     for fname, par in (("flat_serial", False), ("flat_parallel", True)):
         rng = "prange" if par else "range"
         L = [f"@njit(cache=True, nogil=True, error_model='numpy', parallel={par})",
-             f"def {fname}({', '.join(['n'] + arrays + offs + params)}):",
-             f"    ntiles = (n + {TILE - 1}) // {TILE}",
-             f"    for t in {rng}(ntiles):",
-             f"        start = t * {TILE}",
-             f"        stop = min(n, start + {TILE})",
-             f"        flat_tile({', '.join(tile_args)})"]
+             f"def {fname}({', '.join(['n'] + [a + '_addr' for a in arrays] + params)}):"]
+        L += [f"    {arr} = array_at({arr}_addr, n, np.{el})" for arr, el in zip(arrays, elems)]
+        L += [f"    ntiles = (n + {TILE - 1}) // {TILE}",
+              f"    for t in {rng}(ntiles):",
+              f"        start = t * {TILE}",
+              f"        stop = min(n, start + {TILE})",
+              f"        flat_tile({', '.join(tile_args)})"]
         src += "\n" + "\n".join(L) + "\n"
     return src
 
