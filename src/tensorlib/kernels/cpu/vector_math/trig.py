@@ -278,12 +278,10 @@ _PIO4_LO = 3.06161699786838301793e-17
 
 
 @_vjit
-def _trig_f64(x, mode):
-    """sin (mode 0), cos (1) or tan (2) of x: one helper for the three (mode is a constant in
-    each caller, so the other two fold away), one compile on a cold cache. Reduction:
-    |x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4). tan: ~25% slower
-    than libm's on a CPU whose gathers are microcoded (GDS fix) but within 1 ulp everywhere
-    (glibc's tan is 14 ulp off at 5.3e255)."""
+def _reduce_f64(x):
+    """|x| = (4k + q) pi/2 + rh + rl, rh + rl a double-double (|rh| <= ~pi/4): (rh, rl, q).
+    sin / cos (_sincos_f64) and tan share it; each caller has its own polynomial helper, so a
+    cold first call of sin types no tan code (and the reduction compiles once for the three)."""
     ux = f64_bits(x)
     ua = ux & ~_SIGN
     e = np.intp(ua >> np.uint64(52))
@@ -324,35 +322,15 @@ def _trig_f64(x, mode):
     # r = (yh + yl) pi/2 as a double-double (rh, rl)
     rh = yh * _PIO2_1
     rl = fma(yh, _PIO2_1, -rh) + fma(yh, _PIO2_2, yl * _PIO2_1)
-    if mode == 2:
-        odd = (q & np.uint64(1)) != np.uint64(0)
-        # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
-        # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
-        big = abs(rh) >= 0.6744
-        al = rl if rh >= 0.0 else -rl
-        ub = (_PIO4 - abs(rh)) + (_PIO4_LO - al)
-        xx = ub if big else rh
-        yy = 0.0 if big else rl
-        z = xx * xx
-        w = z * z
-        r = _T1 + w * (_T3 + w * (_T5 + w * (_T7 + w * (_T9 + w * _T11))))
-        v = z * (_T2 + w * (_T4 + w * (_T6 + w * (_T8 + w * (_T10 + w * _T12)))))
-        s = z * xx
-        r = yy + z * (s * (r + v) + yy)
-        r = r + _T0 * s
-        t = xx + r                                          # tan(xx + yy) = t + (r - (t - xx))
-        one = -1.0 if odd else 1.0
-        # one division per lane: t*t / (t + one) (big r) or a = -1/t (odd quadrant, small r)
-        qd = (t * t if big else -1.0) / ((t + one) if big else t)
-        tb = _flipsign(one - 2.0 * (xx - (qd - r)), f64_bits(rh) >> np.uint64(63))
-        # odd quadrant, small r: -1 / (t + tl) from a = -1/t, corrected by the residual of a t
-        tl = r - (t - xx)
-        ea = fma(qd, t, 1.0)
-        ts = fma(qd, fma(qd, tl, ea), qd) if odd else t
-        res = tb if big else ts
-        res = _flipsign(res, ux >> np.uint64(63))          # tan is odd
-        res = res if abs(x) >= 3.725290298461914e-09 else x   # |x| < 2**-28: tan x rounds to x
-        return res if abs(x) < _INF else x - x
+    return rh, rl, q
+
+
+@_vjit
+def _sincos_f64(x, mode):
+    """sin (mode 0) or cos (1) of x: one helper for the two (mode is a constant in each caller,
+    so the other folds away), one compile on a cold cache."""
+    ux = f64_bits(x)
+    rh, rl, q = _reduce_f64(x)
     z = rh * rh
     w = z * z
     # musl __sin(rh, rl, 1) and __cos(rh, rl)
@@ -379,18 +357,49 @@ def _trig_f64(x, mode):
 
 
 @_vjit
+def tan_f64(x):
+    """tan x: ~25% slower than libm's on a CPU whose gathers are microcoded (GDS fix) but within
+    1 ulp everywhere (glibc's tan is 14 ulp off at 5.3e255)."""
+    ux = f64_bits(x)
+    rh, rl, q = _reduce_f64(x)
+    odd = (q & np.uint64(1)) != np.uint64(0)
+    # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
+    # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
+    big = abs(rh) >= 0.6744
+    al = rl if rh >= 0.0 else -rl
+    ub = (_PIO4 - abs(rh)) + (_PIO4_LO - al)
+    xx = ub if big else rh
+    yy = 0.0 if big else rl
+    z = xx * xx
+    w = z * z
+    r = _T1 + w * (_T3 + w * (_T5 + w * (_T7 + w * (_T9 + w * _T11))))
+    v = z * (_T2 + w * (_T4 + w * (_T6 + w * (_T8 + w * (_T10 + w * _T12)))))
+    s = z * xx
+    r = yy + z * (s * (r + v) + yy)
+    r = r + _T0 * s
+    t = xx + r                                          # tan(xx + yy) = t + (r - (t - xx))
+    one = -1.0 if odd else 1.0
+    # one division per lane: t*t / (t + one) (big r) or a = -1/t (odd quadrant, small r)
+    qd = (t * t if big else -1.0) / ((t + one) if big else t)
+    tb = _flipsign(one - 2.0 * (xx - (qd - r)), f64_bits(rh) >> np.uint64(63))
+    # odd quadrant, small r: -1 / (t + tl) from a = -1/t, corrected by the residual of a t
+    tl = r - (t - xx)
+    ea = fma(qd, t, 1.0)
+    ts = fma(qd, fma(qd, tl, ea), qd) if odd else t
+    res = tb if big else ts
+    res = _flipsign(res, ux >> np.uint64(63))          # tan is odd
+    res = res if abs(x) >= 3.725290298461914e-09 else x   # |x| < 2**-28: tan x rounds to x
+    return res if abs(x) < _INF else x - x
+
+
+@_vjit
 def sin_f64(x):
-    return _trig_f64(x, _MODE0)
+    return _sincos_f64(x, _MODE0)
 
 
 @_vjit
 def cos_f64(x):
-    return _trig_f64(x, _MODE1)
-
-
-@_vjit
-def tan_f64(x):
-    return _trig_f64(x, _MODE2)
+    return _sincos_f64(x, _MODE1)
 
 
 @_vjit
