@@ -343,20 +343,26 @@ def _current_stream(t):
 
 
 def _edge_lines(i, var):
-    """Source computing edge e{i} of argument ``var`` (inlined edge_of: no call for the usual
-    leaf / non-view cases)."""
+    """Source computing edge e{i} of argument ``var`` and n{i}, whether it needs a gradient
+    (inlined edge_of: no call for the usual leaf / non-view cases). grad_fn is read first: a
+    view always has one, and a leaf (grad_fn None) then needs only its own two attributes
+    (AutogradMeta's defaults are class attributes, slower to read than the instance's)."""
     return [
-        f"    m{i} = getattr({var}, '_autograd', None)",
+        f"    m{i} = {var}._autograd if {var}.__class__ is Tensor else "
+        f"getattr({var}, '_autograd', None)",
         f"    if m{i} is None:",
         f"        e{i} = NO_EDGE",
-        f"    elif m{i}.view_base is not None:",
-        f"        e{i} = edge_of({var})",
-        f"    elif m{i}.grad_fn is not None:",
+        f"        n{i} = False",
+        f"    elif m{i}.grad_fn is None:",
+        f"        n{i} = m{i}.requires_grad",
+        f"        e{i} = (m{i}.accumulator_edge or accumulator_edge_of({var})) if n{i} "
+        "else NO_EDGE",
+        f"    elif m{i}.view_base is None:",
         f"        e{i} = (m{i}.grad_fn, m{i}.output_nr)",
-        f"    elif m{i}.requires_grad:",
-        f"        e{i} = m{i}.accumulator_edge or accumulator_edge_of({var})",
+        f"        n{i} = True",
         "    else:",
-        f"        e{i} = NO_EDGE",
+        f"        e{i} = edge_of({var})  # a view: refreshed first when stale",
+        f"        n{i} = e{i}[0] is not None",
     ]
 
 
@@ -370,13 +376,13 @@ def _generate_recorder(info):
             or len(schema.returns) != 1 or schema.returns[0].type.is_list
             or schema.returns[0].type.base != "Tensor"):
         return None
-    lines = ["def record(op, ks, args):"]
+    n_args = len(schema.arguments)
+    params = "".join(f"x{i}, " for i in range(n_args))
+    lines = ["def record(op, ks, args):", f"    {params}= args"]
     n = len(info.diff_args)
     for i, (pos, name, _) in enumerate(info.diff_args):
-        lines.append(f"    a{i} = args[{pos}]")
+        lines.append(f"    a{i} = x{pos}")
         lines += _edge_lines(i, f"a{i}")
-    for i in range(n):
-        lines.append(f"    n{i} = e{i}[0] is not None")
     lines.append(f"    if not ({' or '.join(f'n{i}' for i in range(n))}):")
     lines.append("        return run_below(op, ks, args)")
     values, versions = [], []
@@ -386,7 +392,7 @@ def _generate_recorder(info):
         if how == "tensor":
             wanted = " or ".join(f"n{j}" for j in readers) or "False"
             lines += [
-                f"    s{i} = args[{pos}]",
+                f"    s{i} = x{pos}",
                 f"    if s{i}.__class__ is not Tensor:",
                 f"        v{i} = None",
                 f"    elif {wanted}:  # saved only when a formula reading it will run",
@@ -399,15 +405,15 @@ def _generate_recorder(info):
             ]
         elif how == "meta":
             lines += [
-                f"    s{i} = args[{pos}]",
+                f"    s{i} = x{pos}",
                 f"    if s{i}.__class__ is Tensor:",
                 f"        s{i} = TensorMeta(s{i})",
             ]
         else:
-            lines.append(f"    s{i} = args[{pos}]")
+            lines.append(f"    s{i} = x{pos}")
     # Below Autograd only backend keys remain: a pointwise kernel is called straight from the
     # op's table (op.redispatch's work, inlined)
-    run = ("table[top[ks & below]](*args)" if info.leaf_kernel
+    run = (f"table[top[ks & below]]({params})" if info.leaf_kernel
            else "run_below(op, ks, args)")
     lines.append(f"    out = {run}")
     metas = "".join(f"a{i}._shape if n{i} else None, a{i}._dtype if n{i} else None, "
