@@ -48,7 +48,9 @@ class OpGrad:
     # Python 3.11's ast objects are not safe to build in two threads at once (a later first
     # recorded call may run beside Triton's interpreter parsing a kernel on a stream thread)
     uses: dict = dataclasses.field(default_factory=dict)
-    fn: object = None          # compiled: fn(grads, env, needs) -> tuple per formula argument
+    # compiled: fn(grads, saved, needs, results) -> tuple per formula argument; ``saved`` holds
+    # the saved_args' values in saved_args order (None where not saved)
+    fn: object = None
     exprs: tuple = ()          # the formulas as compiled (after the in-place rewrites)
 
 
@@ -176,7 +178,7 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
             readers.setdefault(n, []).append(i)
         for k, v in m.items():
             meta[k] = meta.get(k, True) and v
-    for n in used:
+    for n in sorted(used):  # saved_args in name order: the nodes' saved tuples follow it
         if n in arg_names:
             if n in tensor_args:
                 spec.saved_args[n] = "meta" if meta[n] else "tensor"
@@ -188,11 +190,10 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
         elif n not in _SPECIAL and n not in namespace and not hasattr(builtins, n):
             raise DerivativesError(f"{where}: formula uses unknown name '{n}'")
     donatable = _read_once(spec, tensor_args) if "unary_into_saved" in namespace else set()
-    lines = ["def backward(grads, env, needs):", "    grad = grads[0]"]
-    for n in sorted(spec.saved_args):
-        lines.append(f"    {n} = env.get({n!r})")  # absent: only read by formulas not needed
+    lines = ["def backward(grads, saved, needs, results):", "    grad = grads[0]"]
+    for i, n in enumerate(spec.saved_args):
+        lines.append(f"    {n} = saved[{i}]")  # None: only read by formulas not needed
     if spec.saves_result:
-        lines.append("    results = env['results']")
         lines.append("    result = results[0]")
     outs, exprs = [], []
     for i, (arg, expr) in enumerate(spec.formulas.items()):

@@ -17,22 +17,26 @@ from .views import after_inplace
 __all__ = ["Function", "FunctionCtx"]
 
 _NO_EDGE = (None, 0)
+_new = object.__new__
 
 
 class FunctionCtx:
     """What ``forward`` hands to ``backward``: saved tensors and flags."""
 
+    # defaults as class attributes: Function.apply makes a context per call and sets only
+    # these two (forward may add its own attributes, so no __slots__)
+    _saved = None
+    _dirty = ()
+    _released = False
+    materialize_grads = True
+
     def __init__(self, name, needs):
         self._name = name
         self.needs_input_grad = needs
-        self._saved = None
-        self._dirty = ()
-        self._released = False
-        self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
         for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
+            if t is not None and t.__class__ is not Tensor and not isinstance(t, Tensor):
                 raise TypeError(f"{self._name}.save_for_backward(): only tensors (or None) can be "
                                 f"saved, got {type(t).__name__}")
         self._saved = tuple(tensors)
@@ -104,7 +108,9 @@ class Function:
         # (this runs on every call of nn's Linear / ReLU / CrossEntropy: plain loops and one
         # switch of the exclude set instead of generators and a no_grad() context object)
         needs = tuple(map(requires_grad, args))
-        ctx = FunctionCtx(cls.__name__, needs)
+        ctx = _new(FunctionCtx)  # (FunctionCtx(...) minus a Python __init__ call)
+        ctx._name = cls.__name__
+        ctx.needs_input_grad = needs
         excluded = tls.excluded
         record = not excluded & AUTOGRAD_BIT and True in needs
         if excluded & AUTOGRAD_BIT:
@@ -119,12 +125,16 @@ class Function:
             return out
         single = not isinstance(out, tuple)
         outs = [out] if single else list(out)
-        node = _FunctionNode(tuple([edge_of(a) if isinstance(a, Tensor) else _NO_EDGE
-                                    for a in args]), len(outs))
+        node = _new(_FunctionNode)  # Node.__init__'s writes, inline
+        node.next_functions = tuple([edge_of(a) if isinstance(a, Tensor) else _NO_EDGE
+                                     for a in args])
+        node.tensor_pre_hooks = None
+        node.num_outputs = len(outs)
+        node.stream = None
         node.cls = cls
         node.ctx = ctx
-        node.out_meta = [(t._shape, t._dtype, t.device) if isinstance(t, Tensor) else None
-                         for t in outs]
+        node.out_meta = [(t._shape, t._dtype, t._storage.device) if isinstance(t, Tensor)
+                         else None for t in outs]
         dirty = {id(t) for t in ctx._dirty} if ctx._dirty else ()
         for i, t in enumerate(outs):
             if not isinstance(t, Tensor):

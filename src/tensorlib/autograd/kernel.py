@@ -48,8 +48,8 @@ class _TensorMeta:
 
 
 class _OpInfo:
-    __slots__ = ("op", "spec", "kind", "diff_args", "saved", "is_view", "out_diff", "node_name",
-                 "leaf_kernel", "no_lists", "node_cls")
+    __slots__ = ("op", "spec", "kind", "diff_args", "saved", "versioned", "is_view", "out_diff",
+                 "node_name", "leaf_kernel", "no_lists", "node_cls")
 
     def __init__(self, op, spec):
         self.op = op
@@ -66,9 +66,12 @@ class _OpInfo:
         self.diff_args = tuple((names.index(a), a, schema.arguments[names.index(a)].type.is_list)
                                for a in spec.formulas)
         self.no_lists = not any(is_list for _, _, is_list in self.diff_args)
-        self.node_cls = FormulaNode  # _prepare sets the op's generated subclass
+        self.node_cls = None  # _prepare sets the op's FormulaNode subclass
+        # (position, name, how, indices of the formulas reading it), in spec.fn's saved order
         self.saved = tuple((names.index(n), n, how, spec.saved_for.get(n, ()))
                            for n, how in spec.saved_args.items())
+        # indices of the entries saved as tensors (their versions are checked in backward)
+        self.versioned = tuple(i for i, s in enumerate(self.saved) if s[2] == "tensor")
         ret = schema.returns
         self.is_view = (self.kind == "functional" and len(ret) >= 1
                         and ret[0].alias is not None and not ret[0].alias.is_write)
@@ -80,39 +83,58 @@ class _OpInfo:
 
 
 class FormulaNode(Node):
-    """The backward of one recorded op: evaluates its derivatives.yaml formulas."""
+    """The backward of one recorded op: evaluates its derivatives.yaml formulas.
 
-    __slots__ = ("info", "env", "saved", "input_meta", "needs", "out_meta")
+    Each op has its own subclass (``info`` is a class attribute), so a node is filled with few
+    writes and no per-node containers beyond two tuples: ``saved``, the values of the op's
+    saved entries (info.saved order; None where not kept) followed by the storage versions of
+    the ones saved as tensors (None elsewhere), and ``input_meta``, the differentiable inputs'
+    shape and dtype (flat: (shape0, dtype0, shape1, dtype1, ...) for ops without list
+    arguments; else one (shape, dtype), list of them or None per argument). Whether input i
+    needs a gradient is whether edge i leads anywhere (``needs`` is kept only for list ops).
+    ``results``: SavedTensors of the outputs, for ops whose formulas read them."""
+
+    __slots__ = ("saved", "input_meta", "needs", "out_meta", "results")
+    info = None
 
     def name(self) -> str:
         return self.info.node_name
 
     def release(self) -> None:
-        self.env = None
         self.saved = None
+        self.results = None
+
+    def saved_names(self) -> list:
+        """The names of the arguments whose tensors this node keeps alive."""
+        saved = self.saved or ()
+        return [s[1] for i, s in enumerate(self.info.saved)
+                if s[2] == "tensor" and saved[len(self.info.saved) + i] is not None]
 
     def apply(self, grads):
         info = self.info
-        env = self.env
-        if env is None:
+        saved = self.saved
+        if saved is None:
             raise _freed_error(info)
-        _check_versions(self.saved, info.spec.name)
+        _check_versions(saved, info)
+        results = None
         if info.spec.saves_result:
             # the saved outputs re-attach to this node when the backward itself is recorded
             record = not tls.excluded & AUTOGRAD_BIT
-            env = dict(env)
-            env["results"] = [s.unpack(info.spec.name, record) for s in env["results"]]
+            results = [s.unpack(info.spec.name, record) for s in self.results]
         if self.num_outputs > 1:
             grads = [g if g is not None else _zeros(m) for g, m in zip(grads, self.out_meta)]
-        raw = info.spec.fn(grads, env, self.needs)
         if info.no_lists:
+            raw = info.spec.fn(grads, saved, [e[0] is not None for e in self.next_functions],
+                               results)
             out = list(raw)
+            meta = self.input_meta
             for i, g in enumerate(out):
                 if g is not None:
-                    meta = self.input_meta[i]
-                    if g.__class__ is not Tensor or g._shape != meta[0] or g._dtype is not meta[1]:
-                        out[i] = _fit(g, meta, info.spec.name, info.diff_args[i][1])
+                    m = meta[2 * i:2 * i + 2]
+                    if g.__class__ is not Tensor or g._shape != m[0] or g._dtype is not m[1]:
+                        out[i] = _fit(g, m, info.spec.name, info.diff_args[i][1])
             return out
+        raw = info.spec.fn(grads, saved, self.needs, results)
         op = info.spec.name
         out = []
         for (pos, name, is_list), g, need, meta in zip(info.diff_args, raw, self.needs,
@@ -133,12 +155,15 @@ class FormulaNode(Node):
         return out
 
 
-def _check_versions(saved, op):
-    # a function of its own so that no loop variable of apply keeps a saved tensor referenced
-    # while the formula runs (formulas.unary_into_saved counts the references)
-    for name, t, version in saved:
-        if t._storage.version != version:
-            raise _modified_error(op, name, t, version)
+def _check_versions(saved, info):
+    # a function of its own (and the tensors never in a local) so that nothing but the node's
+    # tuple keeps a saved tensor referenced while the formula runs (formulas.unary_into_saved
+    # counts the references)
+    k = len(info.saved)
+    for i in info.versioned:
+        version = saved[k + i]
+        if version is not None and saved[i]._storage.version != version:
+            raise _modified_error(info.spec.name, info.saved[i][1], saved[i], version)
 
 
 def _zeros(meta):
@@ -217,12 +242,12 @@ def autograd_kernel(op, ks, args):
             continue
         if not isinstance(a, Tensor):
             edges.append(_NO_EDGE)
-            metas.append(None)
+            metas += (None, None) if info.no_lists else (None,)
             needs.append(False)
             continue
         e = edge_of(a)
         edges.append(e)
-        metas.append((a._shape, a._dtype))
+        metas += (a._shape, a._dtype) if info.no_lists else ((a._shape, a._dtype),)
         need = e[0] is not None
         needs.append(need)
         any_need = any_need or need
@@ -242,24 +267,24 @@ def autograd_kernel(op, ks, args):
                 f"{op.schema.name}(): a view of a leaf tensor that requires grad is being used "
                 f"in an in-place operation; write into a copy, or wrap the update in "
                 f"tl.no_grad()")
-    env = {}
-    saved = []  # (name, tensor, storage version when saved): checked when backward reads them
+    values, versions = [], []  # FormulaNode.saved's two halves
     for pos, name, how, readers in info.saved:
         a = args[pos]
+        version = None
         if how == "tensor" and a.__class__ is Tensor:
             if not any(needs[i] for i in readers):
-                continue  # only formulas that won't run read it: keep no memory alive
-            if kind == "inplace" and pos == 0:
-                a = _clone_below(a)  # the op overwrites it; the formula needs the old value
-            st = a._storage
-            if st.inference:
-                raise _inference_error(op.schema.name, name)
-            saved.append((name, a, st.version))
-            env[name] = a
+                a = None  # only formulas that won't run read it: keep no memory alive
+            else:
+                if kind == "inplace" and pos == 0:
+                    a = _clone_below(a)  # the op overwrites it; the formula needs the old value
+                st = a._storage
+                if st.inference:
+                    raise _inference_error(op.schema.name, name)
+                version = st.version
         elif how == "meta" and a.__class__ is Tensor:
-            env[name] = _TensorMeta(a)
-        else:
-            env[name] = a
+            a = _TensorMeta(a)
+        values.append(a)
+        versions.append(version)
     out = op.redispatch(ks, args) if info.leaf_kernel else _run_below(op, ks, args)
     if kind == "inplace":
         # The dispatcher counted the write before the op ran; count it again after, so a tensor
@@ -270,11 +295,9 @@ def autograd_kernel(op, ks, args):
     node.tensor_pre_hooks = None
     node.num_outputs = 1
     node.stream = None
-    node.info = info
     node.needs = needs
-    node.saved = saved
-    node.input_meta = metas
-    node.out_meta = None
+    node.saved = tuple(values + versions)
+    node.input_meta = tuple(metas) if info.no_lists else metas
     if out.__class__ is Tensor:
         if out._storage.device.type == "cuda":
             node.stream = _current_stream(out)
@@ -290,7 +313,7 @@ def autograd_kernel(op, ks, args):
             if info.is_view:
                 mark_view(out, args[0])
         if info.spec.saves_result:
-            env["results"] = [SavedTensor(out, "result", op.schema.name, node, 0)]
+            node.results = [SavedTensor(out, "result", op.schema.name, node, 0)]
     else:
         outs = list(out)
         node.num_outputs = len(outs)
@@ -304,9 +327,8 @@ def autograd_kernel(op, ks, args):
                     # broadcast_arrays / meshgrid: output i views input i
                     mark_view(t, src[i] if isinstance(src, (list, tuple)) else src)
         if info.spec.saves_result:
-            env["results"] = [SavedTensor(t, "result", op.schema.name, node, i)
-                              for i, t in enumerate(outs)]
-    node.env = env
+            node.results = [SavedTensor(t, "result", op.schema.name, node, i)
+                            for i, t in enumerate(outs)]
     return out
 
 
@@ -321,20 +343,26 @@ def _current_stream(t):
 
 
 def _edge_lines(i, var):
-    """Source computing edge e{i} of argument ``var`` (inlined edge_of: no call for the usual
-    leaf / non-view cases)."""
+    """Source computing edge e{i} of argument ``var`` and n{i}, whether it needs a gradient
+    (inlined edge_of: no call for the usual leaf / non-view cases). grad_fn is read first: a
+    view always has one, and a leaf (grad_fn None) then needs only its own two attributes
+    (AutogradMeta's defaults are class attributes, slower to read than the instance's)."""
     return [
-        f"    m{i} = getattr({var}, '_autograd', None)",
+        f"    m{i} = {var}._autograd if {var}.__class__ is Tensor else "
+        f"getattr({var}, '_autograd', None)",
         f"    if m{i} is None:",
         f"        e{i} = NO_EDGE",
-        f"    elif m{i}.view_base is not None:",
-        f"        e{i} = edge_of({var})",
-        f"    elif m{i}.grad_fn is not None:",
+        f"        n{i} = False",
+        f"    elif m{i}.grad_fn is None:",
+        f"        n{i} = m{i}.requires_grad",
+        f"        e{i} = (m{i}.accumulator_edge or accumulator_edge_of({var})) if n{i} "
+        "else NO_EDGE",
+        f"    elif m{i}.view_base is None:",
         f"        e{i} = (m{i}.grad_fn, m{i}.output_nr)",
-        f"    elif m{i}.requires_grad:",
-        f"        e{i} = m{i}.accumulator_edge or accumulator_edge_of({var})",
+        f"        n{i} = True",
         "    else:",
-        f"        e{i} = NO_EDGE",
+        f"        e{i} = edge_of({var})  # a view: refreshed first when stale",
+        f"        n{i} = e{i}[0] is not None",
     ]
 
 
@@ -348,54 +376,55 @@ def _generate_recorder(info):
             or len(schema.returns) != 1 or schema.returns[0].type.is_list
             or schema.returns[0].type.base != "Tensor"):
         return None
-    lines = ["def record(op, ks, args):"]
+    n_args = len(schema.arguments)
+    params = "".join(f"x{i}, " for i in range(n_args))
+    lines = ["def record(op, ks, args):", f"    {params}= args"]
     n = len(info.diff_args)
     for i, (pos, name, _) in enumerate(info.diff_args):
-        lines.append(f"    a{i} = args[{pos}]")
+        lines.append(f"    a{i} = x{pos}")
         lines += _edge_lines(i, f"a{i}")
-    for i in range(n):
-        lines.append(f"    n{i} = e{i}[0] is not None")
     lines.append(f"    if not ({' or '.join(f'n{i}' for i in range(n))}):")
     lines.append("        return run_below(op, ks, args)")
-    lines.append("    env = {}")
-    lines.append("    saved = []")
-    for pos, name, how, readers in info.saved:
+    values, versions = [], []
+    for i, (pos, name, how, readers) in enumerate(info.saved):
+        values.append(f"s{i}")
+        versions.append(f"v{i}" if how == "tensor" else "None")
         if how == "tensor":
-            wanted = " or ".join(f"n{i}" for i in readers) or "False"
+            wanted = " or ".join(f"n{j}" for j in readers) or "False"
             lines += [
-                f"    s = args[{pos}]",
-                "    if s.__class__ is not Tensor:",
-                f"        env[{name!r}] = s",
+                f"    s{i} = x{pos}",
+                f"    if s{i}.__class__ is not Tensor:",
+                f"        v{i} = None",
                 f"    elif {wanted}:  # saved only when a formula reading it will run",
-                "        st = s._storage",
+                f"        st = s{i}._storage",
                 "        if st.inference:",
                 f"            raise inference_error({schema.name!r}, {name!r})",
-                f"        saved.append(({name!r}, s, st.version))",
-                f"        env[{name!r}] = s",
+                f"        v{i} = st.version",
+                "    else:",
+                f"        s{i} = v{i} = None",
             ]
         elif how == "meta":
             lines += [
-                f"    s = args[{pos}]",
-                f"    env[{name!r}] = TensorMeta(s) if s.__class__ is Tensor else s",
+                f"    s{i} = x{pos}",
+                f"    if s{i}.__class__ is Tensor:",
+                f"        s{i} = TensorMeta(s{i})",
             ]
         else:
-            lines.append(f"    env[{name!r}] = args[{pos}]")
+            lines.append(f"    s{i} = x{pos}")
     # Below Autograd only backend keys remain: a pointwise kernel is called straight from the
     # op's table (op.redispatch's work, inlined)
-    run = ("table[top[ks & below]](*args)" if info.leaf_kernel
+    run = (f"table[top[ks & below]]({params})" if info.leaf_kernel
            else "run_below(op, ks, args)")
     lines.append(f"    out = {run}")
-    metas = ", ".join(f"(a{i}._shape, a{i}._dtype) if n{i} else None" for i in range(n))
+    metas = "".join(f"a{i}._shape if n{i} else None, a{i}._dtype if n{i} else None, "
+                    for i in range(n))
     lines += [
         "    node = new(node_cls)",
         f"    node.next_functions = ({''.join(f'e{i}, ' for i in range(n))})",
         "    node.tensor_pre_hooks = None",
         "    node.num_outputs = 1",
-        "    node.info = info",
-        f"    node.needs = [{', '.join(f'n{i}' for i in range(n))}]",
-        "    node.saved = saved",
-        f"    node.input_meta = [{metas}]",
-        "    node.out_meta = None",
+        f"    node.saved = ({''.join(v + ', ' for v in values + versions)})",
+        f"    node.input_meta = ({metas})",
         "    node.stream = current_stream(out) if out._ks & CUDA_BIT else None",
         "    if out._autograd is None:",
         "        m = new_meta(AutogradMeta)",
@@ -408,12 +437,12 @@ def _generate_recorder(info):
     if info.is_view:
         lines.append("    mark_view(out, args[0])")
     if info.spec.saves_result:
-        lines.append(f"    env['results'] = [SavedTensor(out, 'result', {schema.name!r}, node, 0)]")
-    lines += ["    node.env = env", "    return out"]
+        lines.append(f"    node.results = [SavedTensor(out, 'result', {schema.name!r}, node, 0)]")
+    lines.append("    return out")
     scope = {"NO_EDGE": _NO_EDGE, "edge_of": edge_of, "accumulator_of": accumulator_of,
              "run_below": _run_below, "Tensor": Tensor, "inference_error": _inference_error,
              "TensorMeta": _TensorMeta, "new": FormulaNode.__new__, "node_cls": info.node_cls,
-             "info": info, "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
+             "current_stream": _current_stream, "AutogradMeta": AutogradMeta,
              "AUTOGRAD_BIT": AUTOGRAD_BIT, "attach_output": attach_output,
              "mark_view": mark_view, "SavedTensor": SavedTensor, "table": info.op._table,
              "top": TOP_KEY, "below": AUTOGRAD_BIT - 1, "new_meta": object.__new__,
@@ -426,46 +455,48 @@ def _generate_recorder(info):
 
 
 def _generate_node_class(info):
-    """A FormulaNode subclass whose apply is the op's formulas in straight-line code (no
-    formula call, no loops over arguments: this runs once per node of every backward; the
-    node is ``_node``, as ``self`` is usually an argument's name). None
-    for ops with list arguments, several outputs or saved outputs (the generic apply)."""
+    """The op's FormulaNode subclass. For ops without list arguments and with one output its
+    apply is the op's formulas in straight-line code (no formula call, no loops over
+    arguments: this runs once per node of every backward; the node is ``_node``, as ``self``
+    is usually an argument's name); the others use FormulaNode.apply."""
     spec = info.spec
     schema = info.op.schema
-    if (not info.no_lists or spec.saves_result or len(schema.returns) != 1
+    attrs = {"__slots__": (), "info": info, "__module__": __name__}
+    if (not info.no_lists or len(schema.returns) != 1
             or schema.returns[0].type.is_list or schema.returns[0].type.base != "Tensor"):
-        return None
+        return type(info.node_name, (FormulaNode,), attrs)
     op = spec.name
     lines = ["def apply(_node, grads):",
-             "    env = _node.env",
-             "    if env is None:",
-             "        raise freed()",
-             "    saved = _node.saved",
-             "    if saved:",
-             f"        check_versions(saved, {op!r})",
-             "    needs = _node.needs",
-             "    grad = grads[0]"]
-    for n in sorted(spec.saved_args):
-        lines.append(f"    {n} = env.get({n!r})")
+             "    _saved = _node.saved",
+             "    if _saved is None:",
+             "        raise freed()"]
+    if info.versioned:
+        lines.append("    check_versions(_saved, info)")
+    lines += ["    _nf = _node.next_functions", "    grad = grads[0]"]
+    for i, n in enumerate(spec.saved_args):
+        lines.append(f"    {n} = _saved[{i}]")
+    if spec.saves_result:
+        # the saved output re-attaches to this node when the backward itself is recorded
+        lines += [f"    results = [s.unpack({op!r}, not tls.excluded & AUTOGRAD_BIT) "
+                  "for s in _node.results]",
+                  "    result = results[0]"]
     outs = []
     for i, expr in enumerate(spec.exprs):
-        lines.append(f"    g{i} = ({expr}) if needs[{i}] else None")
+        lines.append(f"    g{i} = ({expr}) if _nf[{i}][0] is not None else None")
         outs.append(f"g{i}")
-    lines.append("    meta = _node.input_meta")
+    lines.append("    _meta = _node.input_meta")
     for i, (_, name, _) in enumerate(info.diff_args):
-        lines += [f"    if g{i} is not None:",
-                  f"        m = meta[{i}]",
-                  f"        if g{i}.__class__ is not Tensor or g{i}._shape != m[0] "
-                  f"or g{i}._dtype is not m[1]:",
-                  f"            g{i} = fit(g{i}, m, {op!r}, {name!r})"]
+        lines += [f"    if g{i} is not None and (g{i}.__class__ is not Tensor "
+                  f"or g{i}._shape != _meta[{2 * i}] or g{i}._dtype is not _meta[{2 * i + 1}]):",
+                  f"        g{i} = fit(g{i}, _meta[{2 * i}:{2 * i + 2}], {op!r}, {name!r})"]
     lines.append(f"    return [{', '.join(outs)}]")
     scope = dict(_NAMESPACE)
-    scope.update(Tensor=Tensor, fit=_fit, check_versions=_check_versions,
-                 freed=lambda: _freed_error(info))
+    scope.update(Tensor=Tensor, fit=_fit, check_versions=_check_versions, info=info, tls=tls,
+                 AUTOGRAD_BIT=AUTOGRAD_BIT, freed=lambda: _freed_error(info))
     with COMPILE_LOCK:
         exec(compile("\n".join(lines) + "\n", f"<autograd backward {op}>", "exec"), scope)
-    return type(info.node_name, (FormulaNode,), {"__slots__": (), "apply": scope["apply"],
-                                                  "__module__": __name__})
+    attrs["apply"] = scope["apply"]
+    return type(info.node_name, (FormulaNode,), attrs)
 
 
 def _freed_error(info):
@@ -498,7 +529,7 @@ def _prepare(op):
                          {a.name for a in args if a.type.base == "Tensor"}, _NAMESPACE,
                          POINTWISE, _SAME_DTYPE_POINTWISE)
         info = _OpInfo(op, spec)
-        info.node_cls = _generate_node_class(info) or FormulaNode
+        info.node_cls = _generate_node_class(info)
         record = _generate_recorder(info)
         if record is not None:
             dispatcher.impl(op.name, DispatchKey.Autograd, record)

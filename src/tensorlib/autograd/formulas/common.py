@@ -52,10 +52,10 @@ def mul_into_temp(grad, t):
 
 
 # References to a saved tensor that only its node holds, as unary_into_saved sees them: the
-# node's env and saved list, the formula's local name, this function's parameter, and
-# getrefcount's argument. Any other holder (the user, another node, a hook, the profiler) makes
-# the count higher, and the memory is then left alone.
-_NODE_ONLY_REFS = 5
+# node's saved tuple, the formula's local name, this function's parameter, and getrefcount's
+# argument. Any other holder (the user, another node, a hook, the profiler) makes the count
+# higher, and the memory is then left alone.
+_NODE_ONLY_REFS = 4
 
 
 def unary_into_saved(op, x):
