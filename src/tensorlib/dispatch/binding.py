@@ -58,6 +58,11 @@ def conv_tensor(x, op, name, allow_scalar):
 def conv_tensor_list(x, op, name):
     if not isinstance(x, (list, tuple)):
         _fail(op, name, "a sequence of Tensors", x)
+    for t in x:  # the usual case in one loop: Tensors only
+        if t.__class__ is not Tensor:
+            break
+    else:
+        return x if x.__class__ is tuple else tuple(x)
     if array_operand is not None and any(type(t) is np.ndarray for t in x):
         x = [array_operand(t, op, f"{name}[{i}]") if type(t) is np.ndarray else t
              for i, t in enumerate(x)]

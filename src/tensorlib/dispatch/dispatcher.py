@@ -204,7 +204,10 @@ def _list_keys(items):
     ks = 0
     if items is not None:
         for t in items:
-            ks |= getattr(t, "_ks", 0)
+            try:  # (free when nothing raises: the items are tensors after conversion)
+                ks |= t._ks
+            except AttributeError:
+                pass
     return ks
 
 
