@@ -24,6 +24,7 @@ from ...runtime.cpu.streams import launch as _launch
 from ...tensor import Tensor
 from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
+from .transpose_copy import copy_transposed
 from ...dtype_scalars import scalar_to_compute
 
 __all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain"]
@@ -299,6 +300,9 @@ def combination_module(info, kinds, dtypes, compute, out_dtype):
 def run_pointwise(it, info, scalar_values):
     """CPU stub kernel for every pointwise op: pick/compile the variant, pack meta, call."""
     ops = it.operands
+    if info.name == "copy" and isinstance(ops[1], Tensor) and copy_transposed(
+            ops[0], ops[1], it.layout()):
+        return  # a transposed 2-D copy, in tiles
     compute = it.compute_dtype
     out = ops[0]
     kinds, dtypes, arrays, values = [], [], [kernel_array(out)], []
