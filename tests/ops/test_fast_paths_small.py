@@ -839,3 +839,30 @@ def test_small_take_matches_numpy_for_offsets_and_rows():
             if x.ndim == 1 and ixn.dtype == np.int64:
                 np.testing.assert_array_equal(tl.take(x, ix).numpy(), np.take(xn, ixn))
 
+
+
+# ---------------------------------------------------------------- sort: the zero-run fix-up
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_sort_zero_and_nan_runs_keep_input_bits(dtype):
+    # One row: the fix-up is skipped when the sorted row cannot hold a zero (smallest > 0 or
+    # largest < 0); every other row still gets its nan and zero runs in input order.
+    rng = np.random.default_rng(9)
+    nan2 = np.array([np.nan], dtype).view(np.uint32 if dtype == np.float32 else np.uint64)
+    nan2 = (nan2 | 1).view(dtype)  # a nan with its own payload
+    pos = rng.random(50).astype(dtype) + dtype(0.5)
+    rows = [pos, -pos, np.concatenate([pos, [dtype(0.0), dtype(-0.0), dtype(0.0)]]),
+            np.concatenate([-pos, [dtype(-0.0), dtype(0.0)], nan2, [np.nan]]),
+            np.concatenate([pos, nan2]), np.concatenate([[np.nan], -pos]),
+            np.array([dtype(-0.0)]), np.array([np.nan], dtype)]
+    for xn in rows:
+        xn = rng.permutation(xn.astype(dtype))
+        x = tl.asarray(xn)
+        for desc in (False, True):
+            want = np.sort(xn, kind="stable")
+            if desc:
+                # the exact reverse of the ascending order, equal elements in input order
+                want = np.sort(xn[::-1], kind="stable")[::-1]
+            got = tl.sort(x, descending=desc).numpy()
+            np.testing.assert_array_equal(_bits(got), _bits(np.ascontiguousarray(want)))
+            order = tl.argsort(x, descending=desc).numpy()
+            np.testing.assert_array_equal(_bits(xn[order]), _bits(got))
