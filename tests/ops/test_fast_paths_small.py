@@ -786,3 +786,83 @@ def test_one_element_operand_after_streams_were_used(monkeypatch):
     monkeypatch.undo()
     assert builds.n == 0
     np.testing.assert_array_equal(out.numpy(), np.full(1000, 4.0, np.float32))
+
+
+# ---------------------------------------------------------------- x[mask]: both small routes
+import tensorlib.kernels.cpu.indexing as _kidx  # noqa: E402
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["compress", "compact"])
+def test_small_mask_routes_match_numpy(compiled, monkeypatch):
+    # Below the grain a dense x[mask] runs NumPy's compress until compact_serial is compiled
+    # for the word size, then that kernel (into n + 1 slots): both move the same bits.
+    monkeypatch.setattr(_kidx, "_compact_words", set())
+    monkeypatch.setattr(_kidx, "kernel_ready", lambda *a: compiled)
+    rng = np.random.default_rng(7)
+    for dtype in (tl.float32, tl.float16, tl.int64, tl.bool, tl.uint8, tl.complex128):
+        base = tl.asarray(rng.standard_normal(90) * 100).astype(dtype)
+        for x in (base, base[13:73].reshape((6, 10)), base[:1]):
+            xn = x.numpy()
+            for mn in (rng.integers(0, 2, x.shape).astype(bool), np.zeros(x.shape, bool),
+                       np.ones(x.shape, bool)):
+                got = x[tl.asarray(mn)]
+                want = xn[mn]
+                assert got.dtype == dtype and got.shape == want.shape
+                assert got.stride() == (1,)
+                np.testing.assert_array_equal(_bits(got.numpy()), _bits(want))
+    words = {np.uint8, np.uint16, np.uint32, np.uint64, np.complex128}
+    assert _kidx._compact_words == (words if compiled else set())
+
+
+def test_small_mask_on_a_user_stream_sees_queued_writes():
+    x = tl.asarray(np.arange(10, dtype=np.float32))
+    m = tl.asarray(np.arange(10) % 3 == 0)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        y = x * 2.0
+        z = y[m]  # must see the queued multiply
+    s.synchronize()
+    assert z.tolist() == [0.0, 6.0, 12.0, 18.0]
+
+
+def test_small_take_matches_numpy_for_offsets_and_rows():
+    rng = np.random.default_rng(8)
+    base = tl.asarray(rng.standard_normal(200).astype(np.float32))
+    for x in (base, base[17:117], base[5:105].reshape((20, 5))):
+        xn = x.numpy()
+        for ixn in (rng.integers(-x.shape[0], x.shape[0], 33), np.array([], np.int64),
+                    rng.integers(0, x.shape[0], 5).astype(np.int32)):
+            ix = tl.asarray(ixn)
+            got = x[ix]
+            np.testing.assert_array_equal(got.numpy(), xn[ixn])
+            assert got.is_contiguous()
+            if x.ndim == 1 and ixn.dtype == np.int64:
+                np.testing.assert_array_equal(tl.take(x, ix).numpy(), np.take(xn, ixn))
+
+
+
+# ---------------------------------------------------------------- sort: the zero-run fix-up
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_sort_zero_and_nan_runs_keep_input_bits(dtype):
+    # One row: the fix-up is skipped when the sorted row cannot hold a zero (smallest > 0 or
+    # largest < 0); every other row still gets its nan and zero runs in input order.
+    rng = np.random.default_rng(9)
+    nan2 = np.array([np.nan], dtype).view(np.uint32 if dtype == np.float32 else np.uint64)
+    nan2 = (nan2 | 1).view(dtype)  # a nan with its own payload
+    pos = rng.random(50).astype(dtype) + dtype(0.5)
+    rows = [pos, -pos, np.concatenate([pos, [dtype(0.0), dtype(-0.0), dtype(0.0)]]),
+            np.concatenate([-pos, [dtype(-0.0), dtype(0.0)], nan2, [np.nan]]),
+            np.concatenate([pos, nan2]), np.concatenate([[np.nan], -pos]),
+            np.array([dtype(-0.0)]), np.array([np.nan], dtype)]
+    for xn in rows:
+        xn = rng.permutation(xn.astype(dtype))
+        x = tl.asarray(xn)
+        for desc in (False, True):
+            want = np.sort(xn, kind="stable")
+            if desc:
+                # the exact reverse of the ascending order, equal elements in input order
+                want = np.sort(xn[::-1], kind="stable")[::-1]
+            got = tl.sort(x, descending=desc).numpy()
+            np.testing.assert_array_equal(_bits(got), _bits(np.ascontiguousarray(want)))
+            order = tl.argsort(x, descending=desc).numpy()
+            np.testing.assert_array_equal(_bits(xn[order]), _bits(got))

@@ -32,7 +32,7 @@ from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, ru
     strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
-           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
+           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call", "dense_view"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -105,6 +105,24 @@ def host_call(fn, name, st):
     if call is not None and st._uses is not None:
         _streams.wait_uses(st)
     return call
+
+
+def dense_view(t, np_dtype):
+    """Contiguous ``t``'s elements as a 1-D array of ``np_dtype`` (of t's itemsize). A view of
+    the storage's bytes made directly: Storage.typed() makes and keeps a view of the whole
+    storage, ~0.6 us on a fresh result's. Through typed() while CPU-stream work is queued on
+    the memory (it waits for that, as for any kernel operand), and for an empty t."""
+    st = t._storage
+    if st._uses is not None or not t._numel:
+        return st.typed(np_dtype)[t._offset:t._offset + t._numel]
+    dt = _np_dtypes.get(np_dtype)
+    if dt is None:
+        dt = _np_dtypes[np_dtype] = np.dtype(np_dtype)
+    return _frombuffer(st.buffer, dt, t._numel, t._offset * dt.itemsize)
+
+
+_np_dtypes: dict = {}
+_frombuffer = np.frombuffer
 
 
 def _wait_queued(*operands):

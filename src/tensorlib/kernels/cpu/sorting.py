@@ -49,6 +49,7 @@ from ...storage import Storage
 from .casting import kernel_array
 from .cold_route import kernel_ready
 from .pointwise import load_generated_module
+from .pointwise_fast import dense_view
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source
@@ -69,8 +70,7 @@ _mods: dict = {}
 
 def raw_view(t):
     """The unsigned-integer view of contiguous tensor t's elements (1-D)."""
-    arr = kernel_array(t)[t._offset:t._offset + t._numel]
-    return arr.view(_UINT[t._dtype.itemsize])
+    return dense_view(t, _UINT[t._dtype.itemsize])
 
 
 _mod_of_dtype: dict = {}  # dtype -> its key width's module (key_spec's answer, remembered)
@@ -265,8 +265,9 @@ def sort_kernel(src, values, indices, descending):
     if values is not None and dtype.name in NP_VALUES and (
             n >= NP_MIN_ROW or rows < lanes(width) or width == 8):
         # typed views (these dtypes' storage type is their own)
-        _np_values(dtype, kernel_array(src)[src._offset:src._offset + total],
-                   kernel_array(values)[values._offset:values._offset + total], rows, n, desc)
+        np_dtype = dtype.storage_np_dtype
+        _np_values(dtype, dense_view(src, np_dtype), dense_view(values, np_dtype), rows, n,
+                   desc)
         return
     raw = raw_view(src)
     mod = _module(dtype)
@@ -373,6 +374,8 @@ def _np_fix_row(a, o, asc, desc):
             o[:nn] = v
         else:
             o[n - nn:] = v
+    elif asc[0] > 0 or last < 0:
+        return  # (sorted: no zero in the row, the common case costs two element reads)
     zero = a.dtype.type(0)
     lo = int(asc[:n - nn].searchsorted(zero, "left"))  # -0.0 == 0.0: the run of both
     if lo < n - nn and asc[lo] == zero:
@@ -434,9 +437,9 @@ def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
     positions kept (the low bits). One thread: nothing to stall on a busy machine. Measured
     2026-12-05 on this 2-core AVX-512 VM, float32: 1e5 ~0.6 ms vs 1.0-2.3 for the radix
     argsort, 2e6 ~20 vs 59 ms (2 threads)."""
-    total = rows * n
-    o64 = kernel_array(indices)[indices._offset:indices._offset + total].view(np.uint64)
+    o64 = dense_view(indices, np.uint64)
     args = (raw, o64, rows, n, desc)
+    total = rows * n
     if "compose" in mod.warm_paths or _full_ready(mod, "compose", (("compose", args),), total):
         mod.compose(*args)
     else:
@@ -444,7 +447,10 @@ def _composite_argsort(mod, dtype, raw, indices, rows, n, desc):
         o64[:] = canonical_keys(raw, key_spec(dtype), desc)
         o64 <<= np.uint64(64 - 8 * raw.dtype.itemsize)
         o64.reshape(rows, n)[:] |= np.arange(n, dtype=np.uint64)
-    o64.reshape(rows, n).sort(axis=-1)
+    if rows == 1:
+        o64.sort()  # (~0.2 us less than the 2-D form)
+    else:
+        o64.reshape(rows, n).sort(axis=-1)
     np.bitwise_and(o64, np.uint64((1 << (64 - 8 * raw.dtype.itemsize)) - 1), out=o64)
 
 
