@@ -149,8 +149,11 @@ def test_block_split_gives_the_mixed_loops_bits(case, bad_blocks):
         key, ops, got = ("pow", "ST", (None, f32), f32, f32), [e], tl.pow(1.5, tl.asarray(e))
     want = np.empty(n, np.float32)
     if case == "pow_scalar_base":  # its loops' own module: the loop of both forms is `flat`
-        (mod,) = [m for name, m in sys.modules.items() if name.startswith("tl_pow_flat_")
-                  and hasattr(m, "flat") and hasattr(m, "flat_fast")]
+        # (by its source's header: the process may hold other pow flat modules, e.g. for
+        # another dtype, depending on which tests ran in it before)
+        (mod,) = [m for name, m in list(sys.modules.items()) if name.startswith("tl_pow_flat_")
+                  and hasattr(m, "flat_fast")
+                  and "pow ST ['scalar', 'float32'] -> float32" in open(m.__file__).read(400)]
         mod.flat(n, want.ctypes.data, e.ctypes.data, np.float32(1.5))
     else:
         from tensorlib.dispatch.registration import POINTWISE
