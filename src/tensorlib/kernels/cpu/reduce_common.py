@@ -104,7 +104,12 @@ def _bit_keys(dt, op):
             # (all negative) the smallest signed one; min is the largest unsigned pattern when
             # one is negative, else the smallest signed one
             "PICK": ("smax if smax >= 0 else smin" if op == "max"
-                     else f"{sint}(umax) if umax >= np.uint{bits}({1 << (bits - 1)}) else smin")}
+                     else f"{sint}(umax) if umax >= np.uint{bits}({1 << (bits - 1)}) else smin"),
+            # max of a block whose first element is non-negative never reads smin: its scan
+            # takes two vector ops per element instead of three (the other blocks, and min,
+            # scan all three; Numba drops the dead branch for min)
+            "TWOOPS": (f"seg.size > 0 and {sint}({'f%d_bits' % bits}(seg[0])) >= 0"
+                       if op == "max" else "False")}
 
 
 # The raw-bits scan that the float max / min block (reduce_value_source) and the argmax /
@@ -115,12 +120,19 @@ _BIT_SCAN = """\
         smax = SLOW
         smin = SHIGH
         umax = USINT(0)
-        for k in range(@COUNT):
-            b = SINT(BITSF(seg[k]))
-            smax = b if b > smax else smax
-            smin = b if b < smin else smin
-            u = USINT(b)
-            umax = u if u > umax else umax
+        if TWOOPS:
+            for k in range(@COUNT):
+                b = SINT(BITSF(seg[k]))
+                smax = b if b > smax else smax
+                u = USINT(b)
+                umax = u if u > umax else umax
+        else:
+            for k in range(@COUNT):
+                b = SINT(BITSF(seg[k]))
+                smax = b if b > smax else smax
+                smin = b if b < smin else smin
+                u = USINT(b)
+                umax = u if u > umax else umax
         if smax > EXPBITS or umax > NEGINF:
 """
 
