@@ -105,11 +105,10 @@ def _bit_keys(dt, op):
             # one is negative, else the smallest signed one
             "PICK": ("smax if smax >= 0 else smin" if op == "max"
                      else f"{sint}(umax) if umax >= np.uint{bits}({1 << (bits - 1)}) else smin"),
-            # max of a block whose first element is non-negative never reads smin: its scan
-            # takes two vector ops per element instead of three (the other blocks, and min,
-            # scan all three; Numba drops the dead branch for min)
-            "TWOOPS": (f"seg.size > 0 and {sint}({'f%d_bits' % bits}(seg[0])) >= 0"
-                       if op == "max" else "False")}
+            # PICK never reads smin for a block whose first element has max's answer sign-wise
+            # (max: a non-negative one; min: one with the sign bit set): its scan takes two
+            # vector ops per element instead of three (the nan test needs smax and umax)
+            "TWOOPS": f"seg.size > 0 and {sint}(f{bits}_bits(seg[0])) {'>=' if op == 'max' else '<'} 0"}
 
 
 # The raw-bits scan that the float max / min block (reduce_value_source) and the argmax /
