@@ -118,7 +118,8 @@ _ARG_ROW_BITS = """\
 
 # argmax/argmin of a contiguous float32/float64 row: per 1024-block the three integer extremes
 # of the raw bit patterns that the max/min block takes (reduce_value_source._MINMAX_BLOCK_SRC:
-# three vector ops per element) give the block's extreme, or say it holds a nan; the blocks'
+# three vector ops per element, two when the block's first element settles the sign: see
+# reduce_common.TWOOPS) give the block's extreme, or say it holds a nan; the blocks'
 # extremes are compared by order key (non-sign bits of negatives flipped, -0.0 keyed as +0.0:
 # they tie, and the first of them wins), then the first block holding the overall extreme gives
 # the first index of it by a min over the block (an index where the bits match, else 1024: it

@@ -42,7 +42,8 @@ def block(a, q, st, nb@M):
 
 # float32/float64 max and min over a contiguous block. The float select chain of ``comb`` does
 # not vectorize here (LLVM keeps scalar vmaxss even under fastmath), but integer max / min do,
-# on the raw bit patterns, three of them per element and no key arithmetic: the signed max
+# on the raw bit patterns, three of them per element (two when the block's first element
+# settles the sign: reduce_common.TWOOPS) and no key arithmetic: the signed max
 # (the largest non-negative float, or a +nan above +inf), the signed min (among negatives the
 # smallest magnitude, the largest float; among non-negatives the smallest) and the unsigned max
 # (among negatives the largest magnitude, the smallest float, or a -nan above -inf). A nan makes
