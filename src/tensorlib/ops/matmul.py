@@ -21,6 +21,7 @@ from .views import expand, permute, reshape, transpose, view
 __all__ = ["matmul", "mm", "bmm", "vecdot", "tensordot", "matrix_transpose"]
 
 _stub = get_stub("matmul")
+_direct: dict = {}  # device type -> its kernel's new_matmul (None: none), looked up once
 
 
 def _common_device(op, a, b):
@@ -128,7 +129,10 @@ def mm_2d(x1, x2, bias=None):
     device = x1._storage.device
     if device is not x2._storage.device and device != x2._storage.device:
         return None
-    direct = getattr(_stub.kernel_for(device.type, x1._dtype), "new_matmul", None)
+    direct = _direct.get(device.type, False)
+    if direct is False:
+        direct = _direct[device.type] = getattr(_stub.kernel_for(device.type, x1._dtype),
+                                                "new_matmul", None)
     if direct is None:
         return None
     return direct(x1, x2) if bias is None else direct(x1, x2, bias)

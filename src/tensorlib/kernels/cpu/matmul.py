@@ -229,7 +229,12 @@ def _blas_ready(t):
     unit stride along one of the last two dims and a leading stride covering the other (for a
     vector, unit stride along its length)."""
     m, n = t.shape[-2:]
-    sm, sn = t._strides[-2:]
+    return _ready(m, n, t._strides[-2:])
+
+
+def _ready(m, n, strides):
+    """_blas_ready for an (m, n) matrix of these (row, column) strides."""
+    sm, sn = strides
     if m == 1 and n == 1:
         return True
     if m == 1:
@@ -293,22 +298,63 @@ def new_matmul(a, b, bias=None):
     general path serves it. ops/matmul calls it after checking both are 2-D on one device
     with one dtype."""
     dtype = a._dtype
-    if dtype not in BLAS_DTYPES or not _streams.runs_inline():
+    if dtype not in BLAS_DTYPES or (_streams._slow and not _streams.runs_inline()):
         return None
-    m, k = a._shape
-    n = b._shape[1]
-    if not (k and m and n) or b._shape[0] != k or not (_blas_ready(a) and _blas_ready(b)):
+    key = (dtype, a._shape, a._strides, b._shape, b._strides)
+    plan = _plans.get(key, _NO_PLAN)
+    if plan is _NO_PLAN:
+        plan = _plan(key)
+    if plan is None:
         return None
-    if bias is not None and (bias._shape != (n,) or bias._dtype is not dtype
+    shape, strides, nbytes, work, np_dtype, a_strides, b_strides = plan
+    if bias is not None and (bias._shape != shape[1:] or bias._dtype is not dtype
                              or bias._storage.device.type != "cpu"):
         return None
-    res = Tensor._make(Storage.allocate(m * n * dtype.itemsize), (m, n), (n, 1), 0, dtype)
-    out = _kernel_view(res)
-    _blas_call(_kernel_view(a), _kernel_view(b), out, False)
+    st = Storage.allocate(nbytes)
+    res = Tensor._make(st, shape, strides, 0, dtype)
+    out = _ndarray(shape, np_dtype, st.buffer)  # fresh memory: nothing queued on it
+    cores.blas_call(_np_matmul, (_matrix(a, np_dtype, a_strides),
+                                 _matrix(b, np_dtype, b_strides), out), work)
     if bias is not None:
         # the rows in place: NumPy's loop takes the exact alias of out as its input
         np.add(out, _kernel_view(bias), out=out)
     return res
+
+
+# new_matmul's per-layout set-up: (dtype, a's shape and strides, b's) -> (result shape, its
+# C-order strides, bytes, multiply-adds, NumPy dtype, a's and b's byte strides), or None where
+# the direct route does not serve the call. Only the layout decides, so it is worked out once.
+_plans: dict = {}
+_NO_PLAN = object()
+_np_matmul = np.matmul
+_ndarray = np.ndarray
+
+
+def _plan(key):
+    dtype, (m, k), a_strides, b_shape, b_strides = key
+    n = b_shape[1]
+    plan = None
+    if (k and m and n and b_shape[0] == k and _ready(m, k, a_strides)
+            and _ready(k, n, b_strides)):
+        np_dtype = dtype.storage_np_dtype
+        item = np_dtype.itemsize
+        plan = ((m, n), (n, 1), m * n * item, m * n * k, np_dtype,
+                (a_strides[0] * item, a_strides[1] * item),
+                (b_strides[0] * item, b_strides[1] * item))
+    if len(_plans) >= 1024:
+        _plans.clear()
+    _plans[key] = plan
+    return plan
+
+
+def _matrix(t, np_dtype, byte_strides):
+    """2-D t as a NumPy array over its storage, made directly (strided_array's view, less its
+    per-call look-ups: a third of a small product's set-up); through strided_array while
+    CPU-stream work is queued on the memory, which Storage.typed() waits for."""
+    st = t._storage
+    if st._uses is not None:
+        return strided_array(t, np_dtype)
+    return _ndarray(t._shape, np_dtype, st.buffer, t._offset * np_dtype.itemsize, byte_strides)
 
 
 matmul_kernel.new_matmul = new_matmul
