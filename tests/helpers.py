@@ -192,3 +192,15 @@ def sort_test_integers(rng, dtype, shape, kind):
     if kind == "ties":
         return rng.integers(max(info.min, -3), 4, shape).astype(dtype)
     return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+def gated(stream):
+    """Queues a host wait on CPU ``stream``: work queued on it afterwards runs only once the
+    returned threading.Event is set (what a slow producer looks like to stream ordering)."""
+    import threading
+
+    from tensorlib.runtime.cpu import streams as cpu_streams
+    gate = threading.Event()
+    with tl.stream(stream):
+        cpu_streams.launch(gate.wait, "gate", (), ())
+    return gate

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from helpers import ALL_DTYPES, bf16_exact, host, on_device
+from helpers import ALL_DTYPES, bf16_exact, gated, host, on_device
 
 
 def test_float_to_int_special_values(device):
@@ -144,13 +144,10 @@ def test_transposed_copy_keeps_nan_payloads_and_runs_in_stream_order():
     bits = np.array([0x7FC00001, 0xFFC00002, 0x7F800001, 0x3F800000] * 75000, np.uint32)
     x = tl.asarray(bits.view(np.float32).reshape(600, 500))
     assert (x.T.contiguous().numpy().view(np.uint32) == bits.reshape(600, 500).T).all()
-    import threading
-    from tensorlib.runtime.cpu import streams as cs
     big = tl.asarray(np.arange(600 * 700, dtype=np.float32).reshape(600, 700))
     s = tl.Stream(device="cpu")
-    gate = threading.Event()
+    gate = gated(s)
     with tl.stream(s):
-        cs.launch(gate.wait, "gate", (), ())
         y = big * 2.0  # queued behind the gate: the tiles must read it after it ran
         out = y.T.contiguous()
         assert not s.query()

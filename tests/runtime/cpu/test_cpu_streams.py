@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
+from helpers import gated
 from tensorlib import streams as gs
 from tensorlib.runtime.cpu import streams as cs
 from tensorlib.runtime.cpu.allocator import host_allocator
@@ -20,14 +21,6 @@ from tensorlib.runtime.cpu.allocator import host_allocator
 def host_fn(fn, *args):
     """Queue a Python callable on the current CPU stream (as a kernel would be)."""
     cs.launch(fn, "hostfn", (), (), *args)
-
-
-def gated(stream):
-    """Blocks ``stream`` until the returned threading.Event is set."""
-    gate = threading.Event()
-    with tl.stream(stream):
-        host_fn(gate.wait)
-    return gate
 
 
 def release_later(gate, delay=0.05):
