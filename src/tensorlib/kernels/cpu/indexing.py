@@ -22,7 +22,7 @@ from .indexing_source import (COMPACT_SOURCE, DIRECT_SOURCE, LOAD_SIGNED, LOAD_U
                               MOVE_SOURCE, NONZERO_SOURCE, OFFSETS_SOURCE)
 from .. import codegen as _codegen
 from .pointwise import load_generated_module
-from .pointwise_fast import dense_view
+from .arrays import dense_view
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import host_sync
 from ...storage import Storage

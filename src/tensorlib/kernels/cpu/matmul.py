@@ -313,8 +313,8 @@ def new_matmul(a, b, bias=None):
     st = Storage.allocate(nbytes)
     res = Tensor._make(st, shape, strides, 0, dtype)
     out = _ndarray(shape, np_dtype, st.buffer)  # fresh memory: nothing queued on it
-    cores.blas_call(_np_matmul, (_matrix(a, np_dtype, a_strides),
-                                 _matrix(b, np_dtype, b_strides), out), work)
+    cores.blas_call(_np_matmul, (strided_array(a, np_dtype, a_strides),
+                                 strided_array(b, np_dtype, b_strides), out), work)
     if bias is not None:
         # the rows in place: NumPy's loop takes the exact alias of out as its input
         np.add(out, _kernel_view(bias), out=out)
@@ -345,16 +345,6 @@ def _plan(key):
         _plans.clear()
     _plans[key] = plan
     return plan
-
-
-def _matrix(t, np_dtype, byte_strides):
-    """2-D t as a NumPy array over its storage, made directly (strided_array's view, less its
-    per-call look-ups: a third of a small product's set-up); through strided_array while
-    CPU-stream work is queued on the memory, which Storage.typed() waits for."""
-    st = t._storage
-    if st._uses is not None:
-        return strided_array(t, np_dtype)
-    return _ndarray(t._shape, np_dtype, st.buffer, t._offset * np_dtype.itemsize, byte_strides)
 
 
 matmul_kernel.new_matmul = new_matmul

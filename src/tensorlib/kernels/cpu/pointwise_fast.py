@@ -32,7 +32,7 @@ from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, ru
     strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
-           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call", "dense_view"]
+           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -105,24 +105,6 @@ def host_call(fn, name, st):
     if call is not None and st._uses is not None:
         _streams.wait_uses(st)
     return call
-
-
-def dense_view(t, np_dtype):
-    """Contiguous ``t``'s elements as a 1-D array of ``np_dtype`` (of t's itemsize). A view of
-    the storage's bytes made directly: Storage.typed() makes and keeps a view of the whole
-    storage, ~0.6 us on a fresh result's. Through typed() while CPU-stream work is queued on
-    the memory (it waits for that, as for any kernel operand), and for an empty t."""
-    st = t._storage
-    if st._uses is not None or not t._numel:
-        return st.typed(np_dtype)[t._offset:t._offset + t._numel]
-    dt = _np_dtypes.get(np_dtype)
-    if dt is None:
-        dt = _np_dtypes[np_dtype] = np.dtype(np_dtype)
-    return _frombuffer(st.buffer, dt, t._numel, t._offset * dt.itemsize)
-
-
-_np_dtypes: dict = {}
-_frombuffer = np.frombuffer
 
 
 def _wait_queued(*operands):
@@ -555,35 +537,9 @@ def copy_strided(dst, src):
     if n >= GRAIN or not n or src._dtype is not dtype or (_streams._slow
                                                           and not _streams.runs_inline()):
         return None
-    np_dtype = _kernel_np_dtypes.get(dtype)
-    if np_dtype is None:
-        np_dtype = _kernel_np_dtypes[dtype] = np.dtype(kernel_np_dtype(dtype))
-    _view(dst, np_dtype)[...] = _view(src, np_dtype)
+    np_dtype = kernel_np_dtype(dtype)
+    strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
     return dst
-
-
-_kernel_np_dtypes: dict = {}  # DType -> the np.dtype its copies move (kernel_np_dtype)
-
-
-def _view(t, np_dtype):
-    """strided_array(t, np_dtype) made directly (its look-ups were ~0.3 us of a ~1.3 us small
-    transposed copy), through strided_array while CPU-stream work is queued on t's memory
-    (Storage.typed() waits for it); a C-order t needs no strides."""
-    st = t._storage
-    if st._uses is not None:
-        return strided_array(t, np_dtype)
-    item = np_dtype.itemsize
-    if t._contiguous:
-        return _ndarray(t._shape, np_dtype, st.buffer, t._offset * item)
-    s = t._strides
-    if len(s) == 2:
-        strides = (s[0] * item, s[1] * item)
-    else:
-        strides = tuple([v * item for v in s])
-    return _ndarray(t._shape, np_dtype, st.buffer, t._offset * item, strides)
-
-
-_ndarray = np.ndarray
 
 
 run_pointwise.dense_runner = dense_runner

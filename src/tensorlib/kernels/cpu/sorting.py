@@ -49,7 +49,7 @@ from ...storage import Storage
 from .casting import kernel_array
 from .cold_route import kernel_ready
 from .pointwise import load_generated_module
-from .pointwise_fast import dense_view
+from .arrays import dense_view
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source

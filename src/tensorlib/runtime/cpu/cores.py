@@ -234,13 +234,9 @@ def blas_call(fn, args, work: int):
     """``fn(*args)`` for a call into NumPy's BLAS doing ``work`` multiply-adds: one BLAS thread
     for small products or while the machine is busy, the team otherwise (timed for stalls)."""
     global _blas_team_end
-    if work < BLAS_PARALLEL_WORK:
-        state = _blas
-        if state is None or state[1] != 1:  # (one thread already set, as for every small
-            _set_blas_threads(1)            # product after the first: no setter call)
-        return fn(*args)
-    if _mono() < _until:
-        _set_blas_threads(1)
+    if work < BLAS_PARALLEL_WORK or _mono() < _until:
+        if _blas is None or _blas[1] != 1:  # (set already for every small product after the
+            _set_blas_threads(1)            # first: no setter call on this hot path)
         return fn(*args)
     n = _free_team(team_size())
     _set_blas_threads(n)
