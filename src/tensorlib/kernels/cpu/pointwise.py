@@ -301,7 +301,7 @@ def run_pointwise(it, info, scalar_values):
     """CPU stub kernel for every pointwise op: pick/compile the variant, pack meta, call."""
     ops = it.operands
     if info.name == "copy" and isinstance(ops[1], Tensor) and copy_transposed(
-            ops[0], ops[1], it.layout()):
+            ops[0], ops[1], it.layout(), parallel_grain(info)):
         return  # a transposed 2-D copy, in tiles
     compute = it.compute_dtype
     out = ops[0]

@@ -21,7 +21,6 @@ from ...runtime.cpu.streams import launch
 __all__ = ["copy_transposed"]
 
 TILE = 32
-GRAIN = 1 << 18  # elements from which the tiles are shared by the thread team
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -50,10 +49,11 @@ def _make(parallel):
 _kernels = types.SimpleNamespace(serial=_make(False), parallel=_make(True))
 
 
-def copy_transposed(out, src, lay) -> bool:
+def copy_transposed(out, src, lay, grain) -> bool:
     """Runs the copy of ``src`` into ``out`` (their TensorIterator ``lay``out, dims innermost
     first) as tiles when it is a same-dtype 2-D copy whose input has unit stride along the
-    output's outer dim, and returns True; False for any other copy (the pointwise loop runs)."""
+    output's outer dim, and returns True; False for any other copy (the pointwise loop runs).
+    From ``grain`` elements (the copy loop's) the thread team shares the tiles."""
     if len(lay.shape) != 2 or out._dtype is not src._dtype:
         return False
     (os0, os1), (s0, s1) = lay.strides
@@ -65,7 +65,7 @@ def copy_transposed(out, src, lay) -> bool:
     args = (out._storage.typed(word), o_off, src._storage.typed(word), a_off, n0, n1, s0, s1)
     fn = _kernels.serial
     numel = n0 * n1
-    if numel >= GRAIN and cores.parallel_ready(_kernels, args, numel):
+    if numel >= grain and cores.parallel_ready(_kernels, args, numel):
         fn = _kernels.parallel
     launch(fn, "copy", out, (src,), *args)
     return True
