@@ -461,11 +461,6 @@ def _reads_values_only(expr, info, kinds) -> bool:
     return read <= values | set(info.scalar_args)
 
 
-def _value_guarded(info, kinds) -> bool:
-    """Whether ``info``'s block_fast guard reads values only."""
-    return _reads_values_only(info.block_when, info, kinds)
-
-
 def _address_steps(kinds, dtypes, out_dtype):
     """Bytes per element of each address a flat loop takes: the output's, then each tensor
     operand's."""
@@ -572,7 +567,7 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
     """The entry point of a raw-address loop with Python-scalar operands, from ``source(form,
     fname[, fast_only])`` (the loop of PointwiseInfo ``form`` as a function named ``fname``),
     in a module of its own. When the op's block_fast guard reads only values
-    (``_value_guarded``), the guard is decided once per call in Python and the module holds
+    (``_reads_values_only``), the guard is decided once per call in Python and the module holds
     each form's loop alone, so a first call compiles just the form its values need (float32
     ``x ** 2`` never compiles the general pow, ``x ** 2.7`` never the half-integer one): the
     call goes through a chooser that runs the compiled guard on its values (or reuses the last
@@ -580,7 +575,7 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
     When the guard reads tensor data, a flat loop is split as ``_block_split`` does."""
     info = _loop_info(info, compute)
     samples = _value_samples(info, kinds, compute)
-    if info.block_when is None or not _value_guarded(info, kinds):
+    if info.block_when is None or not _reads_values_only(info.block_when, info, kinds):
         src = _header(info, compute, what) + "\n" + source(info, fname)
         split = info.block_when is not None and fname == "flat"
         if split:

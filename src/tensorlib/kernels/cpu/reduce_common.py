@@ -108,7 +108,8 @@ def _bit_keys(dt, op):
             # PICK never reads smin for a block whose first element has max's answer sign-wise
             # (max: a non-negative one; min: one with the sign bit set): its scan takes two
             # vector ops per element instead of three (the nan test needs smax and umax)
-            "TWOOPS": f"seg.size > 0 and {sint}(f{bits}_bits(seg[0])) {'>=' if op == 'max' else '<'} 0"}
+            "TWOOPS": (f"seg.size > 0 and {sint}(f{bits}_bits(seg[0])) "
+                       f"{'>=' if op == 'max' else '<'} 0")}
 
 
 # The raw-bits scan that the float max / min block (reduce_value_source) and the argmax /
