@@ -23,6 +23,15 @@ cores.DEFER_PARALLEL_COMPILE = False
 cores.FOLLOW_LOAD = False
 
 
+@pytest.fixture
+def whole_team(monkeypatch):
+    """Parallel kernels run on the whole team for the test: no one-thread cool-down from an
+    earlier test's stall, and none started by this test's (the other worker's load makes a
+    big kernel "stall" at times: a test that asserts its parallel twin ran would then fail)."""
+    monkeypatch.setattr(cores, "_until", 0.0)
+    monkeypatch.setattr(cores, "STALL_S", float("inf"))
+
+
 def pytest_collection_modifyitems(config, items):
     from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if cuda_gpu_present():

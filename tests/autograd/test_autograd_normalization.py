@@ -234,7 +234,7 @@ def test_cuda_kernels_compile_for_gpu(op, cuda_interpret, monkeypatch):
                        options=options)
 
 
-def test_cpu_parallel_rows():
+def test_cpu_parallel_rows(whole_team):
     # above the CPU kernels' parallel grain: rows split into chunks over threads (one op: each
     # parallel variant is a slow compile)
     from tensorlib.kernels.cpu import normalization_backward as K

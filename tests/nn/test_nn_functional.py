@@ -434,7 +434,7 @@ def test_cross_entropy_fused_values_and_grads(device, dtype):
         _check_ce(x1, np.int64(4), reduction, dtype, device, w_np=np.array(1.5))
 
 
-def test_cross_entropy_fused_big_rows_cpu_parallel():
+def test_cross_entropy_fused_big_rows_cpu_parallel(whole_team):
     """Rows past the kernels' parallel grain (the chunked prange variants) in every dtype."""
     from tensorlib.kernels.cpu import cross_entropy as kce
     rng = np.random.default_rng(12)
