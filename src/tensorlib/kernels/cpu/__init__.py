@@ -3,7 +3,11 @@ from ...runtime.cpu import numba_cache_load as _numba_cache_load, vector_width a
 
 _vector_width.configure()  # before this package's first Numba compile or cache load
 _vector_width.install()  # per-kernel 512-bit vectors for the modules that ask for them
-_numba_cache_load.install()  # a cache load initializes Numba's runtime only, not its compiler
+from .. import codegen as _codegen
+
+# a cache load initializes Numba's runtime only, not its compiler; the runtime's compiled
+# module is kept beside the kernels
+_numba_cache_load.install(runtime_dir=_codegen.cache_dir)
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise

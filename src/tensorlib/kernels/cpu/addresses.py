@@ -7,41 +7,57 @@ and an unboxing, several times that. The kernel turns the integers back into arr
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import types
 from numba.extending import intrinsic
 
 __all__ = ["array_at"]
 
 
+def _address_as_pointer(builder, address, pty):
+    """``address`` (an LLVM integer) as the LLVM pointer type ``pty``.
+
+    The pointer comes back from a call LLVM cannot see into, not from an inline ``inttoptr``:
+    LLVM's alias analysis then knows (as for a pointer argument) that it cannot point into the
+    module's private constant tables (vector_math/trig.py's float64 sin/cos/tan reduction
+    table). With ``inttoptr`` every table load may alias the output store, and the loop stays
+    scalar. One call per array, not per element."""
+    mod = builder.module
+    name = f"tl_address_{address.type}_as_{pty.pointee}_pointer"
+    fn = mod.globals.get(name)
+    if fn is None:
+        fn = ir.Function(mod, ir.FunctionType(pty, [address.type]), name)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(b.inttoptr(fn.args[0], pty))
+    return builder.call(fn, [address])
+
+
 @intrinsic
-def _pointer(typingctx, address, dtype):
-    """``address`` (an integer) as a typed pointer to ``dtype`` (a NumPy scalar type)."""
-    if not isinstance(address, types.Integer) or not isinstance(dtype, types.NumberClass):
+def array_at(typingctx, address, n, dtype):
+    """The ``n`` elements of type ``dtype`` (a NumPy scalar type) at ``address`` as a
+    contiguous 1-D array.
+
+    Built in place rather than through ``numba.carray``: carray's implementation is a jitted
+    overload whose environment lives in ``numba.np.arrayobj``, and loading any cached kernel
+    that used it imports that module and what it pulls in (~23 ms of a warm process's first
+    kernel call, measured 2026-12-05)."""
+    if not (isinstance(address, types.Integer) and isinstance(n, types.Integer)
+            and isinstance(dtype, types.NumberClass)):
         return None
-    ptr = types.CPointer(dtype.dtype)
+    arrty = types.Array(dtype.dtype, 1, "C")
 
     def codegen(context, builder, signature, args):
-        # The pointer comes back from a call LLVM cannot see into, not from an inline
-        # ``inttoptr``: LLVM's alias analysis then knows (as for a pointer argument) that it
-        # cannot point into the module's private constant tables (vector_math/trig.py's float64
-        # sin/cos/tan reduction table). With ``inttoptr`` every table load may alias the
-        # output store, and the loop stays scalar. One call per array, not per element.
-        pty = context.get_value_type(ptr)
-        mod = builder.module
-        name = f"tl_address_{args[0].type}_as_{ptr.dtype}_pointer"
-        fn = mod.globals.get(name)
-        if fn is None:
-            fn = ir.Function(mod, ir.FunctionType(pty, [args[0].type]), name)
-            fn.linkage = "internal"
-            fn.attributes.add("noinline")
-            b = ir.IRBuilder(fn.append_basic_block())
-            b.ret(b.inttoptr(fn.args[0], pty))
-        return builder.call(fn, [args[0]])
+        address_v, n_v, _ = args
+        eltype = context.get_data_type(arrty.dtype)
+        itemsize = context.get_abi_sizeof(eltype)
+        intp = context.get_value_type(types.intp)
+        arr = context.make_array(arrty)(context, builder)
+        context.populate_array(
+            arr, data=_address_as_pointer(builder, address_v, eltype.as_pointer()),
+            shape=[context.cast(builder, n_v, n, types.intp)],
+            strides=[ir.Constant(intp, itemsize)],
+            itemsize=ir.Constant(intp, itemsize), meminfo=None)
+        return arr._getvalue()
 
-    return ptr(address, dtype), codegen
-
-
-@njit(inline="always")
-def array_at(address, n, dtype):
-    """The ``n`` elements of type ``dtype`` at ``address`` as a contiguous 1-D array."""
-    return carray(_pointer(address, dtype), (n,))
+    return arrty(address, n, dtype), codegen
