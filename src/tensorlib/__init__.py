@@ -99,6 +99,8 @@ def _install():
 
 
 _FUNCTIONS = _install()
+from .runtime import import_cache as _import_cache  # noqa: E402
+_import_cache.save()  # what _install parsed and compiled, for the next process's import
 from .kernels.cuda.flags import backends  # noqa: E402  (tl.backends.matmul.allow_tf32)
 from . import linalg  # noqa: E402  (after _install: composed from the generated ops)
 tensordot = linalg.tensordot  # takes the Array API's pair of axis sequences too

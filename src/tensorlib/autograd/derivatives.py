@@ -18,7 +18,7 @@ import builtins
 import dataclasses
 import os
 
-import yaml
+from ..runtime.import_cache import compile_source, load_yaml
 
 __all__ = ["OpGrad", "load_derivatives", "DerivativesError"]
 
@@ -81,9 +81,7 @@ def _uses(expr: str, where: str):
 
 def load_derivatives(path=None) -> dict[str, OpGrad]:
     path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "derivatives.yaml")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path) as f:
-        raw = yaml.load(f, Loader=loader)
+    raw = load_yaml(path)  # (parsed once per content: import_cache.py)
     specs = {}
     for i, item in enumerate(raw):
         where = f"{os.path.basename(path)} entry {i}"
@@ -206,5 +204,5 @@ def compile_spec(spec: OpGrad, arg_names, tensor_args, namespace, fresh_calls=()
     lines.append(f"    return ({', '.join(outs)},)")
     src = "\n".join(lines) + "\n"
     scope = dict(namespace)
-    exec(compile(src, f"<derivatives {spec.name}>", "exec"), scope)
+    exec(compile_source(src, f"<derivatives {spec.name}>"), scope)
     spec.fn = scope["backward"]

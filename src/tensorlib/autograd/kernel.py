@@ -18,6 +18,7 @@ from ..tensor import AutogradMeta, Tensor
 from .derivatives import DerivativesError, compile_spec, load_derivatives
 from ..dispatch.namespace import ops as _NS
 from ..runtime.compile_lock import COMPILE_LOCK
+from ..runtime.import_cache import compile_source
 from .formulas import sum_to
 from .grad_mode import no_grad
 from .graph import (Node, SavedTensor, accumulator_edge_of, accumulator_of, attach_output,
@@ -447,7 +448,7 @@ def _generate_recorder(info):
              "mark_view": mark_view, "SavedTensor": SavedTensor, "table": info.op._table,
              "top": TOP_KEY, "below": AUTOGRAD_BIT - 1, "new_meta": object.__new__,
              "accumulator_edge_of": accumulator_edge_of, "CUDA_BIT": 1 << DispatchKey.CUDA}
-    exec(compile("\n".join(lines) + "\n", f"<autograd {schema.full_name}>", "exec"), scope)
+    exec(compile_source("\n".join(lines) + "\n", f"<autograd {schema.full_name}>"), scope)
     record = scope["record"]
     record.__qualname__ = record.__name__ = f"autograd_kernel[{schema.full_name}]"
     record.__module__ = __name__
@@ -494,7 +495,7 @@ def _generate_node_class(info):
     scope.update(Tensor=Tensor, fit=_fit, check_versions=_check_versions, info=info, tls=tls,
                  AUTOGRAD_BIT=AUTOGRAD_BIT, freed=lambda: _freed_error(info))
     with COMPILE_LOCK:
-        exec(compile("\n".join(lines) + "\n", f"<autograd backward {op}>", "exec"), scope)
+        exec(compile_source("\n".join(lines) + "\n", f"<autograd backward {op}>"), scope)
     attrs["apply"] = scope["apply"]
     return type(info.node_name, (FormulaNode,), attrs)
 

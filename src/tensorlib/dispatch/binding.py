@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..device import Device, to_device
+from ..runtime.import_cache import compile_source
 from ..tensor import Tensor
 from .schema.function import Argument, FunctionSchema
 from .schema.types import NO_DEFAULT
@@ -273,7 +274,7 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         "set_requires_grad": set_requires_grad, "_SCALAR_TYPES": _SCALAR_TYPES,
         "DType": _dt.DType, "Device": Device, **defaults,
     }
-    exec(compile(src, f"<tensorlib.{public_name}>", "exec"), scope)
+    exec(compile_source(src, f"<tensorlib.{public_name}>"), scope)
     fn = scope[public_name]
     fn.__module__ = "tensorlib"
     fn.__qualname__ = public_name

@@ -13,6 +13,7 @@ from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KE
 from .schema.function import FunctionSchema
 from .schema.parser import parse_schema
 from ..runtime.compile_lock import COMPILE_LOCK
+from ..runtime.import_cache import compile_source
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
            "all_ops", "get_fallback",
@@ -192,7 +193,7 @@ def _make_caller(op: OperatorHandle):
              "_CPU_KS": backend_key_for("cpu"),
              "readonly_error": readonly_error, "_check_written_list": _check_written_list}
     with COMPILE_LOCK:
-        exec(compile(src, f"<dispatch {op.name}>", "exec"), scope)
+        exec(compile_source(src, f"<dispatch {op.name}>"), scope)
     return scope["call"]
 
 

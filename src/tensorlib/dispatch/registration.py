@@ -11,9 +11,9 @@ import dataclasses
 import importlib
 import os
 
-import yaml
 
 from .. import dtypes as _dt
+from ..runtime.import_cache import load_yaml
 from . import dispatcher
 from .binding import make_function
 from .pointwise_helpers import BLOCK_HELPERS as _BLOCK_HELPERS, NAMES as _HELPER_NAMES
@@ -182,10 +182,7 @@ def load(make_pointwise_kernel, path=None):
     ``make_pointwise_kernel(info, out_schema)`` returns the structured kernel of a pointwise op
     (``kernel(*args, out)``, optionally with a ``functional`` dense fast path)."""
     path = path or os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops.yaml")
-    # libyaml's loader is ~10x faster than the pure-Python one; this runs at every import.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    with open(path) as f:
-        raw = yaml.load(f, Loader=loader)
+    raw = load_yaml(path)  # (parsed once per content: import_cache.py)
     functions, methods = {}, {}
     for i, item in enumerate(raw):
         entry = _parse_entry(item, f"{os.path.basename(path)} entry {i}")

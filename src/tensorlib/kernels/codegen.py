@@ -14,6 +14,7 @@ import sys
 import threading
 
 from ..runtime.compile_lock import COMPILE_LOCK
+from ..runtime.import_cache import cache_root
 
 __all__ = ["cache_dir", "files_digest", "module_name", "load_module"]
 
@@ -23,9 +24,7 @@ _lock = threading.RLock()  # one import of a module at a time: the others wait, 
 
 def cache_dir(*sub: str) -> str:
     """``$TENSORLIB_CACHE_DIR/kernels/<sub...>`` (default ``~/.cache/tensorlib``), created."""
-    base = os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tensorlib")
-    path = os.path.join(base, "kernels", *sub)
+    path = os.path.join(cache_root(), "kernels", *sub)
     os.makedirs(path, exist_ok=True)
     return path
 

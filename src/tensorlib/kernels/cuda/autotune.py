@@ -31,6 +31,8 @@ import threading
 import warnings
 from dataclasses import dataclass
 
+from ...runtime import import_cache
+
 __all__ = ["BenchResult", "L2Flusher", "benchmark", "event_times", "summarize", "Autotuner",
            "enabled", "cache_root", "device_smem_limit", "DEFAULT_FLUSH_BYTES"]
 
@@ -175,9 +177,7 @@ def enabled() -> bool:
 
 def cache_root() -> str:
     """``$TENSORLIB_CACHE_DIR/autotune`` (default ``~/.cache/tensorlib/autotune``)."""
-    base = os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tensorlib")
-    return os.path.join(base, "autotune")
+    return os.path.join(import_cache.cache_root(), "autotune")
 
 
 def device_smem_limit(device: int) -> int:
