@@ -14,13 +14,17 @@ match its digest, cannot be read or comes from another Python version is ignored
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import marshal
 import os
 import pickle
 import sys
 import threading
+
+try:  # (hashlib's import loads OpenSSL: 5-10 ms of the import this module shortens)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b as _blake2b
 
 __all__ = ["compile_source", "load_yaml", "save", "cache_root"]
 
@@ -29,6 +33,10 @@ _entries: dict | None = None  # digest -> bytes, read from the file on first use
 _used: dict = {}               # what this process looked up or made
 _fresh = False                 # an entry was made here: save() writes the file
 _TAG = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}"
+
+
+def _digest(data: bytes) -> str:
+    return _blake2b(data, digest_size=20).hexdigest()
 
 
 def cache_root() -> str:
@@ -46,7 +54,7 @@ def _load_entries() -> dict:
     try:
         with open(_path(), "rb") as f:
             digest, payload = pickle.load(f)
-        if hashlib.sha256(payload).hexdigest() != digest:
+        if _digest(payload) != digest:
             return {}
         entries = pickle.loads(payload)
         return entries if isinstance(entries, dict) else {}
@@ -74,7 +82,7 @@ def _store(key: str, data: bytes) -> None:
 
 def compile_source(src: str, filename: str):
     """``compile(src, filename, "exec")``, from the cache when this text was compiled before."""
-    key = "code:" + hashlib.sha1(f"{filename}\0{src}".encode()).hexdigest()
+    key = "code:" + _digest(f"{filename}\0{src}".encode())
     data = _lookup(key)
     if data is not None:
         try:
@@ -90,7 +98,7 @@ def load_yaml(path: str):
     """The YAML document at ``path`` (safe loader), parsed once per content."""
     with open(path, "rb") as f:
         text = f.read()
-    key = "yaml:" + hashlib.sha1(text).hexdigest()
+    key = "yaml:" + _digest(text)
     data = _lookup(key)
     if data is not None:
         try:
@@ -120,7 +128,7 @@ def save() -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         with open(tmp, "wb") as f:
-            pickle.dump((hashlib.sha256(payload).hexdigest(), payload), f, protocol=4)
+            pickle.dump((_digest(payload), payload), f, protocol=4)
         os.replace(tmp, path)  # whole or absent for a process reading it
     except OSError:
         pass
