@@ -309,14 +309,26 @@ def test_hot_inplace_still_raises_and_declines_overlap(monkeypatch):
         t.mul_(2.0)
 
 
-@pytest.mark.parametrize("case", ["exp", "exp_f64_out", "add_alpha", "mul_scalar", "less",
-                                  "int_remainder", "float16", "out_is_self", "out_is_other"])
-def test_hot_out_matches_the_functional_result(case, monkeypatch):
+_OUT_CASES = ["exp", "exp_f64_out", "add_alpha", "mul_scalar", "less", "int_remainder",
+              "float16", "out_is_self", "out_is_other"]
+
+
+@pytest.mark.parametrize("size", ["small", "big_parallel", "big_flat"])
+@pytest.mark.parametrize("case", _OUT_CASES)
+def test_hot_out_matches_the_functional_result(case, size, monkeypatch):
     """op(..., out=d) without a TensorIterator once hot: the functional result's bits (cast to
     d's dtype where d is wider, as the full path's loop casts), written into d at a storage
-    offset with the elements around it untouched, d returned, its version counted."""
+    offset with the elements around it untouched, d returned, its version counted. Above the
+    parallel grain too: the parallel tile loop, or the flat loop when one thread would run
+    (a stall cool-down, other Python threads in kernels, NUMBA_NUM_THREADS=1)."""
+    from tensorlib.runtime.cpu import cores
+    if size == "big_flat":
+        monkeypatch.setattr(cores, "threads", lambda: 1)
+    elif size == "big_parallel":
+        monkeypatch.setattr(cores, "_until", 0.0)  # no cool-down: the team runs it
+        monkeypatch.setattr(cores, "STALL_S", float("inf"))
     rng = np.random.default_rng(13)
-    n = 1003
+    n = 1003 if size == "small" else GRAIN + 1001
     dt = {"int_remainder": tl.int32, "float16": tl.float16}.get(case, tl.float32)
     host = rng.integers(-100, 100, n) if dt is tl.int32 else rng.standard_normal(n) * 3
     a = tl.asarray(host).astype(dt)
@@ -341,18 +353,18 @@ def test_hot_out_matches_the_functional_result(case, monkeypatch):
         x, y = a.clone(), b.clone()
         d = x if case == "out_is_self" else y
         v0 = d._version
-        _NoIterator(monkeypatch)
-        res = fn(x, y, out=d)
-        monkeypatch.undo()
+        with monkeypatch.context() as m:
+            _NoIterator(m)
+            res = fn(x, y, out=d)
         assert res is d and d._version > v0
         np.testing.assert_array_equal(_bits(d), _bits(want))
         return
     base, d = fresh()
     around = base.numpy()[[0, 1, n + 2, n + 3]].copy()
     v0 = d._version
-    _NoIterator(monkeypatch)
-    res = fn(*args, out=d)
-    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        _NoIterator(m)
+        res = fn(*args, out=d)
     assert res is d and d._version > v0
     np.testing.assert_array_equal(_bits(d), _bits(want))
     np.testing.assert_array_equal(base.numpy()[[0, 1, n + 2, n + 3]], around)

@@ -133,7 +133,7 @@ def compile_group(node):
                 ops = outs + list(ins)
                 args = (meta, *[kernel_array(t) for t in ops], *values)
                 fn = mod.serial
-                if numel >= grain and cores.parallel_ready(mod, args, numel):
+                if numel >= grain and cores.team_ready(mod, args, numel):
                     fn = mod.parallel
                 launch(fn, label, outs, ops, *args)
                 return tuple(outs)
@@ -150,7 +150,7 @@ def compile_group(node):
                 for t in ops:
                     kernel_array(t)  # waits for queued writers, as the full path's arrays do
             fn = flat.serial
-            if numel >= grain and cores.parallel_ready(flat, args, numel):
+            if numel >= grain and cores.team_ready(flat, args, numel):
                 fn = flat.parallel
             launch(fn, label, outs, ops, *args)
             return tuple(outs)
@@ -212,7 +212,7 @@ def compile_group(node):
                     args += operand(t)
             args += values
             fn = mod.serial
-            if R * C >= GRAIN and cores.parallel_ready(mod, tuple(args), R * C):
+            if R * C >= GRAIN and cores.team_ready(mod, tuple(args), R * C):
                 fn = mod.parallel
             launch(fn, label, outs, list(ins), *args)
             return tuple(outs)

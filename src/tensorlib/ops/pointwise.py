@@ -153,7 +153,8 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
     sharing out's storage must be out itself (the full path copies a partly overlapping one).
     Per (dtype, out dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
     the full path has raised any cast or shape error for that combination); the device
-    kernel's ``out_runner`` makes the runner, which declines big tensors and user streams."""
+    kernel's ``out_runner`` makes the runner, which declines user streams (above the parallel
+    grain also the profiler)."""
     if tensor_pos[0] != 0:
         return None
     runners = {}

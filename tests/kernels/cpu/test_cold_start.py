@@ -311,6 +311,7 @@ def test_parallel_ready_waits_for_real_work(monkeypatch):
 
     mod = types.SimpleNamespace(serial=serial, parallel=parallel)
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
+    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
     x = np.arange(8.0)
     out = np.empty_like(x)
     step = cores.PARALLEL_WORK // 3

@@ -228,6 +228,7 @@ def test_parallel_variant_compiles_in_the_background(monkeypatch):
 
     mod = types.SimpleNamespace(serial=serial, parallel=parallel)
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
+    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
     x = np.arange(10.0)
     out = np.empty_like(x)
     assert not cores.parallel_ready(mod)  # nothing compiled yet: run serial
@@ -242,3 +243,41 @@ def test_parallel_variant_compiles_in_the_background(monkeypatch):
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", False)
     mod2 = types.SimpleNamespace(serial=serial, parallel=njit(parallel=True)(parallel.py_func))
     assert cores.parallel_ready(mod2)  # not deferred: the caller compiles it now
+
+
+def test_one_thread_now_means_the_serial_twin(fresh_cores, monkeypatch):
+    """A parallel variant on one thread does the serial twin's work plus the team's overhead
+    (and the strided loop nest instead of the flat loop): team_ready says no while a launch
+    would get one thread, compiled or not; parallel_ready (also the readiness rule of serial
+    kernels compiled in the background) does not ask."""
+    import types
+    from numba import njit, prange
+
+    @njit(nogil=True, parallel=True)
+    def parallel(out, x):
+        for i in prange(x.size):
+            out[i] = x[i] * 3.0
+
+    x = np.arange(10.0)
+    parallel(np.empty_like(x), x)  # compiled
+    mod = types.SimpleNamespace(serial=parallel.py_func, parallel=parallel)
+    monkeypatch.setattr(cores, "threads", lambda: 2)
+    assert cores.team_ready(mod)
+    monkeypatch.setattr(cores, "threads", lambda: 1)
+    assert not cores.team_ready(mod) and cores.parallel_ready(mod)
+
+
+def test_threads_are_shared_with_python_threads_inside_kernels(fresh_cores, monkeypatch):
+    """threads() is what call() would give now: the free cores divided among the Python
+    threads inside parallel kernels (so a kernel that asks first runs its serial twin
+    instead of a one-thread team)."""
+    monkeypatch.setattr(cores, "_free_team", lambda n: 4)
+    monkeypatch.setattr(cores, "_active", set())
+    assert cores.threads() == 4
+    cores._active.add(-1)    # another Python thread inside a kernel
+    assert cores.threads() == 2
+    cores._active.update((-2, -3))
+    assert cores.threads() == 1
+    monkeypatch.setattr(cores, "_until", time.monotonic() + 60)  # a cool-down
+    cores._active.clear()
+    assert cores.threads() == 1

@@ -144,12 +144,10 @@ def _offsets(shape, strides):
 def _ready(serial, parallel, args, work):
     """Whether the parallel kernel should run now (cores.parallel_ready: it compiles in the
     background once the combination is used for real work; the serial one serves before)."""
-    if cores.threads() < 2:
-        return False
     tw = _pairs.get((serial, parallel))
     if tw is None:
         tw = _pairs[(serial, parallel)] = SimpleNamespace(serial=serial, parallel=parallel)
-    return cores.parallel_ready(tw, args, work)
+    return cores.team_ready(tw, args, work)
 
 
 _pairs: dict = {}

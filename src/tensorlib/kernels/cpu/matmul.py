@@ -202,7 +202,7 @@ def _numba_matmul(a, b, out):
     np_t = _STORAGE[dtype]
     arrays = (a._storage.typed(np_t), b._storage.typed(np_t), out._storage.typed(np_t))
     work = out._numel * a.shape[-1]
-    fn = mod.parallel if work >= PARALLEL_WORK and cores.parallel_ready(mod, work=work) \
+    fn = mod.parallel if work >= PARALLEL_WORK and cores.team_ready(mod, work=work) \
         else mod.serial
     meta = _meta(a, b, out)
     if fn is mod.serial and dtype.kind in "biu" and go_cold(COLD, fn, (meta, *arrays), work):

@@ -323,8 +323,7 @@ def run_pointwise(it, info, scalar_values):
     lay = it.layout()
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     numel = it.numel
-    if numel >= parallel_grain(info) and cores.parallel_ready(mod, (meta, *arrays, *values),
-                                                              numel):
+    if numel >= parallel_grain(info) and cores.team_ready(mod, (meta, *arrays, *values), numel):
         fn = mod.parallel
     else:
         plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)

@@ -56,8 +56,9 @@ def _last_value_cache(compute, name, arg):
 
 
 def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
-    """For the dense fast path above the grain: ``run(n, tensors, values, like)`` allocates the
-    result (``like(storage, tensors[0], out_dtype)`` makes the tensor) and runs the
+    """For the dense fast paths above the grain: ``run(n, tensors, values, like, into=None)``
+    allocates the result (``like(storage, tensors[0], out_dtype)`` makes the tensor), or writes
+    into ``into`` (a contiguous ``out=`` tensor of ``n`` elements, returned), and runs the
     combination's parallel tile loop over the dense operands as one dim of ``n`` elements, its
     meta packed here (what the full path's TensorIterator would derive, without building one),
     or the ``flat`` loop while that variant is not ready or one thread would run it, as the full
@@ -68,13 +69,13 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
     out_item = out_dtype.itemsize
     mod = None
 
-    def parallel(n, st, tensors, values):
+    def parallel(n, st, offset, tensors, values):
         nonlocal mod
         if cores.threads() == 1:
             return False
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        meta = np.array((1, n) + ones + (0,) + tuple(t._offset for t in tensors), np.int64)
+        meta = np.array((1, n) + ones + (offset,) + tuple(t._offset for t in tensors), np.int64)
         args = (meta, st.typed(np_types[0]),
                 *[t._storage.typed(d) for t, d in zip(tensors, np_types[1:])], *values)
         if not cores.parallel_ready(mod, args, n):
@@ -82,15 +83,19 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
         cores.call(mod.parallel, args)
         return True
 
-    def run(n, tensors, values, like):
+    def run(n, tensors, values, like, into=None):
         if not _streams.runs_inline():
             return None  # the full path queues or records it
-        _wait_queued(*tensors)
-        st = Storage.allocate(n * out_item)
-        if not parallel(n, st, tensors, values):
-            flat(n, st._ptr, *[t._storage._ptr + t._offset * t._dtype.itemsize
-                               for t in tensors], *values)
-        return like(st, tensors[0], out_dtype)
+        if into is None:
+            _wait_queued(*tensors)
+            st, offset = Storage.allocate(n * out_item), 0
+        else:
+            _wait_queued(into, *tensors)
+            st, offset = into._storage, into._offset
+        if not parallel(n, st, offset, tensors, values):
+            flat(n, st._ptr + offset * out_item,
+                 *[t._storage._ptr + t._offset * t._dtype.itemsize for t in tensors], *values)
+        return like(st, tensors[0], out_dtype) if into is None else into
     return run
 
 
@@ -150,13 +155,14 @@ def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
 def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     """The out= fast path's runner (ops/pointwise.py): ``run(d, a, b, args)`` computes
     ``op(a, b)`` into ``d`` (``out=d``) with the flat loop, for contiguous ``d`` (of
-    ``out_dtype``) and ``a`` (of ``dtype``) of one shape below the parallel grain, ``b`` None
+    ``out_dtype``) and ``a`` (of ``dtype``) of one shape (above the parallel grain through
+    _above_grain, as the dense fast path), ``b`` None
     (unary), a contiguous tensor of ``a``'s dtype and shape, or a Python scalar of
     ``scalar_type`` (converted as the full path converts it); tensors sharing ``d``'s storage
     are ``d`` itself (the caller checks). The flat loop casts the result to ``out_dtype``, as
     the full path's loop for that output does (its cast rules were checked by the full calls
     that made this combination hot). Returns ``d``, or None for what the full path must do
-    (big or empty tensors, a user CPU stream current)."""
+    (empty tensors, a user CPU stream current; above the grain also the profiler on)."""
     scalar_operand = None if scalar_type is None else 1
     combo = _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type)
     if combo is None:
@@ -172,11 +178,18 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
              if scalar_type is not None else None)
     unary = len(info.tensor_args) == 1
     grain = parallel_grain(info)
+    big = _above_grain(info, kinds, dtypes, compute, out_dtype, flat)
 
     def run(d, a, b, args):
         n = a._numel
-        if n >= grain or not n:
+        if not n:
             return None
+        if n >= grain:
+            if unary:
+                return big(n, (a,), (), None, d)
+            v = () if value is None else (value(b),)  # the operand first, as the full path
+            vals = v + (() if sp is None else (scalar(args[sp]),))
+            return big(n, (a,) if v else (a, b), vals, None, d)
         call = flat
         if _streams._slow:
             call = _inline_call(flat, name)
@@ -358,7 +371,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
         else:
             meta = np.array((1, n, 1, s0, 0, a._offset), np.int64)
             kargs = (meta, st.typed(np_out), a._storage.typed(np_in), *vals)
-        if n >= grain and cores.threads() > 1 and cores.parallel_ready(mod, kargs, n):
+        if n >= grain and cores.team_ready(mod, kargs, n):
             cores.call(mod.parallel, kargs)
         else:
             mod.serial(*kargs)

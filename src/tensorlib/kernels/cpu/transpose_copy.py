@@ -65,7 +65,7 @@ def copy_transposed(out, src, lay, grain) -> bool:
     args = (out._storage.typed(word), o_off, src._storage.typed(word), a_off, n0, n1, s0, s1)
     fn = _kernels.serial
     numel = n0 * n1
-    if numel >= grain and cores.parallel_ready(_kernels, args, numel):
+    if numel >= grain and cores.team_ready(_kernels, args, numel):
         fn = _kernels.parallel
     launch(fn, "copy", out, (src,), *args)
     return True
