@@ -30,6 +30,7 @@ def whole_team(monkeypatch):
     big kernel "stall" at times: a test that asserts its parallel twin ran would then fail)."""
     monkeypatch.setattr(cores, "_until", 0.0)
     monkeypatch.setattr(cores, "STALL_S", float("inf"))
+    monkeypatch.setattr(cores, "_recent", {})  # no Python thread of an earlier test counts
 
 
 def pytest_collection_modifyitems(config, items):

@@ -15,6 +15,7 @@ from tensorlib.runtime.cpu import cores
 def fresh_cores(monkeypatch):
     monkeypatch.setattr(cores, "_until", 0.0)
     monkeypatch.setattr(cores, "_cooldown", cores.FIRST_COOLDOWN_S)
+    monkeypatch.setattr(cores, "_recent", {})
     yield
     cores.use_threads(cores.team_size())
 
@@ -267,17 +268,57 @@ def test_one_thread_now_means_the_serial_twin(fresh_cores, monkeypatch):
     assert not cores.team_ready(mod) and cores.parallel_ready(mod)
 
 
-def test_threads_are_shared_with_python_threads_inside_kernels(fresh_cores, monkeypatch):
-    """threads() is what call() would give now: the free cores divided among the Python
-    threads inside parallel kernels (so a kernel that asks first runs its serial twin
-    instead of a one-thread team)."""
+def test_threads_are_shared_with_other_python_threads_running_kernels(fresh_cores,
+                                                                     monkeypatch):
+    """threads() divides the free cores among the Python threads that asked within RECENT_S
+    (each runs kernels: a team launched beside them would wait for a core); threads that went
+    quiet stop counting and are forgotten."""
+    clock = [1000.0]
+    monkeypatch.setattr(cores, "_mono", lambda: clock[0])
     monkeypatch.setattr(cores, "_free_team", lambda n: 4)
-    monkeypatch.setattr(cores, "_active", set())
-    assert cores.threads() == 4
-    cores._active.add(-1)    # another Python thread inside a kernel
+    monkeypatch.setattr(cores, "_recent", {})
+    assert cores.threads() == 4          # alone
+    cores._recent[-1] = clock[0]         # another Python thread asked just now
     assert cores.threads() == 2
-    cores._active.update((-2, -3))
+    cores._recent.update({-2: clock[0], -3: clock[0]})
     assert cores.threads() == 1
-    monkeypatch.setattr(cores, "_until", time.monotonic() + 60)  # a cool-down
-    cores._active.clear()
+    clock[0] += cores.RECENT_S * 2       # they went quiet
+    assert cores.threads() == 4
+    assert list(cores._recent) == [threading.get_ident()]
+    cores._recent[-1] = clock[0]
+    monkeypatch.setattr(cores, "_until", clock[0] + 60)  # a cool-down: one thread anyway
     assert cores.threads() == 1
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs a team of 2 threads")
+def test_four_python_threads_run_big_ops_serially(fresh_cores, monkeypatch):
+    """With four Python threads running big pointwise ops back to back on two cores, the
+    kernels they launch are (nearly all) the serial ones: a 2-thread team would wait for a
+    core another thread's kernel holds. Values are right throughout."""
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
+    monkeypatch.setattr(cores, "team_size", lambda: 2)
+    launched = []
+    real_call = cores.call
+    monkeypatch.setattr(cores, "call", lambda fn, args, team=0: (launched.append(1),
+                                                                   real_call(fn, args, team))[1])
+    n = 1 << 19
+    xs = [tl.asarray(np.full(n, float(i), np.float32)) for i in range(4)]
+    errors, counts = [], [0] * 4
+    start = threading.Barrier(4)
+
+    def work(i):
+        try:
+            start.wait()
+            for _ in range(30):
+                y = xs[i] + xs[i]
+                counts[i] += 1
+                assert float(y[n - 1]) == 2.0 * i
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    ths = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join(120)
+    assert not errors and counts == [30] * 4
+    assert len(launched) <= 12, f"{len(launched)} of 120 calls launched a thread team"

@@ -65,15 +65,31 @@ def busy() -> bool:
     return _mono() < _until
 
 
+RECENT_S = 0.01  # a Python thread that asked within this long counts as running kernels
+
+
 def threads() -> int:
-    """How many threads a parallel kernel launched now would use (kernels that size their
-    work split or choose a serial variant ask this): one during a stall cool-down, else the
-    cores other processes leave free, shared with the other Python threads inside parallel
-    kernels now (as :func:`call` shares them)."""
-    if _mono() < _until:
+    """How many threads a parallel kernel launched now should use (kernels that size their
+    work split or choose a serial variant ask this, before each kernel): one during a stall
+    cool-down, else the cores other processes leave free, shared with the other Python threads
+    that asked within RECENT_S (Dask's threaded scheduler, a thread pool: each thread's kernel,
+    parallel or serial, holds a core; a team launched beside them waits for one)."""
+    now = _mono()
+    if now < _until:
         return 1
     n = _free_team(team_size())
-    others = len(_active)  # (the asking thread is not inside a kernel yet)
+    recent = _recent
+    me = _ident()
+    recent[me] = now
+    if len(recent) == 1:
+        return n
+    others = 0
+    for thread, when in list(recent.items()):
+        if thread != me:
+            if now - when < RECENT_S:
+                others += 1
+            elif recent.get(thread) == when:
+                recent.pop(thread, None)  # gone quiet (or ended)
     return max(1, n // (others + 1)) if others else n
 
 
@@ -120,6 +136,7 @@ def taken_cores() -> int:
 
 _ident = threading.get_ident
 _active: set = set()     # threads inside call() now: Python threads (Dask's) split the team
+_recent: dict = {}       # Python thread -> when it last asked threads()
 
 
 def _free_team(n: int) -> int:
