@@ -644,3 +644,18 @@ def test_trig_short_path_is_within_one_ulp():
         err = _ulp_error(got, ref(x.astype(np.float64)), np.float32)
         i = int(np.argmax(err))
         assert err[i] <= 1.0, (name, err[i], x[i], got[i])
+
+
+def test_helpers_run_inside_kernels_only():
+    """The helpers are compiled without a CPython wrapper (they are only ever inlined into
+    kernels): a call from Python is a clear TypeError naming the helper, not a crash; from
+    an @njit function they work."""
+    from numba import njit
+    from tensorlib.kernels.cpu import vector_math as vm
+    with pytest.raises(TypeError, match=r"vector_math\.sin_f64\(\) runs inside jitted kernels"):
+        vm.sin_f64(0.5)
+
+    @njit(error_model="numpy")
+    def call(x):
+        return vm.sin_f64(x)
+    assert abs(call(0.5) - np.sin(0.5)) <= np.spacing(np.sin(0.5))
