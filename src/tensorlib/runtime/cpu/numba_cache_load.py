@@ -69,7 +69,10 @@ def initialize_runtime(ctx) -> None:
     from numba.core.runtime import rtsys
     if getattr(rtsys, "_init", True):
         return
-    directory = _runtime_dir() if _runtime_dir is not None else None
+    try:
+        directory = _runtime_dir() if _runtime_dir is not None else None
+    except OSError:  # no usable cache directory: Numba compiles the module, as always
+        directory = None
     if directory is None or not _runtime_parts_present(rtsys):
         type(rtsys).initialize(rtsys, ctx)  # Numba's own: compiles the module
         return
