@@ -27,12 +27,20 @@ class _AlwaysInline(CPUDispatcher):
     loop. Numba's own ``inline='always'`` would splice the helper's IR into every caller and
     type it again there: seconds of compile time per kernel for sin/cos."""
 
+    # The disk cache is set up at the first compile: a process whose kernels all load from
+    # disk never compiles a helper, and ~100 cache set-ups at import cost ~6 ms of its first
+    # call (measured 2026-12-05)
+    _caching = False
+
     def compile(self, sig):
         # A helper's own machine code never runs: every kernel inlines its IR and optimizes it
         # again at full level. So its compile optimizes lightly (LLVM -O1; float64 sin's helper
         # cold: ~0.68 -> ~0.36 s). Numba's pass builders read config.OPT when they run; the
         # compiler lock (re-entrant) keeps other threads' compiles out of the window.
         with global_compiler_lock:
+            if not self._caching:
+                self.enable_caching()
+                self._caching = True
             saved = numba_config.OPT
             numba_config.OPT = _HELPER_OPT
             try:
@@ -63,7 +71,6 @@ def _vjit(fn):
     disp = _AlwaysInline(py_func=fn, locals={},
                          targetoptions={"nopython": True, "nogil": True, **_JIT,
                                         "no_cpython_wrapper": True, "no_cfunc_wrapper": True})
-    disp.enable_caching()
     return disp
 
 
