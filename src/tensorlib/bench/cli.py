@@ -198,6 +198,13 @@ def _run(args, argv, suites, dtypes, out_dir, ours, base, extras, flush_bytes) -
         prog.step("measuring rooflines")
         roofs = roofline.measure(args.device, base, dtypes, size_set)
         prog.advance()
+        # Each case's untimed warm-up compiles (or loads) its parallel variants. Deferred to a
+        # background thread (what users' scripts get), a compile holds the GIL for seconds
+        # while *later* cases are timed: the first run after a kernel-cache change measured
+        # the 1e3 reductions at 50-127x NumPy (2026-12-05). First calls are measured apart
+        # (benchmarks/cold_start_cpu.py).
+        from ..runtime.cpu import cores
+        cores.DEFER_PARALLEL_COMPILE = False
         runner = Runner(args.device, ours, base, extras, budget, flush_bytes, roofs)
         with BusyLoad(args.load):  # always stopped, even on Ctrl-C or an error
             for case in cases:

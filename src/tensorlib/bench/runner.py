@@ -62,13 +62,6 @@ class Runner:
         self.flush_bytes = flush_bytes
         self.rooflines = rooflines
         self._host = None  # the current case's host inputs (for checks that need them)
-        # Each case's untimed warm-up compiles (or loads) its parallel variants. Deferred to a
-        # background thread (what users' scripts get), a compile holds the GIL for seconds
-        # while *later* cases are timed: the first run after a kernel-cache change measured
-        # the 1e3 reductions at 50-127x NumPy (2026-12-05). First calls are measured apart
-        # (benchmarks/cold_start_cpu.py).
-        from ..runtime.cpu import cores
-        cores.DEFER_PARALLEL_COMPILE = False
 
     # ---- one case ------------------------------------------------------------------------------
     def run(self, case) -> dict:

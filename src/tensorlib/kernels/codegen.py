@@ -14,7 +14,7 @@ import sys
 import threading
 
 from ..runtime.compile_lock import COMPILE_LOCK
-from ..runtime.import_cache import cache_root
+from ..runtime.cache_files import cache_root
 
 __all__ = ["cache_dir", "files_digest", "module_name", "load_module"]
 

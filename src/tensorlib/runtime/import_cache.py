@@ -1,6 +1,6 @@
 """What ``import tensorlib`` computes from its own files, kept across processes.
 
-Every import parses ops.yaml and derivatives.yaml and compiles ~400 generated Python functions
+Every import parses ops.yaml and derivatives.yaml and compiles ~200 generated Python functions
 (the dispatch entry points, the public bindings, the autograd records and formulas). Measured on
 this project's 2-core VM (2026-12-05): ~20 ms of YAML parsing and ~28 ms of ``compile`` in an
 import of ~150 ms. Both results depend only on their input text, so they are kept in one file
@@ -8,9 +8,9 @@ under ``$TENSORLIB_CACHE_DIR`` (default ``~/.cache/tensorlib``), keyed by a dige
 a parsed YAML file comes back from a pickle, a compiled source from ``marshal``. An edited file
 or generator gives new text, so a new key, never a stale result.
 
-The file is written (atomically) by :func:`save` when this process met new text; it then holds
-only the entries this process used, so entries of older versions drop out. A file that does not
-match its digest, cannot be read or comes from another Python version is ignored.
+The file (runtime/cache_files.py: digest-checked, written whole) is written by :func:`save` when this process met new text; it then holds
+only the entries this process used, so entries of older versions drop out. A damaged file is
+ignored; each Python version has its own.
 """
 from __future__ import annotations
 
@@ -21,12 +21,9 @@ import pickle
 import sys
 import threading
 
-try:  # (hashlib's import loads OpenSSL: 5-10 ms of the import this module shortens)
-    from _blake2 import blake2b as _blake2b
-except ImportError:  # a Python built without it
-    from hashlib import blake2b as _blake2b
+from .cache_files import cache_root, digest, read_checked, write_checked
 
-__all__ = ["compile_source", "load_yaml", "save", "cache_root"]
+__all__ = ["compile_source", "load_yaml", "save"]
 
 _lock = threading.Lock()
 _entries: dict | None = None  # digest -> bytes, read from the file on first use
@@ -35,31 +32,17 @@ _fresh = False                 # an entry was made here: save() writes the file
 _TAG = f"{sys.implementation.cache_tag}-{importlib.util.MAGIC_NUMBER.hex()}"
 
 
-def _digest(data: bytes) -> str:
-    return _blake2b(data, digest_size=20).hexdigest()
-
-
-def cache_root() -> str:
-    """``$TENSORLIB_CACHE_DIR`` (default ``~/.cache/tensorlib``): every cache tensorlib keeps
-    lives below it."""
-    return os.environ.get("TENSORLIB_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tensorlib")
-
-
 def _path() -> str:
     return os.path.join(cache_root(), f"import-{_TAG}.pkl")
 
 
 def _load_entries() -> dict:
+    payload = read_checked(_path())
     try:
-        with open(_path(), "rb") as f:
-            digest, payload = pickle.load(f)
-        if _digest(payload) != digest:
-            return {}
-        entries = pickle.loads(payload)
-        return entries if isinstance(entries, dict) else {}
-    except Exception:  # noqa: BLE001 - absent, torn or foreign: start empty
+        entries = pickle.loads(payload) if payload is not None else {}
+    except Exception:  # noqa: BLE001 - foreign contents: start empty
         return {}
+    return entries if isinstance(entries, dict) else {}
 
 
 def _lookup(key: str):
@@ -82,7 +65,7 @@ def _store(key: str, data: bytes) -> None:
 
 def compile_source(src: str, filename: str):
     """``compile(src, filename, "exec")``, from the cache when this text was compiled before."""
-    key = "code:" + _digest(f"{filename}\0{src}".encode())
+    key = "code:" + digest(f"{filename}\0{src}".encode())
     data = _lookup(key)
     if data is not None:
         try:
@@ -98,7 +81,7 @@ def load_yaml(path: str):
     """The YAML document at ``path`` (safe loader), parsed once per content."""
     with open(path, "rb") as f:
         text = f.read()
-    key = "yaml:" + _digest(text)
+    key = "yaml:" + digest(text)
     data = _lookup(key)
     if data is not None:
         try:
@@ -122,13 +105,4 @@ def save() -> None:
             return
         entries = dict(_used)
         _fresh = False
-    try:
-        payload = pickle.dumps(entries, protocol=4)
-        path = _path()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump((_digest(payload), payload), f, protocol=4)
-        os.replace(tmp, path)  # whole or absent for a process reading it
-    except OSError:
-        pass
+    write_checked(_path(), pickle.dumps(entries, protocol=4))

@@ -31,7 +31,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 
-from ...runtime import import_cache
+from ...runtime.cache_files import cache_root as _cache_root
 
 __all__ = ["BenchResult", "L2Flusher", "benchmark", "event_times", "summarize", "Autotuner",
            "enabled", "cache_root", "device_smem_limit", "DEFAULT_FLUSH_BYTES"]
@@ -177,7 +177,7 @@ def enabled() -> bool:
 
 def cache_root() -> str:
     """``$TENSORLIB_CACHE_DIR/autotune`` (default ``~/.cache/tensorlib/autotune``)."""
-    return os.path.join(import_cache.cache_root(), "autotune")
+    return os.path.join(_cache_root(), "autotune")
 
 
 def device_smem_limit(device: int) -> int:

@@ -21,10 +21,11 @@ that does not match its digest, or does not load, is ignored: the module compile
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import threading
+
+from ..cache_files import digest, read_checked, write_checked
 
 __all__ = ["install", "initialize_runtime"]
 
@@ -106,21 +107,20 @@ def _runtime_key(ctx) -> str:
     import llvmlite
     import numba
     what = repr((numba.__version__, llvmlite.__version__, ctx.codegen().magic_tuple()))
-    return hashlib.sha256(what.encode()).hexdigest()[:20]
+    return digest(what.encode())
 
 
 def _load_runtime(ctx, path):
+    payload = read_checked(path)
+    if payload is None:
+        return None  # absent, torn or altered: compile instead
     try:
-        with open(path, "rb") as f:
-            digest, payload = pickle.load(f)
-        if hashlib.sha256(payload).hexdigest() != digest:
-            return None  # torn or altered: compile instead
         library = ctx.codegen().unserialize_library(pickle.loads(payload))
         for name in ("NRT_incref", "NRT_decref", "NRT_MemInfo_data_fast"):
             if not library.get_pointer_to_function(name):
                 return None
         return library
-    except Exception:  # noqa: BLE001 - any unreadable file means: compile it
+    except Exception:  # noqa: BLE001 - contents Numba cannot load: compile it
         return None
 
 
@@ -130,12 +130,6 @@ def _compile_runtime(ctx, path):
     library.enable_object_caching()
     library.add_ir_module(ir_module)
     library.finalize()
-    try:
-        payload = pickle.dumps(library.serialize_using_object_code(), protocol=4)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump((hashlib.sha256(payload).hexdigest(), payload), f, protocol=4)
-        os.replace(tmp, path)  # whole or absent: another process never reads half a file
-    except OSError:
-        pass  # a read-only cache: the next process compiles it too
+    # (a read-only cache: the next process compiles it too)
+    write_checked(path, pickle.dumps(library.serialize_using_object_code(), protocol=4))
     return library
