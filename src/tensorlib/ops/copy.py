@@ -97,14 +97,7 @@ def fill_(self: Tensor, value) -> Tensor:
         fast = _fast_for(_fill_fast, "fill_dense", self)
         if fast is not None and fast(self, value) is not None:
             return self
-        if (value == 0 and (type(value) is int or type(value) is bool) and self._ks == _CPU_KS
-                and self._numel * self._dtype.itemsize <= ZERO_FILL_MAX_BYTES
-                and not self._storage.readonly and not _cpu_streams()._slow):
-            # A zero of every dtype is all-zero bytes (0 converts to every dtype without an
-            # error): one memset instead of the fill kernel, above its fast path's size. Not
-            # while CPU streams or the profiler are in use (the fill kernel is launched then).
-            off = self._offset * self._dtype.itemsize
-            self._storage.buffer[off:off + self._numel * self._dtype.itemsize].fill(0)
+        if value == 0 and (type(value) is int or type(value) is bool) and zero_bytes(self):
             return self
     it = TensorIterator.build("fill_", [self], [value], promote_inputs=False,
                               enforce_safe_cast=False, compute_dtype=_compute(self.dtype),
@@ -112,6 +105,21 @@ def fill_(self: Tensor, value) -> Tensor:
     if it.numel:
         _FILL_STUB.kernel_for(it.device.type, self.dtype)(it, FILL, [])
     return self
+
+
+def zero_bytes(t: Tensor) -> bool:
+    """Fills contiguous, writable CPU tensor ``t`` (the caller checked it is contiguous) with
+    zero bytes in one memset when it is at most ZERO_FILL_MAX_BYTES: a zero of every dtype is
+    all-zero bytes (0 converts to every dtype without an error). False (nothing written) for
+    bigger tensors, other devices, and while CPU streams or the profiler are in use (the fill
+    kernel is launched then)."""
+    nbytes = t._numel * t._dtype.itemsize
+    if (t._ks != _CPU_KS or nbytes > ZERO_FILL_MAX_BYTES or t._storage.readonly
+            or _cpu_streams()._slow):
+        return False
+    off = t._offset * t._dtype.itemsize
+    t._storage.buffer[off:off + nbytes].fill(0)
+    return True
 
 
 def _compute(dtype):

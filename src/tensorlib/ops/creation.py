@@ -29,6 +29,7 @@ __all__ = ["asarray", "tensor", "from_numpy", "zeros", "ones", "full", "zeros_li
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
 _fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
+_zero_bytes = None  # ops.copy.zero_bytes (likewise)
 _coerce = None  # ops.indexing._coerce_scalar (likewise)
 _streams = None  # runtime.cpu.streams (likewise)
 
@@ -45,12 +46,14 @@ def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full"
         # and the dispatcher's fill_ would do, without their general checks.
         t = new_dense_cpu(shape, dtype)
         if t is not None:
-            global _fill, _fill_dense
+            global _fill, _fill_dense, _zero_bytes
             if _fill is None:
-                from .copy import _fast_for, _fill_fast, fill_ as _fill
+                from .copy import _fast_for, _fill_fast, fill_ as _fill, zero_bytes as _zero_bytes
                 _fill_dense = _fast_for(_fill_fast, "fill_dense", t)
-            # the CPU kernel's small dense fill (what fill_ calls first), else fill_ itself
+            # what fill_ tries first: the CPU kernel's small dense fill, a memset of zeros
             if _fill_dense is not None and _fill_dense(t, fill_value) is not None:
+                return t
+            if fill_value == 0 and type(fill_value) is int and _zero_bytes(t):
                 return t
             return _fill(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)

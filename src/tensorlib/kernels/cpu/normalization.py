@@ -61,7 +61,10 @@ def vexp32(x):
     # r = x - k ln2 (ln2 split in two, the high part exact in 16 bits); exp(r) by its Taylor
     # polynomial of degree 7 (|r| <= ln2 / 2: truncation ~6e-9); 2**k as 2**k1 * 2**k2 so
     # each factor stays a normal float down to the denormal range (x >= -104 clamp).
-    xc = min(max(x, np.float32(-104.0)), np.float32(89.0))
+    # The clamp as two selects: no min / max overloads to compile on a first call (a nan
+    # clamps to -104 and is returned as itself below).
+    xc = x if x > np.float32(-104.0) else np.float32(-104.0)
+    xc = xc if xc < np.float32(89.0) else np.float32(89.0)
     k = np.floor(xc * np.float32(1.4426950408889634) + np.float32(0.5))
     r = xc - k * np.float32(0.693145751953125)
     r = r - k * np.float32(1.428606765330187e-06)
