@@ -17,8 +17,9 @@ SAMPLE_S): with one busy loop on 2 cores a kernel runs on one thread and never w
 second. ``FOLLOW_LOAD = False`` (or TENSORLIB_CPU_FOLLOW_LOAD=0) turns that off.
 
 Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
-calls run a serial kernel and the parallel variant compiles on a background thread
-(:func:`parallel_ready`): a script that calls each op once never waits for a parallel compile.
+calls run a serial kernel and the parallel variant compiles in the background
+(:func:`parallel_ready`: a thread that has a child process compile it when it can,
+compile_child.py): a script that calls each op once never waits for a parallel compile.
 
 Numba's thread count is per calling thread: each thread applies the count it needs before its
 kernel (:func:`use_threads`). Only the standard library is imported; Numba is imported on first
@@ -349,6 +350,12 @@ def team_ready(mod, args=None, work=0) -> bool:
 
 
 def _compile(dispatcher, sigs):
+    from . import compile_child
+    # In a child process when it can (this process's GIL and garbage collector stay the user's):
+    # the calls below then load what it wrote to the disk cache.
+    compile_child.compile_in_child(dispatcher, sigs)
+    if compile_child.closing():
+        return  # the interpreter is exiting: no compile now
     for sig in sigs:
         try:
             dispatcher.compile(sig)

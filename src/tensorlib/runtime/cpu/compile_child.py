@@ -1,0 +1,178 @@
+"""Background compiles in a child process: the parallel variants that
+:func:`cores.parallel_ready` compiles behind a serial twin's calls hold neither this process's GIL
+nor its garbage collector.
+
+Compiled on a thread here, a parallel variant (1-3 s) took the GIL from the user's thread for
+its Python phases, and the garbage it made set off full collections on that thread: measured on
+2 cores (2026-12-05), a loop of 1,000-element adds beside the compile of ``sin``'s parallel
+variant saw 150-165 calls over 1 ms and one of 47-51 ms (a generation-2 collection of Numba's
+objects, run on the compile thread with the GIL held). The variants are disk-cached Numba
+dispatchers defined at module level in a file (the generated kernel modules), so a child
+process can compile them: ``python -m tensorlib.runtime.cpu.compile_child``, started at the first
+request and kept for the process's life, imports the dispatcher's file under the same module
+name, compiles the signatures, which writes them to Numba's disk cache, and answers; the
+waiting thread (no GIL held while it waits) then loads them with ``dispatcher.compile``, which
+finds them in that cache. One request at a time. Anything the child cannot do (a dispatcher
+without a disk cache or not reachable by name, a failed compile, a child that did not start or
+died) answers False and the caller compiles in this process, as before.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+
+__all__ = ["compile_in_child", "locate", "closing", "ENABLED"]
+
+ENABLED = os.environ.get("TENSORLIB_COMPILE_IN_CHILD", "1") != "0"
+_HEAD = struct.Struct("<Q")  # request length
+
+_lock = threading.Lock()
+_proc = None       # the child (Popen), started by this process (_pid)
+_pid = None
+_broken = False    # the child could not start or died: compile here from now on
+_closing = [False]  # set at interpreter exit: waiting threads give up instead of compiling
+
+
+def closing() -> bool:
+    """True once the interpreter is exiting: a background compile should not start now."""
+    return _closing[0]
+
+
+def locate(dispatcher):
+    """(module name, file, qualified name) by which a child finds ``dispatcher``, or None when
+    it has no disk cache (what the child compiles would not reach this process) or is not
+    reachable by name from its module's file (defined inside a function)."""
+    from numba.core.caching import FunctionCache
+    if not isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+        return None
+    fn = dispatcher.py_func
+    if "<" in fn.__qualname__:
+        return None
+    path = getattr(sys.modules.get(fn.__module__), "__file__", None)
+    if not path or not os.path.isfile(path):
+        return None
+    return fn.__module__, path, fn.__qualname__
+
+
+def compile_in_child(dispatcher, sigs) -> bool:
+    """Has the child compile ``dispatcher`` for each of ``sigs`` (tuples of Numba types) into
+    Numba's disk cache; True when it did (``dispatcher.compile(sig)`` then loads from there),
+    False when the caller must compile here (see the module docstring)."""
+    where = locate(dispatcher) if ENABLED else None
+    if where is None or _broken or _closing[0]:
+        return False
+    payload = pickle.dumps((where, [tuple(s) for s in sigs]))
+    with _lock:
+        proc = _child()
+        if proc is None:
+            return False
+        try:
+            proc.stdin.write(_HEAD.pack(len(payload)) + payload)
+            proc.stdin.flush()
+            reply = proc.stdout.readline()  # blocks without the GIL
+        except (OSError, ValueError):
+            reply = b""
+        if not reply:
+            _give_up()
+        return reply == b"ok\n"
+
+
+def _child():
+    """The running child, started if need be; None when there is none to be had."""
+    global _proc, _pid
+    if _proc is not None and _pid == os.getpid():
+        if _proc.poll() is None:
+            return _proc
+        _give_up()
+        return None
+    # none yet, or one this process inherited through fork() (its pipes are the parent's)
+    from numba.core import config
+
+    from ..cache_files import cache_root
+    env = dict(os.environ, TENSORLIB_CACHE_DIR=cache_root())
+    if config.CACHE_DIR:
+        env["NUMBA_CACHE_DIR"] = config.CACHE_DIR
+    # the child imports the tensorlib this process runs, wherever it was found
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    try:
+        _proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    except OSError:
+        _give_up()
+        return None
+    _pid = os.getpid()
+    register = getattr(threading, "_register_atexit", None)  # runs before non-daemon joins
+    if register is not None:
+        try:
+            register(_close)
+        except RuntimeError:  # the interpreter is already shutting down
+            pass
+    return _proc
+
+
+def _give_up():
+    global _broken
+    _broken = True
+    if _proc is not None and _proc.poll() is None:
+        _proc.kill()
+
+
+def _close():
+    """At interpreter exit: stop the child, so threads waiting on it return at once (and do not
+    compile here instead: see :func:`closing`)."""
+    _closing[0] = True
+    if _proc is not None and _pid == os.getpid() and _proc.poll() is None:
+        _proc.kill()
+
+
+# ---- the child ----------------------------------------------------------------------------
+def _find(modname, path, qualname):
+    mod = sys.modules.get(modname)
+    if mod is None or getattr(mod, "__file__", None) != path:
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError:
+            mod = None
+        if mod is None or getattr(mod, "__file__", None) != path:
+            # a generated module: its file, under the name the parent gave it
+            spec = importlib.util.spec_from_file_location(modname, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[modname] = mod
+            spec.loader.exec_module(mod)
+    obj = mod
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _serve(requests, replies):
+    # (a kernel module imports tensorlib.kernels.cpu, which installs the Numba hooks the parent
+    # compiles with: vector width, runtime module)
+    while True:
+        head = requests.read(_HEAD.size)
+        if len(head) < _HEAD.size:
+            return  # the parent closed the pipe
+        ((modname, path, qualname), sigs) = pickle.loads(requests.read(_HEAD.unpack(head)[0]))
+        try:
+            dispatcher = _find(modname, path, qualname)
+            for sig in sigs:
+                dispatcher.compile(sig)
+            replies.write(b"ok\n")
+        except Exception:  # noqa: BLE001 - the parent compiles it and reports the error
+            replies.write(b"failed\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    # answers go through a private copy of stdout; anything printed goes to stderr
+    _replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _serve(sys.stdin.buffer, _replies)

@@ -1,0 +1,100 @@
+"""Background compiles in a child process (runtime/cpu/compile_child.py): what the child
+compiles reaches this process through Numba's disk cache; whatever it cannot do answers False
+(the caller then compiles here, as before)."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import uuid
+
+import numpy as np
+import pytest
+from numba import njit, types
+
+from tensorlib.runtime.cpu import compile_child, cores
+
+_SOURCE = """
+from numba import njit, prange
+
+@njit(cache=True, nogil=True)
+def serial(out, x):
+    for i in range(x.size):
+        out[i] = x[i] * 3.0 + 1.0
+
+@njit(cache=True, nogil=True, parallel=True)
+def parallel(out, x):
+    for i in prange(x.size):
+        out[i] = x[i] * 3.0 + 1.0
+
+@njit(cache=True)
+def plus_one(a):
+    return a + 1.0
+"""
+
+
+@pytest.fixture
+def kernel_module(tmp_path):
+    """A module of disk-cached kernels in a file of its own, as the kernel generators write
+    them (a fresh name and file each test: nothing cached yet)."""
+    name = f"tl_test_child_{uuid.uuid4().hex[:12]}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(_SOURCE)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop(name, None)
+
+
+_ARR = types.Array(types.float64, 1, "C")
+
+
+def test_the_child_compiles_into_the_disk_cache(kernel_module):
+    par = kernel_module.parallel
+    sig = (_ARR, _ARR)
+    assert compile_child.compile_in_child(par, [sig])
+    assert not par.signatures  # nothing compiled in this process yet
+    par.compile(sig)
+    # loaded from the cache the child wrote, not compiled here (fails if it wrote nothing)
+    assert sum(par.stats.cache_hits.values()) == 1
+    assert not par.stats.cache_misses
+    x = np.arange(1000.0)
+    out = np.empty_like(x)
+    par(out, x)
+    np.testing.assert_array_equal(out, x * 3.0 + 1.0)
+
+
+def test_a_failed_compile_answers_false_and_the_child_serves_on(kernel_module):
+    # a str argument does not type (str + float): the child reports it, the parent compiles
+    # (and raises) itself
+    assert not compile_child.compile_in_child(kernel_module.plus_one, [(types.unicode_type,)])
+    assert compile_child.compile_in_child(kernel_module.plus_one, [(types.float64,)])
+    kernel_module.plus_one.compile((types.float64,))
+    assert sum(kernel_module.plus_one.stats.cache_hits.values()) == 1
+
+
+def test_what_a_child_cannot_reach_is_left_to_the_caller():
+    @njit(cache=False)
+    def no_disk_cache(a):
+        return a + 1
+
+    assert compile_child.locate(no_disk_cache) is None
+    assert not compile_child.compile_in_child(no_disk_cache, [(types.int64,)])
+
+
+def test_the_background_compile_goes_through_the_child(kernel_module, monkeypatch):
+    """cores.parallel_ready's background compile: the child compiles the parallel variant and
+    the thread loads it from the disk cache."""
+    mod = kernel_module
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
+    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
+    x = np.arange(64.0)
+    out = np.empty_like(x)
+    assert not cores.parallel_ready(mod, (out, x))  # a first big call: the serial twin
+    assert not cores.parallel_ready(mod, (out, x))  # the second starts the compile
+    cores._compiling[mod.parallel].join(300)
+    assert cores.parallel_ready(mod, (out, x))
+    assert sum(mod.parallel.stats.cache_hits.values()) == 1  # loaded, not compiled here
+    mod.parallel(out, x)
+    np.testing.assert_array_equal(out, x * 3.0 + 1.0)
