@@ -288,3 +288,22 @@ def test_zero_size_tensors_allocate_nothing():
     ts = [tl.zeros((0, 5)) for _ in range(10)]
     assert tl.cpu.memory_stats()["allocated_bytes.current"] == before
     assert all(t.numel() == 0 for t in ts)
+
+
+def test_full_after_linspace_in_a_fresh_process():
+    """full's fills are found at its own first call, whatever other factory ran first (the
+    bench ran linspace before zeros, and zeros of 1e5 elements then called None)."""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, tensorlib as tl\n"
+        "tl.linspace(0.0, 1.0, 7)\n"
+        "for n in (5, 100_000, 3_000_000):\n"
+        "    for f, v in ((tl.zeros, 0), (tl.ones, 1)):\n"
+        "        t = f((n,), dtype=tl.float32)\n"
+        "        assert np.array_equal(t.numpy(), np.full(n, v, np.float32)), (f, n)\n"
+        "    assert np.array_equal(tl.full((n,), 0).numpy(), np.zeros(n, np.int64))\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

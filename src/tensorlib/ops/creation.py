@@ -28,8 +28,8 @@ __all__ = ["asarray", "tensor", "from_numpy", "zeros", "ones", "full", "zeros_li
 
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
-_fill_dense = None  # the CPU kernel's fill_dense (found with _fill)
-_zero_bytes = None  # ops.copy.zero_bytes (likewise)
+# full's fills, found at its first call: the CPU kernel's fill_dense, ops.copy.zero_bytes, fill_
+_full_fills = None
 _coerce = None  # ops.indexing._coerce_scalar (likewise)
 _streams = None  # runtime.cpu.streams (likewise)
 
@@ -46,16 +46,17 @@ def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full"
         # and the dispatcher's fill_ would do, without their general checks.
         t = new_dense_cpu(shape, dtype)
         if t is not None:
-            global _fill, _fill_dense, _zero_bytes
-            if _fill is None:
-                from .copy import _fast_for, _fill_fast, fill_ as _fill, zero_bytes as _zero_bytes
-                _fill_dense = _fast_for(_fill_fast, "fill_dense", t)
+            global _full_fills
+            if _full_fills is None:
+                from .copy import _fast_for, _fill_fast, fill_, zero_bytes
+                _full_fills = (_fast_for(_fill_fast, "fill_dense", t), zero_bytes, fill_)
+            fill_dense, zero_bytes, fill = _full_fills
             # what fill_ tries first: the CPU kernel's small dense fill, a memset of zeros
-            if _fill_dense is not None and _fill_dense(t, fill_value) is not None:
+            if fill_dense is not None and fill_dense(t, fill_value) is not None:
                 return t
-            if fill_value == 0 and type(fill_value) is int and _zero_bytes(t):
+            if fill_value == 0 and type(fill_value) is int and zero_bytes(t):
                 return t
-            return _fill(t, fill_value)
+            return fill(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)
 
