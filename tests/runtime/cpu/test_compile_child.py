@@ -98,3 +98,22 @@ def test_the_background_compile_goes_through_the_child(kernel_module, monkeypatc
     assert sum(mod.parallel.stats.cache_hits.values()) == 1  # loaded, not compiled here
     mod.parallel(out, x)
     np.testing.assert_array_equal(out, x * 3.0 + 1.0)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_process_gets_a_child_of_its_own(kernel_module):
+    """A fork while a background thread holds the request lock (it waits on the child) must
+    not leave the forked process's compiles waiting forever on a lock nobody releases."""
+    import os
+    compile_child._lock.acquire()  # as a waiting background thread holds it
+    try:
+        pid = os.fork()
+        if pid == 0:  # the forked process: its own lock, its own child
+            import signal
+            signal.alarm(120)  # blocked on the inherited lock: killed, the test fails
+            ok = compile_child.compile_in_child(kernel_module.plus_one, [(types.float64,)])
+            os._exit(0 if ok else 3)
+    finally:
+        compile_child._lock.release()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -118,6 +118,20 @@ def _child():
     return _proc
 
 
+def _after_fork_in_child():
+    """A forked process has its own child to start: the parent's pipes are not its own, and a
+    background thread of the parent may have held the lock at the fork (nothing in this
+    process would ever release it)."""
+    global _lock, _proc, _pid, _broken
+    _lock = threading.Lock()
+    _proc = _pid = None
+    _broken = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _give_up():
     global _broken
     _broken = True
