@@ -117,3 +117,23 @@ def test_a_forked_process_gets_a_child_of_its_own(kernel_module):
         compile_child._lock.release()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_lines_a_child_prints_at_start_up_are_skipped(kernel_module, tmp_path, monkeypatch):
+    """Answers carry their request's number: output of the child's start-up (a sitecustomize
+    that prints) is not taken for an answer."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("print('hello from sitecustomize')\nprint('ok')\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    for name, value in (("_proc", None), ("_pid", None), ("_broken", False), ("_sent", 0)):
+        monkeypatch.setattr(compile_child, name, value)  # a child of this test's own
+    try:
+        assert compile_child.compile_in_child(kernel_module.plus_one, [(types.float64,)])
+        assert not compile_child.compile_in_child(kernel_module.plus_one,
+                                                  [(types.unicode_type,)])
+        assert compile_child.compile_in_child(kernel_module.plus_one, [(types.int64,)])
+    finally:
+        if compile_child._proc is not None:
+            compile_child._proc.kill()
+            compile_child._proc.wait()

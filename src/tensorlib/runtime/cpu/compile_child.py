@@ -31,11 +31,13 @@ __all__ = ["compile_in_child", "locate", "closing", "ENABLED"]
 
 ENABLED = os.environ.get("TENSORLIB_COMPILE_IN_CHILD", "1") != "0"
 _HEAD = struct.Struct("<Q")  # request length
+_ANSWER = b"tensorlib-compile "  # an answer's line: this, the request's number, ok / failed
 
 _lock = threading.Lock()
 _proc = None       # the child (Popen), started by this process (_pid)
 _pid = None
 _broken = False    # the child could not start or died: compile here from now on
+_sent = 0          # requests sent (their numbers)
 _closing = [False]  # set at interpreter exit: waiting threads give up instead of compiling
 
 
@@ -67,20 +69,26 @@ def compile_in_child(dispatcher, sigs) -> bool:
     where = locate(dispatcher) if ENABLED else None
     if where is None or _broken or _closing[0]:
         return False
-    payload = pickle.dumps((where, [tuple(s) for s in sigs]))
+    global _sent
     with _lock:
         proc = _child()
         if proc is None:
             return False
+        _sent += 1
+        payload = pickle.dumps((_sent, where, [tuple(s) for s in sigs]))
+        answer = _ANSWER + b"%d " % _sent
         try:
             proc.stdin.write(_HEAD.pack(len(payload)) + payload)
             proc.stdin.flush()
-            reply = proc.stdout.readline()  # blocks without the GIL
+            while True:  # (a line the child's start-up printed is skipped)
+                line = proc.stdout.readline()  # blocks without the GIL
+                if not line or line.startswith(answer):
+                    break
         except (OSError, ValueError):
-            reply = b""
-        if not reply:
+            line = b""
+        if not line:
             _give_up()
-        return reply == b"ok\n"
+        return line == answer + b"ok\n"
 
 
 def _child():
@@ -103,7 +111,10 @@ def _child():
         os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
     try:
-        _proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+        # -P (3.11+): no module of the working directory shadows what the child imports
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+        _proc = subprocess.Popen([sys.executable, *safe_path, "-m", __name__],
+                                 stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     except OSError:
         _give_up()
@@ -122,10 +133,11 @@ def _after_fork_in_child():
     """A forked process has its own child to start: the parent's pipes are not its own, and a
     background thread of the parent may have held the lock at the fork (nothing in this
     process would ever release it)."""
-    global _lock, _proc, _pid, _broken
+    global _lock, _proc, _pid, _broken, _sent
     _lock = threading.Lock()
     _proc = _pid = None
     _broken = False
+    _sent = 0
 
 
 if hasattr(os, "register_at_fork"):
@@ -174,14 +186,16 @@ def _serve(requests, replies):
         head = requests.read(_HEAD.size)
         if len(head) < _HEAD.size:
             return  # the parent closed the pipe
-        ((modname, path, qualname), sigs) = pickle.loads(requests.read(_HEAD.unpack(head)[0]))
+        number, (modname, path, qualname), sigs = pickle.loads(
+            requests.read(_HEAD.unpack(head)[0]))
+        answer = _ANSWER + b"%d " % number
         try:
             dispatcher = _find(modname, path, qualname)
             for sig in sigs:
                 dispatcher.compile(sig)
-            replies.write(b"ok\n")
+            replies.write(answer + b"ok\n")
         except Exception:  # noqa: BLE001 - the parent compiles it and reports the error
-            replies.write(b"failed\n")
+            replies.write(answer + b"failed\n")
         replies.flush()
 
 
