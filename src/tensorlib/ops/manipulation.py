@@ -19,7 +19,7 @@ import operator
 
 from .. import dtypes as _dt
 from ..dispatch.keys import BACKEND_MASK, TLS_IN_USE, backend_key_for
-from ..allocation import empty
+from ..allocation import empty, new_dense_cpu
 from ..storage import Storage
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
 from ..tensor import Tensor
@@ -75,12 +75,14 @@ def _concat_dense(arrays, axis):
     rest = shape[ax + 1:]
     total = 0
     for a in arrays:
-        if (type(a) is not Tensor or a._dtype is not dtype or a._ks != ks
+        s = a._shape if type(a) is Tensor else None
+        if (s is None or a._dtype is not dtype or a._ks != ks
                 or (a._storage.device is not dev and a._storage.device != dev)
-                or len(a._shape) != nd or a._shape[ax + 1:] != rest
-                or a._shape[:ax] != shape[:ax] or not (a._contiguous or a.is_contiguous())):
+                or not (a._contiguous or a.is_contiguous())
+                # (pieces of one shape, the usual join, need no slices compared)
+                or s != shape and (len(s) != nd or s[ax + 1:] != rest or s[:ax] != shape[:ax])):
             return None
-        total += a._shape[ax]
+        total += s[ax]
     return _blocks(arrays, shape[:ax] + (total,) + rest, dtype, ks, first)
 
 
@@ -89,12 +91,13 @@ def _blocks(arrays, oshape, dtype, ks, first):
     key set ``ks``) one after the other: concat / stack where each input is one block."""
     device = first._storage.device
     item = dtype.itemsize
-    nbytes = math.prod(oshape) * item
-    out = Tensor._make(Storage.allocate(nbytes, device), oshape,
-                       (1,) if len(oshape) == 1 else contiguous_strides(oshape), 0, dtype)
+    cpu = ks & BACKEND_MASK == _CPU_KS
+    out = new_dense_cpu(oshape, dtype) if cpu else None
+    if out is None:
+        out = Tensor._make(Storage.allocate(math.prod(oshape) * item, device), oshape,
+                           contiguous_strides(oshape), 0, dtype)
     st = out._storage
-    if ks & BACKEND_MASK == _CPU_KS and nbytes <= _BYTE_COPY_MAX \
-            and not _cpu_streams()._slow:
+    if cpu and st.nbytes <= _BYTE_COPY_MAX and not _cpu_streams()._slow:
         # Host memory, no CPU stream or profiler in use (nothing queued, nothing recorded):
         # each input is one block of bytes of the output (a same-dtype copy moves bits).
         buf = st.buffer
