@@ -14,6 +14,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ...runtime.cpu import cores
+from ...runtime.cpu.numba_cache_load import load_cached
 
 __all__ = ["COLD_COST", "COLD_CALL_WORK", "loaded", "kernel_ready", "go_cold"]
 
@@ -31,20 +32,7 @@ def loaded(disp, args) -> bool:
     if (disp, sig) in _disk_tried:
         return False
     _disk_tried.add((disp, sig))
-    try:
-        # the first step of Dispatcher.compile, without its fallback to compiling
-        from numba.core.compiler_lock import global_compiler_lock
-        with global_compiler_lock:
-            cres = disp._cache.load_overload(sig, disp.targetctx)
-            if cres is None:
-                return False
-            if not cres.objectmode:
-                disp.targetctx.insert_user_function(cres.entry_point, cres.fndesc,
-                                                    [cres.library])
-            disp.add_overload(cres)
-        return True
-    except Exception:  # noqa: BLE001 - no usable cache entry: treated as not compiled
-        return False
+    return load_cached(disp, sig)
 
 
 def kernel_ready(disp, args, work) -> bool:

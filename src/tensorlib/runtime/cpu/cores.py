@@ -351,8 +351,13 @@ def team_ready(mod, args=None, work=0) -> bool:
 
 def _compile(dispatcher, sigs):
     from . import compile_child
-    # In a child process when it can (this process's GIL and garbage collector stay the user's):
-    # the calls below then load what it wrote to the disk cache.
+    from .numba_cache_load import load_cached
+    # What Numba's disk cache holds loads here (milliseconds); the rest compiles in a child
+    # process when it can (this process's GIL and garbage collector stay the user's), and the
+    # calls below then load what it wrote to the cache.
+    sigs = [sig for sig in sigs if not load_cached(dispatcher, sig)]
+    if not sigs:
+        return
     compile_child.compile_in_child(dispatcher, sigs)
     if compile_child.closing():
         return  # the interpreter is exiting: no compile now

@@ -27,7 +27,7 @@ import threading
 
 from ..cache_files import digest, read_checked, write_checked
 
-__all__ = ["install", "initialize_runtime"]
+__all__ = ["install", "initialize_runtime", "load_cached"]
 
 _installed = False
 _lock = threading.Lock()
@@ -62,6 +62,31 @@ def install(runtime_dir=None) -> bool:
         cache.load_overload = load_overload
         _installed = True
         return True
+
+
+def load_cached(disp, sig) -> bool:
+    """Whether Numba dispatcher ``disp`` has an overload for ``sig`` (a tuple of Numba types),
+    loading it from Numba's disk cache if it is there: the first step of ``Dispatcher.compile``
+    without its fallback to compiling (a miss costs an index read). False for anything that
+    prevents a load (no disk cache, an unreadable entry)."""
+    if tuple(sig) in disp.overloads:
+        return True
+    cache = getattr(disp, "_cache", None)
+    if cache is None:
+        return False
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+        with global_compiler_lock:
+            cres = cache.load_overload(tuple(sig), disp.targetctx)
+            if cres is None:
+                return False
+            if not cres.objectmode:
+                disp.targetctx.insert_user_function(cres.entry_point, cres.fndesc,
+                                                    [cres.library])
+            disp.add_overload(cres)
+        return True
+    except Exception:  # noqa: BLE001 - no usable cache entry: treated as not compiled
+        return False
 
 
 def initialize_runtime(ctx) -> None:
