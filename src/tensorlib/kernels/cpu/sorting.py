@@ -52,6 +52,7 @@ from .pointwise import load_generated_module
 from .arrays import dense_view
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
+from .sort_split import sort_into
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync
@@ -321,11 +322,15 @@ def _np_values(dtype, a, o, rows, n, desc):
     stable: where that shows, nan payloads and zero signs, _np_fix puts the input's back)."""
     if rows == 1:  # (a few microseconds less than the 2-D form: small sorts feel it)
         if desc:
-            asc = np.sort(a)
+            asc = np.empty_like(a)
+            if not sort_into(a, asc):  # (a long row: on two threads)
+                np.copyto(asc, a)
+                asc.sort()
             np.copyto(o, asc[::-1])
         else:
-            np.copyto(o, a)
-            o.sort()
+            if not sort_into(a, o):
+                np.copyto(o, a)
+                o.sort()
             asc = o
         if dtype.kind == "f":
             _np_fix_row(a, o, asc, desc)
