@@ -67,3 +67,29 @@ def test_one_free_thread_sorts_with_numpy(split_sorts, monkeypatch):
     x = np.random.default_rng(3).standard_normal(N).astype(np.float32)
     assert_bits(tl.sort(tl.asarray(x)).numpy(), np.sort(x, kind="stable"))
     assert split_sorts == [False]
+
+
+@pytest.fixture
+def split_rows(monkeypatch):
+    monkeypatch.setattr(sort_split, "ROWS_MIN", 64)
+    monkeypatch.setattr(cores, "threads", lambda: 2)
+    used = []
+    real = sort_split.sort_rows
+
+    def spy(o):
+        done = real(o)
+        used.append(done)
+        return done
+
+    monkeypatch.setattr("tensorlib.kernels.cpu.sorting.sort_rows", spy)
+    return used
+
+
+@pytest.mark.parametrize("desc", [False, True])
+@pytest.mark.parametrize("dtype,kind", _CASES)
+def test_rows_on_two_threads_match_numpy_stable_bit_for_bit(split_rows, dtype, kind, desc):
+    x = values(np.random.default_rng(11), dtype, (7, 301), kind)  # odd: halves of 3 and 4
+    got = tl.sort(tl.asarray(x), axis=-1, descending=desc).numpy()
+    want = np.stack([_want(r, desc) for r in x])
+    assert_bits(got, want)
+    assert split_rows == [True]

@@ -1,4 +1,5 @@
-"""Long 1-D value sorts on two threads: the row is split at a sampled pivot into the values
+"""Value sorts on two threads: many rows (NumPy sorts each half of the rows on its own thread,
+the GIL released) and one long row, split at a sampled pivot into the values
 below it and the rest (a kernel per half of the row, on two threads: counts, then each half
 scatters to its own offsets), then NumPy sorts the two parts at once, one per thread (its
 AVX-512 sort releases the GIL).
@@ -25,9 +26,12 @@ from numba import njit, prange
 
 from ...runtime.cpu import cores
 
-__all__ = ["MIN_N", "sort_into"]
+__all__ = ["MIN_N", "ROWS_MIN", "sort_into", "sort_rows"]
 
 MIN_N = 1 << 20  # shorter rows: one NumPy sort (the split pass and a thread's start cost more)
+# values in all the rows below which one thread sorts them: a thread's start and join cost
+# ~0.15 ms; two threads broke even at ~5e5 float32 values (measured 2026-12-05)
+ROWS_MIN = 1 << 20
 SAMPLE = 4096    # values the pivot is the median of
 
 
@@ -96,4 +100,20 @@ def sort_into(a, out) -> bool:
         return False  # a lopsided split (many values equal to the pivot): one NumPy sort
     _both(split_chunk, (a, 0, h, pivot, out, 0, below), (a, h, n, pivot, out, c0, below + h - c0))
     _both(_sort, (out[below:],), (out[:below],))
+    return True
+
+
+def _sort_rows(part):
+    part.sort(axis=-1)
+
+
+def sort_rows(o) -> bool:
+    """Sorts each row of 2-D array ``o`` in place, half of the rows on another thread, when
+    there is enough work and two threads are free (each row gets the very NumPy sort it gets
+    on one thread); False (nothing done) otherwise."""
+    rows, n = o.shape
+    if rows < 2 or rows * n < ROWS_MIN or cores.threads() < 2:
+        return False
+    h = rows // 2
+    _both(_sort_rows, (o[h:],), (o[:h],))
     return True

@@ -52,7 +52,7 @@ from .pointwise import load_generated_module
 from .arrays import dense_view
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
-from .sort_split import sort_into
+from .sort_split import sort_into, sort_rows
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source
 from ...runtime.cpu import cores
 from ...runtime.cpu.streams import host_sync
@@ -340,11 +340,14 @@ def _np_values(dtype, a, o, rows, n, desc):
     a = a.reshape(rows, n)
     o = o.reshape(rows, n)
     if desc:
-        asc = np.sort(a, axis=-1)
+        asc = a.copy()
+        if not sort_rows(asc):  # (many values: half of the rows on another thread)
+            asc.sort(axis=-1)
         np.copyto(o, asc[:, ::-1])
     else:
         np.copyto(o, a)
-        o.sort(axis=-1)
+        if not sort_rows(o):
+            o.sort(axis=-1)
         asc = o
     if dtype.kind == "f":
         _np_fix(dtype, raw, out, a, o, asc, rows, n, desc)
