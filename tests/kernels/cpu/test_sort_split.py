@@ -93,3 +93,14 @@ def test_rows_on_two_threads_match_numpy_stable_bit_for_bit(split_rows, dtype, k
     want = np.stack([_want(r, desc) for r in x])
     assert_bits(got, want)
     assert split_rows == [True]
+
+
+def test_an_error_on_the_other_thread_is_raised_here():
+    def fail_on_first(x):
+        if x == 1:
+            raise ValueError("from the other thread")
+        return x
+
+    with pytest.raises(ValueError, match="from the other thread"):
+        sort_split._both(fail_on_first, (1,), (2,))
+    assert sort_split._both(fail_on_first, (3,), (2,)) == (3, 2)

@@ -22,7 +22,7 @@ import threading
 from types import SimpleNamespace
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...runtime.cpu import cores
 
@@ -61,15 +61,22 @@ def _both(fn, first, second):
     """fn(*first) on a new thread and fn(*second) on this one (the kernels release the GIL;
     Python threads, not a Numba team: an OpenMP team's threads spin for a while after their
     loop and slowed the NumPy sorts that follow to 1.6-1.9x their time); their results."""
-    res = [None]
+    res = [None, None]  # the other thread's result, or the exception it raised
 
     def run():
-        res[0] = fn(*first)
+        try:
+            res[0] = fn(*first)
+        except BaseException as e:  # noqa: BLE001 - raised again on the calling thread
+            res[1] = e
 
     other = threading.Thread(target=run, name="tensorlib-sort-part")
     other.start()
-    mine = fn(*second)
-    other.join()
+    try:
+        mine = fn(*second)
+    finally:
+        other.join()  # (never leave it running on memory the caller owns)
+    if res[1] is not None:
+        raise res[1]
     return res[0], mine
 
 
