@@ -75,7 +75,10 @@ def compile_in_child(dispatcher, sigs) -> bool:
         if proc is None:
             return False
         _sent += 1
-        payload = pickle.dumps((_sent, where, [tuple(s) for s in sigs]))
+        try:
+            payload = pickle.dumps((_sent, where, [tuple(s) for s in sigs]))
+        except Exception:  # noqa: BLE001 - a type that does not pickle: compiled here
+            return False
         answer = _ANSWER + b"%d " % _sent
         try:
             proc.stdin.write(_HEAD.pack(len(payload)) + payload)
