@@ -11,7 +11,6 @@ import dataclasses
 import importlib
 import os
 
-
 from .. import dtypes as _dt
 from ..runtime.import_cache import load_yaml
 from . import dispatcher

@@ -8,9 +8,9 @@ under ``$TENSORLIB_CACHE_DIR`` (default ``~/.cache/tensorlib``), keyed by a dige
 a parsed YAML file comes back from a pickle, a compiled source from ``marshal``. An edited file
 or generator gives new text, so a new key, never a stale result.
 
-The file (runtime/cache_files.py: digest-checked, written whole) is written by :func:`save` when this process met new text; it then holds
-only the entries this process used, so entries of older versions drop out. A damaged file is
-ignored; each Python version has its own.
+The file (runtime/cache_files.py: digest-checked, written whole) is written by :func:`save`
+when this process met new text; it then holds only the entries this process used, so entries of
+older versions drop out. A damaged file is ignored; each Python version has its own.
 """
 from __future__ import annotations
 

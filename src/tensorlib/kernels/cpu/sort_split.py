@@ -80,10 +80,6 @@ def _both(fn, first, second):
     return res[0], mine
 
 
-def _sort(part):
-    part.sort()
-
-
 _SPLIT = SimpleNamespace(parallel=split_chunk)  # cores.parallel_ready's view of it
 
 
@@ -106,12 +102,8 @@ def sort_into(a, out) -> bool:
     if below < n // 8 or n - below < n // 8:
         return False  # a lopsided split (many values equal to the pivot): one NumPy sort
     _both(split_chunk, (a, 0, h, pivot, out, 0, below), (a, h, n, pivot, out, c0, below + h - c0))
-    _both(_sort, (out[below:],), (out[:below],))
+    _both(np.ndarray.sort, (out[below:],), (out[:below],))
     return True
-
-
-def _sort_rows(part):
-    part.sort(axis=-1)
 
 
 def sort_rows(o) -> bool:
@@ -122,5 +114,5 @@ def sort_rows(o) -> bool:
     if rows < 2 or rows * n < ROWS_MIN or cores.threads() < 2:
         return False
     h = rows // 2
-    _both(_sort_rows, (o[h:],), (o[:h],))
+    _both(np.ndarray.sort, (o[h:], -1), (o[:h], -1))  # (-1: the axis)
     return True

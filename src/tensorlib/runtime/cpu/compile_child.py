@@ -38,12 +38,12 @@ _proc = None       # the child (Popen), started by this process (_pid)
 _pid = None
 _broken = False    # the child could not start or died: compile here from now on
 _sent = 0          # requests sent (their numbers)
-_closing = [False]  # set at interpreter exit: waiting threads give up instead of compiling
+_closing = False   # set at interpreter exit: waiting threads give up instead of compiling
 
 
 def closing() -> bool:
     """True once the interpreter is exiting: a background compile should not start now."""
-    return _closing[0]
+    return _closing
 
 
 def locate(dispatcher):
@@ -67,7 +67,7 @@ def compile_in_child(dispatcher, sigs) -> bool:
     Numba's disk cache; True when it did (``dispatcher.compile(sig)`` then loads from there),
     False when the caller must compile here (see the module docstring)."""
     where = locate(dispatcher) if ENABLED else None
-    if where is None or _broken or _closing[0]:
+    if where is None or _broken or _closing:
         return False
     global _sent
     with _lock:
@@ -157,7 +157,8 @@ def _give_up():
 def _close():
     """At interpreter exit: stop the child, so threads waiting on it return at once (and do not
     compile here instead: see :func:`closing`)."""
-    _closing[0] = True
+    global _closing
+    _closing = True
     if _proc is not None and _pid == os.getpid() and _proc.poll() is None:
         _proc.kill()
 
