@@ -398,3 +398,58 @@ def test_module_level_functions():
     alloc_mod.empty_cache()
     alloc_mod.reset_peak_stats()
     assert alloc_mod.memory_stats()["cached_bytes.current"] == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("aaffs"), st.sampled_from([0, 1, 100, 4000, 4096,
+                                                                    5000, 3 * MiB])),
+                max_size=40))
+def test_stats_match_a_model_of_live_blocks(ops):
+    """Every statistic equals what the live blocks say, whichever way a free went (queued and
+    taken in later, handed out again to the next same-size request, or taken in at once).
+    Statistics are read only at "s" steps: reading them takes the queued frees in."""
+    a = HostCachingAllocator(max_cached_bytes=1 << 30)
+    live, peak_bytes, peak_count, n_allocs, n_frees = [], 0, 0, 0, 0
+    for kind, n in ops:
+        if kind == "a" or (kind == "f" and not live):
+            live.append(a.allocate(n))
+            n_allocs += 1
+        elif kind == "f":
+            a.free(live.pop(n % len(live)))
+            n_frees += 1
+        assert len({b.ptr for b in live if b.size}) == len([b for b in live if b.size])
+        peak_bytes = max(peak_bytes, sum(b.size for b in live))
+        peak_count = max(peak_count, len(live))
+        if kind != "s":
+            continue
+        s = a.memory_stats()
+        assert s["allocated_bytes.current"] == sum(b.size for b in live)
+        assert s["requested_bytes.current"] == sum(b.requested for b in live)
+        assert s["allocated_bytes.peak"] == peak_bytes
+        assert s["allocation.current"] == len(live) and s["allocation.peak"] == peak_count
+        assert (s["num_allocs"], s["num_frees"]) == (n_allocs, n_frees)
+        assert s["reserved_bytes.current"] == s["allocated_bytes.current"] + s["cached_bytes.current"]
+
+
+def test_queued_free_is_handed_to_the_next_same_size_request(a):
+    x = a.allocate(4000)
+    a.free(x)
+    y = a.allocate(4050)  # same size class: the queued block itself, no miss
+    assert y is x and y.in_use and y.requested == 4050
+    s = a.memory_stats()
+    assert (s["num_cache_misses"], s["num_cache_hits"], s["num_frees"]) == (1, 1, 1)
+    assert s["requested_bytes.current"] == 4050 and s["allocated_bytes.current"] == x.size
+    a.free(y)
+    with pytest.raises(RuntimeError, match="double free"):
+        a.free(y)  # queued frees still catch a second free
+
+
+def test_over_the_cap_memory_goes_back_when_freed():
+    a = HostCachingAllocator(max_cached_bytes=0)
+    small, big = a.allocate(1000), a.allocate(alloc_mod.QUEUED_FREE_MAX + 1)
+    a.free(big)  # taken in at once: over the cap, its memory is dropped now
+    assert big.buffer is None
+    a.free(small)  # queued; the next call that reads the cache takes it in
+    s = a.memory_stats()
+    assert s["reserved_bytes.current"] == 0 and s["cached_bytes.current"] == 0
+    assert small.buffer is None

@@ -38,6 +38,9 @@ __all__ = [
 
 ALIGNMENT = 64
 SMALL_LIMIT = 2048  # up to here: multiples of 64; above: 8 classes per power of two
+# Freed blocks up to this size are queued without the lock (see free()); bigger ones are taken
+# in at once, so that memory over the cache cap goes back to the system when it is freed.
+QUEUED_FREE_MAX = 1 << 21
 _ENV_CACHE_LIMIT = "TENSORLIB_CPU_CACHE_LIMIT"
 _DEFAULT_CACHE_CAP = 8 << 30
 
@@ -162,7 +165,10 @@ class HostCachingAllocator(HostAllocatorStats):
         self._lock = threading.Lock()
         self._pool: dict[int, list[Block]] = {}  # size -> LIFO free list
         self._deferred: list[Block] = []  # freed but with pending events
-        self._returned: deque[Block] = deque()  # freed while the lock was held (see free())
+        self._returned: deque[Block] = deque()  # freed, not taken in yet (see free())
+        # (an attribute, not the global: finalizers run at interpreter exit after module
+        # globals may have been cleared)
+        self._queued_free_max = QUEUED_FREE_MAX
         # Stats (runtime/host_stats.py; cached = reserved - allocated).
         self._init_stats()
         self._requested = 0
@@ -197,48 +203,77 @@ class HostCachingAllocator(HostAllocatorStats):
             size = (nbytes + 63) & -64
         else:
             return self._allocate_empty()
-        if self._returned:  # racy reads are fine: just hints to look
-            self._drain_returned()
-        if self._deferred:
+        if self._deferred:  # (a racy read is fine: a hint to look)
             self._process_deferred()
         # acquire/release rather than `with`: measurably cheaper on this hot path. Cache hits
         # and cached bytes are derived (num_allocs - misses - empties, reserved - allocated).
         lock = self._lock
         lock.acquire()
         try:
-            lst = self._pool.get(size)
-            if lst:
-                block = lst.pop()  # LIFO: most recently freed is cache-hot
-                block.requested = nbytes
-                block.in_use = True
-                self._requested += nbytes
-                a = self._allocated + size
-                self._allocated = a
-                if a > self._allocated_peak:
-                    self._allocated_peak = a
-                n = self._num_allocs + 1
-                self._num_allocs = n
-                n -= self._num_frees
-                if n > self._alloc_peak:
-                    self._alloc_peak = n
-                return block  # reserved is unchanged on a hit
+            returned = self._returned
+            if returned:
+                block = returned.pop()  # the newest free (cache-hot)
+                if block.size == size and not block.pending:
+                    # Freed and allocated again at once (an op's result dropped before the
+                    # next op's, the common case): allocated bytes, blocks in use and so the
+                    # peaks are unchanged; only the counts and requested bytes move.
+                    dropped = self._take_returned_locked() if returned else None
+                    self._requested += nbytes - block.requested
+                    block.requested = nbytes
+                    block.in_use = True
+                    self._num_frees += 1
+                    self._num_allocs += 1
+                else:
+                    returned.append(block)
+                    dropped = self._take_returned_locked()
+                    block = None
+            else:
+                dropped = block = None
+            if block is None:
+                lst = self._pool.get(size)
+                if lst:
+                    block = lst.pop()  # LIFO: most recently freed is cache-hot
+                    block.requested = nbytes
+                    block.in_use = True
+                    self._requested += nbytes
+                    a = self._allocated + size
+                    self._allocated = a
+                    if a > self._allocated_peak:
+                        self._allocated_peak = a
+                    n = self._num_allocs + 1
+                    self._num_allocs = n
+                    n -= self._num_frees
+                    if n > self._alloc_peak:
+                        self._alloc_peak = n
         finally:
             lock.release()
+        if dropped:
+            _drop(dropped)  # outside the lock: munmap is slow
+        if block is not None:
+            return block  # reserved is unchanged on a hit
         return self._allocate_fresh(nbytes, size)
 
     def free(self, block: Block) -> None:
         """Hand ``block`` back. Never waits for a lock: Storage.__del__ calls this from
         finalizers, which the cyclic GC (or a tracer, a signal) may run at any bytecode, also
-        while this very thread holds the lock inside :meth:`allocate`. When the lock is free the
-        block is taken in at once; otherwise it is queued and the next locked call takes it in."""
+        while this very thread holds the lock inside :meth:`allocate`. A block of at most
+        QUEUED_FREE_MAX bytes without pending events is queued and the next locked call takes
+        it in; a bigger one is taken in at once when the lock is free, else queued too."""
         if block._owner is not self:
             raise ValueError("free(): block was not allocated by this allocator")
         if not block.in_use:
             raise RuntimeError(f"free(): double free of {block!r}")
         block.in_use = False  # not in any free list yet: no locked code reads it
         pending = block.pending
-        if pending and all(e.query() for e in pending):  # lock-free queries (Mark.query)
-            pending.clear()  # done: don't re-query when the block is reused
+        if pending:
+            if all(e.query() for e in pending):  # lock-free queries (Mark.query)
+                pending.clear()  # done: don't re-query when the block is reused
+        elif block.size <= self._queued_free_max:
+            # No lock and no bookkeeping here (a large share of a small op's cost): the next
+            # allocation takes the block in, or hands it out again at once when it asks for
+            # its size; every statistic and cache call takes the queue in first.
+            self._returned.append(block)  # atomic under the GIL
+            return
         lock = self._lock
         if not lock.acquire(False):  # held by another thread, or by this one under a finalizer
             self._returned.append(block)  # atomic under the GIL
@@ -285,12 +320,17 @@ class HostCachingAllocator(HostAllocatorStats):
     def _allocate_empty(self) -> Block:
         block = Block(self, _EMPTY_RAW, _EMPTY_PTR, 0, 0, _EMPTY_BUF)
         with self._lock:
+            # queued frees first (here and in _allocate_fresh): the peaks must not count a
+            # block that is already free
+            dropped = self._take_returned_locked() if self._returned else None
             self._empties += 1
             n = self._num_allocs + 1
             self._num_allocs = n
             n -= self._num_frees
             if n > self._alloc_peak:
                 self._alloc_peak = n
+        if dropped:
+            _drop(dropped)
         return block
 
     def _allocate_fresh(self, nbytes: int, size: int) -> Block:
@@ -313,6 +353,7 @@ class HostCachingAllocator(HostAllocatorStats):
                 ) from None
         block = Block(self, raw, ptr, size, nbytes, buf)
         with self._lock:
+            dropped = self._take_returned_locked() if self._returned else None
             self._misses += 1
             self._requested += nbytes
             a = self._allocated + size
@@ -328,6 +369,8 @@ class HostCachingAllocator(HostAllocatorStats):
             n -= self._num_frees
             if n > self._alloc_peak:
                 self._alloc_peak = n
+        if dropped:
+            _drop(dropped)
         return block
 
     def _release_locked(self, block: Block) -> bool:
