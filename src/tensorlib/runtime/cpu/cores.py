@@ -316,7 +316,7 @@ def parallel_ready(mod, args=None, work=0) -> bool:
     from the disk cache) for the argument types of ``args`` (the call's arguments), or else
     for those ``mod.serial`` was compiled for; calls after that run in parallel."""
     par = mod.parallel
-    if par.signatures or not DEFER_PARALLEL_COMPILE:
+    if par.overloads or not DEFER_PARALLEL_COMPILE:  # (not .signatures: it hashes each one)
         return True
     if par in _compiling:
         return False
