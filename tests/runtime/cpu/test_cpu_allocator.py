@@ -431,7 +431,21 @@ def test_stats_match_a_model_of_live_blocks(ops):
         assert s["reserved_bytes.current"] == s["allocated_bytes.current"] + s["cached_bytes.current"]
 
 
-def test_queued_free_is_handed_to_the_next_same_size_request(a):
+def test_queued_free_is_handed_to_the_next_same_request(a):
+    x = a.allocate(4000)
+    for _ in range(3):
+        a.free(x)
+        assert a.allocate(4000) is x and x.in_use  # handed back without the lock
+    s = a.memory_stats()
+    assert (s["num_allocs"], s["num_frees"], s["num_cache_hits"]) == (4, 3, 3)
+    assert s["allocation.current"] == 1 and s["allocation.peak"] == 1
+    assert s["allocated_bytes.peak"] == s["allocated_bytes.current"] == x.size
+    assert s["requested_bytes.current"] == 4000 and s["cached_bytes.current"] == 0
+    a.free(x)
+    assert a.memory_stats()["num_frees"] == 4  # and the counts go on from there
+
+
+def test_queued_free_is_reused_by_the_next_same_size_request(a):
     x = a.allocate(4000)
     a.free(x)
     y = a.allocate(4050)  # same size class: the queued block itself, no miss

@@ -17,6 +17,7 @@ Only the standard library and NumPy are imported so the module works standalone.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import warnings
@@ -169,6 +170,11 @@ class HostCachingAllocator(HostAllocatorStats):
         # (an attribute, not the global: finalizers run at interpreter exit after module
         # globals may have been cleared)
         self._queued_free_max = QUEUED_FREE_MAX
+        # allocate()'s lock-free hand-backs of a queued block: counted by an atomic next(),
+        # added to the counts by _take_returned_locked
+        self._handoffs = itertools.count()
+        self._handoff_reads = 0
+        self._handoffs_counted = 0
         # Stats (runtime/host_stats.py; cached = reserved - allocated).
         self._init_stats()
         self._requested = 0
@@ -203,6 +209,22 @@ class HostCachingAllocator(HostAllocatorStats):
             size = (nbytes + 63) & -64
         else:
             return self._allocate_empty()
+        returned = self._returned
+        if returned:
+            try:
+                block = returned.pop()  # the newest free (cache-hot)
+            except IndexError:  # another thread took it
+                pass
+            else:
+                if block.requested == nbytes and block.size == size and not block.pending:
+                    # Freed and asked for again at once (an op's result dropped before the
+                    # next op's: the common case). No lock: the queued free was never counted,
+                    # so allocated and requested bytes, blocks in use and the peaks stand as
+                    # they are; the count (one free, one allocation) is an atomic next().
+                    block.in_use = True
+                    next(self._handoffs)
+                    return block
+                returned.append(block)
         if self._deferred:  # (a racy read is fine: a hint to look)
             self._process_deferred()
         # acquire/release rather than `with`: measurably cheaper on this hot path. Cache hits
@@ -210,41 +232,24 @@ class HostCachingAllocator(HostAllocatorStats):
         lock = self._lock
         lock.acquire()
         try:
-            returned = self._returned
-            if returned:
-                block = returned.pop()  # the newest free (cache-hot)
-                if block.size == size and not block.pending:
-                    # Freed and allocated again at once (an op's result dropped before the
-                    # next op's, the common case): allocated bytes, blocks in use and so the
-                    # peaks are unchanged; only the counts and requested bytes move.
-                    dropped = self._take_returned_locked() if returned else None
-                    self._requested += nbytes - block.requested
-                    block.requested = nbytes
-                    block.in_use = True
-                    self._num_frees += 1
-                    self._num_allocs += 1
-                else:
-                    returned.append(block)
-                    dropped = self._take_returned_locked()
-                    block = None
+            dropped = self._take_returned_locked() if returned else None
+            lst = self._pool.get(size)
+            if lst:
+                block = lst.pop()  # LIFO: most recently freed is cache-hot
+                block.requested = nbytes
+                block.in_use = True
+                self._requested += nbytes
+                a = self._allocated + size
+                self._allocated = a
+                if a > self._allocated_peak:
+                    self._allocated_peak = a
+                n = self._num_allocs + 1
+                self._num_allocs = n
+                n -= self._num_frees
+                if n > self._alloc_peak:
+                    self._alloc_peak = n
             else:
-                dropped = block = None
-            if block is None:
-                lst = self._pool.get(size)
-                if lst:
-                    block = lst.pop()  # LIFO: most recently freed is cache-hot
-                    block.requested = nbytes
-                    block.in_use = True
-                    self._requested += nbytes
-                    a = self._allocated + size
-                    self._allocated = a
-                    if a > self._allocated_peak:
-                        self._allocated_peak = a
-                    n = self._num_allocs + 1
-                    self._num_allocs = n
-                    n -= self._num_frees
-                    if n > self._alloc_peak:
-                        self._alloc_peak = n
+                block = None
         finally:
             lock.release()
         if dropped:
@@ -307,7 +312,16 @@ class HostCachingAllocator(HostAllocatorStats):
         _drop(dropped)
 
     def _take_returned_locked(self) -> list:
-        """Take in the blocks that :meth:`free` queued; returns those to drop."""
+        """Take in the blocks that :meth:`free` queued; returns those to drop. Counts the
+        lock-free hand-backs of :meth:`allocate` first (each is one free and one allocation)."""
+        # _handoffs has been advanced once per hand-back and once per call here
+        n = next(self._handoffs) - self._handoff_reads
+        self._handoff_reads += 1
+        if n != self._handoffs_counted:
+            new = n - self._handoffs_counted
+            self._handoffs_counted = n
+            self._num_allocs += new
+            self._num_frees += new
         dropped = []
         returned = self._returned
         while returned:
