@@ -16,6 +16,7 @@ from .. import dtypes as _dt
 from ..device import Device, to_device
 from ..runtime.import_cache import compile_source
 from ..tensor import Tensor
+from .dispatcher import dispatch_lines
 from .schema.function import Argument, FunctionSchema
 from .schema.types import NO_DEFAULT
 
@@ -258,13 +259,14 @@ def make_function(public_name: str, functional, out_op=None, *, allow_scalar=Fal
         body.append(f"        _no_tensor({public_name!r}, ({', '.join(tensors)},), "
                     f"{tuple(tensors)!r})")
     if requires_grad:
-        body.append(f"    t = op.call({call_args})")
-        body.append(f"    return set_requires_grad(t, requires_grad, {public_name!r}) "
-                    f"if requires_grad is not False else t")
-    else:
-        body.append(f"    return op.call({call_args})")
+        body.append("    if requires_grad is not False:")
+        body.append(f"        return set_requires_grad(op.call({call_args}), requires_grad, "
+                    f"{public_name!r})")
+    # the dispatcher's entry inlined (what op.call would run)
+    dispatch, dispatch_scope = dispatch_lines(functional, [a.name for a in args])
+    body.extend(dispatch)
     src = f"def {public_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
-    scope = {
+    scope = {**dispatch_scope,
         "Tensor": Tensor, "op": functional, "out_op": out_op,
         "_fail": _fail, "_no_tensor": _no_tensor, "conv_tensor": conv_tensor,
         "conv_tensor_list": conv_tensor_list,

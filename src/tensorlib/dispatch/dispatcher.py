@@ -16,7 +16,7 @@ from ..runtime.compile_lock import COMPILE_LOCK
 from ..runtime.import_cache import compile_source
 
 __all__ = ["FALLTHROUGH", "OperatorHandle", "define", "impl", "fallback", "get_op", "has_op",
-           "all_ops", "get_fallback",
+           "all_ops", "get_fallback", "dispatch_lines",
            "table", "DispatchError", "check_writable", "readonly_error"]
 
 
@@ -128,7 +128,7 @@ def _check_written_list(items, op, arg):
                 st.version += 1
 
 
-def _write_checks(op: OperatorHandle) -> list:
+def _write_checks(op: OperatorHandle, names: list) -> list:
     """Source lines refusing read-only tensors in the arguments the schema marks as written
     (``Tensor(a!)``): the in-place ``self`` and ``out=``, and counting the write in the storage's
     version. Every op call enters through its
@@ -141,57 +141,67 @@ def _write_checks(op: OperatorHandle) -> list:
         if not a.is_write:
             continue
         if a.type.is_list:
-            lines.append(f"    _check_written_list(a{i}, {name!r}, {a.name!r})")
+            lines.append(f"    _check_written_list({names[i]}, {name!r}, {a.name!r})")
             continue
         lines += [
             "    try:",
-            f"        st = a{i}._storage",
+            f"        _st = {names[i]}._storage",
             "    except AttributeError:",
             "        pass",
             "    else:",
-            "        if st.readonly:",
-            f"            raise readonly_error({name!r}, {a.name!r}, a{i})",
-            "        st.version += 1",
+            "        if _st.readonly:",
+            f"            raise readonly_error({name!r}, {a.name!r}, {names[i]})",
+            "        _st.version += 1",
         ]
     return lines
+
+
+def dispatch_lines(op: OperatorHandle, names: list) -> tuple[list, dict]:
+    """The dispatch of one call of ``op`` as Python source lines (function-body level, ending
+    in ``return``) over its arguments spelled ``names`` (the schema's order), and the globals
+    they use: the write checks, the key set from the tensor arguments and the thread-local
+    sets, the table lookup and the call. Both ``op.call`` and the public functions of
+    dispatch/binding.py are built from them (the public ones inline them: one Python call
+    less per op). They read ``op.mask`` and ``op._table`` at each call, so registrations made
+    later count. Their own names start with an underscore (no schema argument does)."""
+    terms = []
+    for i in op.tensor_arg_positions:
+        if op.schema.arguments[i].type.is_list:
+            terms.append(f"_list_keys({names[i]})")
+        else:
+            terms.append(f"getattr({names[i]}, '_ks', 0)")
+    if not terms:
+        # Factories have no tensor to dispatch on: their device argument picks the backend
+        # (PyTorch's BackendSelect), CPU when absent.
+        dev = [i for i, a in enumerate(op.schema.arguments) if a.type.base == "Device"]
+        terms = ([f"(_CPU_KS if {names[dev[0]]} is None else _device_keys({names[dev[0]]}))"]
+                 if dev else [])
+    keys_expr = " | ".join(terms) if terms else "0"
+    params = ", ".join(names)
+    lines = _write_checks(op, names) + [
+        f"    _ks = {keys_expr}",
+        "    if _tls_in_use[0]:",
+        "        _ks = (_ks | _tls.included) & ~_tls.excluded",
+        "    _ks &= _op.mask",
+        "    _i = _top[_ks]",
+        "    if _i < _FIRST:",
+        f"        return _table[_i]({params})",
+        f"    return _table[_i](_op, _ks, ({params}{',' if names else ''}))",
+    ]
+    scope = {"_tls": tls, "_tls_in_use": TLS_IN_USE, "_top": TOP_KEY, "_op": op,
+             "_table": op._table, "_FIRST": FIRST_FUNCTIONALITY,
+             "_list_keys": _list_keys, "_device_keys": _device_keys,
+             "_CPU_KS": backend_key_for("cpu"),
+             "readonly_error": readonly_error, "_check_written_list": _check_written_list}
+    return lines, scope
 
 
 def _make_caller(op: OperatorHandle):
     """Generates the op's entry point with the schema's exact positional parameters (fast path).
     Arguments the schema marks as written are checked for read-only tensors first."""
     names = [f"a{i}" for i in range(len(op.schema.arguments))]
-    terms = []
-    for i in op.tensor_arg_positions:
-        if op.schema.arguments[i].type.is_list:
-            terms.append(f"_list_keys(a{i})")
-        else:
-            terms.append(f"getattr(a{i}, '_ks', 0)")
-    if not terms:
-        # Factories have no tensor to dispatch on: their device argument picks the backend
-        # (PyTorch's BackendSelect), CPU when absent.
-        dev = [i for i, a in enumerate(op.schema.arguments) if a.type.base == "Device"]
-        terms = ([f"(_CPU_KS if a{dev[0]} is None else _device_keys(a{dev[0]}))"] if dev
-                 else [])
-    keys_expr = " | ".join(terms) if terms else "0"
-    params = ", ".join(names)
-    checks = "".join(line + "\n" for line in _write_checks(op))
-    src = (
-        f"def call({params}):\n"
-        f"{checks}"
-        f"    ks = {keys_expr}\n"
-        f"    if tls_in_use[0]:\n"
-        f"        ks = (ks | tls.included) & ~tls.excluded\n"
-        f"    ks &= op.mask\n"
-        f"    i = top[ks]\n"
-        f"    if i < FIRST:\n"
-        f"        return table[i]({params})\n"
-        f"    return table[i](op, ks, ({params}{',' if names else ''}))\n"
-    )
-    scope = {"tls": tls, "tls_in_use": TLS_IN_USE, "top": TOP_KEY, "op": op,
-             "table": op._table, "FIRST": FIRST_FUNCTIONALITY,
-             "_list_keys": _list_keys, "_device_keys": _device_keys,
-             "_CPU_KS": backend_key_for("cpu"),
-             "readonly_error": readonly_error, "_check_written_list": _check_written_list}
+    lines, scope = dispatch_lines(op, names)
+    src = f"def call({', '.join(names)}):\n" + "".join(line + "\n" for line in lines)
     with COMPILE_LOCK:
         exec(compile_source(src, f"<dispatch {op.name}>"), scope)
     return scope["call"]
