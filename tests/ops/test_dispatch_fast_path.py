@@ -173,6 +173,31 @@ def test_above_the_grain_matches_the_full_path(case, variant, monkeypatch):
     assert np.array_equal(_bits(got), _bits(ref))
 
 
+@pytest.mark.parametrize("case", ["sin", "exp", "less", "python_scalar", "float16", "alpha"])
+def test_team_loop_gives_the_one_thread_bits(case, team_launches, monkeypatch):
+    """Above the grain the team runs the flat loop's parallel twin (raw addresses, tiles over
+    the threads), on the fast path and the full path alike: bit for bit the one-thread loop,
+    also for an odd count ending inside a tile, storage offsets and a block_fast op (sin)."""
+    from tensorlib.runtime.cpu import cores
+    n = GRAIN + 1001
+    rng = np.random.default_rng(11)
+    dtype = tl.float16 if case == "float16" else tl.float32
+    base = tl.asarray((rng.standard_normal(2 * n + 3) * 4).astype(dtype.np_dtype))
+    a, b = base[1:n + 1], base[n + 3:]
+    fn, args, kwargs = {
+        "sin": (tl.sin, (a,), {}), "exp": (tl.exp, (a,), {}), "less": (tl.less, (a, b), {}),
+        "python_scalar": (tl.multiply, (a, 2.5), {}), "float16": (tl.add, (a, b), {}),
+        "alpha": (tl.add, (a, b), {"alpha": 3}),
+    }[case]
+    team_launches.clear()
+    got = [fn(*args, **kwargs) for _ in range(HOT_CALLS + 2)]  # full path, then fast path
+    assert team_launches.count("flat_parallel") == len(got)
+    monkeypatch.setattr(cores, "threads", lambda: 1)  # the one-thread flat loop
+    ref = fn(*args, **kwargs)
+    for g in got:
+        assert np.array_equal(_bits(g), _bits(ref))
+
+
 def test_errors_still_raise_for_hot_dtypes():
     a = tl.asarray(np.arange(4, dtype=np.float32))
     _warm(tl.add, a, a)

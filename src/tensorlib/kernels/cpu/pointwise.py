@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -27,13 +28,17 @@ from .casting import cast_code, kernel_array
 from .transpose_copy import copy_transposed
 from ...dtype_scalars import scalar_to_compute
 
-__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain"]
+__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain",
+           "flat_twins"]
 
 # Below its grain a pointwise loop runs on the calling thread: waking the team and joining it
 # costs ~30-40 us on the 2-core VM this was measured on (benchmarks/grain_cpu.py, one thread
 # against the team in one process), which a memory-bound loop (add, x * 2, compare, copy)
 # earns back only from ~2**18 elements and a compute-bound one (ops.yaml tag wide_vectors:
-# exp, tanh, sin ...) from ~2**17.
+# exp, tanh, sin ...) from ~2**17. (Since the dense loops launch flat_parallel on raw
+# addresses, a team kept busy by back-to-back calls wins from ~1.3e5 elements for add too
+# (2026-12-05: 27 -> 22 us at 131,000, 107 -> 50 us at 262,000); a team that went to sleep
+# costs tens of microseconds more to wake, so the memory-bound grain stays.)
 GRAIN = 1 << 18
 WIDE_GRAIN = 1 << 17
 TILE = 1 << 14           # innermost-dim tile handed to one thread
@@ -159,6 +164,31 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
     return "\n".join(lines) + "\n"
 
 
+def _flat_parallel_source(info, signature, loads, store, dtypes, out_dtype):
+    """``flat_parallel(n, addresses..., values...)``: the flat loop's arguments (raw addresses:
+    no array to box per operand, no meta array), its elements in TILE-sized tiles spread over
+    the thread team (the dense fast path above the grain)."""
+    tensors = [n for n in signature if n == "out" or n.startswith("a_")]
+    rest = [n for n in signature if n not in tensors]
+    elem = {"out": _kernel_np_name(out_dtype)}
+    tensor_dtypes = [d for d in dtypes if d is not None]
+    for k, (var, arr, code) in loads.items():
+        elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
+    lines = ["@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
+             f"def flat_parallel({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
+    for t in tensors:
+        lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
+    lines += [f"    for t in prange((n + {TILE - 1}) // {TILE}):",
+              f"        start = t * {TILE}",
+              f"        stop = min(n, start + {TILE})"]
+    # each tile's slices index from 0 (no negative-index check: the loop vectorizes)
+    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
+    for k, arr in sorted(arrays.items()):
+        lines.append(f"        v{k} = {arr}[start:stop]")
+    lines += _element_loop(info, loads, store, {k: f"v{k}" for k in arrays}, "stop - start", 8)
+    return "\n".join(lines) + "\n"
+
+
 def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="strided"):
     """``strided(n, out_addr, (address, step) per tensor operand..., values...)``: the flat
     loop's elements over 1-D tensor operands with any nonzero element steps into a dense
@@ -279,6 +309,7 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     src = _header(info, compute, what)
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
+    src += "\n\n" + _flat_parallel_source(info, signature, loads, store, dtypes, out_dtype)
     if "S" not in kinds:
         # (with Python-scalar operands the flat loop gets a module of its own: flat_entry)
         src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype)
@@ -286,9 +317,10 @@ def _build(info, kinds, dtypes, compute, out_dtype):
 
 
 def combination_module(info, kinds, dtypes, compute, out_dtype):
-    """The generated module (serial, parallel and flat loops) of one combination: kinds "T"/"S"
-    per tensor argument, their dtypes (None for Python scalars), compute and output dtypes.
-    Built once per process, then cached (and its compiles on disk)."""
+    """The generated module (serial, parallel, flat_parallel and flat loops) of one
+    combination: kinds "T"/"S" per tensor argument, their dtypes (None for Python scalars),
+    compute and output dtypes. Built once per process, then cached (and its compiles on
+    disk)."""
     key = (info.name, kinds, dtypes, compute, out_dtype)
     mod = _kernels.get(key)  # (a hit makes no closure)
     if mod is not None:
@@ -321,21 +353,39 @@ def run_pointwise(it, info, scalar_values):
     for arg, v in zip(info.scalar_args, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
-    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     numel = it.numel
-    if numel >= parallel_grain(info) and cores.team_ready(mod, (meta, *arrays, *values), numel):
+    big = numel >= parallel_grain(info)
+    plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
+    if plan is not None:
+        # Dense operands: the flat loops (the dense fast path's, compiled once for both; the
+        # serial one much smaller than the strided loop nest, so a cold first call compiles
+        # faster), on raw addresses.
+        fkinds, fdtypes, args = plan
+        flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
+        if big:
+            par = combination_module(info, fkinds, fdtypes, compute, out._dtype).flat_parallel
+            if cores.team_ready(flat_twins(par, flat), (numel, *args), numel):
+                flat = par
+        _launch(flat, info.name, out, ops, numel, *args)  # on the current CPU stream
+        return
+    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+    if big and cores.team_ready(mod, (meta, *arrays, *values), numel):
         fn = mod.parallel
     else:
-        plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
-        if plan is not None:
-            # Dense operands: the flat loop (the dense fast path's, compiled once for both;
-            # much smaller than the strided loop nest, so a cold first call compiles faster).
-            fkinds, fdtypes, args = plan
-            flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
-            _launch(flat, info.name, out, ops, numel, *args)
-            return
         fn = mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
+
+
+_twin_pairs: dict = {}  # flat_parallel -> (it, its serial twin) for cores' readiness checks
+
+
+def flat_twins(par, serial):
+    """``par`` (a combination's flat_parallel) and ``serial`` (its flat loop) as the
+    ``.parallel`` / ``.serial`` pair cores.parallel_ready and team_ready take."""
+    pair = _twin_pairs.get(par)
+    if pair is None:
+        pair = _twin_pairs[par] = SimpleNamespace(parallel=par, serial=serial)
+    return pair
 
 
 def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):

@@ -28,8 +28,8 @@ from ...tensor import Tensor, contiguous_strides
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
-from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
-    strided_entry
+from .pointwise import GRAIN, combination_module, flat_entry, flat_twins, parallel_grain, \
+    run_pointwise, strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
            "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
@@ -59,31 +59,14 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
     """For the dense fast paths above the grain: ``run(n, tensors, values, like, into=None)``
     allocates the result (``like(storage, tensors[0], out_dtype)`` makes the tensor), or writes
     into ``into`` (a contiguous ``out=`` tensor of ``n`` elements, returned), and runs the
-    combination's parallel tile loop over the dense operands as one dim of ``n`` elements, its
-    meta packed here (what the full path's TensorIterator would derive, without building one),
+    combination's ``flat_parallel`` loop (the flat loop's raw addresses, tiles over the team),
     or the ``flat`` loop while that variant is not ready or one thread would run it, as the full
     path would. None (nothing run) while a user CPU stream is current or the profiler is on."""
-    np_types = [kernel_np_dtype(out_dtype)] + [kernel_np_dtype(d) for d in dtypes
-                                                 if d is not None]
-    ones = (1,) * len(np_types)
     out_item = out_dtype.itemsize
-    mod = None
-
-    def parallel(n, st, offset, tensors, values):
-        nonlocal mod
-        if cores.threads() == 1:
-            return False
-        if mod is None:
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        meta = np.array((1, n) + ones + (offset,) + tuple(t._offset for t in tensors), np.int64)
-        args = (meta, st.typed(np_types[0]),
-                *[t._storage.typed(d) for t, d in zip(tensors, np_types[1:])], *values)
-        if not cores.parallel_ready(mod, args, n):
-            return False
-        cores.call(mod.parallel, args)
-        return True
+    twins = None  # flat_parallel and its serial twin (cores.parallel_ready's pair)
 
     def run(n, tensors, values, like, into=None):
+        nonlocal twins
         if not _streams.runs_inline():
             return None  # the full path queues or records it
         if into is None:
@@ -92,9 +75,15 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
         else:
             _wait_queued(into, *tensors)
             st, offset = into._storage, into._offset
-        if not parallel(n, st, offset, tensors, values):
-            flat(n, st._ptr + offset * out_item,
-                 *[t._storage._ptr + t._offset * t._dtype.itemsize for t in tensors], *values)
+        args = (n, st._ptr + offset * out_item,
+                *[t._storage._ptr + t._offset * t._dtype.itemsize for t in tensors], *values)
+        if twins is None:
+            twins = flat_twins(combination_module(info, kinds, dtypes, compute,
+                                                  out_dtype).flat_parallel, flat)
+        if cores.team_ready(twins, args, n):
+            cores.call(twins.parallel, args)
+        else:
+            flat(*args)
         return like(st, tensors[0], out_dtype) if into is None else into
     return run
 
