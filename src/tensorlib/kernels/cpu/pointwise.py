@@ -141,51 +141,45 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     return "\n".join(lines) + "\n"
 
 
-def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
-                 fast_only=False):
-    """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
-    raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with a
-    block_fast form): the block form alone, up to the first block its guard does not hold
-    for, whose start it returns (n when none)."""
+def _address_operands(signature, loads, dtypes, out_dtype):
+    """(tensor operands, the other arguments, NumPy element type name per tensor operand) of
+    a loop taking its tensor operands as raw addresses."""
     tensors = [n for n in signature if n == "out" or n.startswith("a_")]
     rest = [n for n in signature if n not in tensors]
     elem = {"out": _kernel_np_name(out_dtype)}
     tensor_dtypes = [d for d in dtypes if d is not None]  # loads (1-based) count tensors only
     for k, (var, arr, code) in loads.items():
         elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
-    lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
+    return tensors, rest, elem
+
+
+def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
+                 fast_only=False, parallel=False):
+    """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
+    raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with a
+    block_fast form): the block form alone, up to the first block its guard does not hold
+    for, whose start it returns (n when none). ``parallel``: the same loop in TILE-sized tiles
+    spread over the thread team (``flat_parallel``: the dense loops above the grain; raw
+    addresses, so no meta array and no array to box per operand)."""
+    tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
+    lines = [f"@njit(cache=True, nogil=True, error_model='numpy'"
+             f"{', parallel=True' if parallel else ''})",
              f"def {fname}({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
     for t in tensors:
         lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
     arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
-    lines += _element_loop(info, loads, store, arrays, "n", 4, fast_only)
+    if parallel:
+        lines += [f"    for t in prange((n + {TILE - 1}) // {TILE}):",
+                  f"        start = t * {TILE}",
+                  f"        stop = min(n, start + {TILE})"]
+        # each tile's slices index from 0 (no negative-index check: the loop vectorizes)
+        lines += [f"        v{k} = {arr}[start:stop]" for k, arr in sorted(arrays.items())]
+        lines += _element_loop(info, loads, store, {k: f"v{k}" for k in arrays},
+                               "stop - start", 8)
+    else:
+        lines += _element_loop(info, loads, store, arrays, "n", 4, fast_only)
     if fast_only:
         lines.append("    return n")
-    return "\n".join(lines) + "\n"
-
-
-def _flat_parallel_source(info, signature, loads, store, dtypes, out_dtype):
-    """``flat_parallel(n, addresses..., values...)``: the flat loop's arguments (raw addresses:
-    no array to box per operand, no meta array), its elements in TILE-sized tiles spread over
-    the thread team (the dense fast path above the grain)."""
-    tensors = [n for n in signature if n == "out" or n.startswith("a_")]
-    rest = [n for n in signature if n not in tensors]
-    elem = {"out": _kernel_np_name(out_dtype)}
-    tensor_dtypes = [d for d in dtypes if d is not None]
-    for k, (var, arr, code) in loads.items():
-        elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
-    lines = ["@njit(cache=True, nogil=True, error_model='numpy', parallel=True)",
-             f"def flat_parallel({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
-    for t in tensors:
-        lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
-    lines += [f"    for t in prange((n + {TILE - 1}) // {TILE}):",
-              f"        start = t * {TILE}",
-              f"        stop = min(n, start + {TILE})"]
-    # each tile's slices index from 0 (no negative-index check: the loop vectorizes)
-    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
-    for k, arr in sorted(arrays.items()):
-        lines.append(f"        v{k} = {arr}[start:stop]")
-    lines += _element_loop(info, loads, store, {k: f"v{k}" for k in arrays}, "stop - start", 8)
     return "\n".join(lines) + "\n"
 
 
@@ -194,12 +188,7 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
     loop's elements over 1-D tensor operands with any nonzero element steps into a dense
     output (the strided fast path; see addresses.py). Each operand comes as the raw address of
     its lowest element and its step: the span from there, stepped backwards when negative."""
-    tensors = [n for n in signature if n == "out" or n.startswith("a_")]
-    rest = [n for n in signature if n not in tensors]
-    elem = {"out": _kernel_np_name(out_dtype)}
-    tensor_dtypes = [d for d in dtypes if d is not None]
-    for k, (var, arr, code) in loads.items():
-        elem[arr] = _kernel_np_name(tensor_dtypes[k - 1])
+    tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
     params = ["n", "out_addr"] + [f"{t}_{p}" for t in tensors[1:] for p in ("addr", "step")]
     lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
              f"def {fname}({', '.join(params + rest)}):",
@@ -309,7 +298,8 @@ def _build(info, kinds, dtypes, compute, out_dtype):
     src = _header(info, compute, what)
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
-    src += "\n\n" + _flat_parallel_source(info, signature, loads, store, dtypes, out_dtype)
+    src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype,
+                                  "flat_parallel", parallel=True)
     if "S" not in kinds:
         # (with Python-scalar operands the flat loop gets a module of its own: flat_entry)
         src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype)
