@@ -284,7 +284,11 @@ def test_empty_cache_processes_deferred(a):
     assert s["allocated_bytes.current"] == 0 and s["reserved_bytes.current"] == 0
 
 
-def test_threads_no_leak():
+@pytest.mark.parametrize("sizes", ["random", "repeated"])
+def test_threads_no_leak(sizes):
+    """Eight threads allocating and freeing at once, thread switches forced mid-operation:
+    random sizes, and a few repeated ones (frees handed back to the next request without the
+    lock, taken in by other threads' locked calls meanwhile)."""
     a = HostCachingAllocator(max_cached_bytes=64 * MiB)
     errors = []
 
@@ -300,8 +304,8 @@ def test_threads_no_leak():
                         assert b.buffer[0] == seed and b.buffer[-1] == seed
                     a.free(b)
                 else:
-                    n = rng.choice([0, rng.randrange(1, 4096),
-                                    rng.randrange(4096, 1 << 18)])
+                    n = (rng.choice([0, 4000, 4000, 100, 5 * MiB]) if sizes == "repeated" else
+                         rng.choice([0, rng.randrange(1, 4096), rng.randrange(4096, 1 << 18)]))
                     b = a.allocate(n)
                     if n:
                         # detects two threads receiving the same block
