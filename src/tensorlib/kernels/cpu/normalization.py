@@ -18,7 +18,8 @@ Numba's ``np.exp`` is a scalar libm call per element without SVML. float64 keeps
 Special values follow from plain IEEE arithmetic, as in NumPy's composed formula: the max
 ignores nan, but a nan element makes the sum nan; a +inf max gives inf - inf = nan; an all
 -inf row gives exp(-inf - -inf) = nan. The parallel variant splits the rows into chunks (one
-buffer each) above PAR_GRAIN elements.
+buffer each) above PAR_GRAIN elements. A float32 / float64 softmax whose serial_rows kernel is
+not compiled yet runs cold (normalization_cold.py: the same bits without the 0.5-0.8 s compile).
 """
 from __future__ import annotations
 
@@ -28,15 +29,21 @@ import numba
 import numpy as np
 
 from ... import dtypes as _dt
-from ...runtime.cpu import cores
+from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
+from .cold_route import go_cold
+from .normalization_cold import rows_view, softmax_cold, softmax_supported
 from .pointwise import load_generated_module
 
 __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "PAR_GRAIN"]
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
+# A float32 / float64 softmax whose serial_rows is neither compiled nor in the disk cache runs
+# cold (normalization_cold.py: NumPy steps and the module's row_sum, the same bits) by
+# cold_route.py's rule. False: never cold; "always": every supported call cold (tests).
+COLD = True
 _CHUNKS_PER_THREAD = 4
 
 _lock = threading.Lock()
@@ -388,8 +395,15 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
             meta[11] = 1  # (nchunk: the serial kernels run one chunk)
         # its scratch: the row in the compute dtype, the row's exps, row_max's 16 lanes
         tmp = 0 if op == "layer_norm" else rows.n + 16
-        launch(mod.serial_rows, op, out, (x, w, b), *args,
-               np.empty((0 if x._dtype is acc else rows.n) + tmp, acc.np_dtype))
+        args += (np.empty((0 if x._dtype is acc else rows.n) + tmp, acc.np_dtype),)
+        fn = mod.serial_rows
+        if ((not fn.overloads or COLD == "always")
+                and softmax_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
+                and not _streams._slow and go_cold(COLD, fn, args, nrows * rows.n)
+                and not np.isnan(rows_view(args[2], meta, 3)).any()):
+            launch(softmax_cold, op, out, (x, w, b), mod, *args)
+            return
+        launch(fn, op, out, (x, w, b), *args)
         return
     else:
         if parallel:
