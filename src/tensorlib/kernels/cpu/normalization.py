@@ -44,6 +44,10 @@ ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compar
 # cold (normalization_cold.py: NumPy steps and the module's row_sum, the same bits) by
 # cold_route.py's rule. False: never cold; "always": every supported call cold (tests).
 COLD = True
+# A cold softmax costs ~12-15x the kernel's time (measured (250, 400): float32 2.4 vs 0.16 ms,
+# float64 7.5 vs 0.61), cold_route's COLD_COST assumes 4: its work counts this much more, so a
+# repeated call starts the background compile sooner.
+_COLD_WEIGHT = 4
 _CHUNKS_PER_THREAD = 4
 
 _lock = threading.Lock()
@@ -399,7 +403,7 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         fn = mod.serial_rows
         if ((not fn.overloads or COLD == "always")
                 and softmax_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
-                and not _streams._slow and go_cold(COLD, fn, args, nrows * rows.n)
+                and not _streams._slow and go_cold(COLD, fn, args, _COLD_WEIGHT * nrows * rows.n)
                 and not np.isnan(rows_view(args[2], meta, 3)).any()):
             launch(softmax_cold, op, out, (x, w, b), mod, *args)
             return
