@@ -1,5 +1,5 @@
 """When a first call takes a cold route instead of compiling its kernel (the sorts, the
-reductions, softmax, the integer matmul): the rule they share.
+reductions, the integer matmul): the rule they share.
 
 A serial kernel that is neither compiled in this process nor in Numba's disk cache costs
 0.5-4 s to compile; the cold routes (NumPy steps, at most a small kernel; the same bits)

@@ -18,8 +18,9 @@ Numba's ``np.exp`` is a scalar libm call per element without SVML. float64 keeps
 Special values follow from plain IEEE arithmetic, as in NumPy's composed formula: the max
 ignores nan, but a nan element makes the sum nan; a +inf max gives inf - inf = nan; an all
 -inf row gives exp(-inf - -inf) = nan. The parallel variant splits the rows into chunks (one
-buffer each) above PAR_GRAIN elements. A float32 / float64 softmax whose serial_rows kernel is
-not compiled yet runs cold (normalization_cold.py: the same bits without the 0.5-0.8 s compile).
+buffer each) above PAR_GRAIN elements. The first float32 / float64 softmax whose serial_rows
+kernel is not compiled yet runs cold (normalization_cold.py: the same bits without the
+0.5-0.8 s compile); the second compiles it.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from ... import dtypes as _dt
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
-from .cold_route import go_cold
+from .cold_route import loaded
 from .normalization_cold import rows_view, softmax_cold, softmax_supported
 from .pointwise import load_generated_module
 
@@ -40,14 +41,30 @@ __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "PAR_GRA
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
-# A float32 / float64 softmax whose serial_rows is neither compiled nor in the disk cache runs
-# cold (normalization_cold.py: NumPy steps and the module's row_sum, the same bits) by
-# cold_route.py's rule. False: never cold; "always": every supported call cold (tests).
+# The first float32 / float64 softmax whose serial_rows is neither compiled nor in the disk cache
+# runs cold (normalization_cold.py: NumPy steps and the module's row_sum, the same bits).
+# False: never cold; "always": every supported call cold (tests).
 COLD = True
-# A cold softmax costs ~12-15x the kernel's time (measured (250, 400): float32 2.4 vs 0.16 ms,
-# float64 7.5 vs 0.61), cold_route's COLD_COST assumes 4: its work counts this much more, so a
-# repeated call starts the background compile sooner.
-_COLD_WEIGHT = 4
+_served_cold: set = set()  # serial_rows dispatchers whose one cold call has run
+
+
+def _cold_once(fn, args) -> bool:
+    """Whether this call of serial_rows ``fn`` (not compiled in this process) runs cold: only
+    the first one, and only while Numba's disk cache does not hold it either. A cold softmax
+    costs 12-15x the kernel (measured (250, 400): float32 2.4 vs 0.16 ms, float64 7.5 vs 0.61
+    ms), so unlike the reductions' cold routes the second call compiles it in the foreground:
+    a loop of calls in a fresh process then reaches the kernel as soon as it did before (a
+    background compile meanwhile served ~430 cold calls and reached it ~0.6 s later), and a
+    script calling softmax once never compiles it. Where parallel compiles are not deferred
+    (tests, benchmarks), never."""
+    if COLD == "always":
+        return True
+    if not COLD or not cores.DEFER_PARALLEL_COMPILE or fn in _served_cold or loaded(fn, args):
+        return False
+    _served_cold.add(fn)
+    return True
+
+
 _CHUNKS_PER_THREAD = 4
 
 _lock = threading.Lock()
@@ -403,7 +420,7 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         fn = mod.serial_rows
         if ((not fn.overloads or COLD == "always")
                 and softmax_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
-                and not _streams._slow and go_cold(COLD, fn, args, _COLD_WEIGHT * nrows * rows.n)
+                and not _streams._slow and _cold_once(fn, args)
                 and not np.isnan(rows_view(args[2], meta, 3)).any()):
             launch(softmax_cold, op, out, (x, w, b), mod, *args)
             return

@@ -16,9 +16,9 @@ compile, or loaded from the disk cache):
   exp * (1.0 / sum) in float64, rounded to the output dtype, as the kernel stores it.
 
 A row holding a nan is left to the kernel: which nan payload survives two nans meeting depends
-on the operand order LLVM chose. ``tests/ops/test_normalization.py`` holds the two to the same
-bits. The kernel compiles in the background once the call evidently repeats
-(kernels/cpu/cold_route.py's rule).
+on the operand order LLVM chose. tests/kernels/cpu/test_cold_start.py holds the two to the same
+bits. Only a combination's first call runs here; the second compiles the kernel
+(normalization.py's ``_cold_once``: a cold call costs 12-15x the kernel's).
 """
 from __future__ import annotations
 
