@@ -18,9 +18,9 @@ Numba's ``np.exp`` is a scalar libm call per element without SVML. float64 keeps
 Special values follow from plain IEEE arithmetic, as in NumPy's composed formula: the max
 ignores nan, but a nan element makes the sum nan; a +inf max gives inf - inf = nan; an all
 -inf row gives exp(-inf - -inf) = nan. The parallel variant splits the rows into chunks (one
-buffer each) above PAR_GRAIN elements. The first float32 / float64 softmax whose serial_rows
-kernel is not compiled yet runs cold (normalization_cold.py: the same bits without the
-0.5-0.8 s compile); the second compiles it.
+buffer each) above PAR_GRAIN elements. The first float32 / float64 softmax or log_softmax
+whose serial_rows kernel is not compiled yet runs cold (normalization_cold.py: the same bits
+without the 0.5-0.8 s compile); the second compiles it.
 """
 from __future__ import annotations
 
@@ -34,15 +34,16 @@ from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
 from .cold_route import loaded
-from .normalization_cold import rows_view, softmax_cold, softmax_supported
+from .normalization_cold import cold_supported, rows_view, run_cold
 from .pointwise import load_generated_module
 
 __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "PAR_GRAIN"]
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
-# The first float32 / float64 softmax whose serial_rows is neither compiled nor in the disk cache
-# runs cold (normalization_cold.py: NumPy steps and the module's row_sum, the same bits).
+# The first float32 / float64 softmax / log_softmax whose serial_rows is neither compiled nor in
+# the disk cache runs cold (normalization_cold.py: NumPy steps and the module's row_sum, the
+# same bits).
 # False: never cold; "always": every supported call cold (tests).
 COLD = True
 _served_cold: set = set()  # serial_rows dispatchers whose one cold call has run
@@ -419,10 +420,10 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         args += (np.empty((0 if x._dtype is acc else rows.n) + tmp, acc.np_dtype),)
         fn = mod.serial_rows
         if ((not fn.overloads or COLD == "always")
-                and softmax_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
+                and cold_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
                 and not _streams._slow and _cold_once(fn, args)
                 and not np.isnan(rows_view(args[2], meta, 3)).any()):
-            launch(softmax_cold, op, out, (x, w, b), mod, *args)
+            launch(run_cold, op, out, (x, w, b), op, mod, *args)
             return
         launch(fn, op, out, (x, w, b), *args)
         return

@@ -1,5 +1,5 @@
-"""First calls of the CPU float32 / float64 softmax (kernels/cpu/normalization.py) while its
-``serial_rows`` kernel is neither compiled in this process nor in the disk cache.
+"""First calls of the CPU float32 / float64 softmax and log_softmax (kernels/cpu/normalization.py)
+while their ``serial_rows`` kernel is neither compiled in this process nor in the disk cache.
 
 Compiling ``serial_rows`` costs 0.5-0.8 s, the largest first call of the everyday ops. The same
 bits come from NumPy steps and the module's own ``row_sum`` (a small function, ~0.1 s to
@@ -13,7 +13,8 @@ compile, or loaded from the disk cache):
   with SVML in use nothing runs cold;
 * the exps are summed by the module's compiled ``row_sum`` per row (in float64, reassociated
   as LLVM vectorized it: the very function serial_rows calls), and the result is
-  exp * (1.0 / sum) in float64, rounded to the output dtype, as the kernel stores it.
+  exp * (1.0 / sum) (softmax) or (x - max) - log(sum) (log_softmax, libm's log as
+  ``math.log``) in float64, rounded to the output dtype, as the kernel stores it.
 
 A row holding a nan is left to the kernel: which nan payload survives two nans meeting depends
 on the operand order LLVM chose. tests/kernels/cpu/test_cold_start.py holds the two to the same
@@ -30,7 +31,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ... import dtypes as _dt
 
-__all__ = ["softmax_supported", "softmax_cold", "MAX_ROWS", "MAX_F64_ELEMENTS"]
+__all__ = ["cold_supported", "run_cold", "rows_view", "MAX_ROWS", "MAX_F64_ELEMENTS"]
 
 MAX_ROWS = 8192  # row_sum calls (Python-level steps) a cold call may make
 MAX_F64_ELEMENTS = 1 << 20  # float64 exps by math.exp (~80 ns each) a cold call may take
@@ -38,10 +39,11 @@ MAX_F64_ELEMENTS = 1 << 20  # float64 exps by math.exp (~80 ns each) a cold call
 _F32 = np.float32
 
 
-def softmax_supported(op, in_dt, acc, out_dt, nrows, n) -> bool:
+def cold_supported(op, in_dt, acc, out_dt, nrows, n) -> bool:
     """Whether a serial_rows call of ``op`` with these dtypes and ``nrows`` rows of ``n``
     elements can run cold."""
-    if op != "softmax" or not 0 < nrows <= MAX_ROWS or not (in_dt is acc and acc is out_dt):
+    if (op not in ("softmax", "log_softmax") or not 0 < nrows <= MAX_ROWS
+            or not (in_dt is acc and acc is out_dt)):
         return False
     if acc is _dt.float32:
         return True
@@ -58,9 +60,10 @@ def rows_view(arr, meta, base):
     return as_strided(arr[off:], (n0, n1, n), (s0 * isz, s1 * isz, isz))
 
 
-def softmax_cold(mod, meta, out, inp, w, b, eps, scratch=None):
-    """serial_rows' softmax of float32 or float64 rows (contiguous within a row, any row
-    strides) into ``out``; the caller checked softmax_supported and that no input is a nan."""
+def run_cold(op, mod, meta, out, inp, w, b, eps, scratch=None):
+    """serial_rows' softmax / log_softmax of float32 or float64 rows (contiguous within a row,
+    any row strides) into ``out``; the caller checked cold_supported and that no input is a
+    nan."""
     x = rows_view(inp, meta, 3)
     m = x.max(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: the kernel's nan too)
@@ -72,8 +75,11 @@ def softmax_cold(mod, meta, out, inp, w, b, eps, scratch=None):
     e = e.reshape(-1, x.shape[-1])
     s = np.fromiter((mod.row_sum(row) for row in e), np.float64, e.shape[0])
     with np.errstate(invalid="ignore"):
-        y = e * (1.0 / s)[:, None]
-    rows_view(out, meta, 7)[...] = y.reshape(x.shape)  # (rounded to the output dtype)
+        if op == "softmax":
+            y = (e * (1.0 / s)[:, None]).reshape(x.shape)
+        else:  # (a sum is >= 1 or nan: math.log returns a nan as it is)
+            y = d - np.fromiter(map(math.log, s), np.float64, s.size).reshape(x.shape[:-1] + (1,))
+    rows_view(out, meta, 7)[...] = y  # (rounded to the output dtype)
 
 
 def _vexp32(x):
