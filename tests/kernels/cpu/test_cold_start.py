@@ -393,11 +393,12 @@ def test_normalization_rows_kernel_matches_general_kernel(dt, monkeypatch):
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_softmax_cold_route_matches_the_rows_kernel(dt, monkeypatch):
-    """A softmax / log_softmax whose serial_rows is not compiled runs cold
-    (kernels/cpu/normalization_cold.py: NumPy steps and the module's row_sum) and gives bit for
-    bit the kernel's result: magnitudes over five decades, -inf entries, all -inf rows and rows
-    with +inf, single elements, 3-D rows, rows narrower than their stride and a negative row
-    stride; a row holding a nan, layer_norm and half types go to the kernel."""
+    """A softmax / log_softmax / layer_norm whose serial_rows is not compiled runs cold
+    (kernels/cpu/normalization_cold.py: NumPy steps and the module's row_sum / row_sqdev) and
+    gives bit for bit the kernel's result: magnitudes over five decades, -inf entries, all -inf
+    rows and rows with +inf, single elements, 3-D rows, rows narrower than their stride and a
+    negative row stride, layer_norm with and without weight and bias; a row holding a nan and
+    half types go to the kernel."""
     from tensorlib.kernels.cpu import normalization as knorm
     served = []
     real = knorm.run_cold
@@ -416,26 +417,35 @@ def test_softmax_cold_route_matches_the_rows_kernel(dt, monkeypatch):
                 xn.reshape(-1, shape[-1])[-1, 1] = np.inf
             x = tl.asarray(xn)
             views = [x] + ([x[:, 1:-1], x[::-1]] if len(shape) == 2 and shape[1] > 2 else [])
+            n = shape[-1]
+            w = tl.asarray(rng.standard_normal(n).astype(dt))
+            b = tl.asarray(rng.standard_normal(n).astype(dt))
+            calls = [lambda v: tl.softmax(v, axis=-1), lambda v: tl.log_softmax(v, axis=-1),
+                     lambda v: tl.layer_norm(v, (v.shape[-1],), eps=0.1)]
+            if variant == "plain":  # (layer_norm of an inf is nan either way)
+                calls.append(lambda v: tl.layer_norm(v, (n,), w, b))
             for v in views:
-                for fn in (tl.softmax, tl.log_softmax):
+                for i, call in enumerate(calls):
+                    if i == 3 and v.shape[-1] != n:
+                        continue
                     monkeypatch.setattr(knorm, "COLD", "always")
                     before = len(served)
-                    got = fn(v, axis=-1).numpy()
-                    assert len(served) == before + 1, (shape, variant, v.shape, fn)
+                    got = call(v).numpy()
+                    assert len(served) == before + 1, (shape, variant, v.shape, i)
                     monkeypatch.setattr(knorm, "COLD", False)
-                    want = fn(v, axis=-1).numpy()
+                    want = call(v).numpy()
                     np.testing.assert_array_equal(
                         got.view(np.uint8), want.view(np.uint8),
-                        err_msg=f"{fn.__name__} {dt} {shape} {variant} {v.shape}")
+                        err_msg=f"call {i} {dt} {shape} {variant} {v.shape}")
                     cases += 1
-    assert cases > 60
+    assert cases > 100
     monkeypatch.setattr(knorm, "COLD", "always")
     xn = rng.standard_normal((4, 9)).astype(dt)
     xn[2, 3] = np.nan
     before = len(served)
     for call in (lambda: tl.softmax(tl.asarray(xn), axis=-1),
                  lambda: tl.log_softmax(tl.asarray(xn), axis=-1),
-                 lambda: tl.layer_norm(tl.asarray(xn[:1] * 0 + 1), (9,)),
+                 lambda: tl.layer_norm(tl.asarray(xn), (9,)),
                  lambda: tl.softmax(tl.asarray(xn[:1] * 0 + 1).astype(tl.float16), axis=-1)):
         call()
     assert len(served) == before  # the kernel served each of them
@@ -688,16 +698,22 @@ from tensorlib.runtime.cpu import cores
 rng = np.random.default_rng(2)
 xs = [tl.asarray((rng.standard_normal((300, 400)) * 3).astype(dt))
       for dt in ("float32", "float64")]
-first = [f(x, axis=-1).numpy() for f in (tl.softmax, tl.log_softmax) for x in xs]
+def calls():
+    return [f(x).numpy() for f in (lambda x: tl.softmax(x, axis=-1),
+                                   lambda x: tl.log_softmax(x, axis=-1),
+                                   lambda x: tl.layer_norm(x, (400,))) for x in xs]
+
+
+first = calls()
 mods = list(normalization._mods.values())
-assert len(mods) == 4
+assert len(mods) == 6
 if sys.argv[1] == "empty":
     # no serial_rows (nor a parallel twin) compiled: the cold route and its row_sum
     assert not any(m.serial_rows.signatures or m.parallel.signatures for m in mods)
-    assert all(m.row_sum.signatures for m in mods)
+    assert all(m.row_sum.signatures for m in mods)  # (and layer_norm's row_sqdev)
     cores.DEFER_PARALLEL_COMPILE = False  # now the kernels (into the disk cache)
     normalization.COLD = False
-    second = [f(x, axis=-1).numpy() for f in (tl.softmax, tl.log_softmax) for x in xs]
+    second = calls()
     assert all(m.serial_rows.signatures or m.parallel.signatures for m in mods)
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
@@ -705,8 +721,8 @@ if sys.argv[1] == "empty":
 
 
 def test_softmax_first_call_compiles_no_rows_kernel(tmp_path):
-    """With empty caches a first float32 / float64 softmax / log_softmax compiles only the
-    module's row_sum and gives what the kernel gives once it is compiled."""
+    """With empty caches a first float32 / float64 softmax / log_softmax / layer_norm compiles
+    only the module's row helpers and gives what the kernel gives once it is compiled."""
     import os
     import subprocess
     env = dict(os.environ, TENSORLIB_CACHE_DIR=str(tmp_path / "tl"),

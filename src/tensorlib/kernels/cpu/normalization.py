@@ -18,9 +18,9 @@ Numba's ``np.exp`` is a scalar libm call per element without SVML. float64 keeps
 Special values follow from plain IEEE arithmetic, as in NumPy's composed formula: the max
 ignores nan, but a nan element makes the sum nan; a +inf max gives inf - inf = nan; an all
 -inf row gives exp(-inf - -inf) = nan. The parallel variant splits the rows into chunks (one
-buffer each) above PAR_GRAIN elements. The first float32 / float64 softmax or log_softmax
-whose serial_rows kernel is not compiled yet runs cold (normalization_cold.py: the same bits
-without the 0.5-0.8 s compile); the second compiles it.
+buffer each) above PAR_GRAIN elements. The first float32 / float64 call of an op whose
+serial_rows kernel is not compiled yet runs cold (normalization_cold.py: the same bits without
+the 0.5-0.8 s compile); the second compiles it.
 """
 from __future__ import annotations
 
@@ -41,9 +41,9 @@ __all__ = ["softmax_kernel", "log_softmax_kernel", "layer_norm_kernel", "PAR_GRA
 
 PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
-# The first float32 / float64 softmax / log_softmax whose serial_rows is neither compiled nor in
-# the disk cache runs cold (normalization_cold.py: NumPy steps and the module's row_sum, the
-# same bits).
+# The first float32 / float64 softmax / log_softmax / layer_norm whose serial_rows is neither
+# compiled nor in the disk cache runs cold (normalization_cold.py: NumPy steps and the
+# module's row_sum / row_sqdev, the same bits).
 # False: never cold; "always": every supported call cold (tests).
 COLD = True
 _served_cold: set = set()  # serial_rows dispatchers whose one cold call has run

@@ -1,5 +1,6 @@
-"""First calls of the CPU float32 / float64 softmax and log_softmax (kernels/cpu/normalization.py)
-while their ``serial_rows`` kernel is neither compiled in this process nor in the disk cache.
+"""First calls of the CPU float32 / float64 softmax, log_softmax and layer_norm
+(kernels/cpu/normalization.py) while their ``serial_rows`` kernel is neither compiled in this
+process nor in the disk cache.
 
 Compiling ``serial_rows`` costs 0.5-0.8 s, the largest first call of the everyday ops. The same
 bits come from NumPy steps and the module's own ``row_sum`` (a small function, ~0.1 s to
@@ -14,7 +15,10 @@ compile, or loaded from the disk cache):
 * the exps are summed by the module's compiled ``row_sum`` per row (in float64, reassociated
   as LLVM vectorized it: the very function serial_rows calls), and the result is
   exp * (1.0 / sum) (softmax) or (x - max) - log(sum) (log_softmax, libm's log as
-  ``math.log``) in float64, rounded to the output dtype, as the kernel stores it.
+  ``math.log``) in float64, rounded to the output dtype, as the kernel stores it;
+* layer_norm: the mean is row_sum / float32-or-float64(n) and the variance the module's own
+  ``row_sqdev`` per row, then ((x - mean) * rstd) * w + b in float64 with
+  rstd = 1 / sqrt(var / n + eps) (eps rounded to the compute dtype first, as the kernel's).
 
 A row holding a nan is left to the kernel: which nan payload survives two nans meeting depends
 on the operand order LLVM chose. tests/kernels/cpu/test_cold_start.py holds the two to the same
@@ -42,7 +46,7 @@ _F32 = np.float32
 def cold_supported(op, in_dt, acc, out_dt, nrows, n) -> bool:
     """Whether a serial_rows call of ``op`` with these dtypes and ``nrows`` rows of ``n``
     elements can run cold."""
-    if (op not in ("softmax", "log_softmax") or not 0 < nrows <= MAX_ROWS
+    if (op not in ("softmax", "log_softmax", "layer_norm") or not 0 < nrows <= MAX_ROWS
             or not (in_dt is acc and acc is out_dt)):
         return False
     if acc is _dt.float32:
@@ -61,10 +65,13 @@ def rows_view(arr, meta, base):
 
 
 def run_cold(op, mod, meta, out, inp, w, b, eps, scratch=None):
-    """serial_rows' softmax / log_softmax of float32 or float64 rows (contiguous within a row,
-    any row strides) into ``out``; the caller checked cold_supported and that no input is a
-    nan."""
+    """serial_rows' softmax / log_softmax / layer_norm of float32 or float64 rows (contiguous
+    within a row, any row strides) into ``out``; the caller checked cold_supported and that no
+    input is a nan."""
     x = rows_view(inp, meta, 3)
+    if op == "layer_norm":
+        _layer_norm(mod, x, rows_view(out, meta, 7), w, b, eps)
+        return
     m = x.max(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: the kernel's nan too)
         d = x - m
@@ -80,6 +87,19 @@ def run_cold(op, mod, meta, out, inp, w, b, eps, scratch=None):
         else:  # (a sum is >= 1 or nan: math.log returns a nan as it is)
             y = d - np.fromiter(map(math.log, s), np.float64, s.size).reshape(x.shape[:-1] + (1,))
     rows_view(out, meta, 7)[...] = y  # (rounded to the output dtype)
+
+
+def _layer_norm(mod, x, out, w, b, eps):
+    n = x.shape[-1]
+    acc = x.dtype.type
+    rows = np.ascontiguousarray(x).reshape(-1, n)
+    mean = np.fromiter((mod.row_sum(r) for r in rows), np.float64, rows.shape[0]) / acc(n)
+    var = np.fromiter((mod.row_sqdev(r, mu) for r, mu in zip(rows, mean)), np.float64,
+                      rows.shape[0])
+    with np.errstate(all="ignore"):  # (inf - inf, an inf variance: the kernel's nans too)
+        rstd = 1.0 / np.sqrt(var / acc(n) + acc(eps))
+        y = (rows - mean[:, None]) * rstd[:, None] * w[:n] + b[:n]
+    out[...] = y.reshape(x.shape)  # (rounded to the output dtype)
 
 
 def _vexp32(x):
