@@ -200,14 +200,7 @@ class HostCachingAllocator(HostAllocatorStats):
     def allocate(self, nbytes: int) -> Block:
         if type(nbytes) is not int or nbytes < 0:
             nbytes = _check_nbytes(nbytes)
-        # Inlined round_size(): a function call is a noticeable share of the
-        # hot path's budget.
-        if nbytes > SMALL_LIMIT:
-            step = 1 << (nbytes.bit_length() - 4)
-            size = (nbytes + step - 1) & -step
-        elif nbytes:
-            size = (nbytes + 63) & -64
-        else:
+        if not nbytes:
             return self._allocate_empty()
         returned = self._returned
         if returned:
@@ -216,7 +209,7 @@ class HostCachingAllocator(HostAllocatorStats):
             except IndexError:  # another thread took it
                 pass
             else:
-                if block.requested == nbytes and block.size == size and not block.pending:
+                if block.requested == nbytes and not block.pending:  # (so of the same size)
                     # Freed and asked for again at once (an op's result dropped before the
                     # next op's: the common case). No lock: the queued free was never counted,
                     # so allocated and requested bytes, blocks in use and the peaks stand as
@@ -225,6 +218,13 @@ class HostCachingAllocator(HostAllocatorStats):
                     next(self._handoffs)
                     return block
                 returned.append(block)
+        # Inlined round_size(): a function call is a noticeable share of the
+        # hot path's budget.
+        if nbytes > SMALL_LIMIT:
+            step = 1 << (nbytes.bit_length() - 4)
+            size = (nbytes + step - 1) & -step
+        else:
+            size = (nbytes + 63) & -64
         if self._deferred:  # (a racy read is fine: a hint to look)
             self._process_deferred()
         # acquire/release rather than `with`: measurably cheaper on this hot path. Cache hits
