@@ -339,7 +339,6 @@ def run_pointwise(it, info, scalar_values):
             target = _dt.bool_ if name in info.bool_args else compute
             values.append(scalar_to_compute(x, target, info.name, name))
     kinds = "".join(kinds)
-    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype)
     for arg, v in zip(info.scalar_args, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
@@ -358,6 +357,9 @@ def run_pointwise(it, info, scalar_values):
                 flat = par
         _launch(flat, info.name, out, ops, numel, *args)  # on the current CPU stream
         return
+    # (built only where it runs: a dense call with a Python-scalar operand imports only its
+    # flat loop's module)
+    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype)
     meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
     if big and cores.team_ready(mod, (meta, *arrays, *values), numel):
         fn = mod.parallel
