@@ -11,7 +11,8 @@ from ..tensor import Tensor, contiguous_strides
 from ..shape import is_dense
 from ..dispatch.pointwise_info import COPY, FILL
 
-__all__ = ["copy_", "fill_", "clone", "contiguous", "astype", "fill_range"]
+__all__ = ["copy_", "fill_", "fill_dense_fast", "fill_iterated", "clone", "contiguous", "astype",
+           "fill_range"]
 
 
 
@@ -92,13 +93,23 @@ def _cpu_streams():
 
 def fill_(self: Tensor, value) -> Tensor:
     if (type(value) in _PY_SCALAR_TYPES and type(self) is Tensor
-            and (self._contiguous or self.is_contiguous())):
-        # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
-        fast = _fast_for(_fill_fast, "fill_dense", self)
-        if fast is not None and fast(self, value) is not None:
-            return self
-        if value == 0 and (type(value) is int or type(value) is bool) and zero_bytes(self):
-            return self
+            and (self._contiguous or self.is_contiguous()) and fill_dense_fast(self, value)):
+        return self
+    return fill_iterated(self, value)
+
+
+def fill_dense_fast(t: Tensor, value) -> bool:
+    """fill_'s dense fast path (no TensorIterator) for a contiguous Tensor ``t`` and a Python
+    scalar of an exact type: the device kernel's small dense fill, else a memset of zeros;
+    False (nothing written) for what they decline."""
+    fast = _fast_for(_fill_fast, "fill_dense", t)
+    if fast is not None and fast(t, value) is not None:
+        return True
+    return value == 0 and (type(value) is int or type(value) is bool) and zero_bytes(t)
+
+
+def fill_iterated(self: Tensor, value) -> Tensor:
+    """fill_ through the TensorIterator and the fill stub (every layout, device and value)."""
     it = TensorIterator.build("fill_", [self], [value], promote_inputs=False,
                               enforce_safe_cast=False, compute_dtype=_compute(self.dtype),
                               common_dtype=self.dtype)

@@ -28,8 +28,7 @@ __all__ = ["asarray", "tensor", "from_numpy", "zeros", "ones", "full", "zeros_li
 
 _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill = None  # ops.copy.fill_ (imported on first use, after the ops are registered)
-# full's fills, found at its first call: the CPU kernel's fill_dense, ops.copy.zero_bytes, fill_
-_full_fills = None
+_full_fills = None  # (ops.copy.fill_dense_fast, fill_iterated), imported at full's first call
 _coerce = None  # ops.indexing._coerce_scalar (likewise)
 _streams = None  # runtime.cpu.streams (likewise)
 
@@ -48,15 +47,10 @@ def full(shape, fill_value, dtype=None, device=None, pin_memory=False, op="full"
         if t is not None:
             global _full_fills
             if _full_fills is None:
-                from .copy import _fast_for, _fill_fast, fill_, zero_bytes
-                _full_fills = (_fast_for(_fill_fast, "fill_dense", t), zero_bytes, fill_)
-            fill_dense, zero_bytes, fill = _full_fills
-            # what fill_ tries first: the CPU kernel's small dense fill, a memset of zeros
-            if fill_dense is not None and fill_dense(t, fill_value) is not None:
-                return t
-            if fill_value == 0 and type(fill_value) is int and zero_bytes(t):
-                return t
-            return fill(t, fill_value)
+                from .copy import fill_dense_fast, fill_iterated
+                _full_fills = (fill_dense_fast, fill_iterated)
+            dense, iterated = _full_fills
+            return t if dense(t, fill_value) else iterated(t, fill_value)
     t = empty_strided(shape, contiguous_strides(shape), dtype, device, op, pin_memory)
     return t.fill_(fill_value)
 
