@@ -11,8 +11,6 @@ least COLD_CALL_WORK.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from ...runtime.cpu import cores
 from ...runtime.cpu.numba_cache_load import load_cached
 
@@ -40,7 +38,7 @@ def kernel_ready(disp, args, work) -> bool:
     once it is compiled or on disk; otherwise it starts compiling in the background when the
     rule above says so, and this call goes cold."""
     return loaded(disp, args) or cores.parallel_ready(
-        SimpleNamespace(parallel=disp), args, max(COLD_COST * work, COLD_CALL_WORK))
+        cores.twins(disp), args, max(COLD_COST * work, COLD_CALL_WORK))
 
 
 def go_cold(mode, disp, args, work) -> bool:

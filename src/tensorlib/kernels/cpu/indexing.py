@@ -11,7 +11,6 @@ scatter only move bits, so they are specialised on the item size, not the dtype.
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -144,13 +143,7 @@ def _offsets(shape, strides):
 def _ready(serial, parallel, args, work):
     """Whether the parallel kernel should run now (cores.parallel_ready: it compiles in the
     background once the combination is used for real work; the serial one serves before)."""
-    tw = _pairs.get((serial, parallel))
-    if tw is None:
-        tw = _pairs[(serial, parallel)] = SimpleNamespace(serial=serial, parallel=parallel)
-    return cores.team_ready(tw, args, work)
-
-
-_pairs: dict = {}
+    return cores.team_ready(cores.twins(parallel, serial), args, work)
 
 
 def _advanced_offsets(plan):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -28,8 +27,7 @@ from .casting import cast_code, kernel_array
 from .transpose_copy import copy_transposed
 from ...dtype_scalars import scalar_to_compute
 
-__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain",
-           "flat_twins"]
+__all__ = ["run_pointwise", "kernel_cache_dir", "load_generated_module", "parallel_grain"]
 
 # Below its grain a pointwise loop runs on the calling thread: waking the team and joining it
 # costs ~30-40 us on the 2-core VM this was measured on (benchmarks/grain_cpu.py, one thread
@@ -353,7 +351,7 @@ def run_pointwise(it, info, scalar_values):
         flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
         if big:
             par = combination_module(info, fkinds, fdtypes, compute, out._dtype).flat_parallel
-            if cores.team_ready(flat_twins(par, flat), (numel, *args), numel):
+            if cores.team_ready(cores.twins(par, flat), (numel, *args), numel):
                 flat = par
         _launch(flat, info.name, out, ops, numel, *args)  # on the current CPU stream
         return
@@ -366,18 +364,6 @@ def run_pointwise(it, info, scalar_values):
     else:
         fn = mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
-
-
-_twin_pairs: dict = {}  # flat_parallel -> (it, its serial twin) for cores' readiness checks
-
-
-def flat_twins(par, serial):
-    """``par`` (a combination's flat_parallel) and ``serial`` (its flat loop) as the
-    ``.parallel`` / ``.serial`` pair cores.parallel_ready and team_ready take."""
-    pair = _twin_pairs.get(par)
-    if pair is None:
-        pair = _twin_pairs[par] = SimpleNamespace(parallel=par, serial=serial)
-    return pair
 
 
 def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):

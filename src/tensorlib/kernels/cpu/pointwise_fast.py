@@ -28,8 +28,8 @@ from ...tensor import Tensor, contiguous_strides
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
-from .pointwise import GRAIN, combination_module, flat_entry, flat_twins, parallel_grain, \
-    run_pointwise, strided_entry
+from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
+    strided_entry
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
            "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
@@ -78,8 +78,8 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
         args = (n, st._ptr + offset * out_item,
                 *[t._storage._ptr + t._offset * t._dtype.itemsize for t in tensors], *values)
         if twins is None:
-            twins = flat_twins(combination_module(info, kinds, dtypes, compute,
-                                                  out_dtype).flat_parallel, flat)
+            twins = cores.twins(combination_module(info, kinds, dtypes, compute,
+                                                   out_dtype).flat_parallel, flat)
         if cores.team_ready(twins, args, n):
             cores.call(twins.parallel, args)
         else:

@@ -19,7 +19,6 @@ of the whole row serves it.
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 from numba import njit
@@ -80,9 +79,6 @@ def _both(fn, first, second):
     return res[0], mine
 
 
-_SPLIT = SimpleNamespace(parallel=split_chunk)  # cores.parallel_ready's view of it
-
-
 def sort_into(a, out) -> bool:
     """out <- a sorted ascending (1-D arrays of one dtype, not overlapping) on two threads when
     a is long, two threads are free, the split kernel is compiled (it compiles in the
@@ -95,7 +91,7 @@ def sort_into(a, out) -> bool:
     if pivot != pivot:
         return False  # mostly nan
     h = n // 2
-    if not cores.parallel_ready(_SPLIT, (a, 0, h, pivot, out, 0, 0), n):
+    if not cores.parallel_ready(cores.twins(split_chunk), (a, 0, h, pivot, out, 0, 0), n):
         return False
     c0, c1 = _both(split_chunk, (a, 0, h, pivot, out, -1, 0), (a, h, n, pivot, out, -1, 0))
     below = c0 + c1

@@ -40,7 +40,6 @@ assembles its source from the sort_*.py templates, this module runs them.
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numba
 import numpy as np
@@ -103,12 +102,7 @@ def _twins(mod, serial, parallel):
     """(serial, parallel) kernels of ``mod`` for cores.parallel_ready: a parallel kernel
     compiles in the background once its combination is used for real work; the serial one
     (cheaper to compile) serves meanwhile."""
-    key = (serial, parallel)
-    tw = mod.__dict__.get("_twins", {}).get(key)
-    if tw is None:
-        tw = SimpleNamespace(serial=getattr(mod, serial), parallel=getattr(mod, parallel))
-        mod.__dict__.setdefault("_twins", {})[key] = tw
-    return tw
+    return cores.twins(getattr(mod, parallel), getattr(mod, serial))
 
 
 # A first call whose full kernels are neither compiled nor in the disk cache runs the cold path

@@ -30,10 +30,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from types import SimpleNamespace
 
 __all__ = ["call", "run", "is_parallel", "threads", "use_threads", "team_size", "busy",
            "taken_cores", "FOLLOW_LOAD", "SAMPLE_S", "parallel_ready", "team_ready", "STALL_S",
-           "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK", "blas_team_spinning"]
+           "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK", "blas_team_spinning", "twins"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
 FIRST_COOLDOWN_S = 0.25
@@ -338,6 +339,19 @@ def parallel_ready(mod, args=None, work=0) -> bool:
             _compiling[par] = t
             t.start()
     return False
+
+
+_twins: dict = {}  # (parallel, serial) -> their twins() pair
+
+
+def twins(parallel, serial=None):
+    """``parallel`` (a Numba parallel dispatcher, or a serial kernel compiled in the background)
+    and its serial twin as the ``.parallel`` / ``.serial`` pair :func:`parallel_ready` and
+    :func:`team_ready` take where no generated module holds both (one object per pair)."""
+    pair = _twins.get((parallel, serial))
+    if pair is None:
+        pair = _twins[(parallel, serial)] = SimpleNamespace(parallel=parallel, serial=serial)
+    return pair
 
 
 def team_ready(mod, args=None, work=0) -> bool:
