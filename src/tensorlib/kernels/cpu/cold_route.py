@@ -1,5 +1,5 @@
 """When a first call takes a cold route instead of compiling its kernel (the sorts, the
-reductions, the integer matmul): the rule they share.
+reductions, the integer matmul, the row ops of normalization.py): the rules they share.
 
 A serial kernel that is neither compiled in this process nor in Numba's disk cache costs
 0.5-4 s to compile; the cold routes (NumPy steps, at most a small kernel; the same bits)
@@ -8,6 +8,12 @@ repeats, by cores.parallel_ready's rule (two calls and PARALLEL_WORK elements; a
 cores.DEFER_PARALLEL_COMPILE is off: tests, warmup, benchmarks). A cold call costs ~4x the
 kernel's time per element and a fixed ~50 us, so it counts COLD_COST times its work, and at
 least COLD_CALL_WORK.
+
+A cold route that costs far more than that (``once``: the row ops', 12-15x their kernel) serves
+only the first call; the second compiles the kernel in the foreground. A loop of calls in a
+fresh process then reaches the kernel as soon as it would without a cold route (with the
+background compile, softmax's reached it ~0.6 s later, after ~430 slow calls), and a script
+calling the op once never compiles it.
 """
 from __future__ import annotations
 
@@ -41,9 +47,20 @@ def kernel_ready(disp, args, work) -> bool:
         cores.twins(disp), args, max(COLD_COST * work, COLD_CALL_WORK))
 
 
-def go_cold(mode, disp, args, work) -> bool:
+_served_once: set = set()  # ``once`` kernels whose one cold call has run
+
+
+def go_cold(mode, disp, args, work, once=False) -> bool:
     """Whether this call of ``disp`` takes its cold route, under a module's switch ``mode``:
-    True (the rule), False (never) or "always" (tests)."""
+    True (the rule), False (never) or "always" (tests); ``once``: the rule for costly cold
+    routes (see above)."""
     if mode == "always":
         return True
-    return bool(mode) and not kernel_ready(disp, args, work)
+    if not mode:
+        return False
+    if not once:
+        return not kernel_ready(disp, args, work)
+    if not cores.DEFER_PARALLEL_COMPILE or disp in _served_once or loaded(disp, args):
+        return False
+    _served_once.add(disp)
+    return True

@@ -33,7 +33,7 @@ from ... import dtypes as _dt
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import launch
 from .casting import cast_code, kernel_array
-from .cold_route import loaded
+from .cold_route import go_cold
 from .normalization_cold import cold_supported, rows_view, run_cold
 from .pointwise import load_generated_module
 
@@ -43,29 +43,9 @@ PAR_GRAIN = 1 << 15   # elements: below this, threads cost more than they save
 ROWS_KERNEL = True    # rows contiguous in and out use serial_rows (tests compare with False)
 # The first float32 / float64 softmax / log_softmax / layer_norm whose serial_rows is neither
 # compiled nor in the disk cache runs cold (normalization_cold.py: NumPy steps and the
-# module's row_sum / row_sqdev, the same bits).
-# False: never cold; "always": every supported call cold (tests).
+# module's row_sum / row_sqdev, the same bits; cold_route.py's ``once`` rule: the second call
+# compiles it). False: never cold; "always": every supported call cold (tests).
 COLD = True
-_served_cold: set = set()  # serial_rows dispatchers whose one cold call has run
-
-
-def _cold_once(fn, args) -> bool:
-    """Whether this call of serial_rows ``fn`` (not compiled in this process) runs cold: only
-    the first one, and only while Numba's disk cache does not hold it either. A cold softmax
-    costs 12-15x the kernel (measured (250, 400): float32 2.4 vs 0.16 ms, float64 7.5 vs 0.61
-    ms), so unlike the reductions' cold routes the second call compiles it in the foreground:
-    a loop of calls in a fresh process then reaches the kernel as soon as it did before (a
-    background compile meanwhile served ~430 cold calls and reached it ~0.6 s later), and a
-    script calling softmax once never compiles it. Where parallel compiles are not deferred
-    (tests, benchmarks), never."""
-    if COLD == "always":
-        return True
-    if not COLD or not cores.DEFER_PARALLEL_COMPILE or fn in _served_cold or loaded(fn, args):
-        return False
-    _served_cold.add(fn)
-    return True
-
-
 _CHUNKS_PER_THREAD = 4
 
 _lock = threading.Lock()
@@ -421,7 +401,7 @@ def _run(op, out, x, rows, acc, w=None, b=None, eps=0.0):
         fn = mod.serial_rows
         if ((not fn.overloads or COLD == "always")
                 and cold_supported(op, x._dtype, acc, out._dtype, nrows, rows.n)
-                and not _streams._slow and _cold_once(fn, args)
+                and not _streams._slow and go_cold(COLD, fn, args, nrows * rows.n, once=True)
                 and not np.isnan(rows_view(args[2], meta, 3)).any()):
             launch(run_cold, op, out, (x, w, b), op, mod, *args)
             return

@@ -23,7 +23,7 @@ compile, or loaded from the disk cache):
 A row holding a nan is left to the kernel: which nan payload survives two nans meeting depends
 on the operand order LLVM chose. tests/kernels/cpu/test_cold_start.py holds the two to the same
 bits. Only a combination's first call runs here; the second compiles the kernel
-(normalization.py's ``_cold_once``: a cold call costs 12-15x the kernel's).
+(cold_route.py's ``once`` rule: a cold call costs 12-15x the kernel's).
 """
 from __future__ import annotations
 
