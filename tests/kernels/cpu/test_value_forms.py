@@ -29,20 +29,45 @@ def _same_bits(got, want):
 
 
 def test_pow_declares_its_square():
-    assert ("exponent == 2", "self * self", ("float32",)) in POINTWISE["pow"].value_forms
+    assert ("exponent == 2", "self * self", ("float32", "float64")) in \
+        POINTWISE["pow"].value_forms
 
 
+def _bit_patterns64(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2**63, n, dtype=np.uint64).view(np.float64)
+    k = np.arange(1, n // 4, dtype=np.float64)
+    halfway = np.concatenate([1 + k * 2.0**-27, 3 * (1 + k * 2.0**-27)])  # x * x a tie
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.5e154,
+                        -1.4e-154, 1.7976931348623157e308], np.float64)
+    return np.concatenate([x, -x[: n // 2], halfway, special])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("exponent", [2, 2.0])
-@pytest.mark.parametrize("step", [1, 2])
-def test_float32_square_is_bit_for_bit_x_times_x(exponent, step):
-    # below the parallel grain, dense or 1-D strided: the flat / strided loops (other layouts
-    # run the general loops' pow, within its 1 ulp: 2.1805549e13 ** 2 is one ulp off there)
-    x = _bit_patterns(3000)
-    t = tl.asarray(x)[::step]
+@pytest.mark.parametrize("layout", ["dense", "strided", "2-D transposed", "tensor exponent"])
+def test_square_is_bit_for_bit_x_times_x(dtype, exponent, layout):
+    # every loop: the flat / strided loops run the value form x * x alone; the general loop
+    # (a transposed layout) and a tensor exponent run pow itself, which squares for y == 2
+    # (float32 2.1805549e13 ** 2 and ~1% of float64 squares were an ulp off before)
+    x = _bit_patterns(3000) if dtype == "float32" else _bit_patterns64(4000)
+    x = x[: len(x) // 2 * 2]
+    if layout == "strided":
+        x = x[::2]
+    t = tl.asarray(x)
+    e = exponent
+    if layout == "2-D transposed":
+        x = x.reshape(2, -1).T
+        t = tl.asarray(x.T.copy()).T
+    elif layout == "tensor exponent":
+        e = tl.full(t.shape, float(exponent), dtype=t.dtype)
     with np.errstate(all="ignore"):
-        want = np.square(x[::step])  # correctly rounded, as x ** 2 is (pow_halves_f32)
-    assert _same_bits((t ** exponent).numpy(), want)
-    assert _same_bits(tl.pow(t, exponent).numpy(), want)
+        want = np.square(x)  # correctly rounded
+    same = (lambda g, w: _same_bits(g, w)) if dtype == "float32" else (
+        lambda g, w: bool(np.all((g.view(np.uint64) == w.view(np.uint64))
+                                 | (np.isnan(g) & np.isnan(w)))))
+    assert same((t ** e).numpy(), want)
+    assert same(tl.pow(t, e).numpy(), want)
 
 
 def test_other_exponents_and_dtypes_keep_their_forms():
@@ -53,7 +78,10 @@ def test_other_exponents_and_dtypes_keep_their_forms():
         with np.errstate(all="ignore"):
             np.testing.assert_allclose((t ** e).numpy(), np.power(x, np.float32(e)), rtol=3e-7)
     d = tl.asarray(x.astype(np.float64))
-    np.testing.assert_allclose((d ** 2).numpy(), x.astype(np.float64) ** 2, rtol=2.3e-16)
+    for e in (2.5, 3, 0.5, -2):
+        with np.errstate(all="ignore"):
+            want = x.astype(np.float64) ** e
+        np.testing.assert_allclose((d ** e).numpy(), want, rtol=4.5e-16)
     i = tl.asarray(np.arange(-50, 50, dtype=np.int64))
     np.testing.assert_array_equal((i ** 2).numpy(), np.arange(-50, 50) ** 2)
 
