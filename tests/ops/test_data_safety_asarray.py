@@ -195,6 +195,29 @@ def test_tensor_factory_uses_the_same_conversion():
         tl.tensor([300], dtype=tl.int8)
 
 
+@pytest.mark.parametrize("obj", [2.5, 7, True, 1 + 2j, [[1.5, -0.0], [3.0, 4.0]], [],
+                                 np.float32(2.5), np.int16(-3), np.bool_(True)])
+@pytest.mark.parametrize("make", [tl.asarray, tl.tensor])
+def test_python_data_and_numpy_scalars_land_in_writable_memory_of_their_own(obj, make):
+    # (their private NumPy array is copied into tensorlib's allocator, not borrowed)
+    t = make(obj)
+    want = np.asarray(obj)
+    if not isinstance(obj, np.generic):
+        want = want.astype({"f": np.float32, "c": np.complex64, "i": np.int64,
+                            "b": np.bool_}[want.dtype.kind])
+    assert t.dtype.np_dtype == want.dtype and t.shape == want.shape and not t.is_readonly
+    _same_bits(t.numpy(), want)
+    u = make(obj)
+    if t.numel():
+        assert t.data_ptr() != u.data_ptr()
+        t.fill_(0)
+        _same_bits(u.numpy(), want)
+    with pytest.raises(ValueError, match="copy=False"):
+        tl.asarray(obj, copy=False) if not isinstance(obj, np.generic) else \
+            tl.asarray(obj, dtype=tl.float64 if want.dtype != np.float64 else tl.float32,
+                       copy=False)
+
+
 # ---- buffer-protocol objects keep their own dtype ----------------------------------------------
 @pytest.mark.parametrize("code", list("bBhHiIlLqQfd"))
 def test_array_array_keeps_its_dtype_and_shares(code):

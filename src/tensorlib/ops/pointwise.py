@@ -44,11 +44,13 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     else:
         out_dtype = None
 
+    def iterate(out, args):
+        return TensorIterator.build(info.name, [out], [args[i] for i in tensor_pos],
+                                    int_to_float=info.int_to_float, output_dtype=out_dtype,
+                                    promote_skip=skip)
+
     def kernel(*args):
-        out = args[-1]
-        inputs = [args[i] for i in tensor_pos]
-        it = TensorIterator.build(info.name, [out], inputs, int_to_float=info.int_to_float,
-                                  output_dtype=out_dtype, promote_skip=skip)
+        it = iterate(args[-1], args)
         if it.common_dtype.kind not in info.kinds:
             raise UnsupportedKernelError(f"{info.name}(): not supported for dtype "
                                          f"{it.common_dtype}")
@@ -63,7 +65,8 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
 
     kernel.__name__ = kernel.__qualname__ = f"{info.name}_structured"
     if len(tensor_pos) <= 2 and not skip:
-        kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub)
+        kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub,
+                                             iterate)
         kernel.inplace = _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub)
         kernel.with_out = _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub)
     elif len(tensor_pos) == 3 and not scalar_pos:
@@ -272,7 +275,12 @@ def _single_value(t, other):
 STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operands
 
 
-def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
+# Exact operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop
+# over many distinct views (sliding windows: a new offset each) must not grow them without end.
+LAYOUT_KEYS = 256
+
+
+def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
     """The functional form (out=None) with PyTorch's fast set-up taken one step further: when
     the tensor operands are contiguous, of one shape, dtype and backend, a per-(dtype, backend)
     runner from the device kernel (``kernel.dense_runner``) allocates the output and runs the
@@ -284,7 +292,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
     with one contiguous tensor and one Python scalar (bool, int, float, complex: exact types)
     is served the same way, per (dtype, backend, scalar type, scalar position): its runner
     converts the scalar as the full path does (same errors) and runs a flat loop generated
-    for that operand kind."""
+    for that operand kind. Any other layout of tensor operands on one backend (broadcast
+    shapes, transposed or N-D strided views, mixed dtypes) is learned per exact layout
+    (dtypes, shapes, strides, offsets; ``by_layout``): the device kernel's ``layout_runner``
+    works out the full path's loop and meta once, from the TensorIterator of the hot call
+    (``iterate(result, args)``)."""
     runners = {}
 
     def make_runner(dtype, result, scalar_operand=None, scalar_type=None, strided=False):
@@ -336,6 +348,28 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
             return counted_scalar(key, t, pos, kernel(*args, None))
         return None
 
+    layouts = {}
+    layout_counts = {}
+
+    def by_layout(args, key, tensors, value=None):
+        """The layout runner of ``key`` on ``tensors`` (op order) and the Python-scalar operand
+        ``value``; the full path until the layout is hot (None: the runner declined it)."""
+        run = layouts.get(key)
+        if run is not None:
+            return run(tensors, value, args)
+        if key in layouts:
+            return kernel(*args, None)
+        result = kernel(*args, None)
+        if _now_hot(layout_counts, key):
+            if len(layouts) >= LAYOUT_KEYS:
+                layouts.clear()
+                layout_counts.clear()
+            make = _runner_factory(stub, result, "layout_runner")
+            layouts[key] = make and make(info, iterate(result, args), scalar_pos)
+        elif len(layout_counts) >= 16 * LAYOUT_KEYS:
+            layout_counts.clear()
+        return result
+
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
     # of the ~3 us a tiny op takes.
     if len(tensor_pos) == 1:
@@ -344,7 +378,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
         def functional(*args):
             a = args[p0]
             if type(a) is Tensor:
-                if a._contiguous:
+                if a._contiguous or a.is_contiguous():
                     key = (a._dtype, a._ks)
                     run = runners.get(key)
                     if run is not None:
@@ -356,6 +390,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                 elif len(a._shape) == 1:
                     key = (a._dtype, a._ks, STRIDED)
                     out = strided(key, a, None, args)
+                    if out is not None:
+                        return out
+                else:
+                    out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset),
+                                    (a,))
                     if out is not None:
                         return out
             return kernel(*args, None)
@@ -403,6 +442,18 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                                     return out
                             elif key not in runners:
                                 return counted(key, a, kernel(*args, None))
+                        else:
+                            out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides,
+                                                   a._offset, b._shape, b._strides, b._offset),
+                                            (a, b))
+                            if out is not None:
+                                return out
+                    elif not (a._ks ^ b._ks) & BACKEND_MASK:
+                        # mixed dtypes (float32 + float64): by layout too
+                        out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset,
+                                               b._dtype, b._shape, b._strides, b._offset), (a, b))
+                        if out is not None:
+                            return out
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
                     # A Python-scalar operand: per (dtype, backend, scalar type, position).
                     key = (a._dtype, a._ks, type(b), 1)
@@ -416,6 +467,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                 elif type(b) in scalars and len(a._shape) == 1:
                     key = (a._dtype, a._ks, type(b), 1, STRIDED)
                     out = strided(key, a, b, args, 1)
+                    if out is not None:
+                        return out
+                elif type(b) in scalars:
+                    out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset,
+                                           type(b), 1), (a,), b)
                     if out is not None:
                         return out
             elif type(b) is Tensor and type(a) in scalars:
@@ -433,7 +489,13 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub):
                     out = strided(key, b, a, args, 0)
                     if out is not None:
                         return out
+                else:
+                    out = by_layout(args, (b._dtype, b._ks, b._shape, b._strides, b._offset,
+                                           type(a), 0), (b,), a)
+                    if out is not None:
+                        return out
             return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
+    functional.layouts = layouts  # (the learned layouts' runners, for inspection)
     return functional

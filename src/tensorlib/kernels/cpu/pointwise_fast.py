@@ -8,6 +8,9 @@ operands, without a TensorIterator.
   packed here (``_above_grain``).
 * ``strided_runner``: the same for 1-D operands with any strides (the tile loop, meta packed
   here).
+* ``layout_runner``: any other layout of one or two tensor operands (broadcasting, transposed
+  or N-D strided views, mixed dtypes), per exact layout: the full path's loop nest and meta,
+  worked out once.
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
 * ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
   same-dtype copies from a strided source (NumPy's strided copy over the storages' bytes).
@@ -31,7 +34,8 @@ from .arrays import kernel_np_dtype, strided_array
 from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry
 
-__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner", "inplace_runner",
+__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner",
+           "layout_runner", "inplace_runner",
            "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
@@ -368,6 +372,65 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     return run
 
 
+def layout_runner(info, it, scalar_pos):
+    """The fast path's runner for one exact operand layout the dense and 1-D runners do not take
+    (broadcast shapes, transposed or 2-D strided views, mixed dtypes; the caller keys runners by
+    the operands' dtypes, shapes, strides and offsets): from ``it``, the TensorIterator of a full
+    call over its result, the full path's loop nest, meta and result layout are worked out once,
+    so a call allocates the result and runs the same kernel on the same meta (the same bits).
+    ``run(tensors, value, args)``: the tensor operands in op order, the Python-scalar operand
+    (or None), the op's arguments (its Scalar arguments are read there). None for layouts that
+    coalesce to one dim (the full path's flat loops serve them) and for int -> float ops on
+    integer tensors (their result follows the default float dtype)."""
+    lay = it.layout()
+    ops = it.operands
+    tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
+    if (len(lay.shape) < 2 or lay.offsets[0] != 0 or not tensors or len(scalar_pos) > 1
+            or not it.numel
+            or (info.int_to_float and all(t._dtype.kind in "biu" for t in tensors))):
+        return None
+    out = ops[0]
+    out_dtype = out._dtype
+    compute = it.compute_dtype
+    kinds = "".join("T" if isinstance(x, Tensor) else "S" for x in ops[1:])
+    dtypes = tuple(x._dtype if isinstance(x, Tensor) else None for x in ops[1:])
+    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+    shape, strides = out._shape, out._strides
+    n = out._numel
+    nbytes = n * out_dtype.itemsize  # (a fresh result: dense, in some dim order)
+    np_out = kernel_np_dtype(out_dtype)
+    np_ins = [kernel_np_dtype(t._dtype) for t in tensors]
+    name = info.name
+    value = None
+    if "S" in kinds:
+        value = _last_value_cache(compute, name, info.tensor_args[kinds.index("S")])
+    scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
+    sp = scalar_pos[0] if scalar_pos else None
+    big = n >= parallel_grain(info)
+    mod = None
+
+    def run(ts, v, args):
+        nonlocal mod
+        if _streams._slow and not _streams.runs_inline():
+            return None  # the full path queues or records it
+        vals = () if value is None else (value(v),)  # the operand first, then the Scalar
+        if sp is not None:
+            vals += (scalar(args[sp]),)
+        if mod is None:
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+        st = Storage.allocate(nbytes)
+        # (typed() waits for queued CPU-stream writers, as the full path's; the fresh result
+        # has none, and its view is not worth keeping)
+        kargs = (meta, st.buffer[:nbytes].view(np_out),
+                 *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
+        if big and cores.team_ready(mod, kargs, n):
+            cores.call(mod.parallel, kargs)
+        else:
+            mod.serial(*kargs)
+        return Tensor._make(st, shape, strides, 0, out_dtype)
+    return run
+
+
 def _c_order_like(st, a, dtype):
     """A tensor over ``st`` of contiguous ``a``'s shape with C-order strides: what the full path
     allocates when it does not take its dense set-up (it copies the strides of ``a`` then, whose
@@ -546,6 +609,7 @@ def copy_strided(dst, src):
 
 run_pointwise.dense_runner = dense_runner
 run_pointwise.strided_runner = strided_runner
+run_pointwise.layout_runner = layout_runner
 run_pointwise.inplace_runner = inplace_runner
 run_pointwise.out_runner = out_runner
 run_pointwise.dense_runner3 = dense_runner3

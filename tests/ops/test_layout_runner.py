@@ -1,0 +1,200 @@
+"""The pointwise layout runners (issue 13 item 2): broadcast shapes, transposed or N-D strided
+views and mixed dtypes, once a layout is hot, skip the TensorIterator and run the full path's
+own loop on its own meta. Each must give exactly the full path's result (dtype, shape, strides,
+bits) and must actually be taken. Nothing here is timed."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tensorlib as tl
+from tensorlib.dispatch import dispatcher
+from tensorlib.iterator import TensorIterator
+from tensorlib.ops.pointwise import HOT_CALLS, LAYOUT_KEYS
+
+
+def _builds(monkeypatch):
+    calls = []
+    real = TensorIterator.build.__func__
+    monkeypatch.setattr(TensorIterator, "build",
+                        classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)))
+    return calls
+
+
+def _bits(t):
+    a = t.astype(tl.float32).numpy() if t.dtype is tl.bfloat16 else t.numpy()
+    return np.ascontiguousarray(a).view(np.uint8) if a.dtype != np.bool_ and a.size else a
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.stride() == want.stride()
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def _arr(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    vals = rng.standard_normal(shape) * 3
+    if dtype.kind in "iu":
+        vals = rng.integers(1, 50, shape)
+    elif dtype.kind == "b":
+        vals = rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind == "f" and dtype.itemsize == 2:
+        return tl.asarray(vals.astype(np.float32)).astype(dtype)
+    return tl.asarray(np.asarray(vals).astype(dtype.np_dtype))
+
+
+def _views(dtype):
+    """(name, operands) of layouts the dense and 1-D runners leave to the full path."""
+    a = _arr((6, 7), dtype)
+    big = _arr((12, 15), dtype, 1)
+    return {
+        "row broadcast": (a, _arr((7,), dtype, 2)),
+        "column broadcast": (a, _arr((6, 1), dtype, 3)),
+        "outer": (_arr((6, 1), dtype, 4), _arr((1, 7), dtype, 5)),
+        "transposed": (a, _arr((7, 6), dtype, 6).T),
+        "2-D slices": (big[::2, 1::2], big[1::2, ::2][:, :7]),
+        "negative strides": (big[::-2, ::-2][:6, :7], a),
+        "offset 3-D": (_arr((2, 3, 4, 5), dtype, 7)[1, :, 1:], _arr((3, 1, 5), dtype, 8)),
+    }
+
+
+def _warm(fn, *args):
+    first = fn(*args)
+    for _ in range(HOT_CALLS + 1):
+        fn(*args)
+    return first
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.int32, tl.int64, tl.uint8,
+                                   tl.float16, tl.bfloat16, tl.complex64, tl.bool],
+                         ids=str)
+@pytest.mark.parametrize("op", ["add", "sub alpha", "multiply", "maximum", "less",
+                                "scalar", "exp"])
+def test_hot_layouts_give_the_full_paths_result_and_skip_the_iterator(op, dtype, monkeypatch):
+    fns = {
+        "add": lambda a, b: a + b,
+        "sub alpha": lambda a, b: tl.subtract(a, b, alpha=2),
+        "multiply": lambda a, b: a * b,
+        "maximum": tl.maximum,
+        "less": lambda a, b: a < b,
+        "scalar": lambda a, b: a * 3,
+        "exp": lambda a, b: tl.exp(a),
+    }
+    fn = fns[op]
+    if dtype is tl.bool and op in ("sub alpha", "exp", "add"):
+        pytest.skip("not defined for bool")
+    if dtype.kind == "c" and op in ("maximum", "less"):
+        pytest.skip("not defined for complex")
+    if dtype.kind in "iub" and op == "exp":
+        pytest.skip("int -> float ops on integers: the runner declines (default float dtype)")
+    for name, (a, b) in _views(dtype).items():
+        with np.errstate(all="ignore"):
+            first = _warm(fn, a, b)  # full path, then hot
+            calls = _builds(monkeypatch)
+            got = fn(a, b)
+        assert not calls, f"{op} {dtype} {name}: the full path ran"
+        _same(got, first)
+        monkeypatch.undo()
+
+
+def test_int_to_float_on_integers_and_one_dim_layouts_stay_on_the_full_path(monkeypatch):
+    a = _arr((6, 7), tl.int32)
+    b = _arr((7,), tl.int32)
+    first = _warm(tl.divide, a, b)  # int / int: the default float dtype decides
+    calls = _builds(monkeypatch)
+    _same(tl.divide(a, b), first)
+    assert calls
+    monkeypatch.undo()
+    x = _arr((6, 8), tl.float32).T
+    y = _arr((6, 8), tl.float32).T  # the same permuted layout: coalesces to one dense dim
+    first = _warm(tl.add, x, y)
+    calls = _builds(monkeypatch)
+    _same(x + y, first)
+    assert calls
+
+
+def test_mixed_dtypes_promote_as_the_full_path():
+    a = _arr((5, 4), tl.float32)
+    for b in (_arr((4,), tl.float64), _arr((5, 4), tl.int64), _arr((5, 1), tl.float16)):
+        first = _warm(tl.add, a, b)
+        got = a + b
+        _same(got, first)
+        np.testing.assert_allclose(got.numpy(), np.add(a.numpy(), b.astype(tl.float64).numpy()
+                                                       if b.dtype is tl.float16
+                                                       else b.numpy()), rtol=1e-6)
+
+
+def test_results_are_fresh_and_inputs_untouched():
+    a = _arr((6, 7), tl.float32)
+    b = _arr((7,), tl.float32)
+    keep_a, keep_b = a.numpy().copy(), b.numpy().copy()
+    outs = [a + b for _ in range(HOT_CALLS + 4)]
+    assert len({o.data_ptr() for o in outs}) == len(outs)
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), keep_a + keep_b)
+    np.testing.assert_array_equal(a.numpy(), keep_a)
+    np.testing.assert_array_equal(b.numpy(), keep_b)
+
+
+def test_many_distinct_layouts_keep_a_bounded_table():
+    base = tl.asarray(np.arange(4 * (LAYOUT_KEYS + 40), dtype=np.float32))
+    row = tl.asarray(np.ones(2, np.float32))
+    for off in range(LAYOUT_KEYS + 40):  # a sliding window: a new offset each time
+        v = base[off:off + 4].reshape((2, 2))
+        for _ in range(HOT_CALLS + 1):
+            got = v + row
+        np.testing.assert_array_equal(got.numpy(), base.numpy()[off:off + 4].reshape(2, 2) + 1)
+    tables = [k.layouts for k in dispatcher.get_op("add").kernels.values()
+              if hasattr(k, "layouts")]
+    assert tables and all(0 < len(t) <= LAYOUT_KEYS for t in tables)
+
+
+def test_user_stream_and_profiler_go_the_full_way():
+    a = _arr((6, 7), tl.float32)
+    b = _arr((7,), tl.float32)
+    want = a.numpy() + b.numpy()
+    _warm(tl.add, a, b)
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        x = a + b  # queued on s: the runner declines
+        y = x + b
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), want + b.numpy())
+    with tl.profiler.profile() as prof:
+        for _ in range(3):
+            out = a + b
+    np.testing.assert_array_equal(out.numpy(), want)
+    assert {r.key: r.count for r in prof.key_averages()}["add"] == 3
+
+
+_DTYPES = [tl.float32, tl.float64, tl.int16, tl.int64, tl.float16]
+
+
+@st.composite
+def _broadcast_pair(draw):
+    nd = draw(st.integers(2, 3))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(nd))
+    ones = draw(st.lists(st.booleans(), min_size=nd, max_size=nd))
+    bshape = tuple(1 if o else n for o, n in zip(ones, shape))
+    bshape = bshape[draw(st.integers(0, nd - 1)):]
+    flips = draw(st.lists(st.sampled_from([1, 2, -1, -2]), min_size=nd, max_size=nd))
+    da, db = draw(st.sampled_from(_DTYPES)), draw(st.sampled_from(_DTYPES))
+    transpose = draw(st.booleans())
+    return shape, bshape, flips, da, db, transpose
+
+
+@settings(max_examples=40, deadline=None)
+@given(_broadcast_pair())
+def test_property_broadcast_strided_and_mixed_layouts_match_numpy(case):
+    shape, bshape, steps, da, db, transpose = case
+    big = tuple(n * abs(s) for n, s in zip(shape, steps))
+    a = _arr(big, da)[tuple(slice(None, None, s) for s in steps)]
+    if transpose and len(bshape) >= 2:
+        b = _arr(bshape[::-1], db, 1).T
+    else:
+        b = _arr(bshape, db, 1)
+    first = _warm(tl.add, a, b)
+    got = a + b
+    _same(got, first)
+    want = a.astype(tl.float64).numpy() + b.astype(tl.float64).numpy()
+    np.testing.assert_allclose(got.astype(tl.float64).numpy(), want, rtol=2e-3, atol=1e-6)
