@@ -198,3 +198,83 @@ def test_property_broadcast_strided_and_mixed_layouts_match_numpy(case):
     _same(got, first)
     want = a.astype(tl.float64).numpy() + b.astype(tl.float64).numpy()
     np.testing.assert_allclose(got.astype(tl.float64).numpy(), want, rtol=2e-3, atol=1e-6)
+
+
+def _np_copy(t):
+    return np.array(t.numpy(), copy=True)
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.int32], ids=str)
+def test_in_place_layouts(dtype, monkeypatch):
+    # h += bias, a strided or transposed self, x *= 3 on a 2-D slice, x.neg_() transposed:
+    # bit for bit NumPy's (add / multiply / negative round once, as NumPy's do)
+    cases = [
+        ("h += bias", lambda: (_arr((6, 7), dtype), _arr((7,), dtype, 1)),
+         lambda x, y: x.__iadd__(y), lambda x, y: np.add(x, y, out=x)),
+        ("transposed self", lambda: (_arr((7, 6), dtype).T, _arr((6, 1), dtype, 1)),
+         lambda x, y: x.__imul__(y), lambda x, y: np.multiply(x, y, out=x)),
+        ("2-D slice *= 3", lambda: (_arr((12, 14), dtype)[::2, 1::2], None),
+         lambda x, y: x.__imul__(3), lambda x, y: np.multiply(x, 3, out=x)),
+        ("negative_ on a 2-D slice", lambda: (_arr((10, 9), dtype)[::2, 1::3], None),
+         lambda x, y: x.neg_(), lambda x, y: np.negative(x, out=x)),
+    ]
+    for name, make, op, ref in cases:
+        x, y = make()
+        want = _np_copy(x)
+        yn = None if y is None else _np_copy(y)
+        for i in range(HOT_CALLS + 3):
+            if i == HOT_CALLS + 2:
+                calls = _builds(monkeypatch)
+            got = op(x, y)
+            ref(want, yn)
+            assert got is x
+        assert not calls, name
+        monkeypatch.undo()
+        np.testing.assert_array_equal(x.numpy(), want, err_msg=name)
+
+
+def test_in_place_with_an_overlapping_operand_goes_the_full_way():
+    a = _arr((5, 5), tl.float64)
+    want = _np_copy(a)
+    for _ in range(HOT_CALLS + 3):
+        a += a.T  # the full path copies a.T first
+        want += want.T.copy()
+    np.testing.assert_array_equal(a.numpy(), want)
+
+
+@pytest.mark.parametrize("out_dtype", [tl.float32, tl.float64], ids=str)
+def test_out_layouts(out_dtype, monkeypatch):
+    a = _arr((6, 7), tl.float32)
+    b = _arr((7,), tl.float32, 1)
+    outs = {"C order": tl.empty((6, 7), dtype=out_dtype),
+            "transposed": tl.empty((7, 6), dtype=out_dtype).T,
+            "slice of a bigger one": tl.empty((8, 9), dtype=out_dtype)[1:7, 2:9]}
+    want = (a.numpy() + b.numpy()).astype(out_dtype.np_dtype)
+    for name, d in outs.items():
+        for i in range(HOT_CALLS + 3):
+            d.fill_(0)
+            if i == HOT_CALLS + 2:
+                calls = _builds(monkeypatch)
+            got = tl.add(a, b, out=d)
+            assert got is d
+            np.testing.assert_array_equal(d.numpy(), want, err_msg=name)
+        assert not calls, name
+        monkeypatch.undo()
+    big = tl.zeros((8, 9), dtype=out_dtype)
+    for _ in range(HOT_CALLS + 3):
+        tl.add(a, b, out=big[1:7, 2:9])
+    around = big.numpy().copy()
+    around[1:7, 2:9] = 0
+    assert not around.any()  # nothing written outside the view
+
+
+def test_where_with_broadcast_operands(monkeypatch):
+    cond = tl.asarray(np.arange(7) % 2 == 0)
+    x = _arr((6, 7), tl.float32)
+    y = _arr((6, 1), tl.float64, 1)
+    first = _warm(tl.where, cond, x, y)
+    calls = _builds(monkeypatch)
+    got = tl.where(cond, x, y)
+    assert not calls
+    _same(got, first)
+    np.testing.assert_array_equal(got.numpy(), np.where(cond.numpy(), x.numpy(), y.numpy()))

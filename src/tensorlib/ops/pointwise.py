@@ -67,10 +67,11 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
     if len(tensor_pos) <= 2 and not skip:
         kernel.functional = _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub,
                                              iterate)
-        kernel.inplace = _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub)
-        kernel.with_out = _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub)
+        kernel.inplace = _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub,
+                                             iterate)
+        kernel.with_out = _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub, iterate)
     elif len(tensor_pos) == 3 and not scalar_pos:
-        kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub)
+        kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub, iterate)
     return kernel
 
 
@@ -102,19 +103,44 @@ def _runner_factory(stub, result, name):
     return getattr(stub.kernels.get(result.device.type), name, None)
 
 
-def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
+def _layout_of(by_layout, args, a, b, into, head=()):
+    """``by_layout`` (see _layout_path) for tensor ``a`` and ``b`` (a tensor on a's backend, an
+    exact-type Python scalar at position 1, or None for a unary op) into ``into``, keyed by
+    their layouts after ``head`` (the out= tensor's); None: the full path."""
+    if b is None:
+        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset),
+                         (a,), None, into)
+    if type(b) is Tensor:
+        if (a._ks ^ b._ks) & BACKEND_MASK:
+            return None
+        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
+                                       b._dtype, b._shape, b._strides, b._offset),
+                         (a, b), None, into)
+    if type(b) in _PY_SCALAR_TYPES:
+        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
+                                       type(b)), (a,), b, into)
+    return None
+
+
+def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
     """The in-place form (out=self: ``x op= y``, ``x.exp_()``) without a TensorIterator: a
     contiguous self and either nothing more (unary), a contiguous tensor of its dtype, shape
     and backend that is self or shares no memory with it, or a Python scalar of an exact type
     at position 1. Per (dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
     the full path has raised any cast error for that combination); the device kernel's
-    ``inplace_runner`` makes the runner, which declines big tensors and user streams."""
+    ``inplace_runner`` makes the runner, which declines big tensors and user streams. Other
+    layouts (``h += bias``, a strided self) are learned per exact layout (_layout_path)."""
     if tensor_pos[0] != 0:
         return None
     runners = {}
     counts = {}
     unary = len(tensor_pos) == 1
     scalars = _PY_SCALAR_TYPES
+    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos)
+
+    def layout(args, a, b):
+        out = _layout_of(by_layout, args, a, b, a)
+        return out if out is not None else kernel(*args, a)
 
     def inplace(*args):
         a = args[0]
@@ -127,7 +153,7 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
                     if (b._dtype is not a._dtype or (a._ks ^ b._ks) & BACKEND_MASK
                             or b._shape != a._shape or not (b._contiguous or b.is_contiguous())
                             or (b._storage is a._storage and b._offset != a._offset)):
-                        return kernel(*args, a)
+                        return layout(args, a, b)
                     key = (a._dtype, a._ks)
                 elif type(b) in scalars:
                     key = (a._dtype, a._ks, type(b))
@@ -142,13 +168,15 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub):
                 return _learned(runners, counts, key, kernel(*args, a), stub, a,
                                 "inplace_runner", (info, a._dtype, scalar_pos,
                                                    key[2] if len(key) == 3 else None))
+        elif type(a) is Tensor:
+            return layout(args, a, None if unary else args[tensor_pos[1]])
         return kernel(*args, a)
 
     inplace.__name__ = inplace.__qualname__ = f"{info.name}_structured[out=self]"
     return inplace
 
 
-def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
+def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
     """The out= form (``tl.exp(x, out=y)``, ``tl.add(a, b, out=c)``) without a TensorIterator:
     a contiguous ``out`` of the operand's shape and backend (any dtype the full path accepted
     for it), a contiguous first operand, and nothing more (unary), a contiguous tensor of its
@@ -157,13 +185,22 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
     Per (dtype, out dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
     the full path has raised any cast or shape error for that combination); the device
     kernel's ``out_runner`` makes the runner, which declines user streams (above the parallel
-    grain also the profiler)."""
+    grain also the profiler). Other layouts are learned per exact layout, out's included
+    (_layout_path)."""
     if tensor_pos[0] != 0:
         return None
     runners = {}
     counts = {}
     unary = len(tensor_pos) == 1
     scalars = _PY_SCALAR_TYPES
+    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=True)
+
+    def layout(args, d, a):
+        out = None
+        if type(d) is Tensor and type(a) is Tensor and not (a._ks ^ d._ks) & BACKEND_MASK:
+            out = _layout_of(by_layout, args, a, None if unary else args[tensor_pos[1]], d,
+                             (d._dtype, d._shape, d._strides, d._offset))
+        return out if out is not None else kernel(*args)
 
     def with_out(*args):
         d = args[-1]
@@ -183,7 +220,7 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
                             or b._shape != a._shape or not (b._contiguous or b.is_contiguous())
                             or (b._storage is d._storage
                                 and (b._offset != d._offset or b._dtype is not d._dtype))):
-                        return kernel(*args)
+                        return layout(args, d, a)
                     key = (a._dtype, d._dtype, a._ks)
                 elif type(b) in scalars:
                     key = (a._dtype, d._dtype, a._ks, type(b))
@@ -198,21 +235,23 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub):
                 return _learned(runners, counts, key, kernel(*args), stub, a, "out_runner",
                                 (info, a._dtype, d._dtype, scalar_pos,
                                  key[3] if len(key) == 4 else None))
-        return kernel(*args)
+        return layout(args, d, a)
 
     with_out.__name__ = with_out.__qualname__ = f"{info.name}_structured[out=]"
     return with_out
 
 
-def _dense_fast_path3(info, kernel, tensor_pos, stub):
+def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
     """The dense fast path for three tensor operands (``where``): contiguous, of one shape and
     backend, per (dtypes, backend) once HOT_CALLS full calls succeeded (see _dense_fast_path);
     the device kernel's ``dense_runner3`` makes the runner. With a Python scalar for ``self``
     or ``other`` (``where(mask, 0, x)``), per (dtypes, backend, scalar type, position) through
-    ``dense_runner3_scalar``."""
+    ``dense_runner3_scalar``. Three tensors of other layouts (broadcasting) are learned per
+    exact layout (_layout_path)."""
     runners = {}
     counts = {}
     p0, p1, p2 = tensor_pos
+    by_layout = _layout_path(info, kernel, stub, iterate, ())
 
     def serve(args, key, factory, dtypes, extra, x, y, z):
         """The runner of ``key`` on (x, y, z), or the full path, which makes the runner with
@@ -249,6 +288,13 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub):
                 dtypes = (a._dtype, t._dtype)
                 return serve(args, dtypes + (a._ks, type(v), pos), "dense_runner3_scalar",
                              dtypes, (pos, type(v)), a, t, v)
+        elif (type(a) is Tensor and type(b) is Tensor and type(c) is Tensor
+              and not ((a._ks ^ b._ks) | (a._ks ^ c._ks)) & BACKEND_MASK):
+            out = by_layout(args, (a._ks, a._dtype, a._shape, a._strides, a._offset,
+                                   b._dtype, b._shape, b._strides, b._offset,
+                                   c._dtype, c._shape, c._strides, c._offset), (a, b, c))
+            if out is not None:
+                return out
         return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
@@ -273,6 +319,41 @@ def _single_value(t, other):
 
 
 STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operands
+
+
+def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
+    """``by_layout(args, key, tensors, value=None, into=None)``: the layout runner learned for
+    ``key`` (an exact layout: the operands' dtypes, shapes, strides and offsets, and ``into``'s
+    for the in-place and out= forms) run on the tensor operands ``tensors`` (op order), the
+    Python-scalar operand ``value`` and, with ``into``, into that tensor; the full path
+    (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until
+    the layout is hot. None: the caller takes the full path (a runner declined the call)."""
+    layouts = {}
+    counts = {}
+
+    def by_layout(args, key, tensors, value=None, into=None):
+        run = layouts.get(key)
+        if run is not None:
+            return run(tensors, value, args, into)
+        if key in layouts:
+            return None
+        before = None if into is None else (into._shape, into._strides, into._offset)
+        result = kernel(*args) if with_out else kernel(*args, into)
+        if _now_hot(counts, key):
+            if len(layouts) >= LAYOUT_KEYS:
+                layouts.clear()
+                counts.clear()
+            # (an out= tensor the full path resized is not the layout the key names)
+            same = into is None or (into._shape, into._strides, into._offset) == before
+            make = same and _runner_factory(stub, result, "layout_runner")
+            layouts[key] = make and make(info, iterate(result, args), scalar_pos,
+                                         into is not None)
+        elif len(counts) >= 16 * LAYOUT_KEYS:
+            counts.clear()
+        return result
+
+    by_layout.layouts = layouts
+    return by_layout
 
 
 # Exact operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop
@@ -348,27 +429,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
             return counted_scalar(key, t, pos, kernel(*args, None))
         return None
 
-    layouts = {}
-    layout_counts = {}
-
-    def by_layout(args, key, tensors, value=None):
-        """The layout runner of ``key`` on ``tensors`` (op order) and the Python-scalar operand
-        ``value``; the full path until the layout is hot (None: the runner declined it)."""
-        run = layouts.get(key)
-        if run is not None:
-            return run(tensors, value, args)
-        if key in layouts:
-            return kernel(*args, None)
-        result = kernel(*args, None)
-        if _now_hot(layout_counts, key):
-            if len(layouts) >= LAYOUT_KEYS:
-                layouts.clear()
-                layout_counts.clear()
-            make = _runner_factory(stub, result, "layout_runner")
-            layouts[key] = make and make(info, iterate(result, args), scalar_pos)
-        elif len(layout_counts) >= 16 * LAYOUT_KEYS:
-            layout_counts.clear()
-        return result
+    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos)
 
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
     # of the ~3 us a tiny op takes.
@@ -497,5 +558,5 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
             return kernel(*args, None)
 
     functional.__name__ = functional.__qualname__ = f"{info.name}_structured[out=None]"
-    functional.layouts = layouts  # (the learned layouts' runners, for inspection)
+    functional.layouts = by_layout.layouts  # (for inspection)
     return functional

@@ -372,21 +372,24 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     return run
 
 
-def layout_runner(info, it, scalar_pos):
+def layout_runner(info, it, scalar_pos, into=False):
     """The fast path's runner for one exact operand layout the dense and 1-D runners do not take
-    (broadcast shapes, transposed or 2-D strided views, mixed dtypes; the caller keys runners by
-    the operands' dtypes, shapes, strides and offsets): from ``it``, the TensorIterator of a full
-    call over its result, the full path's loop nest, meta and result layout are worked out once,
-    so a call allocates the result and runs the same kernel on the same meta (the same bits).
-    ``run(tensors, value, args)``: the tensor operands in op order, the Python-scalar operand
-    (or None), the op's arguments (its Scalar arguments are read there). None for layouts that
-    coalesce to one dim (the full path's flat loops serve them) and for int -> float ops on
-    integer tensors (their result follows the default float dtype)."""
+    (broadcast shapes, transposed or N-D strided views, mixed dtypes; the caller keys runners by
+    the operands' dtypes, shapes, strides and offsets, and those of the tensor written into
+    for the in-place and out= forms, ``into``): from ``it``, the TensorIterator of a full call
+    over its result, the full path's loop nest, meta and result layout are worked out once, so
+    a call allocates the result (or takes ``into``) and runs the same kernel on the same meta
+    (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
+    Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there),
+    the tensor to write (None: a new one). None for layouts that coalesce to one dim (the full
+    path's flat loops serve them) and for int -> float ops on integer tensors (their result
+    follows the default float dtype); a call returns None (the full path) on a user CPU stream,
+    under the profiler, or when an operand other than ``into`` itself shares its memory."""
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
-    if (len(lay.shape) < 2 or lay.offsets[0] != 0 or not tensors or len(scalar_pos) > 1
-            or not it.numel
+    if (len(lay.shape) < 2 or (lay.offsets[0] != 0 and not into) or not tensors
+            or len(scalar_pos) > 1 or not it.numel
             or (info.int_to_float and all(t._dtype.kind in "biu" for t in tensors))):
         return None
     out = ops[0]
@@ -409,25 +412,32 @@ def layout_runner(info, it, scalar_pos):
     big = n >= parallel_grain(info)
     mod = None
 
-    def run(ts, v, args):
+    def run(ts, v, args, dst=None):
         nonlocal mod
         if _streams._slow and not _streams.runs_inline():
             return None  # the full path queues or records it
+        if dst is not None:
+            for t in ts:
+                if t._storage is dst._storage and t is not dst:
+                    return None  # the full path copies an overlapping operand first
         vals = () if value is None else (value(v),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        st = Storage.allocate(nbytes)
-        # (typed() waits for queued CPU-stream writers, as the full path's; the fresh result
-        # has none, and its view is not worth keeping)
-        kargs = (meta, st.buffer[:nbytes].view(np_out),
-                 *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
+        # (typed() waits for queued CPU-stream work on the operands, as the full path's; a
+        # fresh result has none, and its view is not worth keeping)
+        if dst is None:
+            st = Storage.allocate(nbytes)
+            target = st.buffer[:nbytes].view(np_out)
+        else:
+            target = dst._storage.typed(np_out)
+        kargs = (meta, target, *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
         if big and cores.team_ready(mod, kargs, n):
             cores.call(mod.parallel, kargs)
         else:
             mod.serial(*kargs)
-        return Tensor._make(st, shape, strides, 0, out_dtype)
+        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
     return run
 
 
