@@ -449,6 +449,45 @@ def test_queued_free_is_handed_to_the_next_same_request(a):
     assert a.memory_stats()["num_frees"] == 4  # and the counts go on from there
 
 
+def test_a_temporary_and_a_result_freed_in_turn_are_both_handed_back(a):
+    # x - x.mean(...) in a loop: the temporary (100 B) then the result (4000 B) are freed and
+    # asked for again in that order: the one before the newest is handed back too
+    t, r = a.allocate(100), a.allocate(4000)
+    lock = a._lock
+    acquired = []
+
+    class Counting:  # the allocator's lock, counting who takes it
+        def acquire(self, *args):
+            acquired.append(1)
+            return lock.acquire(*args)
+
+        def release(self):
+            lock.release()
+
+        def __enter__(self):
+            self.acquire()
+
+        def __exit__(self, *exc):
+            self.release()
+
+    a._lock = Counting()
+    for _ in range(3):
+        a.free(t)
+        a.free(r)
+        assert a.allocate(100) is t and a.allocate(4000) is r
+    assert not acquired  # handed back, not taken in under the lock and found in the cache
+    a._lock = lock
+    s = a.memory_stats()
+    assert (s["num_allocs"], s["num_frees"], s["num_cache_hits"]) == (8, 6, 6)
+    assert s["allocation.current"] == 2 and s["allocation.peak"] == 2
+    a.free(r)
+    a.free(t)
+    z = a.allocate(64)  # neither of the two newest: both stay queued, in order
+    assert z is not t and z is not r
+    assert a.allocate(4000) is r  # (taken in by z's locked allocation: a cache hit now)
+    assert a.memory_stats()["allocation.current"] == 2
+
+
 def test_queued_free_is_reused_by_the_next_same_size_request(a):
     x = a.allocate(4000)
     a.free(x)
