@@ -332,10 +332,15 @@ def test_astype_shapes_views_and_declines(monkeypatch):
     z = tl.asarray(np.float32(2.5)).astype(tl.float64)
     same = view.astype(tl.float32, copy=False)
     assert builds.n == 0
+    t = base.permute((2, 0, 1)).astype(tl.float64)  # one dense block, another dim order
+    assert builds.n == 0
+    f = base[::-1].astype(tl.float64)  # dense but flipped: the block starts below x[0]
     e = base[:, :0].astype(tl.int8)  # empty: full path
-    t = base.permute((2, 0, 1)).astype(tl.float64)  # not contiguous: full path
+    s = base[:, :, ::2].astype(tl.float64)  # not dense: full path
     monkeypatch.undo()
-    assert builds.n == 2
+    assert builds.n == 3
+    np.testing.assert_array_equal(f.numpy(), np.arange(24.0).reshape(2, 3, 4)[::-1])
+    np.testing.assert_array_equal(s.numpy(), np.arange(24.0).reshape(2, 3, 4)[:, :, ::2])
     assert a.tolist() == np.arange(12, 24).reshape(3, 4).tolist() and a.stride() == (4, 1)
     assert z.shape == () and z.item() == 2.5 and same is view
     assert e.shape == (2, 0, 4) and t.stride() == (1, 12, 4)  # the source's memory order

@@ -36,10 +36,14 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
     """Writes src (broadcast to self's shape, cast to self's dtype) into self."""
     if (type(self) is Tensor and type(src) is Tensor and self._shape == src._shape
             and self._ks == src._ks and self._storage is not src._storage
-            and (self._contiguous or self.is_contiguous())
-            and (src._contiguous or src.is_contiguous())
+            and (((self._contiguous or self.is_contiguous())
+                  and (src._contiguous or src.is_contiguous()))
+                 or (self._strides == src._strides
+                     and is_dense(self._shape, self._strides, allow_negative=False)))
             and self._storage.device == src._storage.device):
         # Dense fast path: no TensorIterator (the device kernel declines what it can't do).
+        # Both contiguous, or one dense block each in the same dim order (x.T.astype(...)
+        # into empty_like's layout): element k of one block is element k of the other.
         fast = _fast_for(_copy_fast, "copy_dense", self)
         if fast is not None and fast(self, src) is not None:
             return self

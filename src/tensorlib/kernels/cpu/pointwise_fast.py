@@ -572,8 +572,9 @@ _copy_flats: dict = {}
 
 
 def copy_dense(dst, src):
-    """``dst.copy_(src)`` for contiguous CPU tensors of one shape in different storages
-    (ops/copy.py checked that): the copy kernel's flat loop (casting as the full path casts).
+    """``dst.copy_(src)`` for CPU tensors of one shape in different storages, both contiguous
+    or both one dense block in the same dim order (ops/copy.py checked that): the copy
+    kernel's flat loop over the blocks (casting as the full path casts).
     Returns None for empty or big tensors, while a user CPU stream is current and under the
     profiler."""
     n = dst._numel
