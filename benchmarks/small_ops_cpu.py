@@ -29,8 +29,14 @@ def _cases(tl):
     bn = rng.random((32, 32), dtype=np.float32)
     sn = rng.standard_normal((25, 40)).astype(np.float32)
     hn, gn = xn[:500].copy(), yn[500:].copy()
+    rn, cn = rng.random(40, dtype=np.float32), rng.random((25, 1), dtype=np.float32)
+    wn = rng.random((50, 80), dtype=np.float32)  # its [::2, ::2] is (25, 40)
+    accn, outn = sn.copy(), np.empty((25, 40), np.float32)
     x, y, x2, m, idx = (tl.asarray(a) for a in (xn, yn, x2n, mn, idxn))
     tk, x3, a, b, s, h, g = (tl.asarray(v) for v in (tkn, x3n, an, bn, sn, hn, gn))
+    r, c, w, acc, out = (tl.asarray(v) for v in (rn, cn, wn, accn, outn))
+    m2n = sn > 0
+    m2 = tl.asarray(m2n)
     f32 = tl.float32
 
     def np_softmax(v):
@@ -77,6 +83,21 @@ def _cases(tl):
         ("x3.T", lambda: x3.T, lambda: x3n.T),
         ("x2.reshape((1000,))", lambda: x2.reshape((n,)), lambda: x2n.reshape((n,))),
         ("arange(1000)", lambda: tl.arange(n), lambda: np.arange(n)),
+        # other layouts: broadcasting, transposed and 2-D strided operands, in-place and out=
+        ("s + row: (25 40) + (40)", lambda: s + r, lambda: sn + rn),
+        ("s * col: (25 40) * (25 1)", lambda: s * c, lambda: sn * cn),
+        ("s + x3.T", lambda: s + x3.T, lambda: sn + x3n.T),
+        ("w[::2 ::2] * 2.0", lambda: w[::2, ::2] * 2.0, lambda: wn[::2, ::2] * 2.0),
+        ("acc += row", lambda: acc.__iadd__(r), lambda: accn.__iadd__(rn)),
+        ("add(s row out=o)", lambda: tl.add(s, r, out=out), lambda: np.add(sn, rn, out=outn)),
+        ("where(m2 s col)", lambda: tl.where(m2, s, c), lambda: np.where(m2n, sn, cn)),
+        ("s - s.mean(1 keepdims)", lambda: s - s.mean(axis=1, keepdims=True),
+         lambda: sn - sn.mean(axis=1, keepdims=True)),
+        ("x3.T.astype(float64)", lambda: x3.T.astype(tl.float64),
+         lambda: x3n.T.astype(np.float64)),
+        ("asarray(2.0)", lambda: tl.asarray(2.0), lambda: np.asarray(2.0, np.float32)),
+        ("tensor([1. 2. 3.])", lambda: tl.tensor([1.0, 2.0, 3.0]),
+         lambda: np.array([1.0, 2.0, 3.0], np.float32)),
     ]
 
 
@@ -91,7 +112,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="timed rounds (best is kept)")
     parser.add_argument("--number", type=int, default=200, help="calls per round")
-    parser.add_argument("--only", default="", help="comma-separated op names to run")
+    parser.add_argument("--only", default="", help="comma-separated op names to run (the names "
+                        "of the cases added for other layouts hold no commas)")
     args = parser.parse_args(argv)
 
     import tensorlib as tl
