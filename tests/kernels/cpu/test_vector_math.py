@@ -39,8 +39,9 @@ Documented bounds (the max measured error in the comments):
              0.50 over 2.1e8 arguments, x ** 0.5 and x ** 2 correctly rounded over every
              float32); float64 <= 1 ulp (measured
              0.83 over 800 K pairs; NumPy's: 0.69)
-    atan2:   float32 <= 1 ulp (measured 0.50; NumPy's: 3.1), float64 <= 1 ulp (measured
-             0.81; NumPy's: 0.77)
+    atan2:   float32 <= 2 ulp (in float32 arithmetic, atan's polynomial: measured 1.49 over
+             6e7 pairs: uniform, log-uniform and near-diagonal; NumPy's: 3.46),
+             float64 <= 1 ulp (measured 0.81; NumPy's: 0.77)
 
 Special values are compared with NumPy: nan where NumPy gives nan, and the same bits where
 NumPy gives +-inf or +-0.0; sin/cos of huge arguments are exact to the bound (Payne-Hanek
@@ -63,6 +64,7 @@ F32_BOUND = 1.0
 F32_TANH_BOUND = 1.2  # float32 tanh computes in float32 arithmetic (vector_math.tanh_f32)
 F32_LOG2_BOUND = 1.1  # float32 log2 too (exhaustive max 1.007 ulp; vector_math.log2_f32)
 F32_ATAN_BOUND = 1.4  # and atan (exhaustive max 1.381 ulp, scripts/check_atan_f32.py)
+F32_ATAN2_BOUND = 2.0  # and atan2 (a rounded quotient into atan's polynomial: 1.49 sampled)
 F64_BOUND = {"exp": 1.0, "log": 1.0, "expm1": 2.0, "log1p": 2.0, "sin": 1.0, "cos": 1.0,
              "tan": 1.0, "atan": 1.0, "tanh": 3.0, "sigmoid": 3.0, "erf": 1.0,
              "exp2": 1.0, "log2": 1.0, "log10": 1.0, "sinh": 1.0, "cosh": 1.0, "asinh": 1.0,
@@ -604,7 +606,7 @@ def test_atan2_accuracy_and_special_values(dt):
     assert np.array_equal(got[exact].view(u), want[exact].view(u))
     err = _ulp_error(got[~nan], ref[~nan], dt)
     i = int(np.argmax(err))
-    assert err[i] <= (F32_BOUND if dt == np.float32 else 1.0), \
+    assert err[i] <= (F32_ATAN2_BOUND if dt == np.float32 else 1.0), \
         (err[i], y[~nan][i], x[~nan][i], got[~nan][i], ref[~nan][i])
 
 

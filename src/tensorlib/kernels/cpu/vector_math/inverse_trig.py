@@ -84,11 +84,8 @@ _F32_SIGN = np.uint32(0x80000000)
 
 
 @_vjit
-def atan_f32(x):
-    one = np.float32(1.0)
-    a = abs(x)
-    inv = a > one
-    t = one / a if inv else a                          # (inf -> 0; nan stays nan)
+def _atan01_f32(t):
+    """atan t for float32 t in [0, 1] (or nan), in float32 arithmetic."""
     z = t * t
     q = fma(_AQ8, z, _AQ7)
     q = fma(q, z, _AQ6)
@@ -98,22 +95,32 @@ def atan_f32(x):
     q = fma(q, z, _AQ2)
     q = fma(q, z, _AQ1)
     q = fma(q, z, _AQ0)
-    p = fma(t * z, q, t)
-    res = (_F32_PIO2_HI - p) + _F32_PIO2_LO if inv else p
-    return bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
+    return fma(t * z, q, t)
 
 
 @_vjit
-def _atan2_d(y, x, exact_quotient):
+def _f32_copysign(mag, sgn):
+    return bits_f32(np.uint32((f32_bits(mag) & ~_F32_SIGN) | (f32_bits(sgn) & _F32_SIGN)))
+
+
+@_vjit
+def atan_f32(x):
+    one = np.float32(1.0)
+    a = abs(x)
+    inv = a > one
+    p = _atan01_f32(one / a if inv else a)             # (inf -> 0; nan stays nan)
+    return _f32_copysign((_F32_PIO2_HI - p) + _F32_PIO2_LO if inv else p, x)
+
+
+@_vjit
+def _atan2_d(y, x):
     """atan2 in double: z = atan(|y| / |x|), placed in the quadrant of (x, y) (C99's zero,
     infinity and nan cases included)."""
     ay = abs(y)
     ax = abs(x)
     t = ay / ax
-    tl = 0.0
-    if not exact_quotient:
-        tl = fma(-t, ax, ay) / ax                       # ay / ax = t + tl (to ~2**-106)
-        tl = tl if tl == tl else 0.0
+    tl = fma(-t, ax, ay) / ax                           # ay / ax = t + tl (to ~2**-106)
+    tl = tl if tl == tl else 0.0
     both_inf = (ay == _INF) & (ax == _INF)
     t = 1.0 if both_inf else t                          # atan2(+-inf, +-inf): odd multiples of pi/4
     t = 0.0 if ay == 0.0 else t                         # atan2(+-0, x) for every x, zeros too
@@ -130,13 +137,31 @@ def _atan2_d(y, x, exact_quotient):
 
 @_vjit
 def atan2_f64(y, x):
-    return _atan2_d(y, x, False)
+    return _atan2_d(y, x)
+
+
+_F32_PI_HI = np.float32(3.1415927410125732)        # float32(pi), above pi
+_F32_PI_LO = np.float32(-8.742278000372485e-08)    # pi - _F32_PI_HI
 
 
 @_vjit
 def atan2_f32(y, x):
-    # the double quotient of two floats is accurate to 2**-53: no correction needed
-    return np.float32(_atan2_d(np.float64(y), np.float64(x), True))
+    # in float32 arithmetic, as atan_f32: t = the smaller of |y|, |x| over the larger, then
+    # pi/2 - atan t where |y| is the larger, pi - that for x < 0 (-0.0 too), y's sign;
+    # C99's zeros and infinities by the choice of t
+    ay = abs(y)
+    ax = abs(x)
+    swap = ay > ax
+    t = (ax / ay) if swap else (ay / ax)
+    both_inf = (ay == np.float32(_INF)) & (ax == np.float32(_INF))
+    t = np.float32(1.0) if both_inf else t             # atan2(+-inf, +-inf): odd pi/4s
+    t = np.float32(0.0) if ay == np.float32(0.0) else t    # atan2(+-0, x), x = 0 too
+    p = _atan01_f32(t)
+    r = (_F32_PIO2_HI - p) + _F32_PIO2_LO if swap else p
+    xneg = (f32_bits(x) >> np.uint32(31)) != np.uint32(0)
+    r = (_F32_PI_HI - r) + _F32_PI_LO if xneg else r
+    res = _f32_copysign(r, y)
+    return res if (x == x) & (y == y) else x + y
 
 
 # --------------------------------------------------------------------------
