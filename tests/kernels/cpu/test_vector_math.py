@@ -25,9 +25,10 @@ Documented bounds (the max measured error in the comments):
                                  TRIG_SHORT_BOUND compute in float32 (the block fast
                                  form): sin 0.789, cos 0.787 over every float32 below the
                                  bound (scripts/check_trig_short.py; NumPy's: 1.49);
-                                 atan computes in float32: 1.381 over every float32
-                                 (bound 1.4; scripts/check_atan_f32.py; NumPy's: 2.27 on
-                                 4e7 samples)
+                                 atan, asin, acos compute in float32: 1.381, 1.881,
+                                 1.266 over every float32 (bounds 1.4, 1.9, 1.3;
+                                 scripts/check_inverse_trig_f32.py; NumPy's: 2.27, 3.12,
+                                 2.10 on samples)
     float64: exp 1, log 1, expm1 2, log1p 2, sin/cos/tan 1, tanh 3, sigmoid 3, and 1 for
              exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, asin, acos
              (measured: exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79,
@@ -63,8 +64,10 @@ HAVE_LD = np.finfo(LD).nmant >= 63
 F32_BOUND = 1.0
 F32_TANH_BOUND = 1.2  # float32 tanh computes in float32 arithmetic (vector_math.tanh_f32)
 F32_LOG2_BOUND = 1.1  # float32 log2 too (exhaustive max 1.007 ulp; vector_math.log2_f32)
-F32_ATAN_BOUND = 1.4  # and atan (exhaustive max 1.381 ulp, scripts/check_atan_f32.py)
+F32_ATAN_BOUND = 1.4  # and atan (exhaustive max 1.381 ulp, scripts/check_inverse_trig_f32.py)
 F32_ATAN2_BOUND = 2.0  # and atan2 (a rounded quotient into atan's polynomial: 1.49 sampled)
+F32_ASIN_BOUND = 1.9  # asin and acos too (exhaustive max 1.881 / 1.266 ulp, same script)
+F32_ACOS_BOUND = 1.3
 F64_BOUND = {"exp": 1.0, "log": 1.0, "expm1": 2.0, "log1p": 2.0, "sin": 1.0, "cos": 1.0,
              "tan": 1.0, "atan": 1.0, "tanh": 3.0, "sigmoid": 3.0, "erf": 1.0,
              "exp2": 1.0, "log2": 1.0, "log10": 1.0, "sinh": 1.0, "cosh": 1.0, "asinh": 1.0,
@@ -72,8 +75,8 @@ F64_BOUND = {"exp": 1.0, "log": 1.0, "expm1": 2.0, "log1p": 2.0, "sin": 1.0, "co
 
 
 def _f32_bound(name):
-    return {"tanh": F32_TANH_BOUND, "log2": F32_LOG2_BOUND, "atan": F32_ATAN_BOUND}.get(
-        name, F32_BOUND)
+    return {"tanh": F32_TANH_BOUND, "log2": F32_LOG2_BOUND, "atan": F32_ATAN_BOUND,
+            "asin": F32_ASIN_BOUND, "acos": F32_ACOS_BOUND}.get(name, F32_BOUND)
 
 
 def _sigmoid_ref(x):

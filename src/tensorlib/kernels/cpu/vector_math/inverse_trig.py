@@ -69,10 +69,10 @@ def atan_f64(x):
 
 # float32 atan in float32 arithmetic (16 lanes): t = |x| or 1 / |x| (<= 1), atan t = t + t**3
 # Q(t**2) with Q of degree 8 (minimax for the relative error on [0, 1], each coefficient
-# rounded to float32 in turn and the rest refitted: 0.045 x 2**-24; scripts/check_atan_f32.py
-# --fit), then pi/2 - atan t for |x| > 1. Max error 1.0 ulp over every float32
-# (scripts/check_atan_f32.py; NumPy's float32 arctan: 2.3 ulp on a sample), where the float64
-# route took ~6x NumPy's time per element.
+# rounded to float32 in turn and the rest refitted: 0.045 x 2**-24;
+# scripts/check_inverse_trig_f32.py --fit atan), then pi/2 - atan t for |x| > 1. Max error
+# 1.381 ulp over every float32 (that script; NumPy's float32 arctan: 2.27 ulp on a sample),
+# where the float64 route took ~6x NumPy's time per element.
 _ATAN_Q = tuple(np.float32(c) for c in (
     -0.33333298563957214, 0.1999852955341339, -0.1426401436328888, 0.10950861126184464,
     -0.08399207890033722, 0.05787887051701546, -0.0310935340821743, 0.010866271331906319,
@@ -226,11 +226,47 @@ def acos_f64(x):
     return res if x == x else x
 
 
+# float32 asin / acos in float32 arithmetic: asin u = u + u**3 P(u**2) on [0, 1/2], P of degree
+# 5 (minimax as atan's: 0.005 x 2**-24; scripts/check_inverse_trig_f32.py --fit asin), with
+# e_asin.c's ranges: above 1/2, asin |x| = pi/2 - 2 asin s, s = sqrt((1 - |x|) / 2) (no
+# double-double s here: that step's cancellation gives the largest errors). Max error over
+# every float32: asin 1.881 ulp (near 0.533), acos 1.266 ulp (that script; NumPy's float32
+# arcsin 3.12, arccos 2.10 on samples).
+_ASIN_P = tuple(np.float32(c) for c in (
+    0.16666659712791443, 0.07500521838665009, 0.04451335221529007, 0.0318395234644413,
+    0.01431217323988676, 0.03770212084054947))
+_SP0, _SP1, _SP2, _SP3, _SP4, _SP5 = _ASIN_P
+
+
+@_vjit
+def _asin_half_f32(u):
+    """asin u for float32 |u| <= 1/2 (or nan), in float32 arithmetic."""
+    z = u * u
+    p = fma(_SP5, z, _SP4)
+    p = fma(p, z, _SP3)
+    p = fma(p, z, _SP2)
+    p = fma(p, z, _SP1)
+    p = fma(p, z, _SP0)
+    return fma(u * z, p, u)
+
+
 @_vjit
 def asin_f32(x):
-    return np.float32(asin_f64(np.float64(x)))
+    a = abs(x)
+    big = a > np.float32(0.5)
+    s = np.sqrt((np.float32(1.0) - a) * np.float32(0.5))   # exact argument; |x| > 1: nan
+    w = _asin_half_f32(s if big else a)
+    res = (_F32_PIO2_HI - (w + w)) + _F32_PIO2_LO if big else w
+    return _f32_copysign(res, x)
 
 
 @_vjit
 def acos_f32(x):
-    return np.float32(acos_f64(np.float64(x)))
+    a = abs(x)
+    big = a > np.float32(0.5)
+    s = np.sqrt((np.float32(1.0) - a) * np.float32(0.5))
+    w = _asin_half_f32(s if big else x)
+    # |x| <= 1/2: pi/2 - asin x; x > 1/2: 2 asin s; x < -1/2: pi - 2 asin s
+    small = (_F32_PIO2_HI - w) + _F32_PIO2_LO
+    neg = (_F32_PI_HI - (w + w)) + _F32_PI_LO
+    return small if not big else (w + w if x > np.float32(0.0) else neg)
