@@ -615,11 +615,11 @@ def test_atan2_accuracy_and_special_values(dt):
 
 def test_trig_short_path_is_within_one_ulp():
     """float32 sin / cos / tan block fast path (vector_math sin_short_f32 etc., run over blocks
-    of elements below TRIG_SHORT_BOUND): within 1 ulp of the float64 function on 2**21 random
-    float32 below the bound (both signs), the float32 nearest to k pi/4 for k up to 2**20 and
-    the bound's neighbours; +-0.0 and tiny x give the plain path's bits; tan (the double
-    reduction) gives the plain path's bits everywhere (scripts/check_trig_short.py measures
-    every float32 below the bound: sin 0.789, cos 0.788 ulp)."""
+    of elements below TRIG_SHORT_BOUND): within 1 ulp (tan: 1.1) of the float64 function on
+    2**21 random float32 below the bound (both signs), the float32 nearest to k pi/4 for k up
+    to 2**20 and the bound's neighbours; +-0.0 and tiny x give the plain path's bits
+    (scripts/check_trig_short.py measures every float32 below the bound: sin 0.789, cos
+    0.788, tan 1.058 ulp; NumPy's float32 tan: 3.62 on samples)."""
     from numba import njit
     from tensorlib.kernels.cpu import vector_math as vm
 
@@ -649,11 +649,9 @@ def test_trig_short_path_is_within_one_ulp():
         pair(short, plain)(x, got, want)
         same = got.view(np.uint32) == want.view(np.uint32)
         assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
-        if name == "tan":
-            assert np.all(same), (x[~same][:5], got[~same][:5], want[~same][:5])
         err = _ulp_error(got, ref(x.astype(np.float64)), np.float32)
         i = int(np.argmax(err))
-        assert err[i] <= 1.0, (name, err[i], x[i], got[i])
+        assert err[i] <= (1.1 if name == "tan" else 1.0), (name, err[i], x[i], got[i])
 
 
 def test_helpers_run_inside_kernels_only():

@@ -122,19 +122,6 @@ def _trig_f32(x, mode):
 TRIG_SHORT_BOUND = 1048576.0
 
 
-@_vjit
-def _trig_f32_short(x, mode):
-    """_trig_f32 for |x| < TRIG_SHORT_BOUND with a two-term reduction (~4x fewer operations):
-    |x| 2/pi = p + p_lo + |x| G1 (p_lo exact by FMA, |x| G1 < 2**-33; the next chunk,
-    |x| G2 < 2**-86, is below both reductions' error), so y and the quadrant are those of
-    the full reduction up to ~2**-85 absolute: the same float32 results."""
-    xd = abs(np.float64(x))
-    p, p_lo = _two_prod(xd, _G0)
-    k = (p + _SHIFT) - _SHIFT
-    y = (p - k) + fma(xd, _G1, p_lo)    # p - k is exact: p < 2**20, its ulp >= 2**-33
-    return _trig_f32_finish(x, y, k, mode)
-
-
 def _pio2_f32_chunks(n):
     """pi/2 as n float32 values of 24 significant bits each, each rounded to nearest."""
     bits = 200
@@ -170,9 +157,11 @@ _CF2 = np.float32(2.439222407701891e-05)
 
 @_vjit
 def _sincos_f32_short(x, mode):
-    """sin (mode 0) or cos (1) of a float32 x with |x| < TRIG_SHORT_BOUND, in float32.
-    Reduction: x = q pi/2 + (h + l) (Cody-Waite, pi/2 in three float32 chunks), the pair h + l
-    exact to ~2**-55 absolute; polynomials in h with l folded in to first order."""
+    """sin (mode 0), cos (1) or tan (2) of a float32 x with |x| < TRIG_SHORT_BOUND, in
+    float32. Reduction: x = q pi/2 + (h + l) (Cody-Waite, pi/2 in three float32 chunks), the
+    pair h + l exact to ~2**-55 absolute; polynomials in h with l folded in to first order.
+    tan: sin / cos (odd q: -cos / sin) from their unrounded parts, one reciprocal of the
+    denominator and one correction of the quotient by its residual."""
     # x 2/pi rounded to an integer in one step (float32(2/pi) is 2**-24.6 off: |r| < 0.828)
     qs = fma(x, _TWO_OVER_PI_F, _SHIFT_F)
     q = qs - _SHIFT_F
@@ -192,10 +181,23 @@ def _sincos_f32_short(x, mode):
     we = fma(-hh, h, _ONE_F - w)                        # ... and its rounding error
     # sin(h + l) = h + l (1 - h**2/2) + h**3 P; cos(h + l) = 1 - h**2/2 + h**4 Q - h l
     sp = fma(z, fma(z, fma(z, _SF3, _SF2), _SF1), _SF0)
-    s = h + fma(l, w, (z * h) * sp)
+    ds = fma(l, w, (z * h) * sp)
+    s = h + ds
     cq = fma(z, fma(z, _CF2, _CF1), _CF0)
-    c = w + fma(z * z, cq, fma(-h, l, we))
+    dc = fma(z * z, cq, fma(-h, l, we))
+    c = w + dc
     odd = (n & np.uint32(1)) != np.uint32(0)
+    if mode == 2:
+        # (h + ds) / (w + dc), or -(w + dc) / (h + ds): q0 from the rounded parts, then
+        # q0 + (num - q0 den) / den with the residual's large part exact by FMA
+        nh = -w if odd else h
+        nl = -dc if odd else ds
+        dh = h if odd else w
+        dl = ds if odd else dc
+        rd = _ONE_F / (s if odd else c)
+        q0 = (-c if odd else s) * rd
+        v = fma(fma(-q0, dh, nh) + (nl - q0 * dl), rd, q0)
+        return v if x != _ZERO_F else x                 # tan(-0.0) = -0.0
     if mode == 1:
         v = s if odd else c
         flip = ((n + np.uint32(1)) >> np.uint32(1)) & np.uint32(1)
@@ -255,7 +257,7 @@ def cos_short_f32(x):
 
 @_vjit
 def tan_short_f32(x):
-    return _trig_f32_short(x, _MODE2)
+    return _sincos_f32_short(x, _MODE2)
 
 
 # float64: x = m 2**(E-1075) with m < 2**53; V(E) in four 53-bit fixed-point chunks (bits
