@@ -809,8 +809,8 @@ def test_block_fast_forms_run_per_block(op, dtype):
     blocks, a length that is not a multiple of the block, at a storage offset, on the fast
     path and the out= path. The blocks holding a huge value, inf or nan have the bits of the
     strided loop (plain expression only); the others too where the short form gives the plain
-    one's bits (tan, and every dtype but float32), else within 1 ulp of the float64 result
-    (float32 sin / cos compute in float32 there)."""
+    one's bits (every dtype but float32), else within 1 ulp (tan: 1.1) of the float64 result
+    (float32 sin / cos / tan compute in float32 there)."""
     from tensorlib.kernels.cpu.pointwise import BLOCK
     rng = np.random.default_rng(4)
     n = 5 * BLOCK + 37
@@ -826,7 +826,7 @@ def test_block_fast_forms_run_per_block(op, dtype):
     strided = tl.asarray(np.repeat(a[1:], 2)).astype(dt)[::2]   # the plain expression
     want = fn(strided)
     same_bits = np.ones(n, bool)
-    if dtype == "float32" and op in ("sin", "cos"):
+    if dtype == "float32":
         plain_blocks = {(i - 1) // BLOCK for i in (BLOCK + 3, 3 * BLOCK, 4 * BLOCK + 1)}
         same_bits = np.isin(np.arange(n) // BLOCK, sorted(plain_blocks))
         ref = getattr(np, op)(a[1:].astype(np.float32).astype(np.float64))
@@ -838,7 +838,7 @@ def test_block_fast_forms_run_per_block(op, dtype):
         assert np.array_equal(g[same_bits].view(np.uint8), w[same_bits].view(np.uint8))
         if not same_bits.all():
             err = np.abs(g[~same_bits].astype(np.float64) - ref[~same_bits]) / spacing[~same_bits]
-            assert err.max() <= 1.0, err.max()
+            assert err.max() <= (1.1 if op == "tan" else 1.0), err.max()
             # the short form ran there: ~1.5% of these results differ in the last bit
             assert (g[~same_bits].view(np.uint32) != w[~same_bits].view(np.uint32)).any()
 

@@ -454,8 +454,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     if out is not None:
                         return out
                 else:
-                    out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset),
-                                    (a,))
+                    out = _layout_of(by_layout, args, a, None, None)
                     if out is not None:
                         return out
             return kernel(*args, None)
@@ -504,15 +503,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                             elif key not in runners:
                                 return counted(key, a, kernel(*args, None))
                         else:
-                            out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides,
-                                                   a._offset, b._shape, b._strides, b._offset),
-                                            (a, b))
+                            out = _layout_of(by_layout, args, a, b, None)
                             if out is not None:
                                 return out
-                    elif not (a._ks ^ b._ks) & BACKEND_MASK:
-                        # mixed dtypes (float32 + float64): by layout too
-                        out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset,
-                                               b._dtype, b._shape, b._strides, b._offset), (a, b))
+                    else:  # mixed dtypes (float32 + float64): by layout too
+                        out = _layout_of(by_layout, args, a, b, None)
                         if out is not None:
                             return out
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
@@ -531,8 +526,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     if out is not None:
                         return out
                 elif type(b) in scalars:
-                    out = by_layout(args, (a._dtype, a._ks, a._shape, a._strides, a._offset,
-                                           type(b), 1), (a,), b)
+                    out = _layout_of(by_layout, args, a, b, None)
                     if out is not None:
                         return out
             elif type(b) is Tensor and type(a) in scalars:
