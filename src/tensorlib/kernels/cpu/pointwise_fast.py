@@ -8,9 +8,9 @@ operands, without a TensorIterator.
   packed here (``_above_grain``).
 * ``strided_runner``: the same for 1-D operands with any strides (the tile loop, meta packed
   here).
-* ``layout_runner``: any other layout of one or two tensor operands (broadcasting, transposed
-  or N-D strided views, mixed dtypes), per exact layout: the full path's loop nest and meta,
-  worked out once.
+* ``layout_runner``: any other layout of the tensor operands (broadcasting, transposed or N-D
+  strided views, mixed dtypes; functional, in place, out=, ``where``), per exact layout: the
+  full path's loop nest and meta, worked out once.
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
 * ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
   same-dtype copies from a strided source (NumPy's strided copy over the storages' bytes).
