@@ -556,6 +556,27 @@ def test_writable_numpy_arrays_still_share_and_stay_writable():
     assert a[0, 1] == -1
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float16", "float32", "int64",
+                                   "complex128"])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 5)])
+def test_contiguous_arrays_share_their_block_and_keep_it_alive(dtype, shape):
+    # (C-contiguous writable arrays take a byte view of themselves, no byte bounds / ctypes)
+    a = (np.arange(max(1, int(np.prod(shape)))) % 3).astype(dtype).reshape(shape)
+    want = a.copy()
+    t = tl.asarray(a)
+    assert t.data_ptr() == a.ctypes.data and t.shape == a.shape and not t.is_readonly
+    assert t._storage.nbytes == a.nbytes
+    del a
+    import gc
+    gc.collect()
+    np.testing.assert_array_equal(t.numpy(), want)  # the storage keeps the array alive
+    u = t + t
+    np.testing.assert_array_equal(u.numpy(), want + want)
+    view = np.arange(24, dtype=np.float32).reshape(4, 6)[1:3]  # contiguous, at an offset
+    tv = tl.asarray(view)
+    assert tv.data_ptr() == view.ctypes.data and tv.tolist() == view.tolist()
+
+
 def test_fresh_tensors_are_writable():
     for t in (tl.zeros(3), tl.empty(2), tl.arange(4), tl.asarray([1, 2]), tl.ones(2) + 1):
         assert t._storage.readonly is False and not t.is_readonly
