@@ -214,7 +214,7 @@ def pow_halves_f32(x, y):
     residual (exact by FMA), to second order, with a float32 reciprocal refined once: ~2**-70
     relative, so x**0.5 rounds to sqrt's correctly rounded float32 (x below 2**-64 is scaled by 2**64 first, so the
     residual stays in range). Other results are correctly rounded but within ~2**-27 ulp of a
-    halfway case (pow_f32's, within 0.87 ulp, may differ from them in the last bit)."""
+    halfway case (as pow_f32's: their bits may differ there)."""
     xd = np.float64(x)
     yd = np.float64(y)
     n = np.floor(yd)
