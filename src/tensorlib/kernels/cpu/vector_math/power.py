@@ -1,10 +1,9 @@
 """pow on float32 / float64: exp(y log|x|) with C99's special cases."""
 import numpy as np
 
-from .base import (_F32_SHIFT, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _copysign, _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
-from .exp_log import (_F32_LOG2E, _LN2F_HI, _LN2F_LO, _exp_dd, _exp_reduce, _expf_finish,
-    _logf_split, _split, _split_any)
+from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign, _pow2,
+    _scale2, _two_prod, _two_sum, _vjit, f64_bits, fma)
+from .exp_log import _exp_dd, _exp_reduce, _split, _split_any
 
 # --------------------------------------------------------------------------
 # pow
@@ -32,93 +31,52 @@ def _pow_signs(res, x, y):
     return 1.0 if (x == -1.0) & (abs(y) == _INF) else res
 
 
-# float32 pow in float32 arithmetic (16 lanes): log|x| as a float32 pair to ~2**-36 relative
-# (log_f32's split x = 2**k (1 + f); 2 atanh(s), s = f / (2 + f) with its residual, the s**3
-# term as a pair too, the rest a Taylor sum in s*s), y log|x| as a pair, then exp_f32's steps
-# with the low part folded in (exp_f32's 0.875 ulp plus ~2**-29 relative from the pair):
-# max 0.865 ulp over 4e7 sampled pairs (NumPy's powf: 1.007), ~1.25x the float64-lane form's
-# speed (which was correctly rounded but for halfway cases).
-_F32_TWO3_HI = np.float32(2.0 / 3.0)
-_F32_TWO3_LO = np.float32(2.0 / 3.0 - float(np.float32(2.0 / 3.0)))
-_F32_INF = np.float32(np.inf)
-_F32_NAN = np.float32(np.nan)
-_F32_SIGN = np.uint32(0x80000000)
-
-
-@_vjit
-def _two_sum_f32(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-@_vjit
-def _logf_pair(x):
-    """(hi, lo): log(x) = hi + lo to ~2**-36 relative, for a positive finite float32 x."""
-    k, f = _logf_split(x)
-    two = np.float32(2.0)
-    d = two + f                                  # 2 + f = d + dl exactly
-    dl = (two - d) + f
-    r = np.float32(1.0) / d
-    sh = f * r                                   # s = sh + sl
-    sl = (fma(-sh, d, f) - sh * dl) * r
-    s2h = sh * sh
-    s2l = fma(sh, sh, -s2h) + np.float32(2.0) * sh * sl
-    s3h = s2h * sh
-    s3l = fma(s2h, sh, -s3h) + (s2l * sh + s2h * sl)
-    ch = s3h * _F32_TWO3_HI                      # (2/3) s**3 = ch + cl
-    cl = fma(s3h, _F32_TWO3_HI, -ch) + (s3h * _F32_TWO3_LO + s3l * _F32_TWO3_HI)
-    # 2 s**5 / 5 + ... + 2 s**13 / 13 (s*s <= 0.0295: truncation ~2**-39 relative)
-    p = fma(s2h, np.float32(2.0 / 13.0), np.float32(2.0 / 11.0))
-    p = fma(p, s2h, np.float32(2.0 / 9.0))
-    p = fma(p, s2h, np.float32(2.0 / 7.0))
-    p = fma(p, s2h, np.float32(0.4))
-    rest = p * s3h * s2h
-    kh = k * _LN2F_HI                            # exact (16 bits, |k| < 2**8)
-    u, e1 = _two_sum_f32(kh, sh + sh)
-    v, e2 = _two_sum_f32(u, ch)
-    lo = (e1 + e2) + ((k * _LN2F_LO + (sl + sl)) + (cl + rest))
-    hi = v + lo
-    return hi, (v - hi) + lo
-
-
-@_vjit
-def _pow_signs_f32(res, x, y):
-    """_pow_signs for float32 res, x, y (|y| >= 2**24 is an even integer)."""
-    h = y * np.float32(0.5)
-    fy = np.floor(y)
-    odd = (fy == y) & (np.floor(h) != h)
-    neg = x < np.float32(0.0)
-    res = -res if (neg & odd) else res
-    res = _F32_NAN if (neg & (fy != y) & (abs(y) < _F32_INF) & (abs(x) < _F32_INF)) else res
-    signed = bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
-    res = signed if (odd & (x == np.float32(0.0))) else res
-    res = np.float32(1.0) if (x == np.float32(1.0)) | (y == np.float32(0.0)) else res
-    return np.float32(1.0) if (x == np.float32(-1.0)) & (abs(y) == _F32_INF) else res
-
-
 @_vjit
 def pow_f32(x, y):
-    a = abs(x)
-    finite = (a > np.float32(0.0)) & (a < _F32_INF)
-    lh, ll = _logf_pair(a if finite else np.float32(1.0))
-    th = y * lh                                  # y log|x| = th + tl
-    tl = fma(y, lh, -th) + y * ll
-    # x = 0 / inf, nan: the limits from the sign of y log|x| (C99's table), as pow_f64
-    lg = -_F32_INF if a == np.float32(0.0) else (_F32_INF if a == _F32_INF else lh)
-    lg = lg if a == a else a
-    ts = y * lg
-    thc = min(max(th, np.float32(-104.0)), np.float32(89.0))  # beyond: 0 and inf still
-    tl = tl if thc == th else np.float32(0.0)    # (huge y: the low part is huge too)
-    ks = fma(thc, _F32_LOG2E, _F32_SHIFT)
-    k = ks - _F32_SHIFT
-    rh = fma(-k, _LN2F_HI, thc)                  # exact
-    lo = fma(-k, _LN2F_LO, tl)
-    res = _expf_finish(ks, rh, rh + lo, lo)
-    res = res if ts == ts else ts
-    res = (_F32_INF if ts > np.float32(0.0) else np.float32(0.0)) if abs(ts) == _F32_INF else res
-    res = _pow_signs_f32(res, x, y)
-    # x ** 2 is x * x (a square can be a float32 halfway case), as in pow_halves_f32, pow_f64
+    # |x|**y = exp(y ln|x|) in double: ln|x| to ~2**-50 relative (atanh series), its product
+    # with y rounded once, exp to ~2**-42: the float32 result is correctly rounded but within
+    # ~2**-18 ulp of a halfway case (and for float32-denormal results)
+    xd = np.float64(x)
+    yd = np.float64(y)
+    a = abs(xd)
+    k, z = _split(f64_bits(max(a, 1e-300)))           # float32 values are normal doubles
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    # 2 atanh(s) = 2s (1 + z2/3 + ... + z2**8/17): truncation (z2 <= 0.0295) ~2**-48
+    p = fma(z2, 1.0 / 17.0, 1.0 / 15.0)
+    p = fma(p, z2, 1.0 / 13.0)
+    p = fma(p, z2, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    ls = fma(2.0 * s * z2, p, 2.0 * s)
+    lhi = k * _LN2_HI                                   # exact (|k| < 2**11)
+    lg = lhi + (fma(k, _LN2_LO, ls))
+    lg = lg if a != 0.0 else -_INF
+    lg = lg if a != _INF else _INF
+    lg = lg if a == a else a                            # nan x
+    t = yd * lg
+    tc = min(max(t, -160.0), 160.0)
+    kk, r = _exp_reduce(tc)
+    # degree 11 Taylor on |r| <= ln2/2: truncation ~2**-48
+    e = 1.0 / 39916800.0
+    e = fma(e, r, 1.0 / 3628800.0)
+    e = fma(e, r, 1.0 / 362880.0)
+    e = fma(e, r, 1.0 / 40320.0)
+    e = fma(e, r, 1.0 / 5040.0)
+    e = fma(e, r, 1.0 / 720.0)
+    e = fma(e, r, 1.0 / 120.0)
+    e = fma(e, r, 1.0 / 24.0)
+    e = fma(e, r, 1.0 / 6.0)
+    e = fma(e, r, 0.5)
+    e = fma(e, r * r, r) + 1.0
+    res = e * _pow2(kk)                                 # |kk| <= 231: 2**kk is normal
+    res = res if t == t else t                          # nan x or y (t nan: y ln|x| = 0 * inf too)
+    res = np.float32(_pow_signs(res, xd, yd))
+    # x ** 2 is x * x (a square can be a float32 halfway case: 2.1805549e13 ** 2 rounded the
+    # other way), as in pow_halves_f32 and pow_f64
     return x * x if y == np.float32(2.0) else res
 
 
