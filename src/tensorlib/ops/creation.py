@@ -415,7 +415,6 @@ def _owned_copy(arr) -> Tensor:
     if arr.size:
         np.copyto(t._storage.buffer[:arr.nbytes].view(arr.dtype).reshape(arr.shape), arr)
     return t
-    return out if requires_grad is False else set_requires_grad(out, requires_grad, "asarray")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
