@@ -117,6 +117,12 @@ def tile_loop_head(fname, parallel, params, nops, p="p"):
     return lines
 
 
+def tile_meta(lay) -> np.ndarray:
+    """The meta array tile_loop_head's kernels read for Layout ``lay``: [ndim, shape...,
+    strides (op-major)..., offsets...]."""
+    return np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+
+
 def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     """One kernel function over meta = [ndim, shape..., strides (op-major)..., offsets...]."""
     lines = tile_loop_head(fname, parallel, operand_names, nops)
@@ -358,7 +364,7 @@ def run_pointwise(it, info, scalar_values):
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
     mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype)
-    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+    meta = tile_meta(lay)
     if big and cores.team_ready(mod, (meta, *arrays, *values), numel):
         fn = mod.parallel
     else:

@@ -32,7 +32,7 @@ from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from .arrays import kernel_np_dtype, strided_array
 from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
-    strided_entry
+    strided_entry, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner",
            "layout_runner", "inplace_runner",
@@ -397,7 +397,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     compute = it.compute_dtype
     kinds = "".join("T" if isinstance(x, Tensor) else "S" for x in ops[1:])
     dtypes = tuple(x._dtype if isinstance(x, Tensor) else None for x in ops[1:])
-    meta = np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+    meta = tile_meta(lay)
     shape, strides = out._shape, out._strides
     n = out._numel
     nbytes = n * out_dtype.itemsize  # (a fresh result: dense, in some dim order)

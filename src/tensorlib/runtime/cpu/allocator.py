@@ -207,31 +207,29 @@ class HostCachingAllocator(HostAllocatorStats):
             try:
                 block = returned.pop()  # the newest free (cache-hot)
             except IndexError:  # another thread took it
-                pass
-            else:
-                if block.requested != nbytes or block.pending:
-                    # The one before it: an op's temporary and its result are freed in turn
-                    # and asked for again in turn (x - x.mean(1, keepdims=True) in a loop).
-                    # Pops and appends are atomic; a block another thread pushed meanwhile
-                    # only changes the order of free blocks.
-                    newest = block
-                    try:
-                        block = returned.pop()
-                    except IndexError:
-                        block = None
-                    else:
-                        if block.requested != nbytes or block.pending:
-                            returned.append(block)
-                            block = None
-                    returned.append(newest)
-                if block is not None:
-                    # Freed and asked for again at once (an op's result dropped before the
-                    # next op's: the common case). No lock: the queued free was never counted,
-                    # so allocated and requested bytes, blocks in use and the peaks stand as
-                    # they are; the count (one free, one allocation) is an atomic next().
-                    block.in_use = True
-                    next(self._handoffs)
-                    return block
+                block = None
+            if block is not None and (block.requested != nbytes or block.pending):
+                # The one before it: an op's temporary and its result are freed in turn and
+                # asked for again in turn (x - x.mean(1, keepdims=True) in a loop). Pops and
+                # appends are atomic; a block another thread pushed meanwhile only changes
+                # the order of free blocks.
+                newest = block
+                try:
+                    block = returned.pop()
+                except IndexError:
+                    block = None
+                if block is not None and (block.requested != nbytes or block.pending):
+                    returned.append(block)
+                    block = None
+                returned.append(newest)
+            if block is not None:
+                # Freed and asked for again at once (an op's result dropped before the next
+                # op's: the common case). No lock: the queued free was never counted, so
+                # allocated and requested bytes, blocks in use and the peaks stand as they
+                # are; the count (one free, one allocation) is an atomic next().
+                block.in_use = True
+                next(self._handoffs)
+                return block
         # Inlined round_size(): a function call is a noticeable share of the
         # hot path's budget.
         if nbytes > SMALL_LIMIT:
