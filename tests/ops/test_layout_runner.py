@@ -97,20 +97,38 @@ def test_hot_layouts_give_the_full_paths_result_and_skip_the_iterator(op, dtype,
         monkeypatch.undo()
 
 
-def test_int_to_float_on_integers_and_one_dim_layouts_stay_on_the_full_path(monkeypatch):
+def test_int_to_float_on_integers_stays_on_the_full_path(monkeypatch):
     a = _arr((6, 7), tl.int32)
     b = _arr((7,), tl.int32)
     first = _warm(tl.divide, a, b)  # int / int: the default float dtype decides
     calls = _builds(monkeypatch)
     _same(tl.divide(a, b), first)
     assert calls
-    monkeypatch.undo()
-    x = _arr((6, 8), tl.float32).T
-    y = _arr((6, 8), tl.float32).T  # the same permuted layout: coalesces to one dense dim
-    first = _warm(tl.add, x, y)
-    calls = _builds(monkeypatch)
-    _same(x + y, first)
-    assert calls
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.int64, tl.float16], ids=str)
+def test_one_dense_block_per_operand_runs_the_flat_loop(dtype, monkeypatch):
+    # operands dense in one permuted order coalesce to one dim: the flat loop on raw
+    # addresses, as the full path runs it (same bits), also in place and at an offset
+    base = _arr((4, 6, 8), dtype)
+    x = base[1].T
+    y = _arr((6, 8), dtype, 1).T
+    fns = [lambda: x + y, lambda: x * 3, lambda: tl.maximum(x, y)]
+    if dtype.kind == "f":
+        fns.append(lambda: tl.exp(x))
+    for fn in fns:
+        first = _warm(fn)
+        calls = _builds(monkeypatch)
+        got = fn()
+        assert not calls
+        _same(got, first)
+        monkeypatch.undo()
+    acc = _arr((6, 8), dtype, 2).T
+    want = acc.numpy() + y.numpy()
+    for _ in range(HOT_CALLS + 2):
+        acc_copy = tl.asarray(acc.numpy().T.copy()).T  # (a fresh block in acc's order)
+        acc_copy += y
+    np.testing.assert_array_equal(acc_copy.numpy(), want)
 
 
 def test_mixed_dtypes_promote_as_the_full_path():

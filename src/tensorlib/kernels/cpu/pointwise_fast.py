@@ -381,14 +381,20 @@ def layout_runner(info, it, scalar_pos, into=False):
     a call allocates the result (or takes ``into``) and runs the same kernel on the same meta
     (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
     Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there),
-    the tensor to write (None: a new one). None for layouts that coalesce to one dim (the full
-    path's flat loops serve them) and for int -> float ops on integer tensors (their result
-    follows the default float dtype); a call returns None (the full path) on a user CPU stream,
+    the tensor to write (None: a new one). A layout that coalesces to one dense block per
+    operand (the same dim order for all) runs the flat loops on raw addresses, as the full path
+    does. None for one-dim layouts with other strides (a broadcast element: the full path
+    serves it as a value) and for int -> float ops on integer tensors (their result follows
+    the default float dtype); a call returns None (the full path) on a user CPU stream,
     under the profiler, or when an operand other than ``into`` itself shares its memory."""
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
-    if (len(lay.shape) < 2 or (lay.offsets[0] != 0 and not into) or not tensors
+    # one dim after coalescing: every operand one dense block in the same order (x.T + y.T,
+    # exp(x.T)): the flat loops on raw addresses, as the full path runs them
+    one_block = len(lay.shape) == 1
+    if ((one_block and any(s != (1,) for s in lay.strides))
+            or (lay.offsets[0] != 0 and not into) or not tensors
             or len(scalar_pos) > 1 or not it.numel
             or (info.int_to_float and all(t._dtype.kind in "biu" for t in tensors))):
         return None
@@ -411,6 +417,9 @@ def layout_runner(info, it, scalar_pos, into=False):
     sp = scalar_pos[0] if scalar_pos else None
     big = n >= parallel_grain(info)
     mod = None
+    flat = flat_entry(info, kinds, dtypes, compute, out_dtype) if one_block else None
+    # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
+    starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
 
     def run(ts, v, args, dst=None):
         nonlocal mod
@@ -423,6 +432,8 @@ def layout_runner(info, it, scalar_pos, into=False):
         vals = () if value is None else (value(v),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
+        if flat is not None:
+            return _run_blocks(ts, vals, dst)
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         # (typed() waits for queued CPU-stream work on the operands, as the full path's; a
@@ -437,6 +448,24 @@ def layout_runner(info, it, scalar_pos, into=False):
             cores.call(mod.parallel, kargs)
         else:
             mod.serial(*kargs)
+        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
+
+    def _run_blocks(ts, vals, dst):
+        nonlocal mod
+        if _streams._slow:
+            _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
+        if dst is None:
+            st = Storage.allocate(nbytes)
+            o = st._ptr
+        else:
+            o = dst._storage._ptr + starts[0]
+        fargs = (n, o, *[t._storage._ptr + b for t, b in zip(ts, starts[1:])], *vals)
+        if big and mod is None:  # (the combination's module only where its team may run)
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+        if big and cores.team_ready(cores.twins(mod.flat_parallel, flat), fargs, n):
+            cores.call(mod.flat_parallel, fargs)
+        else:
+            flat(*fargs)
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
     return run
 
