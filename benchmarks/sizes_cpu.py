@@ -1,12 +1,13 @@
 """tensorlib / NumPy across sizes 1e3..1e7 (float32), quiet or with a busy loop beside it.
 
-    python benchmarks/sizes_cpu.py [--busy]
+    python benchmarks/sizes_cpu.py [--busy] [--only name,name]
 
 Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
 worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
 and argsort (against NumPy's default sort / argsort; tensorlib's are stable), add, log (of positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
-indices, and cross_entropy forward + backward on (N, 10) against
-the same step written in NumPy. ``--busy`` runs one busy-loop process beside the measurement
+indices, cross_entropy forward + backward on (N, 10) against
+the same step written in NumPy, and in place: ``x += y``, ``x += 0.5`` and ``m += row`` (rows of
+100). ``--only a,b`` measures those cases alone. ``--busy`` runs one busy-loop process beside the measurement
 (what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
@@ -58,6 +59,14 @@ def _cases(rng, n):
         x.grad = None
         tl.nn.functional.cross_entropy(x, y).backward()
     cases["cross_entropy"] = (lambda: _np_cross_entropy(xn, yn), ours)
+    # in place: each side accumulates into arrays of its own (the values stay finite)
+    acc, an, bn = tl.asarray(a.copy()), a.copy(), (a * 0.5).astype(np.float32)
+    b = tl.asarray(bn)
+    cases["x += y"] = (lambda: an.__iadd__(bn), lambda: acc.__iadd__(b))
+    cases["x += 0.5"] = (lambda: an.__iadd__(0.5), lambda: acc.__iadd__(0.5))
+    mn, rown = a.reshape(-1, 100).copy(), bn[:100].copy()
+    m, row = tl.asarray(mn.copy()), tl.asarray(rown)
+    cases["m += row"] = (lambda: mn.__iadd__(rown), lambda: m.__iadd__(row))
     return cases
 
 
@@ -68,8 +77,11 @@ def main() -> int:
     try:
         rng = np.random.default_rng(0)
         rows = {}
+        only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
         for n in SIZES:
             for name, (fn, ft) in _cases(rng, n).items():
+                if only is not None and name not in only:
+                    continue
                 reps = max(1, int((3e5 if name in ("sort", "argsort") else 3e6) // n))
                 fn(), ft(), ft()
                 rn, rt = [], []

@@ -123,19 +123,21 @@ def tile_meta(lay) -> np.ndarray:
     return np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
 
 
-def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
-    """One kernel function over meta = [ndim, shape..., strides (op-major)..., offsets...]."""
+def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads_out=()):
+    """One kernel function over meta = [ndim, shape..., strides (op-major)..., offsets...];
+    the tensor arguments named in ``reads_out`` are read through the output (see
+    ``_reading_out``)."""
     lines = tile_loop_head(fname, parallel, operand_names, nops)
     unit = " and ".join(f"s{k} == 1" for k in range(nops))
     # Contiguous branch: slice each operand to the tile so the index runs from 0 and LLVM can
     # drop Numba's negative-index check and vectorize. Strided branch: unsigned indices skip
     # that check too (offsets are never negative).
     lines.append(f"        if {unit}:")
-    for k in range(nops):
-        arr = operand_names[0] if k == 0 else loads[k][1]
-        lines.append(f"            v{k} = {arr}[p{k} + start:p{k} + stop]")
-    lines += _element_loop(info, loads, store, {k: f"v{k}" for k in range(nops)},
-                           "stop - start", 12)
+    tiles = _reading_out({k: f"v{k}" for k in range(nops)}, loads, reads_out)
+    lines.append(f"            v0 = {operand_names[0]}[p0 + start:p0 + stop]")
+    lines += [f"            v{k} = {loads[k][1]}[p{k} + start:p{k} + stop]"
+              for k in range(1, nops) if tiles[k] != "v0"]
+    lines += _element_loop(info, loads, store, tiles, "stop - start", 12)
     lines.append("        else:")
     lines.append("            for i in range(start, stop):")
     for k, (var, arr, code) in loads.items():
@@ -143,6 +145,15 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops):
     lines.append(f"                {operand_names[0]}[np.uint64(p0 + i * s0)] = "
                  f"{store.format(f'({info.expr})')}")
     return "\n".join(lines) + "\n"
+
+
+def _reading_out(arrays, loads, reads_out):
+    """``arrays`` (operand k -> its array; 0: the output) with the operands whose argument name
+    is in ``reads_out`` read from the output's array instead: the in-place loops. An operand
+    that is the output itself, read and written through two pointers, fails LLVM's run-time
+    overlap check and runs its scalar loop (``x += y``: ~3x slower from ~1e4 elements); read
+    through the output's own pointer it does not."""
+    return {k: arrays[0] if k and loads[k][0] in reads_out else a for k, a in arrays.items()}
 
 
 def _address_operands(signature, loads, dtypes, out_dtype):
@@ -158,27 +169,33 @@ def _address_operands(signature, loads, dtypes, out_dtype):
 
 
 def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
-                 fast_only=False, parallel=False):
+                 fast_only=False, parallel=False, reads_out=()):
     """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
     raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with a
     block_fast form): the block form alone, up to the first block its guard does not hold
     for, whose start it returns (n when none). ``parallel``: the same loop in TILE-sized tiles
     spread over the thread team (``flat_parallel``: the dense loops above the grain; raw
-    addresses, so no meta array and no array to box per operand)."""
+    addresses, so no meta array and no array to box per operand). The tensor arguments named
+    in ``reads_out`` are read through the output (``_reading_out``): their addresses are
+    taken and not read."""
     tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
+    arrays = _reading_out({0: "out", **{k: arr for k, (var, arr, code) in loads.items()}},
+                          loads, reads_out)
     lines = [f"@njit(cache=True, nogil=True, error_model='numpy'"
              f"{', parallel=True' if parallel else ''})",
              f"def {fname}({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
     for t in tensors:
-        lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
-    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
+        if t in arrays.values():
+            lines.append(f"    {t} = array_at({t}_addr, n, np.{elem[t]})")
     if parallel:
         lines += [f"    for t in prange((n + {TILE - 1}) // {TILE}):",
                   f"        start = t * {TILE}",
                   f"        stop = min(n, start + {TILE})"]
         # each tile's slices index from 0 (no negative-index check: the loop vectorizes)
-        lines += [f"        v{k} = {arr}[start:stop]" for k, arr in sorted(arrays.items())]
-        lines += _element_loop(info, loads, store, {k: f"v{k}" for k in arrays},
+        lines += [f"        v{k} = {arr}[start:stop]" for k, arr in sorted(arrays.items())
+                  if k == 0 or arr != "out"]
+        lines += _element_loop(info, loads, store,
+                               {k: "v0" if arr == "out" else f"v{k}" for k, arr in arrays.items()},
                                "stop - start", 8)
     else:
         lines += _element_loop(info, loads, store, arrays, "n", 4, fast_only)
@@ -233,6 +250,9 @@ def _element_loop(info, loads, store, arrays, count, indent, fast_only=False):
     0, so LLVM drops Numba's negative-index check and vectorizes them."""
     pad = " " * indent
 
+    if info.block_expr is not None:  # (an operand read through the output: the output's block)
+        blk = {k: "blk0" if a == arrays[0] else f"blk{k}" for k, a in arrays.items()}.get
+
     def body(expr, depth, name):
         inner = pad + "    " * depth
         out = [f"{inner}{var} = {code.format(f'{name(k)}[i]')}"
@@ -241,12 +261,12 @@ def _element_loop(info, loads, store, arrays, count, indent, fast_only=False):
 
     if info.block_expr is None:
         return [f"{pad}for i in range({count}):"] + body(info.expr, 1, arrays.get)
-    blk = "blk{}".format
     guard = [f"{pad}        {var} = {code.format(f'{blk(k)}[i]')}"
              for k, (var, arr, code) in loads.items()]
     return ([f"{pad}for b0 in range(0, {count}, {BLOCK}):",
              f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
-            [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())] +
+            [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())
+             if k == 0 or a != arrays[0]] +
             [f"{pad}    blk_bad = 0",
              f"{pad}    for i in range(b1 - b0):"] + guard +
             [f"{pad}        blk_bad |= not ({info.block_when})"] +  # (an or-reduction vectorizes)
@@ -295,32 +315,37 @@ def _header(info, compute, what) -> str:
     return _vector_width.source_marker(wide) + _HEADER.format(what=what)
 
 
-def _build(info, kinds, dtypes, compute, out_dtype):
-    """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input."""
+def _build(info, kinds, dtypes, compute, out_dtype, reads_out):
+    """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input;
+    reads_out: the tensor arguments read through the output (the in-place loops)."""
     signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
     info = _loop_info(info, compute)
+    if reads_out:
+        what += f" (reading {', '.join(reads_out)} through out)"
     src = _header(info, compute, what)
     for fname, par in (("serial", False), ("parallel", True)):
-        src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops)
+        src += "\n" + _loop_source(fname, par, info, signature, loads, store, nops, reads_out)
     src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype,
-                                  "flat_parallel", parallel=True)
+                                  "flat_parallel", parallel=True, reads_out=reads_out)
     if "S" not in kinds:
         # (with Python-scalar operands the flat loop gets a module of its own: flat_entry)
-        src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype)
-    return load_generated_module(info.name, src)
+        src += "\n\n" + _flat_source(info, signature, loads, store, dtypes, out_dtype,
+                                      reads_out=reads_out)
+    return load_generated_module(info.name + ("_inplace" if reads_out else ""), src)
 
 
-def combination_module(info, kinds, dtypes, compute, out_dtype):
+def combination_module(info, kinds, dtypes, compute, out_dtype, reads_out=()):
     """The generated module (serial, parallel, flat_parallel and flat loops) of one
     combination: kinds "T"/"S" per tensor argument, their dtypes (None for Python scalars),
-    compute and output dtypes. Built once per process, then cached (and its compiles on
-    disk)."""
-    key = (info.name, kinds, dtypes, compute, out_dtype)
+    compute and output dtypes; ``reads_out``: the tensor arguments (names) that are the output
+    itself, read through it (``reads_out_of``). Built once per process, then cached (and its
+    compiles on disk)."""
+    key = (info.name, kinds, dtypes, compute, out_dtype, reads_out)
     mod = _kernels.get(key)  # (a hit makes no closure)
     if mod is not None:
         return mod
     return _codegen.once(_kernels, _lock, key,
-                         lambda: _build(info, kinds, dtypes, compute, out_dtype))
+                         lambda: _build(info, kinds, dtypes, compute, out_dtype, reads_out))
 
 
 def run_pointwise(it, info, scalar_values):
@@ -348,28 +373,45 @@ def run_pointwise(it, info, scalar_values):
     lay = it.layout()
     numel = it.numel
     big = numel >= parallel_grain(info)
+    reads = reads_out_of(info, ops, lay)
     plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
     if plan is not None:
         # Dense operands: the flat loops (the dense fast path's, compiled once for both; the
         # serial one much smaller than the strided loop nest, so a cold first call compiles
         # faster), on raw addresses.
         fkinds, fdtypes, args = plan
-        flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype)
+        flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype, reads)
         if big:
-            par = combination_module(info, fkinds, fdtypes, compute, out._dtype).flat_parallel
+            par = combination_module(info, fkinds, fdtypes, compute, out._dtype,
+                                     reads).flat_parallel
             if cores.team_ready(cores.twins(par, flat), (numel, *args), numel):
                 flat = par
         _launch(flat, info.name, out, ops, numel, *args)  # on the current CPU stream
         return
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
-    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype)
+    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype, reads)
     meta = tile_meta(lay)
     if big and cores.team_ready(mod, (meta, *arrays, *values), numel):
         fn = mod.parallel
     else:
         fn = mod.serial
     _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
+
+
+def reads_out_of(info, ops, lay) -> tuple:
+    """The tensor arguments (names) of a call that are its output itself: the same memory,
+    dtype, strides and offset in the iterator's layout ``lay`` (``x += y``, ``out=x``); its
+    loops read them through the output (``_reading_out``)."""
+    st = ops[0]._storage
+    reads, k = [], 0
+    for arg, x in zip(info.tensor_args, ops[1:]):
+        if isinstance(x, Tensor):
+            k += 1
+            if (x._storage is st and x._dtype is ops[0]._dtype
+                    and lay.strides[k] == lay.strides[0] and lay.offsets[k] == lay.offsets[0]):
+                reads.append(arg)
+    return tuple(reads)
 
 
 def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):
@@ -418,13 +460,14 @@ def _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute):
 _flats: dict = {}
 
 
-def flat_entry(info, kinds, dtypes, compute, out_dtype):
+def flat_entry(info, kinds, dtypes, compute, out_dtype, reads_out=()):
     """The compiled entry point of the ``flat(n, addresses..., values...)`` loop for one
-    combination (kinds / dtypes as in ``_build``; values: the Python-scalar operands then the
-    op's Scalar arguments, each already of the compute dtype). Without Python-scalar operands
-    the loop lives in the combination's kernel module; with them, in a module of its own (so
-    the modules the full path loads keep their text, and their disk-cached compiles)."""
-    key = (info.name, kinds, dtypes, compute, out_dtype)
+    combination (kinds / dtypes / reads_out as in ``combination_module``; values: the
+    Python-scalar operands then the op's Scalar arguments, each already of the compute dtype).
+    Without Python-scalar operands the loop lives in the combination's kernel module; with
+    them, in a module of its own (so the modules the full path loads keep their text, and
+    their disk-cached compiles)."""
+    key = (info.name, kinds, dtypes, compute, out_dtype, reads_out)
     fn = _flats.get(key)  # (a hit makes no closure)
     if fn is not None:
         return fn
@@ -434,7 +477,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
         samples = _value_samples(info, kinds, compute)
         if "S" not in kinds:
             def mixed():
-                mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+                mod = combination_module(info, kinds, dtypes, compute, out_dtype, reads_out)
                 return _entry_point(mod.flat, naddresses, samples)
             form = _loop_info(info, compute)
             if form.block_when is None:
@@ -442,7 +485,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
             signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
             src = (_header(info, compute, what + " (flat loop, block form only)") + "\n"
                    + _flat_source(form, signature, loads, store, dtypes, out_dtype, "flat_fast",
-                                  fast_only=True))
+                                  fast_only=True, reads_out=reads_out))
             fast = load_generated_module(info.name + "_flatfast", src).flat_fast
             return _block_split(_entry_point(fast, naddresses, samples), mixed,
                                 _address_steps(kinds, dtypes, out_dtype), len(samples))
@@ -450,7 +493,9 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype):
 
         def source(form, fname, fast_only=False):
             return _flat_source(form, signature, loads, store, dtypes, out_dtype, fname,
-                                fast_only)
+                                fast_only, reads_out=reads_out)
+        if reads_out:
+            what += f" (reading {', '.join(reads_out)} through out)"
         return _guarded_entry(info, kinds, dtypes, out_dtype, compute, what + " (flat loop)",
                               "_flat", "flat", source, naddresses)
 

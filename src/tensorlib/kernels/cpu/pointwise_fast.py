@@ -59,13 +59,15 @@ def _last_value_cache(compute, name, arg):
     return convert
 
 
-def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
+def _above_grain(info, kinds, dtypes, compute, out_dtype, flat, reads_out=()):
     """For the dense fast paths above the grain: ``run(n, tensors, values, like, into=None)``
     allocates the result (``like(storage, tensors[0], out_dtype)`` makes the tensor), or writes
     into ``into`` (a contiguous ``out=`` tensor of ``n`` elements, returned), and runs the
     combination's ``flat_parallel`` loop (the flat loop's raw addresses, tiles over the team),
     or the ``flat`` loop while that variant is not ready or one thread would run it, as the full
-    path would. None (nothing run) while a user CPU stream is current or the profiler is on."""
+    path would (``reads_out``: the loops reading those tensor arguments through ``into``, as
+    ``flat`` does). None (nothing run) while a user CPU stream is current or the profiler is
+    on."""
     out_item = out_dtype.itemsize
     twins = None  # flat_parallel and its serial twin (cores.parallel_ready's pair)
 
@@ -82,8 +84,8 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat):
         args = (n, st._ptr + offset * out_item,
                 *[t._storage._ptr + t._offset * t._dtype.itemsize for t in tensors], *values)
         if twins is None:
-            twins = cores.twins(combination_module(info, kinds, dtypes, compute,
-                                                   out_dtype).flat_parallel, flat)
+            twins = cores.twins(combination_module(info, kinds, dtypes, compute, out_dtype,
+                                                   reads_out).flat_parallel, flat)
         if cores.team_ready(twins, args, n):
             cores.call(twins.parallel, args)
         else:
@@ -136,9 +138,10 @@ def _dense_combination(info, dtype, scalar_pos, scalar_operand, scalar_type):
 
 def inplace_runner(info, dtype, scalar_pos, scalar_type=None):
     """The in-place fast path's runner (ops/pointwise.py): ``run(a, b, args)`` computes
-    ``a op= b`` into ``a``'s own memory: ``out_runner``'s run with ``a`` as the output. The
-    result is written in ``a``'s dtype, as the full path's out=self does (its cast rules were
-    checked by the full calls that made this combination hot)."""
+    ``a op= b`` into ``a``'s own memory: ``out_runner``'s run with ``a`` as the output (its
+    loops read ``a`` through the output's pointer). The result is written in ``a``'s dtype, as
+    the full path's out=self does (its cast rules were checked by the full calls that made
+    this combination hot)."""
     run = out_runner(info, dtype, dtype, scalar_pos, scalar_type)
     if run is None:
         return None
@@ -152,7 +155,8 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     _above_grain, as the dense fast path), ``b`` None
     (unary), a contiguous tensor of ``a``'s dtype and shape, or a Python scalar of
     ``scalar_type`` (converted as the full path converts it); tensors sharing ``d``'s storage
-    are ``d`` itself (the caller checks). The flat loop casts the result to ``out_dtype``, as
+    are ``d`` itself (the caller checks), and are read through ``d`` (the in-place loops, built
+    on first need: see pointwise._reading_out). The flat loop casts the result to ``out_dtype``, as
     the full path's loop for that output does (its cast rules were checked by the full calls
     that made this combination hot). Returns ``d``, or None for what the full path must do
     (empty tensors, a user CPU stream current; above the grain also the profiler on)."""
@@ -161,22 +165,31 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     if combo is None:
         return None
     kinds, dtypes, compute = combo
-    flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
+    variants = {}  # (a is d, b is d) -> (flat, big): the loops reading those through d
+
+    def loops(key):
+        v = variants.get(key)
+        if v is None:
+            reads = tuple(arg for arg, read in zip(info.tensor_args, key) if read)
+            flat = flat_entry(info, kinds, dtypes, compute, out_dtype, reads)
+            v = variants[key] = (flat, _above_grain(info, kinds, dtypes, compute, out_dtype,
+                                                    flat, reads))
+        return v
     sp = scalar_pos[0] if scalar_pos else None
     scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
     value = (_last_value_cache(compute, name, info.tensor_args[1])
              if scalar_type is not None else None)
     unary = len(info.tensor_args) == 1
     grain = parallel_grain(info)
-    big = _above_grain(info, kinds, dtypes, compute, out_dtype, flat)
 
     def run(d, a, b, args):
         n = a._numel
         if not n:
             return None
+        flat, big = loops((a is d, b is d))
         if n >= grain:
             if unary:
                 return big(n, (a,), (), None, d)
@@ -386,7 +399,9 @@ def layout_runner(info, it, scalar_pos, into=False):
     does. None for one-dim layouts with other strides (a broadcast element: the full path
     serves it as a value) and for int -> float ops on integer tensors (their result follows
     the default float dtype); a call returns None (the full path) on a user CPU stream,
-    under the profiler, or when an operand other than ``into`` itself shares its memory."""
+    under the profiler, or when an operand other than ``into`` itself shares its memory.
+    Operands that are ``into`` itself are read through it (the in-place loops, built on first
+    need: see pointwise._reading_out)."""
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
@@ -416,26 +431,41 @@ def layout_runner(info, it, scalar_pos, into=False):
     scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
     sp = scalar_pos[0] if scalar_pos else None
     big = n >= parallel_grain(info)
-    mod = None
-    flat = flat_entry(info, kinds, dtypes, compute, out_dtype) if one_block else None
+    names = [arg for arg, x in zip(info.tensor_args, ops[1:]) if isinstance(x, Tensor)]
+    # (the operands an in-place loop may read through the output: laid out as it is)
+    as_out = [t._dtype is out_dtype and s == lay.strides[0] and o == lay.offsets[0]
+              for t, s, o in zip(tensors, lay.strides[1:], lay.offsets[1:])]
+    variants = {}  # reads_out -> its _Loops
+
+    def loops_for(reads):
+        got = variants.get(reads)
+        if got is None:
+            got = variants[reads] = _Loops(info, kinds, dtypes, compute, out_dtype, reads,
+                                           one_block)
+        return got
+    plain = loops_for(())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
 
     def run(ts, v, args, dst=None):
-        nonlocal mod
         if _streams._slow and not _streams.runs_inline():
             return None  # the full path queues or records it
+        loops = plain
         if dst is not None:
-            for t in ts:
-                if t._storage is dst._storage and t is not dst:
+            reads = []
+            for arg, t, same in zip(names, ts, as_out):
+                if t is dst and same:
+                    reads.append(arg)
+                elif t._storage is dst._storage:
                     return None  # the full path copies an overlapping operand first
+            if reads:
+                loops = loops_for(tuple(reads))
         vals = () if value is None else (value(v),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
-        if flat is not None:
-            return _run_blocks(ts, vals, dst)
-        if mod is None:
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+        if loops.flat is not None:
+            return _run_blocks(ts, vals, dst, loops)
+        mod = loops.module()
         # (typed() waits for queued CPU-stream work on the operands, as the full path's; a
         # fresh result has none, and its view is not worth keeping)
         if dst is None:
@@ -450,8 +480,7 @@ def layout_runner(info, it, scalar_pos, into=False):
             mod.serial(*kargs)
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
 
-    def _run_blocks(ts, vals, dst):
-        nonlocal mod
+    def _run_blocks(ts, vals, dst, loops):
         if _streams._slow:
             _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
         if dst is None:
@@ -460,14 +489,35 @@ def layout_runner(info, it, scalar_pos, into=False):
         else:
             o = dst._storage._ptr + starts[0]
         fargs = (n, o, *[t._storage._ptr + b for t, b in zip(ts, starts[1:])], *vals)
-        if big and mod is None:  # (the combination's module only where its team may run)
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        if big and cores.team_ready(cores.twins(mod.flat_parallel, flat), fargs, n):
-            cores.call(mod.flat_parallel, fargs)
+        # (the combination's module only where its team may run)
+        if big and cores.team_ready(loops.twins(), fargs, n):
+            cores.call(loops.module().flat_parallel, fargs)
         else:
-            flat(*fargs)
+            loops.flat(*fargs)
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
     return run
+
+
+class _Loops:
+    """A layout runner's loops of one combination reading ``reads`` (tensor argument names)
+    through the output: the combination's module (on first need) and, for one-block layouts,
+    the flat loop."""
+    __slots__ = ("key", "flat", "_mod", "_twins")
+
+    def __init__(self, info, kinds, dtypes, compute, out_dtype, reads, one_block):
+        self.key = (info, kinds, dtypes, compute, out_dtype, reads)
+        self.flat = flat_entry(*self.key) if one_block else None
+        self._mod = self._twins = None
+
+    def module(self):
+        if self._mod is None:
+            self._mod = combination_module(*self.key)
+        return self._mod
+
+    def twins(self):
+        if self._twins is None:
+            self._twins = cores.twins(self.module().flat_parallel, self.flat)
+        return self._twins
 
 
 def _c_order_like(st, a, dtype):
