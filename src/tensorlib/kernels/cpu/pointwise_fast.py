@@ -435,31 +435,22 @@ def layout_runner(info, it, scalar_pos, into=False):
     # (the operands an in-place loop may read through the output: laid out as it is)
     as_out = [t._dtype is out_dtype and s == lay.strides[0] and o == lay.offsets[0]
               for t, s, o in zip(tensors, lay.strides[1:], lay.offsets[1:])]
-    variants = {}  # reads_out -> its _Loops
-
-    def loops_for(reads):
-        got = variants.get(reads)
-        if got is None:
-            got = variants[reads] = _Loops(info, kinds, dtypes, compute, out_dtype, reads,
-                                           one_block)
-        return got
-    plain = loops_for(())
+    variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
 
     def run(ts, v, args, dst=None):
         if _streams._slow and not _streams.runs_inline():
             return None  # the full path queues or records it
-        loops = plain
+        reads = ()
         if dst is not None:
-            reads = []
             for arg, t, same in zip(names, ts, as_out):
                 if t is dst and same:
-                    reads.append(arg)
+                    reads += (arg,)
                 elif t._storage is dst._storage:
                     return None  # the full path copies an overlapping operand first
-            if reads:
-                loops = loops_for(tuple(reads))
+        loops = variants.get(reads) or variants.setdefault(
+            reads, _Loops(info, kinds, dtypes, compute, out_dtype, reads, one_block))
         vals = () if value is None else (value(v),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
