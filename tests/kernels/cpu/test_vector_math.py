@@ -674,3 +674,80 @@ def test_helpers_run_inside_kernels_only():
     def call(x):
         return vm.sin_f64(x)
     assert abs(call(0.5) - np.sin(0.5)) <= np.spacing(np.sin(0.5))
+
+
+def test_exp_normal_form_gives_the_plain_bits():
+    """float64 exp's block fast form (vector_math.exp_normal_f64, for |x| <
+    EXP_NORMAL_BOUND: 2**k added into the exponent field) gives exp_f64's bits: on 2**21
+    random doubles over the range, log-uniform magnitudes down to denormals, both signs, the
+    bound's neighbours and the points where k changes."""
+    from numba import njit
+    from tensorlib.kernels.cpu import vector_math as vm
+
+    @njit(error_model="numpy")
+    def both(x, a, b):
+        for i in range(x.size):
+            a[i] = vm.exp_normal_f64(x[i])
+            b[i] = vm.exp_f64(x[i])
+
+    rng = np.random.default_rng(5)
+    bound = vm.EXP_NORMAL_BOUND
+    steps = (np.arange(-1021, 1021) + 0.5) * np.log(2)  # where round(x / ln2) changes
+    x = np.concatenate([
+        rng.uniform(-bound, bound, 1 << 21),
+        np.exp(rng.uniform(np.log(5e-324), np.log(bound), 1 << 16)),
+        np.nextafter(bound, 0) - np.arange(16) * 1e-3, steps, np.nextafter(steps, 0),
+        [0.0, 5e-324, 2.2250738585072014e-308, 1e-300, 2.0 ** -54]])
+    x = np.concatenate([x, -x])
+    assert np.all(np.abs(x) < bound)
+    got, want = np.empty_like(x), np.empty_like(x)
+    both(x, got, want)
+    diff = got.view(np.uint64) != want.view(np.uint64)
+    assert not diff.any(), (x[diff][:5], got[diff][:5], want[diff][:5])
+
+
+@pytest.mark.parametrize("path", ["functional", "out=", "in place", "strided", "parallel"])
+def test_exp_float64_blocks_the_guard_fails_for(path, monkeypatch):
+    """The block loops write the cheaper form and or-reduce the guard in one pass, then write a
+    block the guard failed for again with the plain form (in place: the guard pass first).
+    Values out of the form's range (nan, +-inf, overflow, underflow to denormals and 0) in
+    some blocks give NumPy's results there, and every ordinary value the bits it has in a
+    block of ordinary values only, on each path (full and, once hot, fast; the parallel
+    variant compiled at once)."""
+    from tensorlib.kernels.cpu.pointwise import BLOCK, GRAIN
+    from tensorlib.ops.pointwise import HOT_CALLS
+    from tensorlib.runtime.cpu import cores
+    monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", False)
+    rng = np.random.default_rng(3)
+    n = GRAIN + 3 * BLOCK + 17 if path == "parallel" else 6 * BLOCK + 100
+    x = rng.uniform(-700, 700, n)
+    special = np.array([np.nan, np.inf, -np.inf, 709.7, 710.0, -708.5, -740.0, -745.2, -800.0,
+                        800.0, 708.0, -708.0])
+    where = np.concatenate([[0], rng.choice(np.arange(2 * BLOCK, n), 11, replace=False)])
+    x[where] = special  # the first block, and scattered ones (the short last one may be hit)
+    clean = x.copy()
+    clean[where] = 1.0
+    want = np.exp(x)  # NumPy's for the specials; the ordinary ones compared to `clean`'s below
+    if path == "strided":
+        wide = np.zeros(2 * n)
+        wide[::2] = x
+        t, tc = tl.asarray(wide)[::2], tl.asarray(np.repeat(clean, 2))[::2]
+    else:
+        t, tc = tl.asarray(x), tl.asarray(clean)
+    ref = tl.exp(tc).numpy()
+    keep = np.ones(n, bool)
+    keep[where] = False
+    for _ in range(HOT_CALLS + 2):
+        if path == "out=":
+            got = tl.empty(n, dtype=tl.float64)
+            tl.exp(t, out=got)
+        elif path == "in place":
+            got = t.clone()
+            got.exp_()
+        else:
+            got = tl.exp(t)
+        got = got.numpy()
+        # (nan, infinities and zeros exactly; finite values within the bound's ulp, denormals
+        # within two of theirs)
+        np.testing.assert_allclose(got[where], want[where], rtol=2.3e-16, atol=1e-323)
+        np.testing.assert_array_equal(got[keep].view(np.uint64), ref[keep].view(np.uint64))
