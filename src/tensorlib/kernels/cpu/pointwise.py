@@ -244,48 +244,40 @@ def _loop_info(info, compute):
 def _element_loop(info, loads, store, arrays, count, indent, fast_only=False):
     """Source lines of the loop over the ``count`` dense elements of ``arrays`` (operand k's
     1-D array; 0: the output). For an op with a block_fast form (ops.yaml), per block of BLOCK
-    elements: the cheaper expression where the guard holds for the whole block, else the plain
-    one (equally accurate, not always the same bits); ``fast_only``: instead of the plain one,
-    return the block's start. The guard is or-reduced in the pass that writes the cheaper
-    expression, and a block it fails for is written again: one pass over the operands, so an
-    out-of-cache loop streams them once (a separate guard pass cost float64 exp ~15% at 1e7).
-    Where an operand is read through the output (in place) the block would be overwritten
-    before its second pass, so there the guard pass comes first. Each block's loops index
-    slices from 0, so LLVM drops Numba's negative-index check and vectorizes them."""
+    elements: a guard pass, then the cheaper expression where the guard held for the whole
+    block, else the plain one (equally accurate, not always the same bits); ``fast_only``:
+    instead of the plain one, return the block's start. Each block's loops index slices from
+    0, so LLVM drops Numba's negative-index check and vectorizes them."""
     pad = " " * indent
 
-    def body(expr, depth, name, guard=False):
+    if info.block_expr is not None:  # (an operand read through the output: the output's block)
+        blk = {k: "blk0" if a == arrays[0] else f"blk{k}" for k, a in arrays.items()}.get
+
+    def body(expr, depth, name):
         inner = pad + "    " * depth
         out = [f"{inner}{var} = {code.format(f'{name(k)}[i]')}"
                for k, (var, arr, code) in loads.items()]
-        if guard:  # (an or-reduction beside the stores: the loop still vectorizes)
-            out.append(f"{inner}blk_bad |= not ({info.block_when})")
         return out + [f"{inner}{name(0)}[i] = {store.format(f'({expr})')}"]
 
     if info.block_expr is None:
         return [f"{pad}for i in range({count}):"] + body(info.expr, 1, arrays.get)
-    # (an operand read through the output: the output's block)
-    blk = {k: "blk0" if a == arrays[0] else f"blk{k}" for k, a in arrays.items()}.get
-    lines = ([f"{pad}for b0 in range(0, {count}, {BLOCK}):",
-              f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
-             [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())
-              if k == 0 or a != arrays[0]] +
-             [f"{pad}    blk_bad = 0"])
-    loop = f"{pad}    for i in range(b1 - b0):"
-    if any(a == arrays[0] for k, a in arrays.items() if k):  # in place: the guard pass first
-        lines += [loop] + [f"{pad}        {var} = {code.format(f'{blk(k)}[i]')}"
-                           for k, (var, arr, code) in loads.items()]
-        lines.append(f"{pad}        blk_bad |= not ({info.block_when})")
-        if fast_only:
-            return lines + [f"{pad}    if blk_bad != 0:", f"{pad}        return b0",
-                            loop] + body(info.block_expr, 2, blk)
-        return (lines + [f"{pad}    if blk_bad == 0:", "    " + loop] +
-                body(info.block_expr, 3, blk) +
-                [f"{pad}    else:", "    " + loop] + body(info.expr, 3, blk))
-    lines += [loop] + body(info.block_expr, 2, blk, guard=True) + [f"{pad}    if blk_bad != 0:"]
-    if fast_only:
-        return lines + [f"{pad}        return b0"]
-    return lines + ["    " + loop] + body(info.expr, 3, blk)
+    guard = [f"{pad}        {var} = {code.format(f'{blk(k)}[i]')}"
+             for k, (var, arr, code) in loads.items()]
+    return ([f"{pad}for b0 in range(0, {count}, {BLOCK}):",
+             f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
+            [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())
+             if k == 0 or a != arrays[0]] +
+            [f"{pad}    blk_bad = 0",
+             f"{pad}    for i in range(b1 - b0):"] + guard +
+            [f"{pad}        blk_bad |= not ({info.block_when})"] +  # (an or-reduction vectorizes)
+            ([f"{pad}    if blk_bad != 0:",
+              f"{pad}        return b0",
+              f"{pad}    for i in range(b1 - b0):"] + body(info.block_expr, 2, blk)
+             if fast_only else
+             [f"{pad}    if blk_bad == 0:",
+              f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk) +
+             [f"{pad}    else:",
+              f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk)))
 
 
 def _kernel_np_name(dtype) -> str:

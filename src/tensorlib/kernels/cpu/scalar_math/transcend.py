@@ -125,21 +125,6 @@ def _mk_logaddexp(t):
 
 
 exp = _define("exp", 1, _mk_vfunc(_vm.exp_f32, _vm.exp_f64, _c_exp), inline="always")
-
-
-# exp's block fast form (ops.yaml block_fast) for float64 arguments below
-# vector_math.EXP_NORMAL_BOUND in magnitude: the plain path's bits, without its range handling.
-def _mk_exp_normal_range(t):
-    if t == types.float64:
-        bound = _vm.EXP_NORMAL_BOUND
-        return lambda a: abs(a) < bound  # False for nan and inf
-    return lambda a: False
-
-
-exp_normal_range = _define("exp_normal_range", 1, _mk_exp_normal_range)
-exp_normal_range.block_dtypes = frozenset(("float64",))  # where it can hold (cpu/pointwise.py)
-exp_normal = _define("exp_normal", 1, _mk_vfunc(_vm.exp_f32, _vm.exp_normal_f64, _c_exp),
-                     inline="always")
 exp2 = _define("exp2", 1, _mk_vfunc(_vm.exp2_f32, _vm.exp2_f64, _c_exp2), inline="always")
 expm1 = _define("expm1", 1, _mk_vfunc(_vm.expm1_f32, _vm.expm1_f64, _c_expm1), inline="always")
 log = _define("log", 1, _mk_vfunc(_vm.log_f32, _vm.log_f64, _c_log), inline="always")

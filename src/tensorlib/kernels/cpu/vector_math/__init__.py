@@ -62,9 +62,8 @@ asin 0.63, acos 0.61 (NumPy's: 0.74, 0.51, 0.59, 0.83, 0.75, 0.71, 0.56, 0.59, 0
 """
 
 from .base import bits_f32, bits_f64, f32_bits, f64_bits, fma
-from .exp_log import (EXP_NORMAL_BOUND, exp2_f32, exp2_f64, exp_f32, exp_f64, exp_normal_f64,
-    expm1_f32, expm1_f64, log10_f32, log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64, log_f32,
-    log_f64)
+from .exp_log import (exp2_f32, exp2_f64, exp_f32, exp_f64, expm1_f32, expm1_f64, log10_f32,
+    log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64, log_f32, log_f64)
 from .hyperbolic import (acosh_f32, acosh_f64, asinh_f32, asinh_f64, atanh_f32, atanh_f64,
     cosh_f32, cosh_f64, sigmoid_f32, sigmoid_f64, sinh_f32, sinh_f64, tanh_f32, tanh_f64)
 from .trig import (TRIG_SHORT_BOUND, cos_f32, cos_f64, cos_short_f32, sin_f32, sin_f64,

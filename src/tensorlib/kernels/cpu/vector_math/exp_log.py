@@ -45,22 +45,6 @@ def exp_f64(x):
     return res if x == x else x
 
 
-# Below it in magnitude exp(x) is a normal double (k in [-1021, 1021]): exp_normal_f64's range,
-# the guard of exp's block form (ops.yaml block_fast).
-EXP_NORMAL_BOUND = 708.0
-
-
-@_vjit
-def exp_normal_f64(x):
-    """exp_f64 for |x| < EXP_NORMAL_BOUND: no clamp, no NaN select, and 2**k joins p's exponent
-    field by an integer add (k << 52, from the low bits of k's shifted form) instead of two
-    factors: the same bits, as both scalings are exact for a normal result, in ~60% of the time
-    (the scaling and the selects were ~40% of exp_f64's)."""
-    k, r = _exp_reduce(x)
-    p = fma(r * r, _exp_poly13(r), r) + 1.0
-    return bits_f64(f64_bits(p) + (f64_bits(k + _SHIFT) << np.uint64(52)))
-
-
 @_vjit
 def _exp_taylor8(r):
     """exp(r) by its degree 8 Taylor polynomial: truncation ~2**-32 on |r| <= ln2/2."""
