@@ -11,6 +11,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.dispatch.registration import POINTWISE
+from tensorlib.ops.pointwise import HOT_CALLS
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(tl.__file__)))
 
@@ -67,6 +68,45 @@ def test_square_is_bit_for_bit_x_times_x(dtype, exponent, layout):
         lambda g, w: bool(np.all((g.view(np.uint64) == w.view(np.uint64))
                                  | (np.isnan(g) & np.isnan(w)))))
     assert same((t ** e).numpy(), want)
+    assert same(tl.pow(t, e).numpy(), want)
+
+
+def _sqrt_c99(x):
+    """sqrt(x), but +0.0 and +inf for -0.0 and -inf (C99's pow(x, 0.5))."""
+    return np.where((x == 0) | np.isinf(x), np.abs(x), np.sqrt(x))
+
+
+def test_pow_declares_its_reciprocal_and_square_root():
+    forms = {when: expr for when, expr, dts in POINTWISE["pow"].value_forms}
+    assert forms["exponent == -1"] == "reciprocal(self)"
+    assert "sqrt(self)" in forms["exponent == 0.5"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [-1, -1.0, 0.5])
+@pytest.mark.parametrize("layout", ["dense", "strided", "2-D transposed", "tensor exponent"])
+def test_reciprocal_and_square_root_are_bit_for_bit(dtype, exponent, layout):
+    # as for the square: the value form's own loop where the layout takes the flat / strided
+    # loops; pow itself (which returns these forms for y = -1 and 1/2) on the others; every
+    # special value and random bit pattern, NumPy's correctly rounded 1 / x and sqrt(x)
+    x = _bit_patterns(3000) if dtype == "float32" else _bit_patterns64(4000)
+    x = x[: len(x) // 2 * 2]
+    if layout == "strided":
+        x = x[::2]
+    t = tl.asarray(x)
+    e = exponent
+    if layout == "2-D transposed":
+        x = x.reshape(2, -1).T
+        t = tl.asarray(x.T.copy()).T
+    elif layout == "tensor exponent":
+        e = tl.full(t.shape, float(exponent), dtype=t.dtype)
+    with np.errstate(all="ignore"):
+        want = np.reciprocal(x) if exponent == -1 else _sqrt_c99(x)
+    same = (lambda g, w: _same_bits(g, w)) if dtype == "float32" else (
+        lambda g, w: bool(np.all((g.view(np.uint64) == w.view(np.uint64))
+                                 | (np.isnan(g) & np.isnan(w)))))
+    for _ in range(HOT_CALLS + 2):  # the full path first, the fast paths once hot
+        assert same((t ** e).numpy(), want)
     assert same(tl.pow(t, e).numpy(), want)
 
 

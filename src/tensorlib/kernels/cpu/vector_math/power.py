@@ -32,6 +32,32 @@ def _pow_signs(res, x, y):
 
 
 @_vjit
+def _value_forms_f32(x, y, res):
+    """pow's value forms (ops.yaml), exactly: x * x for y = 2, 1 / x for y = -1, and sqrt(x)
+    for y = 1/2 with C99's +0.0 / +inf for x = -0.0 / -inf (each correctly rounded; the general
+    forms are correctly rounded but near halfway cases, which a square can be and a
+    reciprocal or square root can come within ~2**-50 of). So every loop of x ** y gives
+    what the value form's own loop gives."""
+    one = np.float32(1.0)
+    ax = abs(x)
+    root = ax if (x == np.float32(0.0)) | (ax == np.float32(np.inf)) else np.sqrt(x)
+    res = x * x if y == np.float32(2.0) else res
+    res = one / x if y == -one else res
+    return root if y == np.float32(0.5) else res
+
+
+@_vjit
+def _value_forms_f64(x, y, res):
+    """_value_forms_f32 for float64 (the double-double pow is faithful: ~1% of squares came
+    out an ulp off before it squared)."""
+    ax = abs(x)
+    root = ax if (x == 0.0) | (ax == _INF) else np.sqrt(x)
+    res = x * x if y == 2.0 else res
+    res = 1.0 / x if y == -1.0 else res
+    return root if y == 0.5 else res
+
+
+@_vjit
 def pow_f32(x, y):
     # |x|**y = exp(y ln|x|) in double: ln|x| to ~2**-50 relative (atanh series), its product
     # with y rounded once, exp to ~2**-42: the float32 result is correctly rounded but within
@@ -75,9 +101,8 @@ def pow_f32(x, y):
     res = e * _pow2(kk)                                 # |kk| <= 231: 2**kk is normal
     res = res if t == t else t                          # nan x or y (t nan: y ln|x| = 0 * inf too)
     res = np.float32(_pow_signs(res, xd, yd))
-    # x ** 2 is x * x (a square can be a float32 halfway case: 2.1805549e13 ** 2 rounded the
-    # other way), as in pow_halves_f32 and pow_f64
-    return x * x if y == np.float32(2.0) else res
+    # (a square can be a float32 halfway case: 2.1805549e13 ** 2 rounded the other way)
+    return _value_forms_f32(x, y, res)
 
 
 # float64 pow: log|x| as a double-double to ~2**-68 relative (2 atanh(s) with s = (z - 1) /
@@ -145,10 +170,7 @@ def pow_f64(x, y):
     res = res if ts == ts else ts
     res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
     res = _pow_signs(res, x, y)
-    # x ** 2 is x * x, correctly rounded (NumPy squares too): the double-double path above is
-    # faithful, ~1% of squares came out an ulp off. So ops.yaml's float64 value form for
-    # exponent 2 is this function, bit for bit, by construction.
-    return x * x if y == 2.0 else res
+    return _value_forms_f64(x, y, res)
 
 
 # --------------------------------------------------------------------------
@@ -198,4 +220,4 @@ def pow_halves_f32(x, y):
     h = 0.5 * e * r
     root = fma(h, fma(-0.5 * h, r, 1.0), sd) if (e != 0.0) & (abs(e) < _INF) else sd
     root = root * _TWO_M32 if tiny else root
-    return np.float32(p * root if half else p)
+    return _value_forms_f32(x, y, np.float32(p * root if half else p))
