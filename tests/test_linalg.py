@@ -226,3 +226,24 @@ def test_lapack_errors_name_the_op():
         L.inv(np.eye(2))
     with pytest.raises(TypeError, match=r"pinv\(\).*'rtol'.*str"):
         L.pinv(T(A[0]), rtol="big")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["dense", "strided", "transposed"])
+def test_vector_norm_2_over_everything(dtype, layout):
+    """ord 2 over all elements of a real tensor: sqrt(x . x) as NumPy (keepdims, strided and
+    transposed views, nan and inf propagate)."""
+    x = RNG.standard_normal((6, 10)).astype(dtype)
+    v = {"dense": x, "strided": x[:, ::3], "transposed": x.T}[layout]
+    t = {"dense": T(x), "strided": T(x)[:, ::3], "transposed": T(x).T}[layout]
+    for keepdims in (False, True):
+        got = L.vector_norm(t, keepdims=keepdims)
+        want = np.linalg.vector_norm(v, keepdims=keepdims)
+        assert got.dtype.name == np.dtype(dtype).name and got.shape == np.shape(want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6 if dtype == np.float32 else 1e-14)
+    for bad in (np.nan, np.inf):
+        y = x.copy()
+        y[2, 3] = bad
+        assert float(L.vector_norm(T(y))) == np.linalg.vector_norm(y) or bad != bad
+        if bad != bad:
+            assert np.isnan(float(L.vector_norm(T(y))))

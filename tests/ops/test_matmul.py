@@ -488,3 +488,31 @@ def test_cold_integer_matmul_is_numpys_bit_for_bit(dtype, monkeypatch):
             ref = np.matmul(va(a), vb(b))
         np.testing.assert_array_equal(want[0], ref)
         np.testing.assert_array_equal(want[1], ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16", "complex64"])
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "reversed", "offset"])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_vector_dot(dtype, layout, n, monkeypatch):
+    """1-D @ 1-D: contiguous float32 / float64 vectors take BLAS's dot directly (the general
+    set-up never runs), every other case the general path; each gives NumPy's 0-d result."""
+    from tensorlib.ops import matmul as mm
+    a, b = rand((2 * n + 1,), dtype), rand((2 * n + 1,), dtype)
+    pick = {"contiguous": slice(0, n), "strided": slice(0, 2 * n, 2),
+            "reversed": slice(2 * n, 0, -2) if n else slice(0, 0), "offset": slice(1, n + 1)}
+    ta, tb = as_tensor(a)[pick[layout]], as_tensor(b)[pick[layout]]
+    want = np.dot(a[pick[layout]], b[pick[layout]])
+    direct = layout in ("contiguous", "offset") and dtype in ("float32", "float64") and n
+    if direct:
+        monkeypatch.setattr(mm, "_run", lambda *a, **k: pytest.fail("took the general path"))
+    got = ta @ tb
+    assert got.shape == () and got.dtype.name == dtype
+    assert_close(to_numpy(got), np.asarray(want), dtype)
+
+
+def test_vector_dot_errors_and_mixed_dtypes():
+    a = tl.asarray(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match=r"matmul\(\): contraction dimensions differ"):
+        a @ tl.asarray(np.ones(4, np.float32))
+    r = a @ tl.asarray(np.arange(3.0))  # float32 . float64 promotes
+    assert r.dtype is tl.float64 and float(r) == 3.0
