@@ -762,6 +762,34 @@ def test_clip_composite():
     np.testing.assert_array_equal(to_numpy(got), np.clip(x, 0, 1))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "float16"])
+@pytest.mark.parametrize("bounds", [(-1, 2), (-0.5, 1.5), (None, 1), (-1, None), ("tensors", 0)])
+def test_clip_leaves_its_input_alone(dtype, bounds):
+    """clip's second step runs in place into the first step's fresh result: the input and the
+    bounds are never written, the result is NumPy's (in x's dtype), and with one bound or
+    requires_grad the steps stay out of place (gradients still flow)."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(3000) * 3).astype(dtype)
+    lo, hi = bounds
+    if lo == "tensors":
+        lo, hi = np.full(3000, -1, dtype), np.full(3000, 2, dtype)
+        tlo, thi = tl.asarray(lo), tl.asarray(hi)
+    else:
+        tlo, thi = lo, hi
+    t = tl.asarray(x)
+    for _ in range(3):
+        got = tl.clip(t, tlo, thi)
+        assert got is not t and got.dtype == t.dtype
+        np.testing.assert_array_equal(t.numpy(), x)
+        with np.errstate(invalid="ignore"):
+            want = np.clip(x, lo, hi).astype(dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+    if dtype in ("float32", "float64"):
+        g = tl.asarray(x).requires_grad_()
+        tl.clip(g, -1.0, 2.0).sum().backward()
+        np.testing.assert_array_equal(g.grad.numpy(), ((x >= -1) & (x <= 2)).astype(dtype))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16",
                                    "complex64", "bool"])
 @pytest.mark.parametrize("n", [4096, 3 * 4096 + 5, 40_000, (1 << 18) + 5])
