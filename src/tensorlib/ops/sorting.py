@@ -238,7 +238,8 @@ def count_nonzero(x, axis=None, keepdims=False):
     if not isinstance(x, Tensor):
         raise TypeError(f"count_nonzero(): argument 'x' must be a Tensor, got "
                         f"{type(x).__name__}")
-    return _sum(not_equal(x, 0), axis, keepdims, dtype=_dt.default_int())
+    flags = x if x.dtype is _dt.bool_ else not_equal(x, 0)  # (a mask counts as it is)
+    return _sum(flags, axis, keepdims, dtype=_dt.default_int())
 
 
 # ---------------------------------------------------------------- unique
