@@ -4,11 +4,13 @@
 
 Per op and size: the median over 5 interleaved rounds of tensorlib's time over NumPy's, the
 worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, argmax, sort
-and argsort (against NumPy's default sort / argsort; tensorlib's are stable), add, log (of positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
-indices, cross_entropy forward + backward on (N, 10) against
-the same step written in NumPy, and in place: ``x += y``, ``x += 0.5`` and ``m += row`` (rows of
-100). ``--only a,b`` measures those cases alone. ``--busy`` runs one busy-loop process beside the measurement
-(what a laptop, CI runner or worker pool sees). Not a test: ratios for the issue notes.
+and argsort (against NumPy's default sort / argsort; tensorlib's are stable), add, log (of
+positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
+indices, cross_entropy forward + backward on (N, 10) against the same step written in NumPy,
+``x[1:] - x[:-1]`` (fresh views each call), and in place: ``x += y``, ``x += 0.5`` and
+``m += row`` (rows of 100). ``--only a,b`` measures those cases alone. ``--busy`` runs one
+busy-loop process beside the measurement (what a laptop, CI runner or worker pool sees). Not
+a test: ratios for the issue notes.
 """
 from __future__ import annotations
 
@@ -59,6 +61,8 @@ def _cases(rng, n):
         x.grad = None
         tl.nn.functional.cross_entropy(x, y).backward()
     cases["cross_entropy"] = (lambda: _np_cross_entropy(xn, yn), ours)
+    # neighbour differences through fresh views each call (np.diff's arithmetic)
+    cases["x[1:] - x[:-1]"] = (lambda: a[1:] - a[:-1], lambda: t[1:] - t[:-1])
     # in place: each side accumulates into arrays of its own (the values stay finite)
     acc, an, bn = tl.asarray(a.copy()), a.copy(), (a * 0.5).astype(np.float32)
     b = tl.asarray(bn)

@@ -471,7 +471,9 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     # require grad and those that don't: below those keys only the backend
                     # counts)
                     if a._dtype is b._dtype and not (a._ks ^ b._ks) & BACKEND_MASK:
-                        if a._contiguous and b._contiguous and a._shape == b._shape:
+                        # (a fresh view, x[1:], has not worked out its flag yet)
+                        if ((a._contiguous or a.is_contiguous())
+                                and (b._contiguous or b.is_contiguous()) and a._shape == b._shape):
                             key = (a._dtype, a._ks)
                             run = runners.get(key)
                             if run is not None:
