@@ -7,6 +7,7 @@ worst round's ratio, and tensorlib's best time. Ops: tanh, exp, sin, sum, max, a
 and argsort (against NumPy's default sort / argsort; tensorlib's are stable), add, log (of
 positive values), pow by 2.5, 2 and 2.7 (of positive values), std, take by n random int64
 indices, cross_entropy forward + backward on (N, 10) against the same step written in NumPy,
+pow by -1 and 0.5, dot, norm, clip to [-1, 1], count_nonzero of a mask,
 ``x[1:] - x[:-1]`` (fresh views each call), and in place: ``x += y``, ``x += 0.5`` and
 ``m += row`` (rows of 100). ``--only a,b`` measures those cases alone. ``--busy`` runs one
 busy-loop process beside the measurement (what a laptop, CI runner or worker pool sees). Not
@@ -61,6 +62,15 @@ def _cases(rng, n):
         x.grad = None
         tl.nn.functional.cross_entropy(x, y).backward()
     cases["cross_entropy"] = (lambda: _np_cross_entropy(xn, yn), ours)
+    for e in (-1, 0.5):  # NumPy's fast scalar powers (ops.yaml value forms here)
+        cases[f"pow {e}"] = (lambda e=e: pos ** e, lambda e=e: tp ** e)
+    bn2 = (a * 0.5).astype(np.float32)
+    tb2 = tl.asarray(bn2)
+    cases["dot"] = (lambda: a @ bn2, lambda: t @ tb2)
+    cases["norm"] = (lambda: np.linalg.norm(a), lambda: tl.linalg.vector_norm(t))
+    cases["clip"] = (lambda: np.clip(a, -1.0, 1.0), lambda: tl.clip(t, -1.0, 1.0))
+    mask, tmask = a > 0, t > 0
+    cases["count_nonzero"] = (lambda: np.count_nonzero(mask), lambda: tl.count_nonzero(tmask))
     # neighbour differences through fresh views each call (np.diff's arithmetic)
     cases["x[1:] - x[:-1]"] = (lambda: a[1:] - a[:-1], lambda: t[1:] - t[:-1])
     # in place: each side accumulates into arrays of its own (the values stay finite)
