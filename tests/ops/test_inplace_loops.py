@@ -12,10 +12,16 @@ import tensorlib as tl
 from tensorlib.dispatch.registration import POINTWISE
 from tensorlib.kernels.cpu import pointwise as kp, pointwise_fast as kf
 from tensorlib.ops.pointwise import HOT_CALLS
+from tensorlib.runtime.cpu import streams
 
 
 @pytest.fixture
 def requested(monkeypatch):
+    # A user stream makes every later launch of the process take the slow path (sticky: its
+    # tensors may have queued work); these tests synchronize theirs, so the process goes back
+    # to the fast paths afterwards, as the other tests of its worker expect.
+    monkeypatch.setattr(streams, "_streams_used", streams._streams_used)
+    monkeypatch.setattr(streams, "_slow", streams._slow)
     """(op name, reads_out) of every flat loop and kernel module asked for."""
     asked = []
 

@@ -405,6 +405,9 @@ def test_softmax_cold_route_matches_the_rows_kernel(dt, monkeypatch):
     monkeypatch.setattr(knorm, "run_cold", lambda *a: (served.append(1), real(*a)))
     monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
     monkeypatch.setattr(knorm.cores, "threads", lambda: 1)  # (serial_rows, not its twin)
+    # (a user stream used earlier in the worker sends launches down the slow path, which
+    # skips the cold route; this test's tensors have no queued work)
+    monkeypatch.setattr(knorm._streams, "_slow", False)
     rng = np.random.default_rng(5)
     cases = 0
     for shape in ((1, 1), (3, 1), (7, 33), (5, 6, 40), (2, 17), (1, 5000), (40, 200)):
