@@ -24,11 +24,6 @@ def _bit_patterns(n, seed=0):
     return np.concatenate([x, special])
 
 
-def _same_bits(got, want):
-    return bool(np.all((got.view(np.uint32) == want.view(np.uint32))
-                       | (np.isnan(got) & np.isnan(want))))
-
-
 def test_pow_declares_its_square():
     assert ("exponent == 2", "self * self", ("float32", "float64")) in \
         POINTWISE["pow"].value_forms
@@ -44,13 +39,10 @@ def _bit_patterns64(n, seed=0):
     return np.concatenate([x, -x[: n // 2], halfway, special])
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("exponent", [2, 2.0])
-@pytest.mark.parametrize("layout", ["dense", "strided", "2-D transposed", "tensor exponent"])
-def test_square_is_bit_for_bit_x_times_x(dtype, exponent, layout):
-    # every loop: the flat / strided loops run the value form x * x alone; the general loop
-    # (a transposed layout) and a tensor exponent run pow itself, which squares for y == 2
-    # (float32 2.1805549e13 ** 2 and ~1% of float64 squares were an ulp off before)
+def _operands(dtype, exponent, layout):
+    """(NumPy x, tensor x, exponent) over random bit patterns and special values, in one of
+    four layouts: dense and strided take the flat / strided loops (the value form's own loop),
+    a 2-D transposed view and a tensor exponent the general loop (pow itself)."""
     x = _bit_patterns(3000) if dtype == "float32" else _bit_patterns64(4000)
     x = x[: len(x) // 2 * 2]
     if layout == "strided":
@@ -62,13 +54,29 @@ def test_square_is_bit_for_bit_x_times_x(dtype, exponent, layout):
         t = tl.asarray(x.T.copy()).T
     elif layout == "tensor exponent":
         e = tl.full(t.shape, float(exponent), dtype=t.dtype)
+    return x, t, e
+
+
+def _same(got, want):
+    """The same bits (any nan for nan), float32 or float64."""
+    bits = np.uint32 if got.dtype == np.float32 else np.uint64
+    return bool(np.all((got.view(bits) == want.view(bits)) | (np.isnan(got) & np.isnan(want))))
+
+
+LAYOUTS = ["dense", "strided", "2-D transposed", "tensor exponent"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [2, 2.0])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_square_is_bit_for_bit_x_times_x(dtype, exponent, layout):
+    # every loop: pow itself squares for y == 2 (float32 2.1805549e13 ** 2 and ~1% of float64
+    # squares were an ulp off before)
+    x, t, e = _operands(dtype, exponent, layout)
     with np.errstate(all="ignore"):
         want = np.square(x)  # correctly rounded
-    same = (lambda g, w: _same_bits(g, w)) if dtype == "float32" else (
-        lambda g, w: bool(np.all((g.view(np.uint64) == w.view(np.uint64))
-                                 | (np.isnan(g) & np.isnan(w)))))
-    assert same((t ** e).numpy(), want)
-    assert same(tl.pow(t, e).numpy(), want)
+    assert _same((t ** e).numpy(), want)
+    assert _same(tl.pow(t, e).numpy(), want)
 
 
 def _sqrt_c99(x):
@@ -84,30 +92,16 @@ def test_pow_declares_its_reciprocal_and_square_root():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("exponent", [-1, -1.0, 0.5])
-@pytest.mark.parametrize("layout", ["dense", "strided", "2-D transposed", "tensor exponent"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_reciprocal_and_square_root_are_bit_for_bit(dtype, exponent, layout):
-    # as for the square: the value form's own loop where the layout takes the flat / strided
-    # loops; pow itself (which returns these forms for y = -1 and 1/2) on the others; every
-    # special value and random bit pattern, NumPy's correctly rounded 1 / x and sqrt(x)
-    x = _bit_patterns(3000) if dtype == "float32" else _bit_patterns64(4000)
-    x = x[: len(x) // 2 * 2]
-    if layout == "strided":
-        x = x[::2]
-    t = tl.asarray(x)
-    e = exponent
-    if layout == "2-D transposed":
-        x = x.reshape(2, -1).T
-        t = tl.asarray(x.T.copy()).T
-    elif layout == "tensor exponent":
-        e = tl.full(t.shape, float(exponent), dtype=t.dtype)
+    # as for the square (pow returns these forms for y = -1 and 1/2): NumPy's correctly
+    # rounded 1 / x and sqrt(x), on the full path first and the fast paths once hot
+    x, t, e = _operands(dtype, exponent, layout)
     with np.errstate(all="ignore"):
         want = np.reciprocal(x) if exponent == -1 else _sqrt_c99(x)
-    same = (lambda g, w: _same_bits(g, w)) if dtype == "float32" else (
-        lambda g, w: bool(np.all((g.view(np.uint64) == w.view(np.uint64))
-                                 | (np.isnan(g) & np.isnan(w)))))
-    for _ in range(HOT_CALLS + 2):  # the full path first, the fast paths once hot
-        assert same((t ** e).numpy(), want)
-    assert same(tl.pow(t, e).numpy(), want)
+    for _ in range(HOT_CALLS + 2):
+        assert _same((t ** e).numpy(), want)
+    assert _same(tl.pow(t, e).numpy(), want)
 
 
 def test_other_exponents_and_dtypes_keep_their_forms():
