@@ -162,46 +162,21 @@ def test_block_split_gives_the_mixed_loops_bits(case, bad_blocks):
     assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
 
 
-def _pow64_form(x, e):
-    """float64 x ** e by the form a Python-scalar e picks: the halves form for a half-integer
-    in [0, POW_HALVES_MAX], the general one otherwise (the value forms for 2, -1, 1/2 are
-    inside both)."""
-    from numba import njit
-    from tensorlib.kernels.cpu import vector_math as vm
-
-    @njit(error_model="numpy")
-    def run(x, e, halves, out):
-        for i in range(x.size):
-            out[i] = vm.pow_halves_f64(x[i], e) if halves else vm.pow_f64(x[i], e)
-    halves = e * 2 == np.floor(e * 2) and 0 <= e <= vm.POW_HALVES_MAX
-    out = np.empty_like(x)
-    run(x, float(e), bool(halves), out)
-    return out
-
-
-@pytest.mark.parametrize("dt", ["float32", "float64"])
-def test_pow_by_changing_python_scalars_picks_the_form_per_value(dt):
+def test_pow_by_changing_python_scalars_picks_the_form_per_value():
     """The choice follows each call's exponent (the same value object, an equal new one, a
     different one; nan, -0.0, beyond the half-integer range): the bits of the same exponent
-    as a tensor, where the guard runs per block in the loop, on the fast, strided, 2-D strided
-    (the loop nest's strided arm picks the form per call too) and full (out=) paths."""
+    as a tensor, where the guard runs per block in the loop, on the fast, strided and full
+    (out=) paths."""
     rng = np.random.default_rng(5)
-    x = tl.asarray(rng.uniform(0, 3, 3000).astype(dt))
-    x2 = x.reshape((60, 50))
-    bits = np.uint32 if dt == "float32" else np.uint64
+    x = tl.asarray(rng.uniform(0, 3, 3000).astype(np.float32))
     exps = [2.0, 2.7, 2.0, float("2.0"), 0.5, float("nan"), -0.0, 0.0, 9.0, 8.0, -1.5, 2.5,
             2.5, 3]
     for _ in range(2):
         for e in exps:
-            if dt == "float32":
-                want = tl.pow(x, tl.full_like(x, e)).numpy()
-            else:  # (a float64 tensor exponent keeps the general form: the form itself)
-                want = _pow64_form(x.numpy(), e)
+            want = tl.pow(x, tl.full_like(x, e)).numpy()
             for got in (x ** e, x ** e, (x[::2] ** e), tl.pow(x, e, out=tl.empty_like(x))):
                 w = want[::2] if got.shape[0] < x.shape[0] else want
-                assert np.array_equal(got.numpy().view(bits), w.view(bits)), e
-            got = (x2[:, ::2] ** e).numpy()
-            assert np.array_equal(got.view(bits), want.reshape(60, 50)[:, ::2].view(bits)), e
+                assert np.array_equal(got.numpy().view(np.uint32), w.view(np.uint32)), e
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int64"])

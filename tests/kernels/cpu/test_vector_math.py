@@ -43,8 +43,7 @@ Documented bounds (the max measured error in the comments):
     pow:     float32 <= 1 ulp (measured 0.50; NumPy's powf: 1.0; by a half-integer in [0, 8]:
              0.50 over 2.1e8 arguments, x ** 0.5 and x ** 2 correctly rounded over every
              float32); float64 <= 1 ulp (measured
-             0.83 over 800 K pairs; NumPy's: 0.69), by a half-integer in [0, 8] (a Python
-             scalar: pow_halves_f64) 0.5 + 2**-10 (measured 0.5005; 1 for denormal results)
+             0.83 over 800 K pairs; NumPy's: 0.69)
     atan2:   float32 <= 2 ulp (in float32 arithmetic, atan's polynomial: measured 1.49 over
              6e7 pairs: uniform, log-uniform and near-diagonal; NumPy's: 3.46),
              float64 <= 1 ulp (measured 0.81; NumPy's: 0.77)
@@ -550,38 +549,6 @@ def test_pow_float32_by_small_half_integers():
             err = _ulp_error(got[~nan], ref[~nan], np.float32)
             i = int(np.argmax(err))
             assert err[i] <= 0.5 + 2.0 ** -20, (y, err[i], x[~nan][i], got[~nan][i])
-
-
-@pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit long double reference")
-def test_pow_float64_by_small_half_integers():
-    """float64 x ** y for y = 0, 0.5, ..., 8 (the block form, vector_math.pow_halves_f64:
-    products and a root as double-doubles): within 0.5 + 2**-10 ulp of the long double
-    reference for normal results (measured: 0.5005 on 4e5 arguments per exponent; float64's
-    general pow: 0.62), within 1 ulp for denormal ones; C99's nan pattern and exact zeros,
-    infinities and ones (-inf ** 0.5 is +inf, as C99's pow, where NumPy's scalar-exponent
-    shortcut takes sqrt's nan). A tensor exponent keeps the general form (within 1 ulp)."""
-    rng = np.random.default_rng(22)
-    bits = rng.integers(0, 2 ** 63, 1 << 16, dtype=np.uint64).view(np.float64)
-    x = np.concatenate([bits, -bits[:4096], rng.uniform(0, 10, 1 << 15),
-                        np.exp(rng.uniform(-745, 709, 1 << 15) / 4),     # denormal results too
-                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324,
-                         1.7976931348623157e308, 2.2250738585072014e-308]])
-    for y in _HALVES.astype(np.float64):
-        first = (tl.asarray(x) ** float(y)).numpy()
-        for got in (first, tl.pow(tl.asarray(x), tl.asarray(np.full_like(x, y))).numpy()):
-            with np.errstate(all="ignore"):
-                want = np.power(x, np.full_like(x, y))   # (an array exponent: C99's cases)
-                ref = np.power(x.astype(LD), LD(y))
-            nan = np.isnan(want)
-            assert np.array_equal(np.isnan(got), nan), (y, x[np.isnan(got) != nan][:5])
-            exact = ~nan & (np.isinf(want) | (want == 0) | (np.abs(want) == 1))
-            bad = exact & (got.view(np.uint64) != want.view(np.uint64))
-            assert not bad.any(), (y, x[bad][:5], got[bad][:5], want[bad][:5])
-            err = _ulp_error(got[~nan], ref[~nan], np.float64)
-            normal = np.abs(ref[~nan]) >= LD(2.2250738585072014e-308)
-            bound = 0.5 + 2.0 ** -10 if got is first else 1.0
-            assert err[normal].max(initial=0) <= bound, (y, err[normal].max())
-            assert err[~normal].max(initial=0) <= 1.0, (y, err[~normal].max(initial=0))
 
 
 def test_pow_float32_squares_and_square_roots_round_correctly():

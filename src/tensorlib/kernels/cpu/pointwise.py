@@ -139,21 +139,11 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
               for k in range(1, nops) if tiles[k] != "v0"]
     lines += _element_loop(info, loads, store, tiles, "stop - start", 12)
     lines.append("        else:")
-
-    def strided(expr, pad):
-        return ([f"{pad}for i in range(start, stop):"]
-                + [f"{pad}    {var} = {code.format(f'{arr}[np.uint64(p{k} + i * s{k})]')}"
-                   for k, (var, arr, code) in loads.items()]
-                + [f"{pad}    {operand_names[0]}[np.uint64(p0 + i * s0)] = "
-                   f"{store.format(f'({expr})')}"])
-    values = [n for n in operand_names[1:] if not n.startswith("a_")]
-    if info.block_when is not None and _names_read(info.block_when) <= set(values):
-        # a guard on values only holds for the whole call: its form here too, so strided
-        # layouts give the bits of the dense loops (x[:, ::2] ** 2.5 as x ** 2.5)
-        lines += ([f"            if {info.block_when}:"] + strided(info.block_expr, " " * 16)
-                  + ["            else:"] + strided(info.expr, " " * 16))
-    else:
-        lines += strided(info.expr, " " * 12)
+    lines.append("            for i in range(start, stop):")
+    for k, (var, arr, code) in loads.items():
+        lines.append(f"                {var} = {code.format(f'{arr}[np.uint64(p{k} + i * s{k})]')}")
+    lines.append(f"                {operand_names[0]}[np.uint64(p0 + i * s0)] = "
+                 f"{store.format(f'({info.expr})')}")
     return "\n".join(lines) + "\n"
 
 
@@ -235,23 +225,18 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
 BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then one loop
 
 
-def _loop_info(info, compute, kinds):
-    """``info`` for the loops of one compute dtype and operand kinds: without its block_fast
-    form where a guard it calls cannot hold for that dtype (its ``block_dtypes``: the fast
-    body would only double the kernel's compile; pow's int64 kernels: 0.3 -> 1.0 s CPU cold),
-    or would read tensor data in a dtype it only serves values in (its ``data_dtypes``)."""
+def _loop_info(info, compute):
+    """``info`` for the loops of one compute dtype: without its block_fast form where a guard
+    it calls cannot hold for that dtype (its ``block_dtypes``): the fast body would only
+    double the kernel's compile (pow's int64 kernels: 0.3 -> 1.0 s CPU cold)."""
     if info.block_when is None:
         return info
     from . import scalar_math  # (imports Numba: only when a kernel is being built)
     called = {n.func.id for n in ast.walk(ast.parse(info.block_when, mode="eval"))
               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    on_data = not _reads_values_only(info.block_when, info, kinds)
     for name in called:
-        helper = getattr(scalar_math, name, None)
-        dtypes = getattr(helper, "block_dtypes", None)
-        data = getattr(helper, "data_dtypes", dtypes)
-        if dtypes is not None and (compute.name not in dtypes
-                                   or (on_data and compute.name not in data)):
+        dtypes = getattr(getattr(scalar_math, name, None), "block_dtypes", None)
+        if dtypes is not None and compute.name not in dtypes:
             return dataclasses.replace(info, block_when=None, block_expr=None)
     return info
 
@@ -334,7 +319,7 @@ def _build(info, kinds, dtypes, compute, out_dtype, reads_out):
     """kinds: 'T' (tensor) / 'S' (Python scalar) per input; dtypes: storage dtype per input;
     reads_out: the tensor arguments read through the output (the in-place loops)."""
     signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
-    info = _loop_info(info, compute, kinds)
+    info = _loop_info(info, compute)
     if reads_out:
         what += f" (reading {', '.join(reads_out)} through out)"
     src = _header(info, compute, what)
@@ -494,7 +479,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype, reads_out=()):
             def mixed():
                 mod = combination_module(info, kinds, dtypes, compute, out_dtype, reads_out)
                 return _entry_point(mod.flat, naddresses, samples)
-            form = _loop_info(info, compute, kinds)
+            form = _loop_info(info, compute)
             if form.block_when is None:
                 return mixed()
             signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
@@ -543,19 +528,15 @@ def _value_samples(info, kinds, compute):
     return [compute.np_dtype.type(0)] * (kinds.count("S") + len(info.scalar_args))
 
 
-def _names_read(expr) -> set:
-    """The names ``expr`` reads (not the helpers it calls)."""
-    tree = ast.parse(expr, mode="eval")
-    called = {n.func.id for n in ast.walk(tree)
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
-
-
 def _reads_values_only(expr, info, kinds) -> bool:
     """Whether ``expr`` reads values only (Python-scalar operands, the op's Scalar arguments;
     ``x ** 2.0``): a guard of it then holds for every block of a call or for none."""
+    tree = ast.parse(expr, mode="eval")
+    called = {n.func.id for n in ast.walk(tree)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
     values = {name for name, k in zip(info.tensor_args, kinds) if k == "S"}
-    return _names_read(expr) <= values | set(info.scalar_args)
+    return read <= values | set(info.scalar_args)
 
 
 def _address_steps(kinds, dtypes, out_dtype):
@@ -610,8 +591,7 @@ def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname,
             sample_ints)
     if not exact:
         return _guarded_rest(*args)
-    plain = dataclasses.replace(_loop_info(info, compute, kinds), block_when=None,
-                                block_expr=None)
+    plain = dataclasses.replace(_loop_info(info, compute), block_when=None, block_expr=None)
     src = _header(info, compute, what + ", value forms") + "\n" + "\n\n".join(
         source(dataclasses.replace(plain, expr=expr), f"{fname}_v{i}")
         for i, (when, expr) in enumerate(exact))
@@ -671,7 +651,7 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
     call goes through a chooser that runs the compiled guard on its values (or reuses the last
     choice for the same value object) and calls that form's loop, compiling it on first need.
     When the guard reads tensor data, a flat loop is split as ``_block_split`` does."""
-    info = _loop_info(info, compute, kinds)
+    info = _loop_info(info, compute)
     samples = _value_samples(info, kinds, compute)
     if info.block_when is None or not _reads_values_only(info.block_when, info, kinds):
         src = _header(info, compute, what) + "\n" + source(info, fname)

@@ -257,17 +257,15 @@ def _inline_real_float(expr, caller_info, callee_info):
 power = _define("power", 2, _mk_power, inline=_inline_real_float)
 
 
-# Block fast form of pow (ops.yaml block_fast): powers by a half-integer in
-# [0, vector_math.POW_HALVES_MAX] by products and a square root (vector_math.pow_halves_f32,
-# pow_halves_f64).
+# Block fast form of pow (ops.yaml block_fast): float32 powers by a half-integer in
+# [0, vector_math.POW_HALVES_MAX] by products and a square root (vector_math.pow_halves_f32).
 def _mk_small_halves(t):
-    if t == types.float32 or t == types.float64:
-        top = t(_vm.POW_HALVES_MAX)
-        zero, two = t(0.0), t(2.0)
+    if t == types.float32:
+        top = np.float32(_vm.POW_HALVES_MAX)
 
         def impl(b):
-            m = b * two
-            return (np.floor(m) == m) & (b >= zero) & (b <= top)  # not nan, inf
+            m = b * np.float32(2.0)
+            return (np.floor(m) == m) & (b >= np.float32(0.0)) & (b <= top)  # not nan, inf
         return impl
     return lambda b: False
 
@@ -275,16 +273,11 @@ def _mk_small_halves(t):
 def _mk_power_halves(t):
     if t == types.float32:
         return lambda a, b: _vm.pow_halves_f32(a, b)
-    if t == types.float64:
-        return lambda a, b: _vm.pow_halves_f64(a, b)
     return _mk_power(t)
 
 
 small_halves = _define("small_halves", 1, _mk_small_halves, inline="always")
-small_halves.block_dtypes = frozenset(("float32", "float64"))  # where it can hold (cpu/pointwise.py)
-# ... and where a tensor exponent (the guard reading data) takes it: float64's halves form
-# compiles ~0.5 s more, which a tensor of exponents, rarely all half-integers, would pay first
-small_halves.data_dtypes = frozenset(("float32",))
+small_halves.block_dtypes = frozenset(("float32",))  # where it can hold (kernels/cpu/pointwise.py)
 power_halves = _define("power_halves", 2, _mk_power_halves, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)

@@ -70,5 +70,5 @@ from .trig import (TRIG_SHORT_BOUND, cos_f32, cos_f64, cos_short_f32, sin_f32, s
     sin_short_f32, tan_f32, tan_f64, tan_short_f32)
 from .inverse_trig import (acos_f32, acos_f64, asin_f32, asin_f64, atan2_f32, atan2_f64, atan_f32,
     atan_f64)
-from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32, pow_halves_f64
+from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32
 from .erf import erf_f32, erf_f64
