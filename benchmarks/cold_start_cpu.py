@@ -40,7 +40,7 @@ EVERYDAY = ["add", "multiply scalar", "subtract", "divide", "maximum", "less", "
             "astype", "sum", "mean", "max", "min", "argmax", "sum axis 1", "mean axis 0",
             "cumsum", "std", "sort", "argsort", "unique_values", "mask", "take", "concat",
             "matmul", "exp", "log", "sin", "cos", "tanh", "sqrt", "abs", "softmax", "zeros",
-            "arange", "linspace", "clip", "pow scalar"]
+            "arange", "linspace", "clip", "pow scalar", "pow 2.5", "pow 2.7"]
 
 QUICK = ["add", "multiply scalar", "less", "where", "astype", "sum", "mean", "max",
          "argmax", "sum axis 1", "cumsum", "sort", "unique_values", "mask", "take", "matmul",
@@ -91,6 +91,8 @@ def _ops(tl, x, y, m, idx, dtype):
         "arange": lambda: tl.arange(N, dtype=dt),
         "clip": lambda: tl.clip(x, x[10], x[N - 10]),
         "pow scalar": lambda: x ** 2,
+        "pow 2.5": lambda: abs(x) ** 2.5,  # (the survey's pow; a half-integer form)
+        "pow 2.7": lambda: abs(x) ** 2.7,  # (a general exponent)
     }
 
 
