@@ -115,6 +115,7 @@ _SHIFT = 6755399441055744.0          # 1.5 * 2**52: x + SHIFT rounds x to an int
 _SHIFT_BITS = np.uint64(0x4338000000000000)
 _F32_SHIFT = np.float32(12582912.0)  # 1.5 * 2**23: y + SHIFT rounds a float32 y to an integer
 _SIGN = np.uint64(0x8000000000000000)
+_F32_SIGN = np.uint32(0x80000000)
 _TWO52 = 4503599627370496.0
 _TWO52_BITS = np.uint64(0x4330000000000000)
 _LOG2E = 1.4426950408889634
@@ -136,6 +137,12 @@ def _pow2(kd):
 @_vjit
 def _copysign(mag, sgn):
     return bits_f64((f64_bits(mag) & ~_SIGN) | (f64_bits(sgn) & _SIGN))
+
+
+@_vjit
+def _copysign_f32(mag, sgn):
+    """_copysign for float32 (the sign bit moved as an integer: no compare, no select)."""
+    return bits_f32(np.uint32((f32_bits(mag) & ~_F32_SIGN) | (f32_bits(sgn) & _F32_SIGN)))
 
 
 @_vjit

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .base import (_F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
-    _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
+    _copysign_f32, _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
 from .exp_log import (_F32_LOG2E, _LN2F_HI, _LN2F_LO, _exp_dd, _exp_f32d, _expf_finish,
     _expm1_core, _log_f32core, _log_kz, _split, exp_f64)
 
@@ -68,7 +68,6 @@ _F32_LN2_HALF = np.float32(0.6931471805599453 / 2)
 # 1.5 * 2**23 + 127: t = 2a/ln2 + this rounds to an integer whose low bits hold k + 127, so
 # t's bits shifted left by 23 are 2**k's (k in [0, 28])
 _F32_SHIFT_BIAS = np.float32(12582912.0 + 127.0)
-_F32_SIGN = np.uint32(0x80000000)
 
 
 @_vjit
@@ -95,7 +94,7 @@ def tanh_f32(x):
     den = z + _TANH_Q0 if small else fma(scale, e, one)
     y = a if small else one
     res = fma(-y, num / den, y)
-    return bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
+    return _copysign_f32(res, x)
 
 
 @_vjit
@@ -190,7 +189,7 @@ def sinh_f32(x):
     small = fma(a * z, fma(fma(fma(fma(p4, z, p3), z, p2), z, p1), z, p0), a)
     h = _half_exp_f32(min(a, np.float32(90.0)))
     res = small if a < np.float32(2.0) else h - np.float32(0.25) / h
-    res = bits_f32(np.uint32((f32_bits(res) & ~_F32_SIGN) | (f32_bits(x) & _F32_SIGN)))
+    res = _copysign_f32(res, x)
     return res if x == x else x
 
 

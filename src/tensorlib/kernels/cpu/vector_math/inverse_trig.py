@@ -2,7 +2,7 @@
 float32 atan in float32 arithmetic)."""
 import numpy as np
 
-from .base import _INF, _NAN, _copysign, _vjit, bits_f32, f32_bits, f64_bits, fma
+from .base import _INF, _NAN, _copysign, _copysign_f32, _vjit, f32_bits, f64_bits, fma
 from .trig import _PIO2_1, _PIO2_2
 
 # --------------------------------------------------------------------------
@@ -80,7 +80,6 @@ _ATAN_Q = tuple(np.float32(c) for c in (
 _AQ0, _AQ1, _AQ2, _AQ3, _AQ4, _AQ5, _AQ6, _AQ7, _AQ8 = _ATAN_Q
 _F32_PIO2_HI = np.float32(1.5707963705062866)      # float32(pi / 2), above pi / 2
 _F32_PIO2_LO = np.float32(-4.371139000186243e-08)  # pi / 2 - _F32_PIO2_HI
-_F32_SIGN = np.uint32(0x80000000)
 
 
 @_vjit
@@ -99,17 +98,12 @@ def _atan01_f32(t):
 
 
 @_vjit
-def _f32_copysign(mag, sgn):
-    return bits_f32(np.uint32((f32_bits(mag) & ~_F32_SIGN) | (f32_bits(sgn) & _F32_SIGN)))
-
-
-@_vjit
 def atan_f32(x):
     one = np.float32(1.0)
     a = abs(x)
     inv = a > one
     p = _atan01_f32(one / a if inv else a)             # (inf -> 0; nan stays nan)
-    return _f32_copysign((_F32_PIO2_HI - p) + _F32_PIO2_LO if inv else p, x)
+    return _copysign_f32((_F32_PIO2_HI - p) + _F32_PIO2_LO if inv else p, x)
 
 
 @_vjit
@@ -160,7 +154,7 @@ def atan2_f32(y, x):
     r = (_F32_PIO2_HI - p) + _F32_PIO2_LO if swap else p
     xneg = (f32_bits(x) >> np.uint32(31)) != np.uint32(0)
     r = (_F32_PI_HI - r) + _F32_PI_LO if xneg else r
-    res = _f32_copysign(r, y)
+    res = _copysign_f32(r, y)
     return res if (x == x) & (y == y) else x + y
 
 
@@ -257,7 +251,7 @@ def asin_f32(x):
     s = np.sqrt((np.float32(1.0) - a) * np.float32(0.5))   # exact argument; |x| > 1: nan
     w = _asin_half_f32(s if big else a)
     res = (_F32_PIO2_HI - (w + w)) + _F32_PIO2_LO if big else w
-    return _f32_copysign(res, x)
+    return _copysign_f32(res, x)
 
 
 @_vjit
