@@ -1,6 +1,7 @@
 """Ops written in terms of other ops (they run on every backend that has the pieces)."""
 from __future__ import annotations
 
+from .. import dtypes as _dt
 from ..dispatch.namespace import ops as _ops
 
 from ..tensor import Tensor
@@ -28,12 +29,13 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
 
 
 def _keeps_dtype(t: Tensor, bound) -> bool:
-    """Whether ``t op bound`` has t's dtype: a tensor bound of that dtype, or a Python real
-    scalar that weak promotion leaves it at (a float bound turns an integer tensor float)."""
+    """Whether ``t op bound`` has t's dtype by the promotion rules (a Python scalar weakly: a
+    float bound turns an integer tensor float); other bound types go the general way."""
     if isinstance(bound, Tensor):
-        return bound.dtype is t.dtype
-    kind = t.dtype.kind
-    return (type(bound) is float and kind == "f") or (type(bound) is int and kind in "iuf")
+        bound = bound.dtype
+    elif type(bound) not in (bool, int, float):
+        return False
+    return _dt.result_type(t.dtype, bound) is t.dtype
 
 
 def to_device(self: Tensor, device, /, *, stream=None) -> Tensor:
