@@ -248,31 +248,8 @@ def log_f64(x):
     return _log_specials(x, _log_kz(k, z, k * _LN2_LO))
 
 
-@_vjit
-def _log_f32parts(xd):
-    """(k, ln z) for a positive double xd = 2**k z, ln z to ~2**-35 relative."""
-    k, z = _split(f64_bits(xd))
-    f = z - 1.0
-    s = f / (2.0 + f)
-    z2 = s * s
-    # 2 atanh(s) = 2s (1 + z2/3 + z2^2/5 + ...): truncation (z2 <= 0.0295) ~2**-35
-    p = fma(z2, 1.0 / 13.0, 1.0 / 11.0)
-    p = fma(p, z2, 1.0 / 9.0)
-    p = fma(p, z2, 1.0 / 7.0)
-    p = fma(p, z2, 1.0 / 5.0)
-    p = fma(p, z2, 1.0 / 3.0)
-    return k, fma(2.0 * s * z2, p, 2.0 * s)
-
-
-@_vjit
-def _log_f32core(xd):
-    k, ls = _log_f32parts(xd)
-    return fma(k, _LN2, ls)
-
-
-# float32 log / log1p / log2 / log10 in float32 arithmetic (16 lanes per 512-bit register; the
-# float64-internal version, _log_f32core above, kept for asinh / acosh / atanh through
-# hyperbolic._log1p_f32d, spent its time on the double division and polynomial: 2.3x NumPy's
+# float32 log / log1p / log2 / log10 in float32 arithmetic (16 lanes per 512-bit register; a
+# float64-internal version spent its time on the double division and polynomial: 2.3x NumPy's
 # AVX-512 logf). No division (but log1p's correction c / u). x = 2**k z with z in
 # [sqrt(1/2), sqrt(2)) (denormals scaled by 2**23 first), f = z - 1 exact (Sterbenz), and
 # log(1 + f) = f + f^2 Q(f), Q(f) = -1/2 + f P(f): P is a minimax fit of degree 7 (log) or 8
@@ -376,6 +353,20 @@ def log_f32(x):
 
 
 @_vjit
+def _logf_uc(u, c, kadd):
+    """log(u) + c + kadd ln2 in float32 for a positive finite float32 u, a small correction c
+    (the relative error of u, as log1p adds it) and an integer kadd: log_f32's sum with c
+    beside the low parts, one rounding at the end."""
+    k, f = _logf_split(u)
+    k = k + kadd
+    q = _logf_q7(f)
+    hi = fma(k, _F32_LN2_HI, f)
+    e = f + fma(k, _F32_LN2_HI, -hi)
+    t = fma(f * f, q, fma(k, _F32_LN2_LO, e) + c)
+    return hi + t
+
+
+@_vjit
 def log1p_f64(x):
     # log1p(x) = log(u) + c/u with u = 1 + x rounded, c = (x - (u - 1)) the rounding error
     # (Goldberg's trick, done with the correction term: exact to ~1 ulp).
@@ -401,12 +392,7 @@ def log1p_f32(x):
     u = x + _F32_ONE
     c = x - (u - _F32_ONE)
     us = max(u, _F32_TINY)                  # u <= 0 / nan: replaced below
-    k, f = _logf_split(us)
-    q = _logf_q7(f)
-    hi = fma(k, _F32_LN2_HI, f)
-    e = f + fma(k, _F32_LN2_HI, -hi)
-    t = fma(f * f, q, fma(k, _F32_LN2_LO, e) + c / us)
-    res = hi + t
+    res = _logf_uc(us, c / us, np.float32(0.0))
     res = res if abs(x) >= np.float32(5.960464477539063e-08) else x   # |x| < 2**-24, -0.0
     res = res if x != _F32_INF else x
     res = res if x != -_F32_ONE else -_F32_INF
