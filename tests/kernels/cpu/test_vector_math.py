@@ -455,6 +455,47 @@ def test_pow_float32_accuracy():
     assert err[i] <= F32_BOUND, (err[i], x[~nan][i], y[~nan][i], got[~nan][i], ref[~nan][i])
 
 
+@pytest.mark.parametrize("form", ["pow_f32_tables", "pow_f32_arith"])
+def test_pow_float32_forms_accuracy_and_special_values(form):
+    """Both float32 pow forms, whichever this CPU's kernels take (vector_math.power: the table
+    form where table loads are cheap, base.TABLE_LOOKUPS, else the arithmetic one): within the
+    bound of the float64 reference on the accuracy inputs, and over every pair of special
+    values (C99's cases) NumPy's nan pattern and its exact zeros, infinities and ones."""
+    from numba import njit
+    fn = getattr(vector_math.power, form)
+
+    @njit(error_model="numpy")
+    def run(x, y):
+        out = np.empty_like(x)
+        for i in range(x.size):
+            out[i] = fn(x[i], y[i])
+        return out
+
+    x, y = _pow_inputs(seed=4)
+    sp = _specials(np.float32)
+    X, Y = (a.ravel() for a in np.meshgrid(sp, sp))
+    x, y = np.concatenate([x, X]), np.concatenate([y, Y])
+    got = run(x, y)
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+        ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), (x[np.isnan(got) != nan], y[np.isnan(got) != nan])
+    exact = ~nan & (np.isinf(want) | (want == 0) | (np.abs(want) == 1))
+    bad = exact & (got.view(np.uint32) != want.view(np.uint32))
+    assert not bad.any(), (x[bad][:5], y[bad][:5], got[bad][:5], want[bad][:5])
+    err = _ulp_error(got[~nan], ref[~nan], np.float32)
+    i = int(np.argmax(err))
+    assert err[i] <= F32_BOUND, (err[i], x[~nan][i], y[~nan][i], got[~nan][i], ref[~nan][i])
+
+
+def test_pow_float32_kernels_take_the_form_the_cpu_chooses():
+    from tensorlib.kernels.cpu.vector_math import base
+    want = "pow_f32_tables" if base.TABLE_LOOKUPS else "pow_f32_arith"
+    assert vector_math.pow_f32 is getattr(vector_math.power, want)
+    assert scalar_math.SOURCE_HASH.endswith("t" if base.TABLE_LOOKUPS else "a")
+
+
 @pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
 def test_pow_float64_accuracy():
     """float64 pow against long double powl: uniform and log-uniform bases with exponents up

@@ -24,7 +24,8 @@ floats) and bitwise.py (bitwise, logical); this module is the import point.
 
 Note on caching: Numba's on-disk cache of a generated kernel is keyed on the
 kernel's own source file, not on the helpers it imports and inlines.
-``SOURCE_HASH`` (a digest of every file in ``HELPER_FILES``) is written into
+``SOURCE_HASH`` (a digest of every file in ``HELPER_FILES``, and the CPU's choice of table
+forms) is written into
 generated sources (kernels/cpu/pointwise.py) so that an edit to any of them
 invalidates stale cached kernels.
 """
@@ -33,6 +34,7 @@ import os
 from ....dispatch.pointwise_helpers import BLOCK_HELPERS as _BLOCK_HELPERS
 from ....dispatch.pointwise_helpers import HELPERS as _VOCABULARY
 from ... import codegen as _codegen
+from ..vector_math import base as _vm_base
 from .plumbing import _bits, _from_bits, bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from .arith import (absolute, clip, conj, copysign, floordiv, fmod_, imag_part, isfinite, isinf,
     isnan, maximum, minimum, negative, nextafter, power, power_halves, real_part, reciprocal,
@@ -59,5 +61,8 @@ HELPER_FILES = ("scalar_math/__init__.py", "scalar_math/plumbing.py",
                 "vector_math/base.py", "vector_math/exp_log.py", "vector_math/hyperbolic.py",
                 "vector_math/trig.py", "vector_math/inverse_trig.py", "vector_math/power.py",
                 "vector_math/erf.py")
+# (with the CPU's choice of table forms, vector_math.base.TABLE_LOOKUPS: a kernel cache shared
+# by machines that choose differently keeps both builds apart)
 SOURCE_HASH = _codegen.files_digest(
-    [os.path.join(os.path.dirname(os.path.dirname(__file__)), name) for name in HELPER_FILES], 16)
+    [os.path.join(os.path.dirname(os.path.dirname(__file__)), name) for name in HELPER_FILES],
+    15) + ("t" if _vm_base.TABLE_LOOKUPS else "a")

@@ -10,8 +10,9 @@ atan2, sinh, cosh, tanh, asinh, acosh, atanh, sigmoid, erf and power here; compl
 keep their helpers there.
 
 float32 computes internally in float64 (one conversion each way, exact), except tanh, the
-logs (log, log1p, log2, log10) and the block fast path of sin / cos (|x| < 2**20: Cody-Waite
-reduction to a float32 pair, trig.py), whose float64 versions cost 2-3x NumPy's SIMD loops: they compute
+logs (log, log1p, log2, log10), asinh / acosh / atanh and the block fast path of sin / cos
+(|x| < 2**20: Cody-Waite reduction to a float32 pair, trig.py), whose float64 versions cost
+2-4x NumPy's SIMD loops: they compute
 in float32 (16 lanes per 512-bit register instead of 8, no double division) with error-free
 steps (Fast2Sum, fma residuals) where the sum would round twice. The double-precision
 intermediate is accurate to ~2**-30 or better, so the float32 result is the correctly rounded
@@ -34,6 +35,11 @@ float64 reduction cost ~15 ns per element there. Exact to ~2**-80 (float32) / ~2
 multiple of pi/2, 2**-61 at 5.3e255, is right to the last bit). A Cody-Waite reduction would be
 cheaper but needs a fallback above ~2**50, and a fallback branch (or a libm call) in the loop
 body stops vectorization (an if-converted branch runs both sides).
+
+float32 pow has two forms of its double core (power.py): small tables (1/c and log2 c per
+interval of the mantissa, 2**(j/32)) where per-lane table loads are cheap, and the table-free
+series elsewhere (``base.TABLE_LOOKUPS``: not on CPUs whose Gather Data Sampling fix microcodes
+gathers); both are tested on every machine.
 
 Everything here is compiled on its own (once per signature, cached on disk) by ``_vjit``, with
 LLVM's ``alwaysinline`` on the compiled function: a kernel calling it links that code and LLVM

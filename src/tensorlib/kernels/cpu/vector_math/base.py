@@ -2,6 +2,7 @@
 on its own, marked always-inline for LLVM), ``fma``, the float <-> bit-pattern casts, the shared
 constants and the exact 2**k and sign steps."""
 import math
+import os
 
 import numpy as np
 from llvmlite import ir
@@ -125,6 +126,27 @@ _LN2 = 0.6931471805599453
 _LN2_LO53 = 2.3190468138462996e-17     # ln2 - float64(ln2)
 _INF = math.inf
 _NAN = math.nan
+
+
+def _table_lookups_fast() -> bool:
+    """Whether per-lane table loads (vector gathers) are cheap on this CPU, so a helper may
+    trade polynomial terms for a small table: not where the Gather Data Sampling mitigation
+    microcodes them (~30 cycles each on Intel Skylake-SP to Ice Lake with the fix, where a
+    table form is slower than the arithmetic one), nor where the kernel does not say (the
+    arithmetic forms are never far behind). ``TENSORLIB_CPU_GATHERS=fast|slow`` decides
+    instead. The choice is part of the generated kernels' key (scalar_math.SOURCE_HASH)."""
+    choice = os.environ.get("TENSORLIB_CPU_GATHERS", "").strip().lower()
+    if choice in ("fast", "slow"):
+        return choice == "fast"
+    try:
+        with open("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling") as f:
+            status = f.read().strip().lower()
+    except OSError:
+        return False
+    return status.startswith(("not affected", "vulnerable"))
+
+
+TABLE_LOOKUPS = _table_lookups_fast()
 
 
 @_vjit

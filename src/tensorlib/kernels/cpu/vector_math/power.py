@@ -1,9 +1,10 @@
 """pow on float32 / float64: exp(y log|x|) with C99's special cases."""
 import numpy as np
 
-from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
-    _scale2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits, fma)
-from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _split_any
+from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
+    _copysign, _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
+    fma)
+from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _split, _split_any
 
 # --------------------------------------------------------------------------
 # pow
@@ -73,18 +74,25 @@ def _value_forms_f64(x, y, res):
     return root if y == 0.5 else res
 
 
-# float32 pow: |x|**y = 2**(y log2|x|) in double, both steps table-driven (no division; the
-# earlier form, log|x| from the atanh series of f / (2 + f) and a degree-11 exp, spent most of
-# its time in the double division and the polynomials: 3.4-5x NumPy's per core at 1e5).
-# log2: |x| = 2**k z with z in [0.6992, 1.3984) (the float32 bits less those of the range's
-# start: k in the exponent field, the interval of z in the next POWF_LOG_BITS bits), and
-# log2 z = log2 c + log2(1 + r), r = z / c - 1 from one FMA with 1/c (|r| <= 2**-7; c = 1 on
-# the interval starting at 1, so x near 1 has no cancellation), log2(1 + r) = r (L0 + L1 r +
-# ... + L5 r^5), the Taylor coefficients (truncation 2**-44.8 relative). exp2: t = y log2|x|
-# = n/32 + r2, |r2| <= 1/64, 2**t = 2**(n >> 5) T[n & 31] (1 + q(r2)), q of degree 5
-# (truncation 2**-48). The double result before the one rounding to float32 is within ~2**-40
-# relative for |t| <= 150 (correctly rounded but within ~2**-16 ulp of a halfway case);
-# measured 0.50 ulp (tests/kernels/cpu/test_vector_math.py).
+# float32 pow: |x|**y = exp(y log|x|) in double, then C99's cases in float32 operations (half
+# the vector width of double ones in the loop). Two forms of the two steps; pow_f32 is the
+# table form where table loads are cheap (base.TABLE_LOOKUPS), else the arithmetic one. Both
+# leave the double result within ~2**-40 relative of |x|**y for |t| <= 150 (t = y log2|x|):
+# correctly rounded to float32 but within ~2**-16 ulp of a halfway case; measured 0.500002 ulp
+# over 9e7 sampled pairs (tests/kernels/cpu/test_vector_math.py runs both forms).
+# * tables (1e5 per core on a CPU without the gather fix: x ** y 326 -> 251 us, x ** 0.3
+#   237 -> 181): log2: |x| = 2**k z with z in [0.6992, 1.3984) (the float32 bits less those
+#   of the range's start: k in the exponent field, the interval of z in the next
+#   POWF_LOG_BITS bits), log2 z = log2 c + log2(1 + r), r = z / c - 1 from one FMA with 1/c
+#   (|r| <= 2**-7; c = 1 on the interval starting at 1, so x near 1 has no cancellation),
+#   log2(1 + r) = r (L0 + L1 r + ... + L5 r^5), the Taylor coefficients (truncation 2**-44.8
+#   relative); exp2: t = n/32 + r2, |r2| <= 1/64, 2**t = 2**(n >> 5) T[n & 31] (1 + q(r2)), q
+#   of degree 5 (truncation 2**-48).
+# * arithmetic: log2|x| = k + 2 atanh(s) / ln2, s = f / (2 + f), the series to s**17
+#   (~2**-48); 2**t = 2**n exp(r ln2), n = round(t), by a degree-11 Taylor polynomial
+#   (~2**-48).
+# In both, log2 of a power of two is its exponent and 2**t of an integer t is exact, so
+# 2 ** -150 is the halfway case it is (rounded to 0, as NumPy).
 POWF_LOG_BITS = 7
 _POWF_START = 0x3F330000                # the bits of 0.69921875
 _POWF_SHIFT32 = 1.5 * 2.0 ** 47         # t + this rounds t to a multiple of 1/32
@@ -109,7 +117,7 @@ _E1, _E2, _E3, _E4, _E5 = (_LN2 ** n / float(np.prod(np.arange(1, n + 1))) for n
 
 @_vjit
 def _log2_f32d(a):
-    """log2 a (a double) for a positive finite float32 a, denormals included."""
+    """log2 a (a double) for a positive finite float32 a, denormals included (tables)."""
     sub = a < np.float32(1.1754943508222875e-38)
     ix = f32_bits(a * np.float32(8388608.0) if sub else a)
     tmp = np.int32(ix - np.uint32(_POWF_START))
@@ -123,7 +131,7 @@ def _log2_f32d(a):
 
 @_vjit
 def _exp2_pow(t):
-    """2**t for |t| <= 160 (a double, no overflow or underflow in double)."""
+    """2**t for |t| <= 160 (a double, no overflow or underflow in double; tables)."""
     sh = t + _POWF_SHIFT32
     n = f64_bits(sh)                                    # low bits: round(32 t)
     r = t - (sh - _POWF_SHIFT32)
@@ -134,18 +142,76 @@ def _exp2_pow(t):
 
 
 @_vjit
-def pow_f32(x, y):
-    a = abs(x)
-    lg = _log2_f32d(a)
+def _log2_f32d_arith(a):
+    """log2 a (a double) for a positive finite float32 a, denormals included (arithmetic; a
+    power of two gives its exponent exactly)."""
+    k, z = _split(f64_bits(np.float64(a)))              # float32 values are normal doubles
+    f = z - 1.0
+    s = f / (2.0 + f)
+    z2 = s * s
+    p = fma(z2, 1.0 / 17.0, 1.0 / 15.0)
+    p = fma(p, z2, 1.0 / 13.0)
+    p = fma(p, z2, 1.0 / 11.0)
+    p = fma(p, z2, 1.0 / 9.0)
+    p = fma(p, z2, 1.0 / 7.0)
+    p = fma(p, z2, 1.0 / 5.0)
+    p = fma(p, z2, 1.0 / 3.0)
+    return k + fma(2.0 * s * z2, p, 2.0 * s) * _LOG2E
+
+
+@_vjit
+def _exp2_pow_arith(t):
+    """2**t for |t| <= 160 (a double, no overflow or underflow in double; arithmetic; an
+    integer t gives 2**t exactly)."""
+    kk = (t + _SHIFT) - _SHIFT
+    r = (t - kk) * _LN2                                 # |r| <= ln2/2
+    e = 1.0 / 39916800.0
+    e = fma(e, r, 1.0 / 3628800.0)
+    e = fma(e, r, 1.0 / 362880.0)
+    e = fma(e, r, 1.0 / 40320.0)
+    e = fma(e, r, 1.0 / 5040.0)
+    e = fma(e, r, 1.0 / 720.0)
+    e = fma(e, r, 1.0 / 120.0)
+    e = fma(e, r, 1.0 / 24.0)
+    e = fma(e, r, 1.0 / 6.0)
+    e = fma(e, r, 0.5)
+    e = fma(e, r * r, r) + 1.0
+    return e * _pow2(kk)
+
+
+@_vjit
+def _pow_f32_log(a, lg):
+    """The log of |x| = a (float32) as pow takes it: lg for positive finite a, -inf at 0,
+    inf at inf, nan at nan."""
     lg = lg if a != np.float32(0.0) else -_INF
-    lg = lg if a != np.float32(np.inf) else _INF
-    lg = lg if a == a else np.float64(a)                # nan x
-    t = np.float64(y) * lg
-    res = _exp2_pow(min(max(t, -160.0), 160.0))
+    lg = lg if a != _F32_INF else _INF
+    return lg if a == a else np.float64(a)
+
+
+@_vjit
+def _pow_f32_finish(x, y, t, res):
+    """x**y in float32 from res = exp of t = y log|x| (either form)."""
     res = res if t == t else t                          # nan x or y (t nan: y log|x| = 0 * inf too)
     res = _pow_signs_f32(np.float32(res), x, y)
     # (a square can be a float32 halfway case: 2.1805549e13 ** 2 rounded the other way)
     return _value_forms_f32(x, y, res)
+
+
+@_vjit
+def pow_f32_tables(x, y):
+    a = abs(x)
+    t = np.float64(y) * _pow_f32_log(a, _log2_f32d(a))
+    return _pow_f32_finish(x, y, t, _exp2_pow(min(max(t, -160.0), 160.0)))
+
+
+@_vjit
+def pow_f32_arith(x, y):
+    a = abs(x)
+    t = np.float64(y) * _pow_f32_log(a, _log2_f32d_arith(a))
+    return _pow_f32_finish(x, y, t, _exp2_pow_arith(min(max(t, -160.0), 160.0)))
+
+
+pow_f32 = pow_f32_tables if TABLE_LOOKUPS else pow_f32_arith
 
 
 # float64 pow: log|x| as a double-double to ~2**-68 relative (2 atanh(s) with s = (z - 1) /
