@@ -704,6 +704,49 @@ def test_trig_short_path_is_within_one_ulp():
         assert err[i] <= (1.1 if name == "tan" else 1.0), (name, err[i], x[i], got[i])
 
 
+@pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
+def test_trig_short_path_float64_is_within_one_ulp():
+    """float64 sin / cos / tan block fast path (vector_math sin_short_f64 etc.: a three-part
+    Cody-Waite reduction, run over blocks of elements below TRIG_SHORT_BOUND_F64): within 1 ulp
+    of long double sinl / cosl / tanl on log-uniform magnitudes up to the bound, the doubles
+    nearest to k pi/2 for k up to 2**27 (where the reduced argument cancels) and their
+    neighbours, and the bound's neighbours; within an ulp of the plain (Payne-Hanek) path, the
+    same bits for +-0.0 and tiny x."""
+    from numba import njit
+    from tensorlib.kernels.cpu import vector_math as vm
+
+    def pair(short, plain):
+        @njit(error_model="numpy")
+        def both(x, a, b):
+            for i in range(x.size):
+                a[i] = short(x[i])
+                b[i] = plain(x[i])
+        return both
+
+    rng = np.random.default_rng(12)
+    bound = vm.TRIG_SHORT_BOUND_F64
+    k = np.unique(np.concatenate([np.arange(1, 4096), rng.integers(1, 1 << 27, 40000)]))
+    near = (k.astype(LD) * (_LD_PI / 2)).astype(np.float64)
+    near = np.concatenate([near, np.nextafter(near, 0), np.nextafter(near, np.inf)])
+    edge = np.nextafter(bound, 0) - np.arange(8) * 2.0 ** -24
+    special = np.array([0.0, 5e-324, 1e-310, 1e-20, 2.0 ** -27, 2.0 ** -26 * 0.999])
+    x = np.concatenate([10.0 ** rng.uniform(-8, np.log10(bound), 200000), near, edge, special])
+    x = np.concatenate([x, -x])
+    assert np.all(np.abs(x) < bound)
+    tiny = np.abs(x) < 2.0 ** -27
+    for name, short, plain, ref in (("sin", vm.sin_short_f64, vm.sin_f64, np.sin),
+                                    ("cos", vm.cos_short_f64, vm.cos_f64, np.cos),
+                                    ("tan", vm.tan_short_f64, vm.tan_f64, np.tan)):
+        got, want = np.empty_like(x), np.empty_like(x)
+        pair(short, plain)(x, got, want)
+        same = got.view(np.uint64) == want.view(np.uint64)
+        assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
+        err = _ulp_error(got, ref(x.astype(LD)), np.float64)
+        i = int(np.argmax(err))
+        assert err[i] <= 1.0, (name, err[i], x[i], got[i])
+        assert np.all(_ulp_error(got, want.astype(LD), np.float64) <= 1.0), name
+
+
 def test_helpers_run_inside_kernels_only():
     """The helpers are compiled without a CPython wrapper (they are only ever inlined into
     kernels): a call from Python is a clear TypeError naming the helper, not a crash; from

@@ -136,25 +136,30 @@ rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")
 cos = _define("cos", 1, _mk_vfunc(_vm.cos_f32, _vm.cos_f64, _c_cos), inline="always")
 tan = _define("tan", 1, _mk_vfunc(_vm.tan_f32, _vm.tan_f64, _c_tan), inline="always")
-# Block fast forms of sin / cos / tan (ops.yaml block_fast) for float32 arguments below
-# vector_math.TRIG_SHORT_BOUND: sin / cos in float32 arithmetic (within 1 ulp, not always the
-# plain path's bits), tan with a cheaper reduction (the plain path's bits).
+# Block fast forms of sin / cos / tan (ops.yaml block_fast) for arguments below
+# vector_math.TRIG_SHORT_BOUND (float32) / TRIG_SHORT_BOUND_F64: float32 sin / cos in float32
+# arithmetic (within 1 ulp, not always the plain path's bits), float32 tan and float64 sin / cos
+# / tan with a cheaper reduction (Cody-Waite; the same polynomials).
 
 
 def _mk_trig_short(t):
     if t == types.float32:
         bound = np.float32(_vm.TRIG_SHORT_BOUND)
         return lambda a: abs(a) < bound  # False for nan and inf
+    if t == types.float64:
+        bound64 = _vm.TRIG_SHORT_BOUND_F64
+        return lambda a: abs(a) < bound64
     return lambda a: False
 
 
 trig_short = _define("trig_short", 1, _mk_trig_short)
-trig_short.block_dtypes = frozenset(("float32",))  # where it can hold (kernels/cpu/pointwise.py)
-sin_short = _define("sin_short", 1, _mk_vfunc(_vm.sin_short_f32, _vm.sin_f64, _c_sin),
+# where it can hold (kernels/cpu/pointwise.py)
+trig_short.block_dtypes = frozenset(("float32", "float64"))
+sin_short = _define("sin_short", 1, _mk_vfunc(_vm.sin_short_f32, _vm.sin_short_f64, _c_sin),
                     inline="always")
-cos_short = _define("cos_short", 1, _mk_vfunc(_vm.cos_short_f32, _vm.cos_f64, _c_cos),
+cos_short = _define("cos_short", 1, _mk_vfunc(_vm.cos_short_f32, _vm.cos_short_f64, _c_cos),
                     inline="always")
-tan_short = _define("tan_short", 1, _mk_vfunc(_vm.tan_short_f32, _vm.tan_f64, _c_tan),
+tan_short = _define("tan_short", 1, _mk_vfunc(_vm.tan_short_f32, _vm.tan_short_f64, _c_tan),
                     inline="always")
 asin = _define("asin", 1, _mk_vfunc(_vm.asin_f32, _vm.asin_f64, _c_asin), inline="always")
 acos = _define("acos", 1, _mk_vfunc(_vm.acos_f32, _vm.acos_f64, _c_acos), inline="always")

@@ -32,9 +32,12 @@ float32 needs no table: (2/pi in four 53-bit chunks) * 2**e mod 4 is exact arith
 are microcoded (~30 cycles each) on Intel CPUs with the Gather Data Sampling fix, which makes the
 float64 reduction cost ~15 ns per element there. Exact to ~2**-80 (float32) / ~2**-150
 (float64) absolute for all finite inputs, huge ones included (float64's closest approach to a
-multiple of pi/2, 2**-61 at 5.3e255, is right to the last bit). A Cody-Waite reduction would be
-cheaper but needs a fallback above ~2**50, and a fallback branch (or a libm call) in the loop
-body stops vectorization (an if-converted branch runs both sides).
+multiple of pi/2, 2**-61 at 5.3e255, is right to the last bit). A Cody-Waite reduction is
+cheaper but needs a fallback for large arguments, and a fallback branch (or a libm call) in the
+loop body stops vectorization (an if-converted branch runs both sides): the dense CPU loops run
+it per block whose elements are all below a bound instead (ops.yaml ``block_fast``: float32
+below 2**20, float64 below 2**28, where it is 2.3-2.5x faster: 1e5 float64 sin 539 -> 211 us,
+tan 740 -> 310 us per core).
 
 float32 pow has two forms of its double core (power.py): small tables (1/c and log2 c per
 interval of the mantissa, 2**(j/32)) where per-lane table loads are cheap, and the table-free
@@ -72,8 +75,9 @@ from .exp_log import (exp2_f32, exp2_f64, exp_f32, exp_f64, expm1_f32, expm1_f64
     log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64, log_f32, log_f64)
 from .hyperbolic import (acosh_f32, acosh_f64, asinh_f32, asinh_f64, atanh_f32, atanh_f64,
     cosh_f32, cosh_f64, sigmoid_f32, sigmoid_f64, sinh_f32, sinh_f64, tanh_f32, tanh_f64)
-from .trig import (TRIG_SHORT_BOUND, cos_f32, cos_f64, cos_short_f32, sin_f32, sin_f64,
-    sin_short_f32, tan_f32, tan_f64, tan_short_f32)
+from .trig import (TRIG_SHORT_BOUND, TRIG_SHORT_BOUND_F64, cos_f32, cos_f64, cos_short_f32,
+    cos_short_f64, sin_f32, sin_f64, sin_short_f32, sin_short_f64, tan_f32, tan_f64,
+    tan_short_f32, tan_short_f64)
 from .inverse_trig import (acos_f32, acos_f64, asin_f32, asin_f64, atan2_f32, atan2_f64, atan_f32,
     atan_f64)
 from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32

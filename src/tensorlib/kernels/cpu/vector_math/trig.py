@@ -327,12 +327,46 @@ def _reduce_f64(x):
     return rh, rl, q
 
 
+# float64 below this: the CPU loops' block fast path (sin_short_f64 etc.), a Cody-Waite
+# reduction instead of Payne-Hanek's four table loads and ~40 operations. With n = round(|x|
+# 2/pi) < 2**28 and pi/2 = P1 + P2 + P3 (each the double nearest the rest: ~2**-160 left),
+# |x| - n P1 is exact (one FMA: both are multiples of 2**-53 once |x| >= 1/2, and the
+# difference is below 1), n P2 splits exactly (TwoProd), n P3 rounds by ~2**-135: the reduced
+# argument is right to ~2**-130 absolute, against ~2**-60 for the closest double to a multiple
+# of pi/2 below 2**28.
+TRIG_SHORT_BOUND_F64 = 268435456.0
+_P1 = 1.5707963267948966
+_P2 = 6.123233995736766e-17
+_P3 = -1.4973849048591698e-33
+_TWO_OVER_PI = 0.6366197723675814
+
+
+@_vjit
+def _reduce_short_f64(x):
+    """_reduce_f64 for |x| < TRIG_SHORT_BOUND_F64 (Cody-Waite in three parts)."""
+    a = abs(x)
+    n = fma(a, _TWO_OVER_PI, _SHIFT) - _SHIFT
+    r1 = fma(-n, _P1, a)                                # exact
+    p = n * _P2
+    pe = fma(n, _P2, -p)                                # n P2 = p + pe exactly
+    h, e = _two_sum(r1, -p)
+    lo = (e - pe) - n * _P3
+    rh = h + lo                                         # normalized (|lo| < |h|)
+    return rh, lo - (rh - h), f64_bits(n + _SHIFT) - _SHIFT_BITS
+
+
 @_vjit
 def _sincos_f64(x, mode):
     """sin (mode 0) or cos (1) of x: one helper for the two (mode is a constant in each caller,
     so the other folds away), one compile on a cold cache."""
-    ux = f64_bits(x)
     rh, rl, q = _reduce_f64(x)
+    return _sincos_f64_of(x, rh, rl, q, mode)
+
+
+@_vjit
+def _sincos_f64_of(x, rh, rl, q, mode):
+    """sin / cos of x from its reduction |x| = (4k + q) pi/2 + rh + rl."""
+    ux = f64_bits(x)
     z = rh * rh
     w = z * z
     # musl __sin(rh, rl, 1) and __cos(rh, rl)
@@ -362,8 +396,14 @@ def _sincos_f64(x, mode):
 def tan_f64(x):
     """tan x: ~25% slower than libm's on a CPU whose gathers are microcoded (GDS fix) but within
     1 ulp everywhere (glibc's tan is 14 ulp off at 5.3e255)."""
-    ux = f64_bits(x)
     rh, rl, q = _reduce_f64(x)
+    return _tan_f64_of(x, rh, rl, q)
+
+
+@_vjit
+def _tan_f64_of(x, rh, rl, q):
+    """tan x from its reduction |x| = (4k + q) pi/2 + rh + rl."""
+    ux = f64_bits(x)
     odd = (q & np.uint64(1)) != np.uint64(0)
     # |r| >= 0.6744: evaluate at u = pi/4 - |r| (double-double) and use
     # tan(pi/4 - u) = 1 - 2 tan u / (1 + tan u) (odd quadrants: -1/tan = -1 + 2 t / (t - 1))
@@ -402,6 +442,24 @@ def sin_f64(x):
 @_vjit
 def cos_f64(x):
     return _sincos_f64(x, _MODE1)
+
+
+@_vjit
+def sin_short_f64(x):
+    rh, rl, q = _reduce_short_f64(x)
+    return _sincos_f64_of(x, rh, rl, q, _MODE0)
+
+
+@_vjit
+def cos_short_f64(x):
+    rh, rl, q = _reduce_short_f64(x)
+    return _sincos_f64_of(x, rh, rl, q, _MODE1)
+
+
+@_vjit
+def tan_short_f64(x):
+    rh, rl, q = _reduce_short_f64(x)
+    return _tan_f64_of(x, rh, rl, q)
 
 
 @_vjit
