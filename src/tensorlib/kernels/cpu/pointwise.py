@@ -267,14 +267,16 @@ def _element_loop(info, loads, store, arrays, count, indent, fast_only=False):
              f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
             [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())
              if k == 0 or a != arrays[0]] +
-            [f"{pad}    blk_bad = 0",
+            [f"{pad}    blk_ok = True",
              f"{pad}    for i in range(b1 - b0):"] + guard +
-            [f"{pad}        blk_bad |= not ({info.block_when})"] +  # (an or-reduction vectorizes)
-            ([f"{pad}    if blk_bad != 0:",
+            # (a bool and-reduction vectorizes; an int or-reduction of `not guard` did too, at
+            # ~2x the time: 1e5 float32 guard passes 20 -> 9 us (pow's), 10 -> 6 us (sin's))
+            [f"{pad}        blk_ok &= bool({info.block_when})"] +
+            ([f"{pad}    if not blk_ok:",
               f"{pad}        return b0",
               f"{pad}    for i in range(b1 - b0):"] + body(info.block_expr, 2, blk)
              if fast_only else
-             [f"{pad}    if blk_bad == 0:",
+             [f"{pad}    if blk_ok:",
               f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk) +
              [f"{pad}    else:",
               f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk)))
