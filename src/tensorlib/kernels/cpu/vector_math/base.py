@@ -174,14 +174,6 @@ def _flipsign(v, flip):
 
 
 @_vjit
-def _scale2(v, k):
-    """v * 2**k for an integer-valued double k in [-2044, 2046], 2**k as two normal factors
-    (one rounding, at the second product)."""
-    k1 = np.floor(k * 0.5)
-    return v * _pow2(k1) * _pow2(k - k1)
-
-
-@_vjit
 def _two_sum(a, b):
     """(s, err): a + b = s + err exactly, s = a + b rounded (Knuth's TwoSum: any order)."""
     s = a + b

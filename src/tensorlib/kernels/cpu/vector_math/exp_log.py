@@ -3,7 +3,7 @@ parts reuse (the degree-13 exp polynomial, exp of a double-double, the exponent 
 import numpy as np
 
 from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _TWO52,
-    _TWO52_BITS, _F32_SHIFT, _pow2, _scale2, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
+    _TWO52_BITS, _F32_SHIFT, _pow2, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
     fma)
 
 # --------------------------------------------------------------------------
@@ -38,11 +38,13 @@ def _exp_reduce(x):
 
 @_vjit
 def _scale_exp(p, k):
-    """p 2**k rounded once, for p in [2**-0.5, 2**0.5] and an integer-valued k in [-1077, 1024]
-    (exp_f64's range): 2**k joins p's exponent field as an integer add (k from the low bits of
-    k + SHIFT), exact for a normal result; below k = -1020, k + 64 and then a product by
-    2**-64 (the one rounding of a denormal result); a field that reached 2047 is inf. The bits
-    of _scale2(p, k), ~14% less time in exp_f64 (1e5 float64, one thread)."""
+    """p 2**k rounded once, for p in [2**-0.5, 2**0.5] (a little wider is fine) and an
+    integer-valued k in [-1085, 1100] (exp, exp2, pow and sinh / cosh of float64): 2**k joins
+    p's exponent field as an integer add (k from the low bits of k + SHIFT), exact for a normal
+    result; below k = -1020, k + 64 and then a product by 2**-64 (the one rounding of a
+    denormal result); a field that reached 2047 (or wrapped past it into the sign bit) is
+    inf. The bits of p 2**k1 2**(k - k1) with two normal factors, ~14% less time in exp_f64
+    (1e5 float64, one thread)."""
     low = k < -1020.0
     q = bits_f64(f64_bits(p) + (f64_bits((k + 64.0 if low else k) + _SHIFT) << np.uint64(52)))
     res = q * 5.421010862427522e-20 if low else q   # 2**-64
@@ -431,7 +433,7 @@ def exp2_f64(x):
     rh = r * _LN2                           # r ln2 = rh + rl to ~2**-106
     rl = fma(r, _LN2, -rh) + r * _LN2_LO53
     hi, lo = _exp_dd(rh, rl)
-    res = _scale2(hi + lo, k)
+    res = _scale_exp(hi + lo, k)            # (k >= -1080: the field stays positive)
     return res if x == x else x
 
 

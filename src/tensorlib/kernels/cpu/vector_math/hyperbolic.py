@@ -2,9 +2,9 @@
 import numpy as np
 
 from .base import (_F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
-    _copysign_f32, _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
-from .exp_log import (_F32_LOG2E, _LN2F_HI, _LN2F_LO, _exp_dd, _exp_f32d, _expf_finish,
-    _F32_INF, _F32_NAN, _expm1_core, _log_kz, _logf_uc, _split, exp_f64)
+    _copysign_f32, _pow2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
+from .exp_log import (_F32_INF, _F32_LOG2E, _F32_NAN, _LN2F_HI, _LN2F_LO, _exp_dd, _exp_f32d,
+    _expf_finish, _expm1_core, _log_kz, _logf_uc, _scale_exp, _split, exp_f64)
 
 # --------------------------------------------------------------------------
 # tanh / sigmoid
@@ -131,7 +131,7 @@ def _sinhcosh_big(a, sign):
     md = m * d
     s, e = _two_sum(hi, md)
     s = s + (e + (lo + m * dl))
-    return _scale2(s, k - 1.0)
+    return _scale_exp(s, k - 1.0)
 
 
 @_vjit

@@ -2,9 +2,9 @@
 import numpy as np
 
 from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _copysign, _pow2, _scale2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
+    _copysign, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
     fma)
-from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _split, _split_any
+from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _scale_exp, _split, _split_any
 
 # --------------------------------------------------------------------------
 # pow
@@ -270,8 +270,8 @@ def pow_f64(x, y):
     thc = min(max(th, -760.0), 760.0)
     k = (fma(thc, _LOG2E, _SHIFT) - _SHIFT)
     hi, lo = _exp_dd(fma(-k, _LN2, thc), fma(-k, _LN2_LO53, tl))
-    k = min(max(k, -1100.0), 1100.0)
-    res = _scale2(hi + lo, k)
+    k = min(max(k, -1085.0), 1100.0)                    # (2**-1085: 0 all the same)
+    res = _scale_exp(hi + lo, k)
     # x = 0 / inf, y = +-inf: the limits (C99 pow's table) from the sign of y log|x|
     lg = -_INF if a == 0.0 else (_INF if a == _INF else lh)
     lg = lg if a == a else a
