@@ -663,6 +663,18 @@ def test_atan2_accuracy_and_special_values(dt):
         (err[i], y[~nan][i], x[~nan][i], got[~nan][i], ref[~nan][i])
 
 
+def _short_and_plain(short, plain):
+    """A compiled loop writing a block fast form's helper and the plain one over x."""
+    from numba import njit
+
+    @njit(error_model="numpy")
+    def both(x, a, b):
+        for i in range(x.size):
+            a[i] = short(x[i])
+            b[i] = plain(x[i])
+    return both
+
+
 def test_trig_short_path_is_within_one_ulp():
     """float32 sin / cos / tan block fast path (vector_math sin_short_f32 etc., run over blocks
     of elements below TRIG_SHORT_BOUND): within 1 ulp (tan: 1.1) of the float64 function on
@@ -670,16 +682,7 @@ def test_trig_short_path_is_within_one_ulp():
     to 2**20 and the bound's neighbours; +-0.0 and tiny x give the plain path's bits
     (scripts/check_trig_short.py measures every float32 below the bound: sin 0.789, cos
     0.788, tan 1.058 ulp; NumPy's float32 tan: 3.62 on samples)."""
-    from numba import njit
     from tensorlib.kernels.cpu import vector_math as vm
-
-    def pair(short, plain):
-        @njit(error_model="numpy")
-        def both(x, a, b):
-            for i in range(x.size):
-                a[i] = short(x[i])
-                b[i] = plain(x[i])
-        return both
 
     rng = np.random.default_rng(11)
     bound = np.float32(vm.TRIG_SHORT_BOUND)
@@ -696,7 +699,7 @@ def test_trig_short_path_is_within_one_ulp():
                                     ("cos", vm.cos_short_f32, vm.cos_f32, np.cos),
                                     ("tan", vm.tan_short_f32, vm.tan_f32, np.tan)):
         got, want = np.empty_like(x), np.empty_like(x)
-        pair(short, plain)(x, got, want)
+        _short_and_plain(short, plain)(x, got, want)
         same = got.view(np.uint32) == want.view(np.uint32)
         assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
         err = _ulp_error(got, ref(x.astype(np.float64)), np.float32)
@@ -712,16 +715,7 @@ def test_trig_short_path_float64_is_within_one_ulp():
     nearest to k pi/2 for k up to 2**27 (where the reduced argument cancels) and their
     neighbours, and the bound's neighbours; within an ulp of the plain (Payne-Hanek) path, the
     same bits for +-0.0 and tiny x."""
-    from numba import njit
     from tensorlib.kernels.cpu import vector_math as vm
-
-    def pair(short, plain):
-        @njit(error_model="numpy")
-        def both(x, a, b):
-            for i in range(x.size):
-                a[i] = short(x[i])
-                b[i] = plain(x[i])
-        return both
 
     rng = np.random.default_rng(12)
     bound = vm.TRIG_SHORT_BOUND_F64
@@ -738,7 +732,7 @@ def test_trig_short_path_float64_is_within_one_ulp():
                                     ("cos", vm.cos_short_f64, vm.cos_f64, np.cos),
                                     ("tan", vm.tan_short_f64, vm.tan_f64, np.tan)):
         got, want = np.empty_like(x), np.empty_like(x)
-        pair(short, plain)(x, got, want)
+        _short_and_plain(short, plain)(x, got, want)
         same = got.view(np.uint64) == want.view(np.uint64)
         assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
         err = _ulp_error(got, ref(x.astype(LD)), np.float64)
