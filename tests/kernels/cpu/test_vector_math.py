@@ -663,8 +663,9 @@ def test_atan2_accuracy_and_special_values(dt):
         (err[i], y[~nan][i], x[~nan][i], got[~nan][i], ref[~nan][i])
 
 
-def _short_and_plain(short, plain):
-    """A compiled loop writing a block fast form's helper and the plain one over x."""
+def _check_short_form(name, short, plain, ref, x, tiny, bound, wide):
+    """A block fast form's helper ``short`` against the plain one over x: the plain bits where
+    ``tiny``, and within ``bound`` ulp of ``ref`` computed in the ``wide`` dtype."""
     from numba import njit
 
     @njit(error_model="numpy")
@@ -672,7 +673,16 @@ def _short_and_plain(short, plain):
         for i in range(x.size):
             a[i] = short(x[i])
             b[i] = plain(x[i])
-    return both
+
+    got, want = np.empty_like(x), np.empty_like(x)
+    both(x, got, want)
+    u = f"u{x.itemsize}"
+    same = got.view(u) == want.view(u)
+    assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
+    err = _ulp_error(got, ref(x.astype(wide)), x.dtype.type)
+    i = int(np.argmax(err))
+    assert err[i] <= bound, (name, err[i], x[i], got[i])
+    return got, want
 
 
 def test_trig_short_path_is_within_one_ulp():
@@ -698,13 +708,8 @@ def test_trig_short_path_is_within_one_ulp():
     for name, short, plain, ref in (("sin", vm.sin_short_f32, vm.sin_f32, np.sin),
                                     ("cos", vm.cos_short_f32, vm.cos_f32, np.cos),
                                     ("tan", vm.tan_short_f32, vm.tan_f32, np.tan)):
-        got, want = np.empty_like(x), np.empty_like(x)
-        _short_and_plain(short, plain)(x, got, want)
-        same = got.view(np.uint32) == want.view(np.uint32)
-        assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
-        err = _ulp_error(got, ref(x.astype(np.float64)), np.float32)
-        i = int(np.argmax(err))
-        assert err[i] <= (1.1 if name == "tan" else 1.0), (name, err[i], x[i], got[i])
+        _check_short_form(name, short, plain, ref, x, tiny, 1.1 if name == "tan" else 1.0,
+                          np.float64)
 
 
 @pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
@@ -731,13 +736,7 @@ def test_trig_short_path_float64_is_within_one_ulp():
     for name, short, plain, ref in (("sin", vm.sin_short_f64, vm.sin_f64, np.sin),
                                     ("cos", vm.cos_short_f64, vm.cos_f64, np.cos),
                                     ("tan", vm.tan_short_f64, vm.tan_f64, np.tan)):
-        got, want = np.empty_like(x), np.empty_like(x)
-        _short_and_plain(short, plain)(x, got, want)
-        same = got.view(np.uint64) == want.view(np.uint64)
-        assert np.all(same[tiny]), (name, x[tiny & ~same][:5])
-        err = _ulp_error(got, ref(x.astype(LD)), np.float64)
-        i = int(np.argmax(err))
-        assert err[i] <= 1.0, (name, err[i], x[i], got[i])
+        got, want = _check_short_form(name, short, plain, ref, x, tiny, 1.0, LD)
         assert np.all(_ulp_error(got, want.astype(LD), np.float64) <= 1.0), name
 
 

@@ -313,11 +313,9 @@ def asinh_f32(x):
     one = np.float32(1.0)
     a = abs(x)
     ac = min(a, _F32_BIG)
-    zh = ac * ac                            # a*a = zh + zl exactly
-    zl = fma(ac, ac, -zh)
-    v = one + zh                            # 1 + a*a = v + vl (TwoSum)
-    vb = v - zh
-    vl = ((one - vb) + (zh - (v - vb))) + zl
+    zh, zl = _two_prod(ac, ac)              # a*a = zh + zl exactly
+    v, vl = _two_sum(zh, one)               # 1 + a*a = v + vl
+    vl = vl + zl
     sq = np.sqrt(v)                         # sqrt(1 + a*a) = sq + sql
     sql = (fma(-sq, sq, v) + vl) / (sq + sq)
     u = sq + ac                             # a + sqrt(1 + a*a) = u (1 + c), sq >= a
@@ -334,12 +332,9 @@ def asinh_f32(x):
 def acosh_f32(x):
     one = np.float32(1.0)
     t = min(x, _F32_BIG) - one              # exact for 1 <= x < 2**24
-    tt = t + t
-    ph = t * t                              # t*t = ph + pl exactly
-    pl = fma(t, t, -ph)
-    y = tt + ph                             # x*x - 1 = 2t + t*t = y + yl (TwoSum)
-    yb = y - ph
-    yl = ((tt - yb) + (ph - (y - yb))) + pl
+    ph, pl = _two_prod(t, t)                # t*t = ph + pl exactly
+    y, yl = _two_sum(ph, t + t)             # x*x - 1 = 2t + t*t = y + yl
+    yl = yl + pl
     sh = np.sqrt(y)                         # sqrt(x*x - 1) = sh + sl
     sl = (fma(-sh, sh, y) + yl) / (sh + sh)
     sl = sl if y > np.float32(0.0) else np.float32(0.0)

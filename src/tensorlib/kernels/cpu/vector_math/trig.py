@@ -347,8 +347,7 @@ def _reduce_short_f64(x):
     a = abs(x)
     n = fma(a, _TWO_OVER_PI, _SHIFT) - _SHIFT
     r1 = fma(-n, _P1, a)                                # exact
-    p = n * _P2
-    pe = fma(n, _P2, -p)                                # n P2 = p + pe exactly
+    p, pe = _two_prod(n, _P2)                           # n P2 = p + pe exactly
     h, e = _two_sum(r1, -p)
     lo = (e - pe) - n * _P3
     rh = h + lo                                         # normalized (|lo| < |h|)
