@@ -521,6 +521,69 @@ def test_pow_float64_accuracy():
     assert err[i] <= 1.0, (err[i], x[~nan][i], y[~nan][i], got[~nan][i], ref[~nan][i])
 
 
+# measured max ulp over these inputs in the normal range (denormal results round twice: 0.67)
+_POW_F64_BOUNDS = {"pow_f64_tables": 0.53, "pow_f64_arith": 1.25}
+
+
+@pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
+@pytest.mark.parametrize("form", ["pow_f64_tables", "pow_f64_arith"])
+def test_pow_float64_forms_accuracy_and_special_values(form):
+    """Both float64 pow forms, whichever this CPU's kernels take (the table form where table
+    loads are cheap): against long double powl over bases near 1 and near the log's interval
+    edges (sqrt 2, 0.706), exponents up to 7e11 (|y log x| up to ~745, where the log's error
+    counts most), results near the denormal edge; every pair of special values gives NumPy's
+    nan pattern and its exact zeros, infinities and ones; no result is off the table's
+    intervals (every 256th interval edge of z, both sides)."""
+    from numba import njit
+    fn = getattr(vector_math.power, form)
+
+    @njit(error_model="numpy")
+    def run(x, y):
+        out = np.empty_like(x)
+        for i in range(x.size):
+            out[i] = fn(x[i], y[i])
+        return out
+
+    rng = np.random.default_rng(11)
+    n = 40000
+    edges = (np.arange(257, dtype=np.uint64) << np.uint64(44)) + np.uint64(0x3FE6980000000000)
+    e = edges.view(np.float64)
+    x = np.concatenate([10.0 ** rng.uniform(-300, 300, n), rng.uniform(0.5, 2, n),
+                        1 + rng.uniform(-1e-3, 1e-3, n), 1 + rng.uniform(-1e-9, 1e-9, n),
+                        rng.uniform(0.7, 0.712, n), rng.uniform(1.40, 1.42, n),
+                        np.exp(rng.uniform(-708, 709, n)), np.repeat(e, 4) * (1 + np.tile(
+                            [-2.0 ** -52, 0.0, 2.0 ** -52, 2.0 ** -50], 257))])
+    y = np.concatenate([rng.uniform(-2, 2, n), rng.uniform(-1100, 1100, n),
+                        rng.uniform(-7e5, 7e5, n), rng.uniform(-7e11, 7e11, n),
+                        rng.uniform(-1000, 1000, n), rng.uniform(-1000, 1000, n),
+                        rng.uniform(0.5, 1.0, n), rng.uniform(-1000, 1000, 4 * 257)])
+    sp = _specials(np.float64)
+    X, Y = (a.ravel() for a in np.meshgrid(sp, sp))
+    x, y = np.concatenate([x, X]), np.concatenate([y, Y])
+    got = run(x, y)
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+        ref = np.power(x.astype(LD), y.astype(LD))
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), (x[np.isnan(got) != nan], y[np.isnan(got) != nan])
+    # NumPy's exact zeros and infinities, and its ones where C99 says 1 (x = +-1, y = 0: NumPy's
+    # pow can miss elsewhere: (1 - 2**-53) ** -1 is 1 + 2**-52 correctly rounded, NumPy says 1)
+    exact = ~nan & (np.isinf(want) | (want == 0) | (np.abs(x) == 1) | (y == 0))
+    bad = exact & (got.view(np.uint64) != want.view(np.uint64))
+    assert not bad.any(), (x[bad][:5], y[bad][:5], got[bad][:5], want[bad][:5])
+    normal = ~nan & (np.abs(ref) >= LD(np.finfo(np.float64).tiny)) & ~exact & ~np.isinf(ref)
+    err = _ulp_error(got[normal], ref[normal], np.float64)
+    i = int(np.argmax(err))
+    assert err[i] <= _POW_F64_BOUNDS[form], (err[i], x[normal][i], y[normal][i])
+    assert _ulp_error(got[~nan], ref[~nan], np.float64).max() <= 1.25
+
+
+def test_pow_float64_kernels_take_the_form_the_cpu_chooses():
+    from tensorlib.kernels.cpu.vector_math import base
+    want = "pow_f64_tables" if base.TABLE_LOOKUPS else "pow_f64_arith"
+    assert vector_math.pow_f64 is getattr(vector_math.power, want)
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["float32", "float64"])
 def test_pow_special_values_match_numpy(dt):
     """Every pair of special operands (C99 pow's cases: signed zeros and infinities, +-1, nan,

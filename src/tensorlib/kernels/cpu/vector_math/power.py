@@ -1,9 +1,11 @@
 """pow on float32 / float64: exp(y log|x|) with C99's special cases."""
+import math
+
 import numpy as np
 
 from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _copysign, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
-    fma)
+    _TWO52, _TWO52_BITS, _copysign, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64,
+    f32_bits, f64_bits, fma)
 from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _scale_exp, _split, _split_any
 
 # --------------------------------------------------------------------------
@@ -260,7 +262,20 @@ def _log_dd(a):
 
 
 @_vjit
-def pow_f64(x, y):
+def _pow_f64_finish(x, y, a, lg, res):
+    """x**y from res = exp(y lg), lg = log|x| = log a (either form), with C99's cases: x = 0 /
+    inf, y = +-inf take the limits from the sign of y log|x|."""
+    lg = -_INF if a == 0.0 else (_INF if a == _INF else lg)
+    lg = lg if a == a else a
+    ts = y * lg
+    res = res if ts == ts else ts
+    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
+    res = _pow_signs(res, x, y)
+    return _value_forms_f64(x, y, res)
+
+
+@_vjit
+def pow_f64_arith(x, y):
     a = abs(x)
     lh, ll = _log_dd(min(max(a, 5e-324), 1.7976931348623157e308))
     th, tl = _two_prod(y, lh)                   # y log|x| = th + tl
@@ -271,15 +286,131 @@ def pow_f64(x, y):
     k = (fma(thc, _LOG2E, _SHIFT) - _SHIFT)
     hi, lo = _exp_dd(fma(-k, _LN2, thc), fma(-k, _LN2_LO53, tl))
     k = min(max(k, -1085.0), 1100.0)                    # (2**-1085: 0 all the same)
-    res = _scale_exp(hi + lo, k)
-    # x = 0 / inf, y = +-inf: the limits (C99 pow's table) from the sign of y log|x|
-    lg = -_INF if a == 0.0 else (_INF if a == _INF else lh)
-    lg = lg if a == a else a
-    ts = y * lg
-    res = res if ts == ts else ts
-    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
-    res = _pow_signs(res, x, y)
-    return _value_forms_f64(x, y, res)
+    return _pow_f64_finish(x, y, a, lh, _scale_exp(hi + lo, k))
+
+
+# float64 pow where table loads are cheap (base.TABLE_LOOKUPS; 1e5 per core 660 -> see
+# docs/benchmarks.md): no division and short polynomials.
+# * log|x| = k ln2 + log c + log(1 + r) as a double-double (~2**-68 relative): |x| = 2**k z with z
+#   in [0.7061, 1.4121), c the middle of z's interval (256 per binade, by the bits), 1/c rounded
+#   to 9 bits so that r = z (1/c) - 1 is exact (one FMA, |r| < 2**-7.2); the interval around 1
+#   ([1 - 2**-10, 1 + 2**-9)) has c = 1, so log x near 1 keeps its relative accuracy. log c is
+#   split at 2**-32 (k LN2_HI + its high part is exact); log(1 + r) = r - r^2/2 + r^3 P(r),
+#   the first two terms exact (TwoSum, FMA residual), P Taylor's to r^8 (2**-72 relative).
+# * exp(t), t = th + tl: t = n ln2/128 + r2 (n = round(128 t / ln2), |r2| <= ln2/256), 2**(n/128)
+#   = 2**(n >> 7) T[n & 127] with T as a double-double, exp(r2) = 1 + q, q Taylor's to r2^5
+#   (2**-60.6); the result T_hi + (T_hi q + T_lo) is rounded once, then joins its exponent by an
+#   integer add (2**64 kept in the field below 2**-1020, removed by one product).
+# Error: ~0.5 ulp plus |t| 2**-67 from the log (<= 0.53 ulp at |t| ~ 745). Tables: exact
+# rationals rounded (decimal, 36 digits) when the module loads.
+POW_LOG_BITS = 8
+_POW_LOG_OFF = np.uint64((1 << 43) + 150 * (1 << 44))  # bits(1.0) - bits(0.70605...)
+_POW_N = 128                                            # exp's table: 2**(j/128)
+
+
+def _pow_f64_tables():
+    """(1/c, log c high, log c low) per interval of z and (T_hi, T_lo) = 2**(j/128)."""
+    from decimal import Context, Decimal
+    ctx = Context(prec=36)
+    n = 1 << POW_LOG_BITS
+    start = 0x3FF0000000000000 - int(_POW_LOG_OFF)
+    edges = (np.arange(n + 1, dtype=np.uint64) << np.uint64(52 - POW_LOG_BITS)) + np.uint64(start)
+    v = edges.view(np.float64).tolist()
+    invc, scaled = [], []                  # 1/c, and (m, p) with 1/c = m / 2**p, m in [256, 512]
+    for lo, hi in zip(v, v[1:]):
+        f, e = math.frexp(1.0 if lo <= 1.0 < hi else 2.0 / (lo + hi))
+        m = round(f * 512.0)
+        invc.append(math.ldexp(m, e - 9))
+        scaled.append((m, 9 - e))
+    # log(1/c) = log(m) - p log 2: the logs of the integers m by log(j + 1) = log(j) + 2 atanh(1 /
+    # (2j + 1)) (~1 ms; 256 decimal ln calls: ~8)
+    ln2 = ctx.ln(Decimal(2))
+    logs = [8 * ln2]
+    for j in range(256, 512):
+        s = ctx.divide(Decimal(1), Decimal(2 * j + 1))
+        s2, term, acc, k = s * s, s, s, 1
+        while term > Decimal("1e-40"):
+            term = ctx.multiply(term, s2)
+            k += 2
+            acc = ctx.add(acc, ctx.divide(term, k))
+        logs.append(ctx.add(logs[-1], 2 * acc))
+    logc_hi, logc_lo = [], []
+    for m, p in scaled:
+        logc = p * ln2 - logs[m - 256]                          # log c = -log(1/c)
+        hi = math.ldexp(round(math.ldexp(float(logc), 32)), -32)
+        logc_hi.append(hi)
+        logc_lo.append(float(logc - Decimal(hi)))
+    step = ctx.exp(ctx.divide(ln2, _POW_N))
+    t, t_hi, t_lo = Decimal(1), [], []
+    for _ in range(_POW_N):
+        t_hi.append(float(t))
+        t_lo.append(float(t - Decimal(t_hi[-1])))
+        t = ctx.multiply(t, step)
+    return tuple(np.array(a) for a in (invc, logc_hi, logc_lo, t_hi, t_lo))
+
+
+_POW_INVC, _POW_LOGC_HI, _POW_LOGC_LO, _EXP_T_HI, _EXP_T_LO = _pow_f64_tables()
+_N_LOG2E = _POW_N / _LN2
+_LN2N = _LN2 / _POW_N
+_LN2N_LO = _LN2_LO53 / _POW_N                # ln2/128 - float64(ln2/128) (a power of two apart)
+_LP3, _LP4, _LP5, _LP6, _LP7, _LP8 = (1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8)  # log1p's
+
+
+@_vjit
+def _log_tab_dd(a):
+    """(hi, lo): log(a) = hi + lo to ~2**-68 relative, for a positive finite a (tables)."""
+    sub = a < 2.2250738585072014e-308
+    u = f64_bits(a * 18014398509481984.0 if sub else a)          # denormals: times 2**54
+    w = u + _POW_LOG_OFF                    # 2**k's biased exponent from bit 52, z's interval below
+    e = w >> np.uint64(52)
+    i = np.int64((w >> np.uint64(52 - POW_LOG_BITS)) & np.uint64((1 << POW_LOG_BITS) - 1))
+    z = bits_f64(u - (e << np.uint64(52)) + np.uint64(0x3FF0000000000000))
+    k = bits_f64(e | _TWO52_BITS) - _TWO52 - (1077.0 if sub else 1023.0)
+    r = fma(z, _POW_INVC[i], -1.0)                                 # exact
+    t1 = fma(k, _LN2_HI, _POW_LOGC_HI[i])                          # exact
+    t2, e2 = _two_sum(t1, r)
+    r2 = r * r
+    a2 = -0.5 * r2
+    hi = t2 + a2                                # |t2| >= |a2|: Fast2Sum
+    e3 = (t2 - hi) + a2
+    p = fma(fma(fma(fma(fma(_LP8, r, _LP7), r, _LP6), r, _LP5), r, _LP4), r, _LP3)
+    lo = (e2 + e3) + ((fma(k, _LN2_LO, _POW_LOGC_LO[i]) - 0.5 * fma(r, r, -r2)) + r2 * r * p)
+    lh = hi + lo
+    return lh, (hi - lh) + lo
+
+
+@_vjit
+def _exp_tab(th, tl):
+    """exp(th + tl) for th in [-746, 760] and |tl| <= ~2**-40 (tables); inf from 2**1024."""
+    t = fma(th, _N_LOG2E, _SHIFT)
+    n = t - _SHIFT                                                 # round(128 th / ln2)
+    r = fma(-n, _LN2N, th) + fma(-n, _LN2N_LO, tl)
+    j = np.int64(f64_bits(t) & np.uint64(_POW_N - 1))
+    q = fma(r * r, fma(fma(fma(1.0 / 120.0, r, 1.0 / 24.0), r, 1.0 / 6.0), r, 0.5), r)
+    th_ = _EXP_T_HI[j]
+    m = th_ + fma(th_, q, _EXP_T_LO[j])                            # in [0.997, 2)
+    # n >> 7 into m's exponent field: t's bits are SHIFT's plus n, whose part above bit 6
+    # survives the shift to bit 52 (SHIFT's bits leave the word); below 2**-1020 with 2**64 more
+    low = n < -130560.0
+    fld = ((f64_bits(t) >> np.uint64(7)) << np.uint64(52)) + (
+        np.uint64(64 << 52) if low else np.uint64(0))
+    qb = bits_f64(f64_bits(m) + fld)
+    res = qb * 5.421010862427522e-20 if low else qb                # 2**-64
+    return _INF if f64_bits(qb) >= np.uint64(0x7FF0000000000000) else res
+
+
+@_vjit
+def pow_f64_tables(x, y):
+    a = abs(x)
+    lh, ll = _log_tab_dd(min(max(a, 5e-324), 1.7976931348623157e308))
+    th, tl = _two_prod(y, lh)                   # y log|x| = th + tl
+    tl = fma(y, ll, tl)
+    tl = tl if (th > -746.0) & (th < 760.0) else 0.0
+    res = _exp_tab(min(max(th, -746.0), 760.0), tl)
+    return _pow_f64_finish(x, y, a, lh, res)
+
+
+pow_f64 = pow_f64_tables if TABLE_LOOKUPS else pow_f64_arith
 
 
 # --------------------------------------------------------------------------
