@@ -13,23 +13,16 @@ from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _scale_exp, _split, _split_any
 # --------------------------------------------------------------------------
 
 @_vjit
-def _odd_integer(y):
-    """y (a double) is an odd integer (|y| < 2**53: larger doubles are even)."""
-    h = y * 0.5
-    return (np.floor(y) == y) & (np.floor(h) != h)
-
-
-@_vjit
 def _pow_signs(res, x, y):
     """x**y from res = |x|**y (doubles), C99's cases: x < 0 gives (-1)**y |x|**y for an
-    integer y, nan for other finite y; -0.0 ** odd y keeps the sign (x < 0 misses -0.0);
-    x = 1 or y = 0 gives 1 even for a nan y / x, as does x = -1 with y = +-inf."""
-    a = abs(x)
-    neg = x < 0.0
-    odd = _odd_integer(y)
-    res = -res if (neg & odd) else res
-    res = _NAN if (neg & (np.floor(y) != y) & (abs(y) < _INF) & (a < _INF)) else res
-    res = _copysign(res, x) if (odd & (x == 0.0)) else res
+    integer y, nan for other finite y; the sign of x by its bit, so -0.0 and -inf with an odd
+    integer y keep it; x = 1 or y = 0 gives 1 even for a nan y / x, as does x = -1 with
+    y = +-inf."""
+    isint = np.floor(y) == y                            # inf too; nan not
+    h = y * 0.5
+    odd = isint & (np.floor(h) != h)
+    res = -res if (odd & (f64_bits(x) >= np.uint64(0x8000000000000000))) else res
+    res = _NAN if ((x < 0.0) & ~isint & (x > -_INF)) else res
     res = 1.0 if (x == 1.0) | (y == 0.0) else res
     return 1.0 if (x == -1.0) & (abs(y) == _INF) else res
 
@@ -37,8 +30,7 @@ def _pow_signs(res, x, y):
 @_vjit
 def _pow_signs_f32(res, x, y):
     """_pow_signs for float32 (res = |x|**y rounded): the same cases in float32 operations
-    (half the vector width of double ones in pow_f32's loop), the sign of x by its bit, so
-    -0.0 and -inf with an odd integer y keep it too (no copysign step)."""
+    (half the vector width of double ones in pow_f32's loop)."""
     one = np.float32(1.0)
     fy = np.floor(y)
     isint = fy == y                                     # inf too; nan not
@@ -402,12 +394,16 @@ def _exp_tab(th, tl):
 @_vjit
 def pow_f64_tables(x, y):
     a = abs(x)
-    lh, ll = _log_tab_dd(min(max(a, 5e-324), 1.7976931348623157e308))
-    th, tl = _two_prod(y, lh)                   # y log|x| = th + tl
+    # log|x| of 0, inf, nan as -inf, inf, nan ((a - 1) inf): then y log|x| is C99's limit (its
+    # sign picks exp's clamp: inf or 0), or nan (nan operands, 0 * inf: pow's cases fix those)
+    lg, ll = _log_tab_dd(a)
+    lg = lg if (a > 0.0) & (a < _INF) else (a - 1.0) * _INF
+    th, tl = _two_prod(y, lg)                   # y log|x| = th + tl
     tl = fma(y, ll, tl)
     tl = tl if (th > -746.0) & (th < 760.0) else 0.0
     res = _exp_tab(min(max(th, -746.0), 760.0), tl)
-    return _pow_f64_finish(x, y, a, lh, res)
+    res = res if th == th else th
+    return _value_forms_f64(x, y, _pow_signs(res, x, y))
 
 
 pow_f64 = pow_f64_tables if TABLE_LOOKUPS else pow_f64_arith
