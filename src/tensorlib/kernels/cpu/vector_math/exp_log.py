@@ -2,9 +2,9 @@
 parts reuse (the degree-13 exp polynomial, exp of a double-double, the exponent split)."""
 import numpy as np
 
-from .base import (_INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _TWO52,
-    _TWO52_BITS, _F32_SHIFT, _pow2, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
-    fma)
+from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
+    _TWO52, _TWO52_BITS, _F32_SHIFT, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64,
+    f32_bits, f64_bits, fma)
 
 # --------------------------------------------------------------------------
 # exp / expm1
@@ -425,8 +425,63 @@ def _exp_dd(rh, rl):
     return h, (hi - h) + lo
 
 
+# exp where table loads are cheap (base.TABLE_LOOKUPS; float64 pow and exp2): exp(th + tl) with
+# th + tl = n ln2/128 + r (n = round(128 th / ln2), |r| <= ln2/256), 2**(n/128) = 2**(n >> 7)
+# T[n & 127] with T a double-double, exp(r) = 1 + q, q Taylor's to r^5 (2**-60.6 relative); the
+# result T_hi + (T_hi q + T_lo) is rounded once (~0.5 ulp; a denormal one twice), then joins its
+# exponent by an integer add (2**64 kept in the field below 2**-1020, removed by one product).
+_EXP_N = 128
+
+
+def _exp_table():
+    """(T_hi, T_lo): 2**(j/128) = T_hi + T_lo, from 36-digit decimals."""
+    from decimal import Context, Decimal
+    ctx = Context(prec=36)
+    step = ctx.exp(ctx.divide(ctx.ln(Decimal(2)), _EXP_N))
+    t, t_hi, t_lo = Decimal(1), [], []
+    for _ in range(_EXP_N):
+        t_hi.append(float(t))
+        t_lo.append(float(t - Decimal(t_hi[-1])))
+        t = ctx.multiply(t, step)
+    return np.array(t_hi), np.array(t_lo)
+
+
+_EXP_T_HI, _EXP_T_LO = _exp_table()
+_N_LOG2E = _EXP_N / _LN2
+_LN2N = _LN2 / _EXP_N
+_LN2N_LO = _LN2_LO53 / _EXP_N                # ln2/128 - float64(ln2/128) (a power of two apart)
+
+
 @_vjit
-def exp2_f64(x):
+def _exp_tab(th, tl):
+    """exp(th + tl) for th in [-746, 760] and |tl| <= ~2**-40 (tables); inf from 2**1024."""
+    t = fma(th, _N_LOG2E, _SHIFT)
+    n = t - _SHIFT                                                 # round(128 th / ln2)
+    r = fma(-n, _LN2N, th) + fma(-n, _LN2N_LO, tl)
+    j = np.int64(f64_bits(t) & np.uint64(_EXP_N - 1))
+    q = fma(r * r, fma(fma(fma(1.0 / 120.0, r, 1.0 / 24.0), r, 1.0 / 6.0), r, 0.5), r)
+    th_ = _EXP_T_HI[j]
+    m = th_ + fma(th_, q, _EXP_T_LO[j])                            # in [0.997, 2)
+    # n >> 7 into m's exponent field: t's bits are SHIFT's plus n, whose part above bit 6
+    # survives the shift to bit 52 (SHIFT's bits leave the word); below 2**-1020 with 2**64 more
+    low = n < -130560.0
+    fld = ((f64_bits(t) >> np.uint64(7)) << np.uint64(52)) + (
+        np.uint64(64 << 52) if low else np.uint64(0))
+    qb = bits_f64(f64_bits(m) + fld)
+    res = qb * 5.421010862427522e-20 if low else qb                # 2**-64
+    return _INF if f64_bits(qb) >= np.uint64(0x7FF0000000000000) else res
+
+
+@_vjit
+def exp2_f64_tables(x):
+    xc = min(max(x, -1076.0), 1025.0)       # 2**-1076 rounds to 0, 2**1025 is inf
+    th, tl = _two_prod(xc, _LN2)            # x ln2 = th + tl to ~2**-106
+    res = _exp_tab(th, fma(xc, _LN2_LO53, tl))
+    return res if x == x else x
+
+
+@_vjit
+def exp2_f64_arith(x):
     xc = min(max(x, -1080.0), 1025.0)
     k = (xc + _SHIFT) - _SHIFT              # round(x)
     r = xc - k                              # exact, |r| <= 1/2
@@ -435,6 +490,9 @@ def exp2_f64(x):
     hi, lo = _exp_dd(rh, rl)
     res = _scale_exp(hi + lo, k)            # (k >= -1080: the field stays positive)
     return res if x == x else x
+
+
+exp2_f64 = exp2_f64_tables if TABLE_LOOKUPS else exp2_f64_arith
 
 
 # float32 exp2 by exp_f32's float32 tail: x = k + r exactly (k = round(x)), and r ln2 as the

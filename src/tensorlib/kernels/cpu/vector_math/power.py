@@ -6,7 +6,7 @@ import numpy as np
 from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
     _TWO52, _TWO52_BITS, _copysign, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64,
     f32_bits, f64_bits, fma)
-from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _scale_exp, _split, _split_any
+from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _exp_tab, _scale_exp, _split, _split_any
 
 # --------------------------------------------------------------------------
 # pow
@@ -289,19 +289,15 @@ def pow_f64_arith(x, y):
 #   ([1 - 2**-10, 1 + 2**-9)) has c = 1, so log x near 1 keeps its relative accuracy. log c is
 #   split at 2**-32 (k LN2_HI + its high part is exact); log(1 + r) = r - r^2/2 + r^3 P(r),
 #   the first two terms exact (TwoSum, FMA residual), P Taylor's to r^8 (2**-72 relative).
-# * exp(t), t = th + tl: t = n ln2/128 + r2 (n = round(128 t / ln2), |r2| <= ln2/256), 2**(n/128)
-#   = 2**(n >> 7) T[n & 127] with T as a double-double, exp(r2) = 1 + q, q Taylor's to r2^5
-#   (2**-60.6); the result T_hi + (T_hi q + T_lo) is rounded once, then joins its exponent by an
-#   integer add (2**64 kept in the field below 2**-1020, removed by one product).
-# Error: ~0.5 ulp plus |t| 2**-67 from the log (<= 0.53 ulp at |t| ~ 745). Tables: exact
-# rationals rounded (decimal, 36 digits) when the module loads.
+# * exp(y log|x|) by exp_log._exp_tab (2**(j/128) tables, rounded once).
+# Error: ~0.5 ulp plus |y log|x|| 2**-67 from the log (<= 0.53 ulp at ~745). The table: exact
+# rationals rounded (decimal, 36 digits) when the module loads (~3 ms).
 POW_LOG_BITS = 8
 _POW_LOG_OFF = np.uint64((1 << 43) + 150 * (1 << 44))  # bits(1.0) - bits(0.70605...)
-_POW_N = 128                                            # exp's table: 2**(j/128)
 
 
-def _pow_f64_tables():
-    """(1/c, log c high, log c low) per interval of z and (T_hi, T_lo) = 2**(j/128)."""
+def _pow_log_table():
+    """(1/c, log c high, log c low) per interval of z (exact rationals rounded)."""
     from decimal import Context, Decimal
     ctx = Context(prec=36)
     n = 1 << POW_LOG_BITS
@@ -332,19 +328,10 @@ def _pow_f64_tables():
         hi = math.ldexp(round(math.ldexp(float(logc), 32)), -32)
         logc_hi.append(hi)
         logc_lo.append(float(logc - Decimal(hi)))
-    step = ctx.exp(ctx.divide(ln2, _POW_N))
-    t, t_hi, t_lo = Decimal(1), [], []
-    for _ in range(_POW_N):
-        t_hi.append(float(t))
-        t_lo.append(float(t - Decimal(t_hi[-1])))
-        t = ctx.multiply(t, step)
-    return tuple(np.array(a) for a in (invc, logc_hi, logc_lo, t_hi, t_lo))
+    return tuple(np.array(a) for a in (invc, logc_hi, logc_lo))
 
 
-_POW_INVC, _POW_LOGC_HI, _POW_LOGC_LO, _EXP_T_HI, _EXP_T_LO = _pow_f64_tables()
-_N_LOG2E = _POW_N / _LN2
-_LN2N = _LN2 / _POW_N
-_LN2N_LO = _LN2_LO53 / _POW_N                # ln2/128 - float64(ln2/128) (a power of two apart)
+_POW_INVC, _POW_LOGC_HI, _POW_LOGC_LO = _pow_log_table()
 _LP3, _LP4, _LP5, _LP6, _LP7, _LP8 = (1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8)  # log1p's
 
 
@@ -369,26 +356,6 @@ def _log_tab_dd(a):
     lo = (e2 + e3) + ((fma(k, _LN2_LO, _POW_LOGC_LO[i]) - 0.5 * fma(r, r, -r2)) + r2 * r * p)
     lh = hi + lo
     return lh, (hi - lh) + lo
-
-
-@_vjit
-def _exp_tab(th, tl):
-    """exp(th + tl) for th in [-746, 760] and |tl| <= ~2**-40 (tables); inf from 2**1024."""
-    t = fma(th, _N_LOG2E, _SHIFT)
-    n = t - _SHIFT                                                 # round(128 th / ln2)
-    r = fma(-n, _LN2N, th) + fma(-n, _LN2N_LO, tl)
-    j = np.int64(f64_bits(t) & np.uint64(_POW_N - 1))
-    q = fma(r * r, fma(fma(fma(1.0 / 120.0, r, 1.0 / 24.0), r, 1.0 / 6.0), r, 0.5), r)
-    th_ = _EXP_T_HI[j]
-    m = th_ + fma(th_, q, _EXP_T_LO[j])                            # in [0.997, 2)
-    # n >> 7 into m's exponent field: t's bits are SHIFT's plus n, whose part above bit 6
-    # survives the shift to bit 52 (SHIFT's bits leave the word); below 2**-1020 with 2**64 more
-    low = n < -130560.0
-    fld = ((f64_bits(t) >> np.uint64(7)) << np.uint64(52)) + (
-        np.uint64(64 << 52) if low else np.uint64(0))
-    qb = bits_f64(f64_bits(m) + fld)
-    res = qb * 5.421010862427522e-20 if low else qb                # 2**-64
-    return _INF if f64_bits(qb) >= np.uint64(0x7FF0000000000000) else res
 
 
 @_vjit
