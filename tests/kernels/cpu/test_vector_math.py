@@ -578,14 +578,24 @@ def test_pow_float64_forms_accuracy_and_special_values(form):
     assert _ulp_error(got[~nan], ref[~nan], np.float64).max() <= 1.25
 
 
+# float64 functions with a table form (where table loads are cheap) and an arithmetic one:
+# (module, NumPy function, argument range, normal-range bound of the table / arithmetic form)
+_F64_FORMS = {"exp2": ("exp_log", np.exp2, (-1076, 1025), 0.52, 1.0),
+              "sinh": ("hyperbolic", np.sinh, (-711, 711), 0.57, 1.0),
+              "cosh": ("hyperbolic", np.cosh, (-711, 711), 0.52, 1.0)}
+
+
 @pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
-@pytest.mark.parametrize("form", ["exp2_f64_tables", "exp2_f64_arith"])
-def test_exp2_float64_forms(form):
-    """Both float64 exp2 forms (the table one shares pow's exp, exp_log._exp_tab): within
-    0.52 / 1 ulp of long double exp2 in the normal range, 1 ulp among denormals (rounded twice),
+@pytest.mark.parametrize("form", ["tables", "arith"])
+@pytest.mark.parametrize("name", sorted(_F64_FORMS))
+def test_float64_forms(name, form):
+    """Both forms of exp2 (the table one shares pow's exp, exp_log._exp_tab), sinh and cosh
+    (two tables, no division), whichever this CPU's kernels take: within the bound of long
+    double's result in the normal range, 1 ulp among denormals (rounded twice), exp2 of
     integers exact, and NumPy's bits for the special values and past the range's ends."""
     from numba import njit
-    fn = getattr(vector_math.exp_log, form)
+    module, ref_fn, (lo, hi), bound_tab, bound_arith = _F64_FORMS[name]
+    fn = getattr(getattr(vector_math, module), f"{name}_f64_{form}")
 
     @njit(error_model="numpy")
     def run(x):
@@ -596,31 +606,34 @@ def test_exp2_float64_forms(form):
 
     rng = np.random.default_rng(12)
     ints = np.arange(-1080.0, 1030.0)
-    x = np.concatenate([rng.uniform(-1076, 1025, 200000), rng.uniform(-1, 1, 100000),
+    x = np.concatenate([rng.uniform(lo, hi, 200000), rng.uniform(-3, 3, 100000),
                         rng.uniform(-1e-10, 1e-10, 1000), ints, ints + 0.5, _specials(np.float64)])
     got = run(x)
     with np.errstate(all="ignore"):
-        ref = np.exp2(x.astype(LD))
-        want = np.exp2(x)
+        ref = ref_fn(x.astype(LD))
+        want = ref_fn(x)
     normal = np.abs(ref) >= LD(np.finfo(np.float64).tiny)
     err = _ulp_error(got, ref, np.float64)
-    bound = 0.52 if form.endswith("tables") else 1.0
+    bound = bound_tab if form == "tables" else bound_arith
     assert err[normal].max() <= bound, (err[normal].max(), x[normal][np.argmax(err[normal])])
     assert err.max() <= 1.0, (err.max(), x[np.argmax(err)])
-    with np.errstate(over="ignore"):
-        assert np.array_equal(got[x.size - len(_specials(np.float64)) - 2 * ints.size:][
-            :ints.size], np.exp2(ints))
+    if name == "exp2":
+        at = x.size - len(_specials(np.float64)) - 2 * ints.size
+        with np.errstate(over="ignore"):
+            assert np.array_equal(got[at:at + ints.size], np.exp2(ints))
     assert np.array_equal(np.isnan(got), np.isnan(want))
     edge = (~np.isfinite(want) | (want == 0) | ~np.isfinite(x)) & ~np.isnan(want)
     assert np.array_equal(got[edge].view(np.uint64), want[edge].view(np.uint64))
 
 
-def test_pow_float64_kernels_take_the_form_the_cpu_chooses():
+def test_float64_kernels_take_the_forms_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
     want = "pow_f64_tables" if base.TABLE_LOOKUPS else "pow_f64_arith"
     assert vector_math.pow_f64 is getattr(vector_math.power, want)
-    want = "exp2_f64_tables" if base.TABLE_LOOKUPS else "exp2_f64_arith"
-    assert vector_math.exp2_f64 is getattr(vector_math.exp_log, want)
+    for name, (module, *_) in _F64_FORMS.items():
+        form = "tables" if base.TABLE_LOOKUPS else "arith"
+        assert getattr(vector_math, f"{name}_f64") is getattr(getattr(vector_math, module),
+                                                             f"{name}_f64_{form}")
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["float32", "float64"])

@@ -433,11 +433,11 @@ def _exp_dd(rh, rl):
 _EXP_N = 128
 
 
-def _exp_table():
-    """(T_hi, T_lo): 2**(j/128) = T_hi + T_lo, from 36-digit decimals."""
+def _exp_table(sign):
+    """(T_hi, T_lo): 2**(sign j/128) = T_hi + T_lo, from 36-digit decimals."""
     from decimal import Context, Decimal
     ctx = Context(prec=36)
-    step = ctx.exp(ctx.divide(ctx.ln(Decimal(2)), _EXP_N))
+    step = ctx.exp(ctx.divide(sign * ctx.ln(Decimal(2)), _EXP_N))
     t, t_hi, t_lo = Decimal(1), [], []
     for _ in range(_EXP_N):
         t_hi.append(float(t))
@@ -446,7 +446,8 @@ def _exp_table():
     return np.array(t_hi), np.array(t_lo)
 
 
-_EXP_T_HI, _EXP_T_LO = _exp_table()
+_EXP_T_HI, _EXP_T_LO = _exp_table(1)
+_EXP_TI_HI, _EXP_TI_LO = _exp_table(-1)        # 2**(-j/128): sinh / cosh's e**-a
 _N_LOG2E = _EXP_N / _LN2
 _LN2N = _LN2 / _EXP_N
 _LN2N_LO = _LN2_LO53 / _EXP_N                # ln2/128 - float64(ln2/128) (a power of two apart)

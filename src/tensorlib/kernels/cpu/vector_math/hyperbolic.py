@@ -1,9 +1,10 @@
 """tanh, sigmoid, sinh, cosh, asinh, acosh and atanh on float32 / float64."""
 import numpy as np
 
-from .base import (_F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT, _copysign,
-    _copysign_f32, _pow2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
-from .exp_log import (_F32_INF, _F32_LOG2E, _F32_NAN, _LN2F_HI, _LN2F_LO, _exp_dd, _exp_f32d,
+from .base import (TABLE_LOOKUPS, _F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN,
+    _SHIFT, _copysign, _copysign_f32, _pow2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
+from .exp_log import (_EXP_N, _EXP_T_HI, _EXP_T_LO, _EXP_TI_HI, _EXP_TI_LO, _F32_INF,
+    _F32_LOG2E, _F32_NAN, _LN2F_HI, _LN2F_LO, _LN2N, _LN2N_LO, _N_LOG2E, _exp_dd, _exp_f32d,
     _expf_finish, _expm1_core, _log_kz, _logf_uc, _scale_exp, _split, exp_f64)
 
 # --------------------------------------------------------------------------
@@ -135,9 +136,8 @@ def _sinhcosh_big(a, sign):
 
 
 @_vjit
-def sinh_f64(x):
-    a = abs(x)
-    # |x| < 1: odd Taylor series (degree 19: truncation < 2**-62)
+def _sinh_small(a):
+    """sinh a for 0 <= a < 1: the odd Taylor series (degree 19: truncation < 2**-62)."""
     z = a * a
     p = fma(z, 1.0 / 121645100408832000.0, 1.0 / 355687428096000.0)
     p = fma(p, z, 1.0 / 1307674368000.0)
@@ -147,17 +147,69 @@ def sinh_f64(x):
     p = fma(p, z, 1.0 / 5040.0)
     p = fma(p, z, 1.0 / 120.0)
     p = fma(p, z, 1.0 / 6.0)
-    small = fma(a * z, p, a)
-    big = _sinhcosh_big(min(a, 711.0), -1.0)
-    res = _copysign(small if a < 1.0 else big, x)
+    return fma(a * z, p, a)
+
+
+# float64 sinh / cosh where table loads are cheap (base.TABLE_LOOKUPS): with exp_log._exp_tab's
+# reduction a = (128 M + j) ln2/128 + r, (e**a + s e**-a) / 2 = 2**(M-1) (T e**r + s 2**-2M T'
+# e**-r), T = 2**(j/128) and T' = 2**(-j/128) as double-doubles (two tables), e**+-r = 1 + (E +-
+# O) from the even and odd halves of one Taylor sum (to r^6: 2**-72). The two leading parts add
+# by Fast2Sum (T >= 2**-2M T'), the rest to the low part, one rounding and one scaling
+# (_scale_exp: inf from cosh's overflow at 710.4758600739439). No division.
+@_vjit
+def _sinhcosh_tab(a, sign):
+    """cosh (sign 1.0) or sinh (sign -1.0: a >= ~1, where the terms cancel at most e**-2) of
+    a in [0, 711] (tables)."""
+    t = fma(a, _N_LOG2E, _SHIFT)
+    n = t - _SHIFT                                   # round(128 a / ln2) = 128 M + j
+    r = fma(-n, _LN2N, a) - n * _LN2N_LO             # |r| <= ln2/256
+    j = np.int64(f64_bits(t) & np.uint64(_EXP_N - 1))
+    m = np.floor(n * (1.0 / _EXP_N))
+    r2 = r * r
+    odd = fma(r2 * r, fma(r2, 1.0 / 120.0, 1.0 / 6.0), r)
+    even = r2 * fma(r2, fma(r2, 1.0 / 720.0, 1.0 / 24.0), 0.5)
+    th = _EXP_T_HI[j]
+    ti = _EXP_TI_HI[j]
+    p2m = _pow2(max(-2.0 * m, -1022.0)) * sign       # (2**-1022 T': lost under T's ulp)
+    bh = ti * p2m
+    sh = th + bh
+    lo = ((th - sh) + bh) + (fma(th, even + odd, _EXP_T_LO[j]) +
+                             p2m * fma(ti, even - odd, _EXP_TI_LO[j]))
+    return _scale_exp(sh + lo, m - 1.0)
+
+
+@_vjit
+def sinh_f64_tables(x):
+    a = abs(x)
+    big = _sinhcosh_tab(min(a, 711.0), -1.0)
+    res = _copysign(_sinh_small(a) if a < 0.5 else big, x)
     return res if x == x else x
 
 
 @_vjit
-def cosh_f64(x):
+def cosh_f64_tables(x):
+    a = abs(x)
+    res = _sinhcosh_tab(min(a, 711.0), 1.0)
+    return res if x == x else a
+
+
+@_vjit
+def sinh_f64_arith(x):
+    a = abs(x)
+    big = _sinhcosh_big(min(a, 711.0), -1.0)
+    res = _copysign(_sinh_small(a) if a < 1.0 else big, x)
+    return res if x == x else x
+
+
+@_vjit
+def cosh_f64_arith(x):
     a = abs(x)
     res = _sinhcosh_big(min(a, 711.0), 1.0)
     return res if x == x else a
+
+
+sinh_f64 = sinh_f64_tables if TABLE_LOOKUPS else sinh_f64_arith
+cosh_f64 = cosh_f64_tables if TABLE_LOOKUPS else cosh_f64_arith
 
 
 # float32 sinh / cosh in float32 arithmetic (16 lanes), from h = e**|x| / 2 by exp_f32's steps
