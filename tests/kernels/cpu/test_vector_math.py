@@ -630,10 +630,45 @@ def test_float64_forms(name, form):
     assert np.array_equal(got[edge].view(np.uint64), want[edge].view(np.uint64))
 
 
+@pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
+@pytest.mark.parametrize("form,bound", [("tab", 0.51), ("arith", 0.85)])
+def test_log_of_a_corrected_argument_forms(form, bound):
+    """exp_log._log_uc (float64 asinh / acosh / atanh / log1p take the log of u (1 + c) through
+    it) in both forms, whichever this CPU's kernels take: log(u) + c + k ln2 within the bound
+    of long double's, over u near 1, over the whole exponent range and the table's interval
+    edges, with corrections |c| <= 2**-53 and k in {0, 1}."""
+    from numba import njit
+    fn = getattr(vector_math.exp_log, f"_log_uc_{form}")
+
+    @njit(error_model="numpy")
+    def run(u, c, k):
+        out = np.empty_like(u)
+        for i in range(u.size):
+            out[i] = fn(u[i], c[i], k[i])
+        return out
+
+    rng = np.random.default_rng(13)
+    n = 50000
+    edges = ((np.arange(257, dtype=np.uint64) << np.uint64(44)) +
+             np.uint64(0x3FE6980000000000)).view(np.float64)
+    u = np.concatenate([1 + rng.uniform(0, 1e-6, n), 10.0 ** rng.uniform(-300, 300, n),
+                        rng.uniform(1, 3, n), np.repeat(edges, 3) * np.tile(
+                            [1 - 2.0 ** -52, 1.0, 1 + 2.0 ** -52], 257)])
+    c = rng.uniform(-1, 1, u.size) * 2.0 ** -53
+    k = rng.integers(0, 2, u.size).astype(np.float64)
+    got = run(u, c, k)
+    ref = np.log(u.astype(LD)) + c.astype(LD) + k.astype(LD) * np.log(LD(2))
+    nz = ref != 0
+    err = _ulp_error(got[nz], ref[nz], np.float64)
+    assert err.max() <= bound, (err.max(), u[nz][np.argmax(err)])
+
+
 def test_float64_kernels_take_the_forms_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
     want = "pow_f64_tables" if base.TABLE_LOOKUPS else "pow_f64_arith"
     assert vector_math.pow_f64 is getattr(vector_math.power, want)
+    want = "_log_uc_tab" if base.TABLE_LOOKUPS else "_log_uc_arith"
+    assert vector_math.exp_log._log_uc is getattr(vector_math.exp_log, want)
     for name, (module, *_) in _F64_FORMS.items():
         form = "tables" if base.TABLE_LOOKUPS else "arith"
         assert getattr(vector_math, f"{name}_f64") is getattr(getattr(vector_math, module),

@@ -182,6 +182,15 @@ def _two_sum(a, b):
 
 
 @_vjit
+def _rcp_corr(x):
+    """1/x to ~2**-46 relative, for a correction term's division (a float32 divide over 16 lanes,
+    ~3x cheaper per element than a double one on the shared divider, refined by one Newton
+    step); x within float32's normal range (inf gives 0)."""
+    r = np.float64(np.float32(1.0) / np.float32(x))
+    return fma(r, fma(-x, r, 1.0), r)
+
+
+@_vjit
 def _two_prod(a, b):
     """(p, err): a * b = p + err exactly, p = a * b rounded (fma residual)."""
     p = a * b

@@ -1,10 +1,13 @@
 """exp, expm1, exp2 and log, log1p, log2, log10 on float32 / float64, with the pieces the other
-parts reuse (the degree-13 exp polynomial, exp of a double-double, the exponent split)."""
+parts reuse (the degree-13 exp polynomial, exp of a double-double, the exponent split, the
+log and exp tables with their reductions, the log of a corrected argument)."""
+import math
+
 import numpy as np
 
 from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _TWO52, _TWO52_BITS, _F32_SHIFT, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64,
-    f32_bits, f64_bits, fma)
+    _TWO52, _TWO52_BITS, _F32_SHIFT, _pow2, _rcp_corr, _two_prod, _two_sum, _vjit, bits_f32,
+    bits_f64, f32_bits, f64_bits, fma)
 
 # --------------------------------------------------------------------------
 # exp / expm1
@@ -371,13 +374,12 @@ def _logf_uc(u, c, kadd):
 @_vjit
 def log1p_f64(x):
     # log1p(x) = log(u) + c/u with u = 1 + x rounded, c = (x - (u - 1)) the rounding error
-    # (Goldberg's trick, done with the correction term: exact to ~1 ulp).
+    # (Goldberg's trick, done with the correction term: exact to ~1 ulp; below 2**53, where it is
+    # exact and counts).
     u = 1.0 + x
     uu = max(u, 2.2250738585072014e-308)   # u <= 0 / nan -> handled below
-    k, z = _split(f64_bits(uu))
-    c = (x - (u - 1.0)) if k < 54.0 else 0.0
-    c = c / u
-    res = _log_kz(k, z, k * _LN2_LO + c)
+    c = (x - (u - 1.0)) * _rcp_corr(uu) if u < 9007199254740992.0 else 0.0
+    res = _log_uc(uu, c, 0.0)
     res = res if abs(x) >= 1.1102230246251565e-16 else x   # |x| < 2**-53: log1p(x) = x
     res = res if x != _INF else x
     res = res if x != -1.0 else -_INF
@@ -423,6 +425,97 @@ def _exp_dd(rh, rl):
     lo = lo + (t + fma(rl, rh + t, rl))
     h = hi + lo
     return h, (hi - h) + lo
+
+
+# log where table loads are cheap (base.TABLE_LOOKUPS; float64 pow, and asinh / acosh / atanh /
+# log1p's log of a corrected argument): u = 2**k z with z in [0.7061, 1.4121), c the middle of
+# z's interval (256 per binade, by the bits), 1/c rounded to 9 bits so that r = z (1/c) - 1 is
+# exact (one FMA, |r| < 2**-7.2); the interval around 1 ([1 - 2**-10, 1 + 2**-9)) has c = 1, so
+# log u near 1 keeps its relative accuracy. log c is split at 2**-32 (k LN2_HI + its high part
+# is exact); log(1 + r) = r - r^2/2 + r^3 P(r), P Taylor's to r^8 (2**-72 relative).
+LOG_TAB_BITS = 8
+_LOG_TAB_OFF = np.uint64((1 << 43) + 150 * (1 << 44))  # bits(1.0) - bits(0.70605...)
+
+
+def _log_table():
+    """(1/c, log c high, log c low) per interval of z (exact rationals rounded)."""
+    from decimal import Context, Decimal
+    ctx = Context(prec=36)
+    n = 1 << LOG_TAB_BITS
+    start = 0x3FF0000000000000 - int(_LOG_TAB_OFF)
+    edges = (np.arange(n + 1, dtype=np.uint64) << np.uint64(52 - LOG_TAB_BITS)) + np.uint64(start)
+    v = edges.view(np.float64).tolist()
+    invc, scaled = [], []                  # 1/c, and (m, p) with 1/c = m / 2**p, m in [256, 512]
+    for lo, hi in zip(v, v[1:]):
+        f, e = math.frexp(1.0 if lo <= 1.0 < hi else 2.0 / (lo + hi))
+        m = round(f * 512.0)
+        invc.append(math.ldexp(m, e - 9))
+        scaled.append((m, 9 - e))
+    # log(1/c) = log(m) - p log 2: the logs of the integers m by log(j + 1) = log(j) + 2 atanh(1 /
+    # (2j + 1)) (~1 ms; 256 decimal ln calls: ~8)
+    ln2 = ctx.ln(Decimal(2))
+    logs = [8 * ln2]
+    for j in range(256, 512):
+        s = ctx.divide(Decimal(1), Decimal(2 * j + 1))
+        s2, term, acc, k = s * s, s, s, 1
+        while term > Decimal("1e-40"):
+            term = ctx.multiply(term, s2)
+            k += 2
+            acc = ctx.add(acc, ctx.divide(term, k))
+        logs.append(ctx.add(logs[-1], 2 * acc))
+    logc_hi, logc_lo = [], []
+    for m, p in scaled:
+        logc = p * ln2 - logs[m - 256]                          # log c = -log(1/c)
+        hi = math.ldexp(round(math.ldexp(float(logc), 32)), -32)
+        logc_hi.append(hi)
+        logc_lo.append(float(logc - Decimal(hi)))
+    return tuple(np.array(a) for a in (invc, logc_hi, logc_lo))
+
+
+_LOG_INVC, _LOG_LOGC_HI, _LOG_LOGC_LO = _log_table()
+_LOG1P_TAIL = (1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8)
+
+
+@_vjit
+def _log_tab_reduce(u):
+    """(k, i, r) for the bits u of a positive normal double: 2**k z, z's interval i, r exact."""
+    w = u + _LOG_TAB_OFF                    # 2**k's biased exponent from bit 52, z's interval below
+    e = w >> np.uint64(52)
+    i = np.int64((w >> np.uint64(52 - LOG_TAB_BITS)) & np.uint64((1 << LOG_TAB_BITS) - 1))
+    z = bits_f64(u - (e << np.uint64(52)) + np.uint64(0x3FF0000000000000))
+    k = bits_f64(e | _TWO52_BITS) - _TWO52 - 1023.0
+    return k, i, fma(z, _LOG_INVC[i], -1.0)
+
+
+@_vjit
+def _log1p_tail(r):
+    """P(r) = 1/3 - r/4 + ... - r^5/8: log(1 + r) = r - r^2/2 + r^3 P(r) (|r| < 2**-7.2)."""
+    c3, c4, c5, c6, c7, c8 = _LOG1P_TAIL
+    return fma(fma(fma(fma(fma(c8, r, c7), r, c6), r, c5), r, c4), r, c3)
+
+
+@_vjit
+def _log_uc_arith(u, c, kadd):
+    """log(u) + c + kadd ln2 for a positive normal finite u and a small correction c (the
+    relative error of u, as log1p_f64 adds it): one rounding at the end."""
+    k, z = _split(f64_bits(u))
+    k = k + kadd
+    return _log_kz(k, z, k * _LN2_LO + c)
+
+
+@_vjit
+def _log_uc_tab(u, c, kadd):
+    """_log_uc_arith from the log table (no division): k ln2 + log c_i + r - r^2/2 + ...,
+    the leading sum by Fast2Sum, one rounding at the end (~0.5 ulp)."""
+    k, i, r = _log_tab_reduce(f64_bits(u))
+    k = k + kadd
+    t1 = fma(k, _LN2_HI, _LOG_LOGC_HI[i])           # exact
+    hi = t1 + r
+    lo = ((t1 - hi) + r) + (fma(k, _LN2_LO, _LOG_LOGC_LO[i]) + c)
+    return hi + fma(r * r, fma(_log1p_tail(r), r, -0.5), lo)
+
+
+_log_uc = _log_uc_tab if TABLE_LOOKUPS else _log_uc_arith
 
 
 # exp where table loads are cheap (base.TABLE_LOOKUPS; float64 pow and exp2): exp(th + tl) with

@@ -1,11 +1,12 @@
 """tanh, sigmoid, sinh, cosh, asinh, acosh and atanh on float32 / float64."""
 import numpy as np
 
-from .base import (TABLE_LOOKUPS, _F32_SHIFT, _INF, _LN2, _LN2_LO, _LN2_LO53, _LOG2E, _NAN,
-    _SHIFT, _copysign, _copysign_f32, _pow2, _two_prod, _two_sum, _vjit, bits_f32, f32_bits, f64_bits, fma)
+from .base import (TABLE_LOOKUPS, _F32_SHIFT, _INF, _LN2, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
+    _copysign, _copysign_f32, _pow2, _rcp_corr, _two_prod, _two_sum, _vjit, bits_f32, f32_bits,
+    f64_bits, fma)
 from .exp_log import (_EXP_N, _EXP_T_HI, _EXP_T_LO, _EXP_TI_HI, _EXP_TI_LO, _F32_INF,
     _F32_LOG2E, _F32_NAN, _LN2F_HI, _LN2F_LO, _LN2N, _LN2N_LO, _N_LOG2E, _exp_dd, _exp_f32d,
-    _expf_finish, _expm1_core, _log_kz, _logf_uc, _scale_exp, _split, exp_f64)
+    _expf_finish, _expm1_core, _log_uc, _logf_uc, _scale_exp, exp_f64)
 
 # --------------------------------------------------------------------------
 # tanh / sigmoid
@@ -257,20 +258,11 @@ def cosh_f32(x):
 # --------------------------------------------------------------------------
 
 @_vjit
-def _log_uc(u, c, kadd):
-    """log(u) + c + kadd ln2 for a positive normal finite u and a small correction c (the
-    relative error of u, as log1p_f64 adds it): one rounding at the end."""
-    k, z = _split(f64_bits(u))
-    k = k + kadd
-    return _log_kz(k, z, k * _LN2_LO + c)
-
-
-@_vjit
 def _onep(w, wl):
     """(u, c): 1 + w + wl = u (1 + c) for w >= 0, u = 1 + w rounded (Goldberg's log1p
     correction: u - 1 and w - (u - 1) are exact below 2**53)."""
     u = 1.0 + w
-    return u, ((w - (u - 1.0)) + wl) / u
+    return u, ((w - (u - 1.0)) + wl) * _rcp_corr(u)
 
 
 @_vjit
@@ -282,11 +274,11 @@ def asinh_f64(x):
     vb = v - zh
     vl = ((1.0 - vb) + (zh - (v - vb))) + zl
     sq = np.sqrt(v)                         # sqrt(1 + a*a) = sq + sql
-    sql = (fma(-sq, sq, v) + vl) / (sq + sq)
+    sql = (fma(-sq, sq, v) + vl) * _rcp_corr(sq + sq)
     # log(a + sqrt(1 + a*a)), the argument as a double-double u (1 + c): no cancellation left
     # for small a (log_uc's f = u - 1 is exact)
     u = sq + ac
-    c = (((sq - u) + ac) + sql) / u
+    c = (((sq - u) + ac) + sql) * _rcp_corr(u)
     big = a >= 268435456.0
     u = a if big else u
     c = 0.0 if big else c
@@ -304,7 +296,7 @@ def acosh_f64(x):
     y = (t + t) + ph
     yl = (((t + t) - y) + ph) + pl
     sh = np.sqrt(y)
-    sl = (fma(-sh, sh, y) + yl) / (sh + sh)
+    sl = (fma(-sh, sh, y) + yl) * _rcp_corr(sh + sh)
     sl = sl if y > 0.0 else 0.0
     w = sh + t
     u1, c1 = _onep(w, ((sh - w) + t) + sl)
@@ -314,9 +306,9 @@ def acosh_f64(x):
     v = qh - 1.0
     vl = ((qh - v) - 1.0) + ql
     vh = np.sqrt(v)
-    vs = (fma(-vh, vh, v) + vl) / (vh + vh)
+    vs = (fma(-vh, vh, v) + vl) * _rcp_corr(vh + vh)
     u2 = xc + vh
-    c2 = (((xc - u2) + vh) + vs) / u2
+    c2 = (((xc - u2) + vh) + vs) * _rcp_corr(u2)
     small = x < 2.0
     big = x >= 268435456.0
     u = u1 if small else (x if big else u2)
@@ -335,7 +327,7 @@ def atanh_f64(x):
     denl = (1.0 - den) - a
     num = a + a
     q = num / den
-    ql = (fma(-q, den, num) - q * denl) / den
+    ql = (fma(-q, den, num) - q * denl) * _rcp_corr(den)
     u, c = _onep(q, ql)
     res = _copysign(0.5 * _log_uc(u, c, 0.0), x)
     res = res if a < 1.0 else (_copysign(_INF, x) if a == 1.0 else _NAN)

@@ -1,12 +1,10 @@
 """pow on float32 / float64: exp(y log|x|) with C99's special cases."""
-import math
-
 import numpy as np
 
 from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _TWO52, _TWO52_BITS, _copysign, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64,
-    f32_bits, f64_bits, fma)
-from .exp_log import _F32_INF, _F32_NAN, _exp_dd, _exp_tab, _scale_exp, _split, _split_any
+    _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits, fma)
+from .exp_log import (_F32_INF, _F32_NAN, _LOG_LOGC_HI, _LOG_LOGC_LO, _exp_dd, _exp_tab,
+    _log1p_tail, _log_tab_reduce, _scale_exp, _split, _split_any)
 
 # --------------------------------------------------------------------------
 # pow
@@ -281,79 +279,28 @@ def pow_f64_arith(x, y):
     return _pow_f64_finish(x, y, a, lh, _scale_exp(hi + lo, k))
 
 
-# float64 pow where table loads are cheap (base.TABLE_LOOKUPS; 1e5 per core 660 -> see
-# docs/benchmarks.md): no division and short polynomials.
-# * log|x| = k ln2 + log c + log(1 + r) as a double-double (~2**-68 relative): |x| = 2**k z with z
-#   in [0.7061, 1.4121), c the middle of z's interval (256 per binade, by the bits), 1/c rounded
-#   to 9 bits so that r = z (1/c) - 1 is exact (one FMA, |r| < 2**-7.2); the interval around 1
-#   ([1 - 2**-10, 1 + 2**-9)) has c = 1, so log x near 1 keeps its relative accuracy. log c is
-#   split at 2**-32 (k LN2_HI + its high part is exact); log(1 + r) = r - r^2/2 + r^3 P(r),
-#   the first two terms exact (TwoSum, FMA residual), P Taylor's to r^8 (2**-72 relative).
+# float64 pow where table loads are cheap (base.TABLE_LOOKUPS): no division, short polynomials.
+# * log|x| as a double-double (~2**-68 relative) from exp_log's log table: k ln2 + log c
+#   (exact, split at 2**-32) + r (exact) by TwoSum, - r^2/2 exact by an FMA residual and
+#   Fast2Sum, the rest (r^3 P(r), the low parts) added to the low part.
 # * exp(y log|x|) by exp_log._exp_tab (2**(j/128) tables, rounded once).
-# Error: ~0.5 ulp plus |y log|x|| 2**-67 from the log (<= 0.53 ulp at ~745). The table: exact
-# rationals rounded (decimal, 36 digits) when the module loads (~3 ms).
-POW_LOG_BITS = 8
-_POW_LOG_OFF = np.uint64((1 << 43) + 150 * (1 << 44))  # bits(1.0) - bits(0.70605...)
-
-
-def _pow_log_table():
-    """(1/c, log c high, log c low) per interval of z (exact rationals rounded)."""
-    from decimal import Context, Decimal
-    ctx = Context(prec=36)
-    n = 1 << POW_LOG_BITS
-    start = 0x3FF0000000000000 - int(_POW_LOG_OFF)
-    edges = (np.arange(n + 1, dtype=np.uint64) << np.uint64(52 - POW_LOG_BITS)) + np.uint64(start)
-    v = edges.view(np.float64).tolist()
-    invc, scaled = [], []                  # 1/c, and (m, p) with 1/c = m / 2**p, m in [256, 512]
-    for lo, hi in zip(v, v[1:]):
-        f, e = math.frexp(1.0 if lo <= 1.0 < hi else 2.0 / (lo + hi))
-        m = round(f * 512.0)
-        invc.append(math.ldexp(m, e - 9))
-        scaled.append((m, 9 - e))
-    # log(1/c) = log(m) - p log 2: the logs of the integers m by log(j + 1) = log(j) + 2 atanh(1 /
-    # (2j + 1)) (~1 ms; 256 decimal ln calls: ~8)
-    ln2 = ctx.ln(Decimal(2))
-    logs = [8 * ln2]
-    for j in range(256, 512):
-        s = ctx.divide(Decimal(1), Decimal(2 * j + 1))
-        s2, term, acc, k = s * s, s, s, 1
-        while term > Decimal("1e-40"):
-            term = ctx.multiply(term, s2)
-            k += 2
-            acc = ctx.add(acc, ctx.divide(term, k))
-        logs.append(ctx.add(logs[-1], 2 * acc))
-    logc_hi, logc_lo = [], []
-    for m, p in scaled:
-        logc = p * ln2 - logs[m - 256]                          # log c = -log(1/c)
-        hi = math.ldexp(round(math.ldexp(float(logc), 32)), -32)
-        logc_hi.append(hi)
-        logc_lo.append(float(logc - Decimal(hi)))
-    return tuple(np.array(a) for a in (invc, logc_hi, logc_lo))
-
-
-_POW_INVC, _POW_LOGC_HI, _POW_LOGC_LO = _pow_log_table()
-_LP3, _LP4, _LP5, _LP6, _LP7, _LP8 = (1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8)  # log1p's
+# Error: ~0.5 ulp plus |y log|x|| 2**-67 from the log (<= 0.53 ulp at ~745).
 
 
 @_vjit
 def _log_tab_dd(a):
     """(hi, lo): log(a) = hi + lo to ~2**-68 relative, for a positive finite a (tables)."""
     sub = a < 2.2250738585072014e-308
-    u = f64_bits(a * 18014398509481984.0 if sub else a)          # denormals: times 2**54
-    w = u + _POW_LOG_OFF                    # 2**k's biased exponent from bit 52, z's interval below
-    e = w >> np.uint64(52)
-    i = np.int64((w >> np.uint64(52 - POW_LOG_BITS)) & np.uint64((1 << POW_LOG_BITS) - 1))
-    z = bits_f64(u - (e << np.uint64(52)) + np.uint64(0x3FF0000000000000))
-    k = bits_f64(e | _TWO52_BITS) - _TWO52 - (1077.0 if sub else 1023.0)
-    r = fma(z, _POW_INVC[i], -1.0)                                 # exact
-    t1 = fma(k, _LN2_HI, _POW_LOGC_HI[i])                          # exact
+    k, i, r = _log_tab_reduce(f64_bits(a * 18014398509481984.0 if sub else a))  # denormals: 2**54
+    k = k - 54.0 if sub else k
+    t1 = fma(k, _LN2_HI, _LOG_LOGC_HI[i])                          # exact
     t2, e2 = _two_sum(t1, r)
     r2 = r * r
     a2 = -0.5 * r2
     hi = t2 + a2                                # |t2| >= |a2|: Fast2Sum
     e3 = (t2 - hi) + a2
-    p = fma(fma(fma(fma(fma(_LP8, r, _LP7), r, _LP6), r, _LP5), r, _LP4), r, _LP3)
-    lo = (e2 + e3) + ((fma(k, _LN2_LO, _POW_LOGC_LO[i]) - 0.5 * fma(r, r, -r2)) + r2 * r * p)
+    lo = (e2 + e3) + ((fma(k, _LN2_LO, _LOG_LOGC_LO[i]) - 0.5 * fma(r, r, -r2)) +
+                      r2 * r * _log1p_tail(r))
     lh = hi + lo
     return lh, (hi - lh) + lo
 
