@@ -183,10 +183,18 @@ def _two_sum(a, b):
 
 @_vjit
 def _rcp_corr(x):
-    """1/x to ~2**-46 relative, for a correction term's division (a float32 divide over 16 lanes,
-    ~3x cheaper per element than a double one on the shared divider, refined by one Newton
-    step); x within float32's normal range (inf gives 0)."""
+    """1/x to ~2**-46 relative, for a correction term's division (a float32 divide, ~3x cheaper
+    per element than a double one on the divider the square roots share, refined by one Newton
+    step); x within float32's normal range (beyond it: 0 or nan)."""
     r = np.float64(np.float32(1.0) / np.float32(x))
+    return fma(r, fma(-x, r, 1.0), r)
+
+
+@_vjit
+def _rcp2(x):
+    """1/x to ~1 ulp (_rcp_corr refined once more), for a quotient whose error is damped in
+    the result; x within float32's normal range."""
+    r = _rcp_corr(x)
     return fma(r, fma(-x, r, 1.0), r)
 
 

@@ -2,7 +2,8 @@
 float32 atan in float32 arithmetic)."""
 import numpy as np
 
-from .base import _INF, _NAN, _copysign, _copysign_f32, _vjit, f32_bits, f64_bits, fma
+from .base import (_INF, _NAN, _copysign, _copysign_f32, _rcp2, _rcp_corr, _vjit, f32_bits,
+    f64_bits, fma)
 from .trig import _PIO2_1, _PIO2_2
 
 # --------------------------------------------------------------------------
@@ -180,9 +181,9 @@ def _asin_parts(x):
     t = x * x if a < 0.5 else (1.0 - a) * 0.5       # 1 - a exact for a >= 1/2
     p = t * fma(t, fma(t, fma(t, fma(t, fma(t, _PS5, _PS4), _PS3), _PS2), _PS1), _PS0)
     q = fma(t, fma(t, fma(t, fma(t, _QS4, _QS3), _QS2), _QS1), 1.0)
-    R = p / q
+    R = p * _rcp2(q)                                # q in [0.4, 1]; R's error is damped by <= 0.07
     s = np.sqrt(t)
-    sl = fma(-s, s, t) / (s + s)
+    sl = fma(-s, s, t) * _rcp_corr(s + s)           # (t = x*x may be tiny: unused there)
     sl = sl if t > 0.0 else 0.0
     return t, R, s, sl
 
