@@ -725,6 +725,30 @@ def _f32_samples(n, seed):
     return np.concatenate([special, bits, rng.uniform(0, 4, n).astype(np.float32)])
 
 
+def test_small_halves_python_twin_matches_the_compiled_guard():
+    """pow's values-only block guard is decided in Python (kernels/cpu/pointwise.py
+    _python_guard) by small_halves.value_py: the compiled guard's answer on every value tried,
+    float32 (half-integers in and out of [0, 8], -0.0, nan, infinities, denormals, huge) and
+    float64 (never: the half-integer form is float32's)."""
+    from numba import njit
+    from tensorlib.kernels.cpu import pointwise
+
+    @njit
+    def compiled(b):
+        return scalar_math.small_halves(b)
+
+    rng = np.random.default_rng(14)
+    vals = np.concatenate([np.arange(-4, 40) / 2.0, [-0.0, np.nan, np.inf, -np.inf, 1e-45, 8.0,
+                                                      8.5, 7.999999, 2.0 ** 23 + 1, 3e38],
+                           rng.uniform(-1, 10, 200)])
+    for dt in (np.float32, np.float64):
+        for v in vals.astype(dt):
+            assert scalar_math.small_halves.value_py(v) == bool(compiled(v)), (dt, v)
+    guard = pointwise._python_guard("small_halves(exponent)", ["exponent"])
+    assert guard(np.float32(2.5)) and not guard(np.float32(2.7)) and not guard(np.float64(2.5))
+    assert pointwise._python_guard("trig_short(self)", ["self"]) is None  # no twin: compiled
+
+
 def test_pow_float32_by_small_half_integers():
     """float32 x ** y for y = 0, 0.5, ..., 8 (the block form, vector_math.pow_halves_f32,
     over dense blocks whose exponents are all such): within 0.5 + 2**-20 ulp of the float64

@@ -276,8 +276,18 @@ def _mk_power_halves(t):
     return _mk_power(t)
 
 
+def _small_halves_value(b):
+    """small_halves on a NumPy scalar (a guard that reads only values is decided in Python:
+    kernels/cpu/pointwise.py _python_guard): the float32 test in double, where 2b is exact."""
+    if not isinstance(b, np.float32):
+        return False
+    f = float(b)
+    return 0.0 <= f <= _vm.POW_HALVES_MAX and (2.0 * f).is_integer()   # nan, inf: False
+
+
 small_halves = _define("small_halves", 1, _mk_small_halves, inline="always")
 small_halves.block_dtypes = frozenset(("float32",))  # where it can hold (kernels/cpu/pointwise.py)
+small_halves.value_py = _small_halves_value
 power_halves = _define("power_halves", 2, _mk_power_halves, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
