@@ -159,7 +159,7 @@ def _sinh_small(a):
 # (_scale_exp: inf from cosh's overflow at 710.4758600739439). No division.
 @_vjit
 def _sinhcosh_tab(a, sign):
-    """cosh (sign 1.0) or sinh (sign -1.0: a >= ~1, where the terms cancel at most e**-2) of
+    """cosh (sign 1.0) or sinh (sign -1.0: a >= 1/2, where the terms cancel at most e**-1) of
     a in [0, 711] (tables)."""
     t = fma(a, _N_LOG2E, _SHIFT)
     n = t - _SHIFT                                   # round(128 a / ln2) = 128 M + j

@@ -252,19 +252,6 @@ def _log_dd(a):
 
 
 @_vjit
-def _pow_f64_finish(x, y, a, lg, res):
-    """x**y from res = exp(y lg), lg = log|x| = log a (either form), with C99's cases: x = 0 /
-    inf, y = +-inf take the limits from the sign of y log|x|."""
-    lg = -_INF if a == 0.0 else (_INF if a == _INF else lg)
-    lg = lg if a == a else a
-    ts = y * lg
-    res = res if ts == ts else ts
-    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
-    res = _pow_signs(res, x, y)
-    return _value_forms_f64(x, y, res)
-
-
-@_vjit
 def pow_f64_arith(x, y):
     a = abs(x)
     lh, ll = _log_dd(min(max(a, 5e-324), 1.7976931348623157e308))
@@ -276,7 +263,15 @@ def pow_f64_arith(x, y):
     k = (fma(thc, _LOG2E, _SHIFT) - _SHIFT)
     hi, lo = _exp_dd(fma(-k, _LN2, thc), fma(-k, _LN2_LO53, tl))
     k = min(max(k, -1085.0), 1100.0)                    # (2**-1085: 0 all the same)
-    return _pow_f64_finish(x, y, a, lh, _scale_exp(hi + lo, k))
+    res = _scale_exp(hi + lo, k)
+    # x = 0 / inf, y = +-inf: the limits (C99 pow's table) from the sign of y log|x|
+    lg = -_INF if a == 0.0 else (_INF if a == _INF else lh)
+    lg = lg if a == a else a
+    ts = y * lg
+    res = res if ts == ts else ts
+    res = (_INF if ts > 0.0 else 0.0) if abs(ts) == _INF else res
+    res = _pow_signs(res, x, y)
+    return _value_forms_f64(x, y, res)
 
 
 # float64 pow where table loads are cheap (base.TABLE_LOOKUPS): no division, short polynomials.
