@@ -156,6 +156,31 @@ def _run(name, x):
     return getattr(tl, name)(tl.asarray(x)).numpy()
 
 
+def _elementwise(fn, nargs):
+    """An njit loop applying the vector_math helper ``fn`` (of 1 - 3 arguments) over arrays:
+    one form of a helper whichever form this CPU's kernels take."""
+    from numba import njit
+    if nargs == 1:
+        def run(x):
+            out = np.empty_like(x)
+            for i in range(x.size):
+                out[i] = fn(x[i])
+            return out
+    elif nargs == 2:
+        def run(x, y):
+            out = np.empty_like(x)
+            for i in range(x.size):
+                out[i] = fn(x[i], y[i])
+            return out
+    else:
+        def run(x, y, z):
+            out = np.empty_like(x)
+            for i in range(x.size):
+                out[i] = fn(x[i], y[i], z[i])
+            return out
+    return njit(error_model="numpy")(run)
+
+
 def _ulp_error(got, ref_wide, dt):
     """|got - ref| in ulps of dt at the reference (inf where nan/inf patterns differ)."""
     with np.errstate(over="ignore"):
@@ -465,15 +490,7 @@ def test_pow_float32_forms_accuracy_and_special_values(form):
     form where table loads are cheap, base.TABLE_LOOKUPS, else the arithmetic one): within the
     bound of the float64 reference on the accuracy inputs, and over every pair of special
     values (C99's cases) NumPy's nan pattern and its exact zeros, infinities and ones."""
-    from numba import njit
-    fn = getattr(vector_math.power, form)
-
-    @njit(error_model="numpy")
-    def run(x, y):
-        out = np.empty_like(x)
-        for i in range(x.size):
-            out[i] = fn(x[i], y[i])
-        return out
+    run = _elementwise(getattr(vector_math.power, form), 2)
 
     x, y = _pow_inputs(seed=4)
     sp = _specials(np.float32)
@@ -538,15 +555,7 @@ def test_pow_float64_forms_accuracy_and_special_values(form):
     counts most), results near the denormal edge; every pair of special values gives NumPy's
     nan pattern and its exact zeros, infinities and ones; no result is off the table's
     intervals (every 256th interval edge of z, both sides)."""
-    from numba import njit
-    fn = getattr(vector_math.power, form)
-
-    @njit(error_model="numpy")
-    def run(x, y):
-        out = np.empty_like(x)
-        for i in range(x.size):
-            out[i] = fn(x[i], y[i])
-        return out
+    run = _elementwise(getattr(vector_math.power, form), 2)
 
     rng = np.random.default_rng(11)
     n = 40000
@@ -597,16 +606,8 @@ def test_float64_forms(name, form):
     (two tables, no division), whichever this CPU's kernels take: within the bound of long
     double's result in the normal range, 1 ulp among denormals (rounded twice), exp2 of
     integers exact, and NumPy's bits for the special values and past the range's ends."""
-    from numba import njit
     module, ref_fn, (lo, hi), bound_tab, bound_arith = _F64_FORMS[name]
-    fn = getattr(getattr(vector_math, module), f"{name}_f64_{form}")
-
-    @njit(error_model="numpy")
-    def run(x):
-        out = np.empty_like(x)
-        for i in range(x.size):
-            out[i] = fn(x[i])
-        return out
+    run = _elementwise(getattr(getattr(vector_math, module), f"{name}_f64_{form}"), 1)
 
     rng = np.random.default_rng(12)
     ints = np.arange(-1080.0, 1030.0)
@@ -637,15 +638,7 @@ def test_log_of_a_corrected_argument_forms(form, bound):
     it) in both forms, whichever this CPU's kernels take: log(u) + c + k ln2 within the bound
     of long double's, over u near 1, over the whole exponent range and the table's interval
     edges, with corrections |c| <= 2**-53 and k in {0, 1}."""
-    from numba import njit
-    fn = getattr(vector_math.exp_log, f"_log_uc_{form}")
-
-    @njit(error_model="numpy")
-    def run(u, c, k):
-        out = np.empty_like(u)
-        for i in range(u.size):
-            out[i] = fn(u[i], c[i], k[i])
-        return out
+    run = _elementwise(getattr(vector_math.exp_log, f"_log_uc_{form}"), 3)
 
     rng = np.random.default_rng(13)
     n = 50000
