@@ -55,7 +55,7 @@ def _scale_exp(p, k):
 
 
 @_vjit
-def exp_f64(x):
+def exp_f64_arith(x):
     xc = min(max(x, -746.0), 710.0)
     k, r = _exp_reduce(xc)
     p = fma(r * r, _exp_poly13(r), r) + 1.0
@@ -567,6 +567,12 @@ def _exp_tab(th, tl):
 
 
 @_vjit
+def exp_f64_tables(x):
+    res = _exp_tab(min(max(x, -746.0), 710.0), 0.0)
+    return res if x == x else x
+
+
+@_vjit
 def exp2_f64_tables(x):
     xc = min(max(x, -1076.0), 1025.0)       # 2**-1076 rounds to 0, 2**1025 is inf
     th, tl = _two_prod(xc, _LN2)            # x ln2 = th + tl to ~2**-106
@@ -586,6 +592,7 @@ def exp2_f64_arith(x):
     return res if x == x else x
 
 
+exp_f64 = exp_f64_tables if TABLE_LOOKUPS else exp_f64_arith
 exp2_f64 = exp2_f64_tables if TABLE_LOOKUPS else exp2_f64_arith
 
 
