@@ -39,8 +39,9 @@ Documented bounds (the max measured error in the comments):
              exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, asin, acos
              (measured: exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79,
              tan 0.85, atan 0.75, tanh 2.5, erf 0.90 (Python's math.erf: 0.94); the table
-             forms (where table loads are cheap: test_float64_forms) of exp, exp2, sinh,
-             cosh 0.51, 0.52, 0.57, 0.52 in the normal range, asinh / acosh / atanh 0.50;
+             forms (where table loads are cheap: test_float64_forms) of exp, exp2, log,
+             sinh, cosh 0.51, 0.52, 0.50, 0.57, 0.52 in the normal range, asinh / acosh /
+             atanh 0.50;
              the arithmetic forms over
              ~800 K samples each: exp2 0.74, log2 0.72, log10 0.67, sinh 0.73, cosh 0.60,
              asinh 0.77, acosh 0.77, atanh 0.85, asin 0.63, acos 0.61 (NumPy's: 0.74,
@@ -596,6 +597,7 @@ def test_pow_float64_forms_accuracy_and_special_values(form):
 # (module, NumPy function, argument range, normal-range bound of the table / arithmetic form)
 _F64_FORMS = {"exp": ("exp_log", np.exp, (-746, 710), 0.52, 1.0),
               "exp2": ("exp_log", np.exp2, (-1076, 1025), 0.52, 1.0),
+              "log": ("exp_log", np.log, (0, 1000), 0.51, 0.85),
               "sinh": ("hyperbolic", np.sinh, (-711, 711), 0.57, 1.0),
               "cosh": ("hyperbolic", np.cosh, (-711, 711), 0.52, 1.0)}
 
@@ -604,8 +606,9 @@ _F64_FORMS = {"exp": ("exp_log", np.exp, (-746, 710), 0.52, 1.0),
 @pytest.mark.parametrize("form", ["tables", "arith"])
 @pytest.mark.parametrize("name", sorted(_F64_FORMS))
 def test_float64_forms(name, form):
-    """Both forms of exp and exp2 (the table ones are pow's exp, exp_log._exp_tab), sinh and
-    cosh (two tables, no division), whichever this CPU's kernels take: within the bound of long
+    """Both forms of exp and exp2 (the table ones are pow's exp, exp_log._exp_tab), log (pow's
+    log table), sinh and cosh (two tables, no division), whichever this CPU's kernels take:
+    within the bound of long
     double's result in the normal range, 1 ulp among denormals (rounded twice), exp2 of
     integers exact, and NumPy's bits for the special values and past the range's ends."""
     module, ref_fn, (lo, hi), bound_tab, bound_arith = _F64_FORMS[name]

@@ -43,8 +43,9 @@ float32 pow has two forms of its double core (power.py): small tables (1/c and l
 interval of the mantissa, 2**(j/32)) where per-lane table loads are cheap, and the table-free
 series elsewhere (``base.TABLE_LOOKUPS``: not on CPUs whose Gather Data Sampling fix microcodes
 gathers); so have float64 pow (log|x| as a double-double from 256 intervals, exp from
-2**(j/128) as double-doubles: no division, ~0.51 ulp), exp and exp2 (that exp), sinh / cosh
-(two 2**(+-j/128) tables: e**a and e**-a without a division), and the log of a corrected argument
+2**(j/128) as double-doubles: no division, ~0.51 ulp), exp and exp2 (that exp), log (that
+log table), sinh / cosh (two 2**(+-j/128) tables: e**a and e**-a without a division), and the
+log of a corrected argument
 u (1 + c) that float64 asinh / acosh / atanh / log1p end with (``exp_log._log_uc``: pow's log
 table, one rounding: ~0.50 ulp); each pair is tested on every machine. The tables are exact
 rationals rounded (``decimal``) when the module loads (~3 ms). Those four also divide only
@@ -79,8 +80,8 @@ log10 2.1); float64 exp 0.96, log 0.73, expm1 1.72, log1p ~1, sin 0.76, cos 0.79
 atan 0.75, atan2 0.81 (NumPy's: 0.77), erf 0.90, tanh 2.5 ulp, pow 0.83 (NumPy's: 0.69);
 exp2 0.74, log2 0.72, log10 0.67, sinh 0.73, cosh 0.60, asinh 0.77, acosh 0.77, atanh 0.85,
 asin 0.63, acos 0.61 (NumPy's: 0.74, 0.51, 0.59, 0.83, 0.75, 0.71, 0.56, 0.59, 0.81, 0.81); the
-table forms: pow 0.52 (|y log x| up to 745), exp 0.51, exp2 0.52, sinh 0.56, cosh 0.51, asinh
-/ acosh 0.50, atanh 0.50 (sampled, normal results).
+table forms: pow 0.52 (|y log x| up to 745), exp 0.51, exp2 0.52, log 0.50, sinh 0.56, cosh
+0.51, asinh / acosh 0.50, atanh 0.50 (sampled, normal results).
 """
 
 from .base import bits_f32, bits_f64, f32_bits, f64_bits, fma

@@ -248,7 +248,7 @@ def _log_specials(x, res):
 
 
 @_vjit
-def log_f64(x):
+def log_f64_arith(x):
     k, z = _split_any(x)
     return _log_specials(x, _log_kz(k, z, k * _LN2_LO))
 
@@ -516,6 +516,16 @@ def _log_uc_tab(u, c, kadd):
 
 
 _log_uc = _log_uc_tab if TABLE_LOOKUPS else _log_uc_arith
+
+
+@_vjit
+def log_f64_tables(x):
+    sub = x < 2.2250738585072014e-308                 # denormals: times 2**54
+    xs = x * 18014398509481984.0 if sub else x
+    return _log_specials(x, _log_uc_tab(xs, 0.0, -54.0 if sub else 0.0))
+
+
+log_f64 = log_f64_tables if TABLE_LOOKUPS else log_f64_arith
 
 
 # exp where table loads are cheap (base.TABLE_LOOKUPS; float64 pow and exp2): exp(th + tl) with
