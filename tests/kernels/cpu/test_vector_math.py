@@ -593,6 +593,29 @@ def test_pow_float64_forms_accuracy_and_special_values(form):
     assert _ulp_error(got[~nan], ref[~nan], np.float64).max() <= 1.25
 
 
+def test_float64_tables_are_exact_rationals_rounded_once():
+    """exp_log's tables (built when the module loads): 2**(+-j/128) = T_hi + T_lo and the log
+    table's log c = hi + lo (hi on 2**-32, c = 1 / (1/c) exactly, 1/c of 9 bits), each part
+    the correctly rounded double of the exact value less the parts before it (against
+    80-digit decimals: a 28-digit step in the build had left T_lo off by up to ~5e4 ulps)."""
+    from decimal import Decimal, localcontext
+    el = vector_math.exp_log
+    with localcontext() as ctx:
+        ctx.prec = 80
+        for sign, hi, lo in ((1, el._EXP_T_HI, el._EXP_T_LO), (-1, el._EXP_TI_HI, el._EXP_TI_LO)):
+            for j in range(el._EXP_N):
+                t = Decimal(2) ** (sign * Decimal(j) / el._EXP_N)
+                assert (hi[j], lo[j]) == (float(t), float(t - Decimal(float(hi[j])))), (sign, j)
+        for i, inv in enumerate(el._LOG_INVC):
+            logc = -Decimal(float(inv)).ln()
+            h = float(el._LOG_LOGC_HI[i])
+            assert h * 2.0 ** 32 == round(h * 2.0 ** 32)
+            assert abs(Decimal(h) - logc) <= Decimal(2) ** -33
+            assert el._LOG_LOGC_LO[i] == float(logc - Decimal(h)), i
+            m = np.frexp(inv)[0] * 512                  # 1/c has 9 bits: z / c - 1 is exact
+            assert m == round(m), (i, inv)
+
+
 # float64 functions with a table form (where table loads are cheap) and an arithmetic one:
 # (module, NumPy function, argument range, normal-range bound of the table / arithmetic form)
 _F64_FORMS = {"exp": ("exp_log", np.exp, (-746, 710), 0.52, 1.0),

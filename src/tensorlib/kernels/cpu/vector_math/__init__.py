@@ -42,19 +42,18 @@ tan 740 -> 310 us per core).
 float32 pow has two forms of its double core (power.py): small tables (1/c and log2 c per
 interval of the mantissa, 2**(j/32)) where per-lane table loads are cheap, and the table-free
 series elsewhere (``base.TABLE_LOOKUPS``: not on CPUs whose Gather Data Sampling fix microcodes
-gathers); so have float64 pow (log|x| as a double-double from 256 intervals, exp from
-2**(j/128) as double-doubles: no division, ~0.51 ulp), exp and exp2 (that exp), log (that
-log table), sinh / cosh (two 2**(+-j/128) tables: e**a and e**-a without a division), and the
-log of a corrected argument
-u (1 + c) that float64 asinh / acosh / atanh / log1p end with (``exp_log._log_uc``: pow's log
-table, one rounding: ~0.50 ulp); each pair is tested on every machine. The tables are exact
-rationals rounded (``decimal``) when the module loads (~3 ms). Those four also divide only
-once or not at all: their correction terms (relative size <= 2**-52) take 1/x from a float32
-division refined by one Newton step (``base._rcp_corr``), as the shared divider was their
-bottleneck (acosh: two square roots and five double divisions per element; 1e5 per core
-470 -> 327 us); so do float64 asin / acos (their square root's correction, and R = P / Q from
-a reciprocal refined twice, ``base._rcp2``, whose error their result damps by <= 0.07: 1e5 per
-core 209 -> 146 us).
+gathers); so have float64 pow (log|x| as a double-double from 256 intervals, exp from 2**(j/128)
+as double-doubles: no division, ~0.51 ulp), exp and exp2 (that exp), log (that log table), sinh
+/ cosh (two 2**(+-j/128) tables: e**a and e**-a without a division), and the log of a corrected
+argument u (1 + c) that float64 asinh / acosh / atanh / log1p end with (``exp_log._log_uc``:
+pow's log table, one rounding: ~0.50 ulp); each pair is tested on every machine. The tables are
+exact rationals rounded once when the module loads (~1.7 ms; test_vector_math checks every
+entry). Those four also divide only once or not at all: their correction terms (relative size <=
+2**-52) take 1/x from a float32 division refined by one Newton step (``base._rcp_corr``), as the
+shared divider was their bottleneck (acosh: two square roots and five double divisions per
+element; 1e5 per core 470 -> 327 us); so do float64 asin / acos (their square root's correction,
+and R = P / Q from a reciprocal refined twice, ``base._rcp2``, whose error their result damps by
+<= 0.07: 1e5 per core 209 -> 146 us).
 
 Everything here is compiled on its own (once per signature, cached on disk) by ``_vjit``, with
 LLVM's ``alwaysinline`` on the compiled function: a kernel calling it links that code and LLVM

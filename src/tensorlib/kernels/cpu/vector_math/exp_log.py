@@ -438,9 +438,7 @@ _LOG_TAB_OFF = np.uint64((1 << 43) + 150 * (1 << 44))  # bits(1.0) - bits(0.7060
 
 
 def _log_table():
-    """(1/c, log c high, log c low) per interval of z (exact rationals rounded)."""
-    from decimal import Context, Decimal
-    ctx = Context(prec=36)
+    """(1/c, log c high, log c low) per interval of z: exact rationals rounded once."""
     n = 1 << LOG_TAB_BITS
     start = 0x3FF0000000000000 - int(_LOG_TAB_OFF)
     edges = (np.arange(n + 1, dtype=np.uint64) << np.uint64(52 - LOG_TAB_BITS)) + np.uint64(start)
@@ -451,24 +449,28 @@ def _log_table():
         m = round(f * 512.0)
         invc.append(math.ldexp(m, e - 9))
         scaled.append((m, 9 - e))
-    # log(1/c) = log(m) - p log 2: the logs of the integers m by log(j + 1) = log(j) + 2 atanh(1 /
-    # (2j + 1)) (~1 ms; 256 decimal ln calls: ~8)
-    ln2 = ctx.ln(Decimal(2))
-    logs = [8 * ln2]
-    for j in range(256, 512):
-        s = ctx.divide(Decimal(1), Decimal(2 * j + 1))
-        s2, term, acc, k = s * s, s, s, 1
-        while term > Decimal("1e-40"):
-            term = ctx.multiply(term, s2)
+    # log(1/c) = log(m) - p log 2, in integers scaled by 2**140 (~1e-39 after the sums, far
+    # below log c's low part's ulp; ~0.7 ms): the logs of the integers m by log(j + 1) = log(j) +
+    # 2 atanh(1 / (2j + 1)), log 2 = 2 atanh(1/3), atanh(1/q) = sum of q**-(2k+1) / (2k+1)
+    def atanh_inv(q):
+        term = acc = (1 << 140) // q
+        k = 1
+        while term:
+            term //= q * q
             k += 2
-            acc = ctx.add(acc, ctx.divide(term, k))
-        logs.append(ctx.add(logs[-1], 2 * acc))
+            acc += term // k
+        return acc
+    ln2 = 2 * atanh_inv(3)
+    logs = [8 * ln2]
+    for j in range(256, 511):
+        logs.append(logs[-1] + 2 * atanh_inv(2 * j + 1))
     logc_hi, logc_lo = [], []
     for m, p in scaled:
-        logc = p * ln2 - logs[m - 256]                          # log c = -log(1/c)
-        hi = math.ldexp(round(math.ldexp(float(logc), 32)), -32)
-        logc_hi.append(hi)
-        logc_lo.append(float(logc - Decimal(hi)))
+        logc = p * ln2 - logs[m - 256]                          # log c = -log(1/c), times 2**140
+        hi = (abs(logc) + (1 << 107)) >> 108                    # |log c| to 2**-32, rounded
+        hi = hi if logc >= 0 else -hi
+        logc_hi.append(hi / 2.0 ** 32)
+        logc_lo.append((logc - (hi << 108)) / (1 << 140))      # (an int ratio: rounded once)
     return tuple(np.array(a) for a in (invc, logc_hi, logc_lo))
 
 
@@ -537,15 +539,17 @@ _EXP_N = 128
 
 
 def _exp_table(sign):
-    """(T_hi, T_lo): 2**(sign j/128) = T_hi + T_lo, from 36-digit decimals."""
-    from decimal import Context, Decimal
-    ctx = Context(prec=36)
-    step = ctx.exp(ctx.divide(sign * ctx.ln(Decimal(2)), _EXP_N))
-    t, t_hi, t_lo = Decimal(1), [], []
-    for _ in range(_EXP_N):
-        t_hi.append(float(t))
-        t_lo.append(float(t - Decimal(t_hi[-1])))
-        t = ctx.multiply(t, step)
+    """(T_hi, T_lo): 2**(sign j/128) = T_hi + T_lo, each rounded once from 50-digit decimals
+    (every step in that context: a default-context step would keep only 28 digits)."""
+    from decimal import Decimal, localcontext
+    with localcontext() as ctx:
+        ctx.prec = 50
+        step = (sign * Decimal(2).ln() / _EXP_N).exp()
+        t, t_hi, t_lo = Decimal(1), [], []
+        for _ in range(_EXP_N):
+            t_hi.append(float(t))
+            t_lo.append(float(t - Decimal(t_hi[-1])))
+            t = t * step
     return np.array(t_hi), np.array(t_lo)
 
 
