@@ -512,11 +512,36 @@ def test_pow_float32_forms_accuracy_and_special_values(form):
     assert err[i] <= F32_BOUND, (err[i], x[~nan][i], y[~nan][i], got[~nan][i], ref[~nan][i])
 
 
+@pytest.mark.parametrize("status, vendor, cost", [
+    ("Not affected\n", "GenuineIntel", "fast"),
+    ("Vulnerable", "GenuineIntel", "fast"),
+    ("Mitigation: Microcode\n", "GenuineIntel", "slow"),
+    ("Not affected\n", "AuthenticAMD", "medium"),
+    (None, "AuthenticAMD", "slow"),  # no Gather Data Sampling line: the kernel does not say
+    (None, "", "slow"),
+])
+def test_gather_cost_rule(status, vendor, cost):
+    from tensorlib.kernels.cpu.vector_math import base
+    assert base._gather_cost_of(status, vendor) == cost
+
+
+def test_gather_cost_setting(monkeypatch):
+    from tensorlib.kernels.cpu.vector_math import base
+    for choice in ("fast", "Medium", " slow "):
+        monkeypatch.setenv("TENSORLIB_CPU_GATHERS", choice)
+        assert base._gather_cost() == choice.strip().lower()
+    monkeypatch.setenv("TENSORLIB_CPU_GATHERS", "quick")
+    with pytest.raises(ValueError, match="TENSORLIB_CPU_GATHERS.*fast, medium or slow.*quick"):
+        base._gather_cost()
+    assert base.TABLE_LOOKUPS == (base.GATHERS == "fast")
+    assert base.TABLES_OVER_DIVISIONS == (base.GATHERS != "slow")
+
+
 def test_pow_float32_kernels_take_the_form_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
     want = "pow_f32_tables" if base.TABLE_LOOKUPS else "pow_f32_arith"
     assert vector_math.pow_f32 is getattr(vector_math.power, want)
-    assert scalar_math.SOURCE_HASH.endswith("t" if base.TABLE_LOOKUPS else "a")
+    assert scalar_math.SOURCE_HASH.endswith(base.GATHERS[0])
 
 
 @pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
@@ -686,7 +711,7 @@ def test_log_of_a_corrected_argument_forms(form, bound):
 
 def test_float64_kernels_take_the_forms_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
-    want = "pow_f64_tables" if base.TABLE_LOOKUPS else "pow_f64_arith"
+    want = "pow_f64_tables" if base.TABLES_OVER_DIVISIONS else "pow_f64_arith"
     assert vector_math.pow_f64 is getattr(vector_math.power, want)
     want = "_log_uc_tab" if base.TABLE_LOOKUPS else "_log_uc_arith"
     assert vector_math.exp_log._log_uc is getattr(vector_math.exp_log, want)

@@ -61,8 +61,8 @@ HELPER_FILES = ("scalar_math/__init__.py", "scalar_math/plumbing.py",
                 "vector_math/base.py", "vector_math/exp_log.py", "vector_math/hyperbolic.py",
                 "vector_math/trig.py", "vector_math/inverse_trig.py", "vector_math/power.py",
                 "vector_math/erf.py")
-# (with the CPU's choice of table forms, vector_math.base.TABLE_LOOKUPS: a kernel cache shared
+# (with the CPU's choice of table forms, vector_math.base.GATHERS: a kernel cache shared
 # by machines that choose differently keeps both builds apart)
 SOURCE_HASH = _codegen.files_digest(
     [os.path.join(os.path.dirname(os.path.dirname(__file__)), name) for name in HELPER_FILES],
-    15) + ("t" if _vm_base.TABLE_LOOKUPS else "a")
+    15) + _vm_base.GATHERS[0]

@@ -128,25 +128,60 @@ _INF = math.inf
 _NAN = math.nan
 
 
-def _table_lookups_fast() -> bool:
-    """Whether per-lane table loads (vector gathers) are cheap on this CPU, so a helper may
-    trade polynomial terms for a small table: not where the Gather Data Sampling mitigation
-    microcodes them (~30 cycles each on Intel Skylake-SP to Ice Lake with the fix, where a
-    table form is slower than the arithmetic one), nor where the kernel does not say (the
-    arithmetic forms are never far behind). ``TENSORLIB_CPU_GATHERS=fast|slow`` decides
-    instead. The choice is part of the generated kernels' key (scalar_math.SOURCE_HASH)."""
+def _cpu_vendor() -> str:
+    """The first ``vendor_id`` of /proc/cpuinfo (``""`` where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _gather_cost() -> str:
+    """How dear per-lane table loads (vector gathers) are on this CPU, which decides where a
+    helper trades polynomial terms or divisions for a small table:
+
+    * ``"slow"``: the Gather Data Sampling mitigation microcodes them (~30 cycles each on Intel
+      Skylake-SP to Ice Lake with the fix: every table form is slower), or the kernel does not
+      say (the arithmetic forms are never far behind);
+    * ``"medium"``: AMD. Measured on a Zen 4 (2026-12-05, 1e5 one thread): the table forms of
+      float64 exp and log took 1.25x and 1.5x the arithmetic forms' time and float32 pow's
+      1.25x, sinh / cosh / acosh / atanh the same; only float64 pow's, which replaces divisions,
+      was faster (503 vs 605 us). So only such forms take tables (older AMD cores, whose
+      gathers are no cheaper, are given the same rule unmeasured);
+    * ``"fast"``: other CPUs the fix leaves unaffected (Intel Sapphire Rapids: every table form
+      faster, up to 1.6x).
+
+    ``TENSORLIB_CPU_GATHERS=fast|medium|slow`` decides instead (another value raises ValueError
+    naming the variable). The choice is part of the generated kernels' key
+    (scalar_math.SOURCE_HASH)."""
     choice = os.environ.get("TENSORLIB_CPU_GATHERS", "").strip().lower()
-    if choice in ("fast", "slow"):
-        return choice == "fast"
+    if choice and choice not in ("fast", "medium", "slow"):
+        raise ValueError(f"TENSORLIB_CPU_GATHERS must be fast, medium or slow, got {choice!r}")
+    if choice:
+        return choice
     try:
         with open("/sys/devices/system/cpu/vulnerabilities/gather_data_sampling") as f:
-            status = f.read().strip().lower()
+            status = f.read()
     except OSError:
-        return False
-    return status.startswith(("not affected", "vulnerable"))
+        status = None
+    return _gather_cost_of(status, _cpu_vendor())
 
 
-TABLE_LOOKUPS = _table_lookups_fast()
+def _gather_cost_of(gds_status, vendor: str) -> str:
+    """The rule above, from the kernel's Gather Data Sampling line (None: not there)."""
+    status = (gds_status or "").strip().lower()
+    if not status.startswith(("not affected", "vulnerable")):
+        return "slow"
+    return "medium" if vendor == "AuthenticAMD" else "fast"
+
+
+GATHERS = _gather_cost()
+TABLE_LOOKUPS = GATHERS == "fast"           # every table form
+TABLES_OVER_DIVISIONS = GATHERS != "slow"   # the forms whose tables replace double divisions
 
 
 @_vjit

@@ -1,8 +1,9 @@
 """pow on float32 / float64: exp(y log|x|) with C99's special cases."""
 import numpy as np
 
-from .base import (TABLE_LOOKUPS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53, _LOG2E, _NAN, _SHIFT,
-    _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits, fma)
+from .base import (TABLE_LOOKUPS, TABLES_OVER_DIVISIONS, _INF, _LN2, _LN2_HI, _LN2_LO, _LN2_LO53,
+    _LOG2E, _NAN, _SHIFT, _pow2, _two_prod, _two_sum, _vjit, bits_f32, bits_f64, f32_bits, f64_bits,
+    fma)
 from .exp_log import (_F32_INF, _F32_NAN, _LOG_LOGC_HI, _LOG_LOGC_LO, _exp_dd, _exp_tab,
     _log1p_tail, _log_tab_reduce, _scale_exp, _split, _split_any)
 
@@ -274,7 +275,8 @@ def pow_f64_arith(x, y):
     return _value_forms_f64(x, y, res)
 
 
-# float64 pow where table loads are cheap (base.TABLE_LOOKUPS): no division, short polynomials.
+# float64 pow where table loads are not microcoded (base.TABLES_OVER_DIVISIONS: its tables replace
+# the arithmetic form's divisions): no division, short polynomials.
 # * log|x| as a double-double (~2**-68 relative) from exp_log's log table: k ln2 + log c
 #   (exact, split at 2**-32) + r (exact) by TwoSum, - r^2/2 exact by an FMA residual and
 #   Fast2Sum, the rest (r^3 P(r), the low parts) added to the low part.
@@ -315,7 +317,7 @@ def pow_f64_tables(x, y):
     return _value_forms_f64(x, y, _pow_signs(res, x, y))
 
 
-pow_f64 = pow_f64_tables if TABLE_LOOKUPS else pow_f64_arith
+pow_f64 = pow_f64_tables if TABLES_OVER_DIVISIONS else pow_f64_arith
 
 
 # --------------------------------------------------------------------------
