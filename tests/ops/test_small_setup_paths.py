@@ -645,6 +645,29 @@ def test_strided_raw_loop_matches_the_full_path(np_dtype):
         _bits_equal(base[::2] * other[::-2], tl.asarray(ref))
 
 
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
+def test_strided_raw_loop_block_forms(np_dtype):
+    # ops with a block_fast form (sin: per block of 1024 all below the short bound; x ** 2.5)
+    # in the strided raw loop: per block the same choice, so the same bits, as the dense loop
+    # over a contiguous copy; blocks holding a huge value, nan or inf take the plain form
+    rng = np.random.default_rng(3)
+    xn = (rng.standard_normal(9000) * 10).astype(np_dtype)
+    xn[5000:5003] = [np.nan, np.inf, 1e30]
+    x = tl.asarray(xn)
+    for view in (x[::2], x[::-3], x[1::4]):
+        dense = tl.asarray(_np(view).copy())
+        for fn in (tl.sin, lambda t: t ** 2.5):
+            for _ in range(40):
+                got = fn(view)
+            _bits_equal(got, fn(dense))
+            with np.errstate(all="ignore"):
+                ref = np.sin(_np(view)) if fn is tl.sin else _np(view) ** np_dtype(2.5)
+            np.testing.assert_allclose(_np(got), ref, rtol=4e-7 if np_dtype == np.float32
+                                       else 1e-15, equal_nan=True)
+    from tensorlib.kernels.cpu import pointwise as kp
+    assert any(k[0] == "sin" and k[3].name == np.dtype(np_dtype).name for k in kp._strideds)
+
+
 def test_strided_raw_loop_declines():
     x = tl.asarray(_values(np.float32, (600,)))
     y = tl.asarray(_values(np.float32, (600,), seed=2))
