@@ -774,8 +774,8 @@ def _f32_samples(n, seed):
 def test_small_halves_python_twin_matches_the_compiled_guard():
     """pow's values-only block guard is decided in Python (kernels/cpu/pointwise.py
     _python_guard) by small_halves.value_py: the compiled guard's answer on every value tried,
-    float32 (half-integers in and out of [0, 8], -0.0, nan, infinities, denormals, huge) and
-    float64 (never: the half-integer form is float32's)."""
+    float32 and float64 (half-integers in and out of [0, 8], -0.0, nan, infinities, denormals,
+    huge)."""
     from numba import njit
     from tensorlib.kernels.cpu import pointwise
 
@@ -791,7 +791,8 @@ def test_small_halves_python_twin_matches_the_compiled_guard():
         for v in vals.astype(dt):
             assert scalar_math.small_halves.value_py(v) == bool(compiled(v)), (dt, v)
     guard = pointwise._python_guard("small_halves(exponent)", ["exponent"])
-    assert guard(np.float32(2.5)) and not guard(np.float32(2.7)) and not guard(np.float64(2.5))
+    assert guard(np.float32(2.5)) and not guard(np.float32(2.7)) and guard(np.float64(2.5))
+    assert not guard(np.float64(8.5)) and not guard(2.5)  # a Python float: not a kernel value
     assert pointwise._python_guard("trig_short(self)", ["self"]) is None  # no twin: compiled
 
 
@@ -816,6 +817,57 @@ def test_pow_float32_by_small_half_integers():
             err = _ulp_error(got[~nan], ref[~nan], np.float32)
             i = int(np.argmax(err))
             assert err[i] <= 0.5 + 2.0 ** -20, (y, err[i], x[~nan][i], got[~nan][i])
+
+
+def _f64_pow_samples(n, seed):
+    """float64 bases for pow's half-integer form: random bit patterns, log-uniform magnitudes
+    of both signs over the whole range (results near overflow, underflow and the denormals),
+    [0, 4], and C99's special values."""
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(np.float64)
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 2.0, -2.0,
+                        fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny, fi.max, -fi.max,
+                        2.0 ** -100, 2.0 ** -101, 1 - 2.0 ** -53, 1 + 2.0 ** -52])
+    return np.concatenate([special,
+                           rng.integers(0, 2 ** 63, n, dtype=np.uint64).view(np.float64),
+                           rng.choice([-1.0, 1.0], n) * np.exp(rng.uniform(-745, 709, n)),
+                           rng.uniform(0, 4, n)])
+
+
+@pytest.mark.skipif(not HAVE_LD, reason="needs an 80-bit (or wider) long double reference")
+def test_pow_float64_by_small_half_integers():
+    """float64 x ** y for y = 0, 0.5, ..., 8 (the block form, vector_math.pow_halves_f64):
+    correctly rounded for normal results but within ~2**-50 ulp of a halfway case (bound
+    0.5 + 2**-40), denormal ones within 0.75 (rounded twice, as NumPy's); C99's nan pattern
+    and exact zeros, infinities and ones; as a Python scalar and as a tensor exponent."""
+    x = _f64_pow_samples(1 << 15, 24)
+    for y in _HALVES.astype(np.float64):
+        for got in ((tl.asarray(x) ** float(y)).numpy(),
+                    tl.pow(tl.asarray(x), tl.asarray(np.full_like(x, y))).numpy()):
+            with np.errstate(all="ignore"):
+                want = np.power(x, np.full_like(x, y))   # (an array exponent: C99's pow)
+                ref = np.power(x.astype(LD), LD(y))
+            nan = np.isnan(want)
+            assert np.array_equal(np.isnan(got), nan), (y, x[np.isnan(got) != nan][:5])
+            exact = ~nan & (np.isinf(want) | (want == 0) | (np.abs(want) == 1))
+            bad = exact & (got.view(np.uint64) != want.view(np.uint64))
+            assert not bad.any(), (y, x[bad][:5], got[bad][:5], want[bad][:5])
+            err = _ulp_error(got[~nan], ref[~nan], np.float64)
+            normal = np.abs(ref[~nan]) >= LD(np.finfo(np.float64).tiny)
+            i = int(np.argmax(np.where(normal, err, 0)))
+            assert err[i] <= 0.5 + 2.0 ** -40, (y, err[i], x[~nan][i], got[~nan][i])
+            assert err[~normal].max(initial=0) <= 0.75, y
+
+
+def test_pow_float64_squares_and_square_roots_round_correctly():
+    """float64 x ** 2 is x * x and x ** 0.5 of x >= 0 is sqrt(x), to the bit, also in the
+    half-integer block form (a tensor exponent: no value form), denormal squares included."""
+    x = np.abs(_f64_pow_samples(1 << 14, 25))
+    for y, want in ((2.0, x * x), (0.5, np.sqrt(x))):
+        with np.errstate(all="ignore"):
+            got = tl.pow(tl.asarray(x), tl.asarray(np.full_like(x, y))).numpy()
+        same = (got.view(np.uint64) == want.view(np.uint64)) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), (y, x[~same][:5], got[~same][:5], want[~same][:5])
 
 
 def test_pow_float32_squares_and_square_roots_round_correctly():

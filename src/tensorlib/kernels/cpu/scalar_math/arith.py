@@ -257,15 +257,17 @@ def _inline_real_float(expr, caller_info, callee_info):
 power = _define("power", 2, _mk_power, inline=_inline_real_float)
 
 
-# Block fast form of pow (ops.yaml block_fast): float32 powers by a half-integer in
-# [0, vector_math.POW_HALVES_MAX] by products and a square root (vector_math.pow_halves_f32).
+# Block fast form of pow (ops.yaml block_fast): float32 / float64 powers by a half-integer in
+# [0, vector_math.POW_HALVES_MAX] by products and a square root (vector_math.pow_halves_f32 /
+# pow_halves_f64).
 def _mk_small_halves(t):
-    if t == types.float32:
-        top = np.float32(_vm.POW_HALVES_MAX)
+    if t in (types.float32, types.float64):
+        npt = np.float32 if t == types.float32 else np.float64
+        top, two, zero = npt(_vm.POW_HALVES_MAX), npt(2.0), npt(0.0)
 
         def impl(b):
-            m = b * np.float32(2.0)
-            return (np.floor(m) == m) & (b >= np.float32(0.0)) & (b <= top)  # not nan, inf
+            m = b * two
+            return (np.floor(m) == m) & (b >= zero) & (b <= top)  # not nan, inf
         return impl
     return lambda b: False
 
@@ -273,20 +275,23 @@ def _mk_small_halves(t):
 def _mk_power_halves(t):
     if t == types.float32:
         return lambda a, b: _vm.pow_halves_f32(a, b)
+    if t == types.float64:
+        return lambda a, b: _vm.pow_halves_f64(a, b)
     return _mk_power(t)
 
 
 def _small_halves_value(b):
     """small_halves on a NumPy scalar (a guard that reads only values is decided in Python:
-    kernels/cpu/pointwise.py _python_guard): the float32 test in double, where 2b is exact."""
-    if not isinstance(b, np.float32):
+    kernels/cpu/pointwise.py _python_guard): the test in double, where 2b is exact."""
+    if not isinstance(b, (np.float32, np.float64)):
         return False
     f = float(b)
     return 0.0 <= f <= _vm.POW_HALVES_MAX and (2.0 * f).is_integer()   # nan, inf: False
 
 
 small_halves = _define("small_halves", 1, _mk_small_halves, inline="always")
-small_halves.block_dtypes = frozenset(("float32",))  # where it can hold (kernels/cpu/pointwise.py)
+# where it can hold (kernels/cpu/pointwise.py)
+small_halves.block_dtypes = frozenset(("float32", "float64"))
 small_halves.value_py = _small_halves_value
 power_halves = _define("power_halves", 2, _mk_power_halves, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)

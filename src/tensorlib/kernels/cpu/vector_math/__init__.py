@@ -93,5 +93,5 @@ from .trig import (TRIG_SHORT_BOUND, TRIG_SHORT_BOUND_F64, cos_f32, cos_f64, cos
     tan_short_f32, tan_short_f64)
 from .inverse_trig import (acos_f32, acos_f64, asin_f32, asin_f64, atan2_f32, atan2_f64, atan_f32,
     atan_f64)
-from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32
+from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32, pow_halves_f64
 from .erf import erf_f32, erf_f64

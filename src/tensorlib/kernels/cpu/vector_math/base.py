@@ -238,3 +238,11 @@ def _two_prod(a, b):
     """(p, err): a * b = p + err exactly, p = a * b rounded (fma residual)."""
     p = a * b
     return p, fma(a, b, -p)
+
+
+@_vjit
+def _dd_mul(ah, al, bh, bl):
+    """(ah + al)(bh + bl) as an unevaluated pair (p, e), p = ah bh rounded: ~2**-104 relative
+    for normalized pairs (the al bl term dropped)."""
+    p = ah * bh
+    return p, fma(ah, bl, fma(al, bh, fma(ah, bh, -p)))
