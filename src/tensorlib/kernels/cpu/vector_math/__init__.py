@@ -41,12 +41,17 @@ tan 740 -> 310 us per core).
 
 float32 pow has two forms of its double core (power.py): small tables (1/c and log2 c per
 interval of the mantissa, 2**(j/32)) where per-lane table loads are cheap, and the table-free
-series elsewhere (``base.TABLE_LOOKUPS``: not on CPUs whose Gather Data Sampling fix microcodes
-gathers); so have float64 pow (log|x| as a double-double from 256 intervals, exp from 2**(j/128)
-as double-doubles: no division, ~0.51 ulp), exp and exp2 (that exp), log (that log table), sinh
-/ cosh (two 2**(+-j/128) tables: e**a and e**-a without a division), and the log of a corrected
-argument u (1 + c) that float64 asinh / acosh / atanh / log1p end with (``exp_log._log_uc``:
-pow's log table, one rounding: ~0.50 ulp); each pair is tested on every machine. The tables are
+series elsewhere (``base.GATHERS``: ``fast`` on Intel CPUs the Gather Data Sampling fix leaves
+alone, ``medium`` on AMD, ``slow`` where the fix microcodes gathers; ``base.TABLE_LOOKUPS`` is
+``fast`` alone); so have float64 pow (log|x| as a double-double from 256 intervals, exp from
+2**(j/128) as double-doubles: no division, ~0.51 ulp; its tables replace divisions, so it takes
+them at ``medium`` too, ``base.TABLES_OVER_DIVISIONS``), exp and exp2 (that exp), log (that
+log table), sinh / cosh (two 2**(+-j/128) tables: e**a and e**-a without a division), and the
+log of a corrected argument u (1 + c) that float64 asinh / acosh / atanh / log1p end with
+(``exp_log._log_uc``: pow's log table, one rounding: ~0.50 ulp); each pair is tested on every
+machine. pow by a half-integer in [0, 8] has a block form of its own in both widths
+(``pow_halves_f32`` / ``pow_halves_f64``: products and a corrected square root, no log or
+exp; float64's as double-doubles rounded once, 0.500 ulp sampled). The tables are
 exact rationals rounded once when the module loads (~1.7 ms; test_vector_math checks every
 entry). Those four also divide only once or not at all: their correction terms (relative size <=
 2**-52) take 1/x from a float32 division refined by one Newton step (``base._rcp_corr``), as the
