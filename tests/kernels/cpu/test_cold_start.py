@@ -163,6 +163,35 @@ def test_block_split_gives_the_mixed_loops_bits(case, bad_blocks):
     assert np.array_equal(got.numpy().view(np.uint32), want.view(np.uint32))
 
 
+@pytest.mark.parametrize("nvalues", [0, 1])
+def test_block_split_runs_the_mixed_loop_alone_once_it_exists(nvalues):
+    """The split's calls: the block form's loop alone while its guard holds; from a block it
+    fails for, the loop of both forms (made then) over the rest, the operands moved on; after
+    that, the loop of both forms alone over every element (one call, the same blocks)."""
+    from tensorlib.kernels.cpu.pointwise import _block_split
+    calls, made = [], []
+
+    def fast(n, *args):
+        calls.append(("fast", n, args))
+        return fail_at.get(n, n)
+
+    def mixed():
+        made.append(1)
+        return lambda n, *args: calls.append(("mixed", n, args))
+
+    values = (1.5,) * nvalues
+    flat = _block_split(fast, mixed, (4, 4), nvalues)
+    fail_at = {3000: 2048}
+    flat(5000, 100, 200, *values)                      # all blocks pass
+    flat(3000, 100, 200, *values)                      # the third block fails
+    flat(5000, 100, 200, *values)
+    assert calls == [("fast", 5000, (100, 200) + values),
+                     ("fast", 3000, (100, 200) + values),
+                     ("mixed", 952, (100 + 2048 * 4, 200 + 2048 * 4) + values),
+                     ("mixed", 5000, (100, 200) + values)]
+    assert made == [1]
+
+
 def test_pow_by_changing_python_scalars_picks_the_form_per_value():
     """The choice follows each call's exponent (the same value object, an equal new one, a
     different one; nan, -0.0, beyond the half-integer range): the bits of the same exponent
