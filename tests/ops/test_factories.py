@@ -239,6 +239,16 @@ def test_bad_size_names_the_called_function():
         tl.ones((2 ** 40, 2 ** 40))
 
 
+def test_size_spellings():
+    # a bare int, a NumPy integer, a bool (an int), a sequence, a 1-D integer array: one shape
+    for size in (3, np.int64(3), [3], (3,), np.array([3])):
+        assert tl.zeros(size).shape == (3,) and tl.empty(size).shape == (3,)
+    assert tl.zeros(True).shape == (1,)
+    for bad in (3.0, "3", None, [3.0]):
+        with pytest.raises(TypeError, match="zeros.*shape"):
+            tl.zeros(bad)
+
+
 def test_device_spellings():
     for dev in ("cpu", tl.Device("cpu"), None):
         assert tl.zeros(1, device=dev).device == "cpu"

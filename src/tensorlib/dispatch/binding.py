@@ -94,6 +94,8 @@ def conv_int(x, op, name):
 
 
 def conv_int_list(x, op, name):
+    if type(x) is int:
+        return (x,)  # a bare size (tl.zeros(n)): what conv_int gives it, without the tests
     if isinstance(x, (list, tuple)):
         for v in x:
             if type(v) is not int:
