@@ -229,6 +229,27 @@ def test_dropout_identity_cases():
     np.testing.assert_array_equal(_np(x.grad), np.zeros(6))
 
 
+def test_dropout_inplace():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 8))
+    want = _np(F.dropout(_t(x, False), 0.4, generator=tl.Generator().manual_seed(9)))
+    t = _t(x, False)
+    got = F.dropout(t, 0.4, inplace=True, generator=tl.Generator().manual_seed(9))
+    assert got is t and t._version > 0
+    np.testing.assert_array_equal(_np(t), want)  # the same mask, written into the input
+    # through autograd: the gradient of the in-place product is the scaled mask
+    leaf = _t(x)
+    y = leaf * 1.0
+    F.dropout(y, 0.4, inplace=True, generator=tl.Generator().manual_seed(9)).sum().backward()
+    np.testing.assert_array_equal(_np(leaf.grad), (want != 0) / 0.6)
+    with pytest.raises(RuntimeError, match="leaf"):
+        F.dropout(_t(x), 0.4, inplace=True)
+    z = _t(x, False)
+    assert F.dropout(z, 1.0, inplace=True) is z and not _np(z).any()
+    with pytest.raises(TypeError, match=r"dropout\(\).*'inplace'"):
+        F.dropout(z, 0.5, inplace="yes")
+
+
 def test_dropout_bad_input():
     x = _t(np.ones(3), False)
     for p in (-0.1, 1.5, "a", None, True):

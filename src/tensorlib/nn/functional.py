@@ -227,21 +227,23 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
             generator=None) -> Tensor:
     """Zeroes each element with probability ``p`` and scales the rest by 1 / (1 - p), drawing
     the mask from ``generator`` (a ``tl.Generator``; default: the device's default generator,
-    Philox4x32-10, so a seed reproduces it on every device). Identity when not training."""
+    Philox4x32-10, so a seed reproduces it on every device). Identity when not training.
+    ``inplace=True`` writes the result into ``input`` and returns it (an in-place multiply:
+    autograd records it, and refuses it on a leaf that requires grad, as every in-place op)."""
     op = "dropout"
     _floating(input, op, "input")
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"{op}(): argument 'p' must be a probability in [0, 1], got {p!r}")
-    if inplace:
-        raise NotImplementedError(f"{op}(): inplace=True is not supported; use the result")
+    if not isinstance(inplace, bool):
+        raise TypeError(f"{op}(): argument 'inplace' must be a bool, got {inplace!r}")
     p = float(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return input.mul_(0.0) if inplace else input * 0.0
     mask = tl.bernoulli(input.detach(), 1.0 - p, generator=generator)
     mask *= 1.0 / (1.0 - p)  # a fresh tensor that needs no grad: scaled in place
-    return input * mask
+    return input.mul_(mask) if inplace else input * mask
 
 
 # ---------------------------------------------------------------- losses
