@@ -416,10 +416,8 @@ def pow_halves_f64(x, y):
     r, rl = _dd_mul(ph, pl, s if half else 1.0, sl if half else 0.0)
     # inf or nan: the plain product's; a zero keeps its sign
     res = r + rl if (abs(r) < _INF) & (r != 0.0) else r
-    # 2**(-100 y) = 2**(-50 (2 y)) >= 2**-850, built from its exponent field
-    scale = bits_f64(np.uint64(np.int64(-50.0 * (n + n + (1.0 if half else 0.0))) + 1023)
-                     << np.uint64(52))
-    res = res * scale if tiny else res
+    # 2**(-100 y) = 2**(-50 (2 y)) >= 2**-850
+    res = res * _pow2(-50.0 * (n + n + (1.0 if half else 0.0))) if tiny else res
     # x ** 0.5: sqrt's own rounding (2**-50 s is exact: a square root is normal); x ** 2: x * x,
     # denormal ones too
     res = (s * _TWO_M50 if tiny else s) if half & (nb == np.uint64(0)) else res
