@@ -57,11 +57,12 @@ def test_block_forms_use_the_cpu_block_helpers():
     import tensorlib.kernels.cpu.scalar_math as cpu
     assert pointwise_helpers.BLOCK_HELPERS <= set(cpu.__all__)
     assert not pointwise_helpers.BLOCK_HELPERS & pointwise_helpers.NAMES
-    forms = {name: info for name, info in POINTWISE.items() if info.block_expr is not None}
-    assert {"sin", "cos", "tan"} <= set(forms)
+    forms = {name: info for name, info in POINTWISE.items() if info.block_forms}
+    assert {"sin", "cos", "tan", "pow"} <= set(forms)
+    assert len(forms["pow"].block_forms) == 2  # (a list in ops.yaml: tried in its order)
     allowed = pointwise_helpers.NAMES | pointwise_helpers.BLOCK_HELPERS
     for name, info in forms.items():
-        for expr in (info.block_when, info.block_expr):
+        for expr in (e for form in info.block_forms for e in form):
             calls = {n.func.id for n in ast.walk(ast.parse(expr, mode="eval"))
                      if isinstance(n, ast.Call)}
             assert calls <= allowed, (name, calls - allowed)
@@ -72,11 +73,30 @@ def test_block_forms_use_the_cpu_block_helpers():
     ("sin_short(self)", r"frob.*'block_fast' needs exactly"),
     ({"when": "trig_short(self)", "pointwise": "np.sin(self)"},
      r"frob.*'block_fast pointwise' expression 'np.sin\(self\)' calls 'np\.sin'"),
+    ([{"when": "trig_short(self)", "pointwise": "sin_short(self)"}, {"when": "trig_short(self)"}],
+     r"frob.*'block_fast' needs exactly 'when' and 'pointwise' \(each form of a list\), got "
+     r"\{'when'"),
+    ([{"when": "trig_short(self)", "pointwise": "sin_short(self)"}, "x"],
+     r"frob.*'block_fast' needs exactly.*got 'x'"),
 ])
 def test_a_malformed_block_form_is_refused(block, match):
     with pytest.raises(YamlError, match=match):
         _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin(self)",
                       "block_fast": block}, "ops.yaml[0]")
+
+
+def test_block_forms_parse_one_or_a_list_in_order():
+    one = {"when": "trig_short(self)", "pointwise": "sin_short(self)"}
+    two = {"when": "isfinite(self)", "pointwise": "sin(self)"}
+    for block, forms in ((one, (("trig_short(self)", "sin_short(self)"),)),
+                         ([one, two], (("trig_short(self)", "sin_short(self)"),
+                                       ("isfinite(self)", "sin(self)")))):
+        entry = _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin(self)",
+                              "block_fast": block}, "ops.yaml[0]")
+        assert entry.pointwise.block_forms == forms
+    entry = _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin(self)"},
+                         "ops.yaml[0]")
+    assert entry.pointwise.block_forms == ()
 
 
 def test_a_block_helper_in_the_plain_expression_is_refused():

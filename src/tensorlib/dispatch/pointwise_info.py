@@ -34,10 +34,9 @@ class PointwiseInfo:
     bool_args: tuple = ()
     no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
     wide_vectors: bool = False   # compute-bound: CPU kernels prefer 512-bit vectors
-    # ops.yaml block_fast: CPU loops run block_expr (as accurate, cheaper) over each block of
-    # elements for which block_when holds throughout
-    block_when: str | None = None
-    block_expr: str | None = None
+    # ops.yaml block_fast: ((when, expr), ...): CPU loops run the first form's expr (as
+    # accurate, cheaper) whose guard ``when`` holds throughout a block of elements
+    block_forms: tuple = ()
     # ops.yaml value_forms: ((when, expr, compute dtype names), ...): where ``when`` holds for
     # a call's Python-scalar values the op is ``expr``, bit for bit, in those dtypes
     value_forms: tuple = ()

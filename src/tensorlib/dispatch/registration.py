@@ -80,13 +80,14 @@ def _parse_entry(raw, where) -> OpEntry:
             raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
         args = [a for a in schema.arguments if not a.is_out]
         _check_expression(str(raw["pointwise"]), where)
-        block = raw.get("block_fast")
-        if block is not None:
-            if not isinstance(block, dict) or set(block) != {"when", "pointwise"}:
-                raise YamlError(f"{where}: 'block_fast' needs exactly 'when' and 'pointwise', "
-                                f"got {block!r}")
+        block = raw.get("block_fast", [])
+        blocks = [block] if isinstance(block, dict) else block  # one form, or forms in order
+        for form in blocks if isinstance(blocks, list) else [block]:
+            if not isinstance(form, dict) or set(form) != {"when", "pointwise"}:
+                raise YamlError(f"{where}: 'block_fast' needs exactly 'when' and 'pointwise' "
+                                f"(each form of a list), got {form!r}")
             for part in ("when", "pointwise"):
-                _check_expression(str(block[part]), where, _HELPER_NAMES | _BLOCK_HELPERS,
+                _check_expression(str(form[part]), where, _HELPER_NAMES | _BLOCK_HELPERS,
                                   f"block_fast {part}")
         forms = []
         for form in raw.get("value_forms", ()):
@@ -109,8 +110,7 @@ def _parse_entry(raw, where) -> OpEntry:
             output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())),
             no_half="no_half" in raw.get("tags", ()),
             wide_vectors="wide_vectors" in raw.get("tags", ()),
-            block_when=None if block is None else str(block["when"]),
-            block_expr=None if block is None else str(block["pointwise"]),
+            block_forms=tuple((str(f["when"]), str(f["pointwise"])) for f in blocks),
             value_forms=tuple(forms))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")

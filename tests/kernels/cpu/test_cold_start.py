@@ -59,23 +59,30 @@ import sys
 import numpy as np
 import tensorlib as tl
 
-def forms(prefix):
+def compiled(prefix, *names):
     mods = [m for n, m in sys.modules.items() if re.fullmatch(prefix + "_[0-9a-f]+", n)]
-    assert len(mods) == 1, [n for n in sys.modules if n.startswith("tl_pow")]
-    return {f: bool(getattr(mods[0], prefix[7:] + "_" + f).signatures)
-            for f in ("fast", "plain", "guard")}
+    assert len(mods) <= 1, [n for n in sys.modules if n.startswith("tl_pow")]
+    loop = prefix.split("_")[2]
+    return {f: bool(mods) and bool(getattr(mods[0], loop + f).signatures) for f in names}
 
 x = tl.asarray(np.linspace(0, 3, 1000).astype(np.float32))
 xd = x.numpy().astype(np.float64)
 y = x ** 2.5  # the half-integer form alone
 np.testing.assert_allclose(y.numpy(), xd ** 2.5, rtol=6e-8)
-assert forms("tl_pow_flat") == {"fast": True, "plain": False, "guard": False}
+assert compiled("tl_pow_flat", "_fast", "_guard") == {"_fast": True, "_guard": False}
+assert compiled("tl_pow_flat_rest", "", "_fast") == {"": False, "_fast": False}
 for _ in range(40):  # the strided loop's module too, once the strided fast path is hot
     s = x[::2] ** 2.5
 np.testing.assert_allclose(s.numpy(), xd[::2] ** 2.5, rtol=6e-8)
-assert forms("tl_pow_strided") == {"fast": True, "plain": False, "guard": False}
-y = x ** 2.7  # now the general form
-assert forms("tl_pow_flat") == {"fast": True, "plain": True, "guard": False}
+assert compiled("tl_pow_strided", "_fast", "_guard") == {"_fast": True, "_guard": False}
+xp = x + 1.0
+y = xp ** 2.7  # positive bases: the ordinary form's loop alone
+e = float(np.float32(2.7))  # (the exponent in the compute dtype)
+np.testing.assert_allclose(y.numpy(), xp.numpy().astype(np.float64) ** e, rtol=6e-8)
+assert compiled("tl_pow_flat_rest", "", "_fast") == {"": False, "_fast": True}
+y = x ** 2.7  # a zero base in the first block: now the loop of every form
+np.testing.assert_allclose(y.numpy(), xd ** e, rtol=6e-8)
+assert compiled("tl_pow_flat_rest", "", "_fast") == {"": True, "_fast": True}
 y = x ** 2.0  # a value form (ops.yaml value_forms): x * x's loop, in a module of its own
 np.testing.assert_array_equal(y.numpy(), (xd * xd).astype(np.float32))
 (square,) = [m for n, m in sys.modules.items() if n.startswith("tl_pow_flat_v_")]
@@ -84,11 +91,12 @@ assert square.flat_v0.signatures
 
 
 def test_pow_by_a_python_scalar_compiles_the_form_its_value_needs():
-    """float32 ``x ** 2.5``: pow's block_fast guard reads only the exponent, so the flat and
-    strided loops with a Python-scalar exponent decide it once per call and compile only the
-    half-integer form (the guard itself in Python: small_halves.value_py, no compile);
-    ``x ** 2.7`` then compiles the general one, ``x ** 2.0`` its value form's loop. In a fresh
-    process (other tests here compile both)."""
+    """float32 ``x ** 2.5``: pow's first block_fast guard reads only the exponent, so the flat
+    and strided loops with a Python-scalar exponent decide it once per call and compile only
+    the half-integer form (the guard itself in Python: small_halves.value_py, no compile);
+    ``x ** 2.7`` then compiles the ordinary form alone on positive bases (its guard reads
+    them: a split flat loop), the loop of every form once a block has a zero base; ``x ** 2.0``
+    its value form's loop. In a fresh process (other tests here compile them all)."""
     import subprocess
     r = subprocess.run([sys.executable, "-c", _POW_ONE_FORM], capture_output=True, text=True,
                        timeout=600)

@@ -537,6 +537,103 @@ def test_gather_cost_setting(monkeypatch):
     assert base.TABLES_OVER_DIVISIONS == (base.GATHERS != "slow")
 
 
+def _ordinary_pow_inputs(dt, seed):
+    """Pairs for pow's ordinary form: bases over the whole positive range (denormals, 1, the
+    largest) and exponents from tiny to overflowing, integers, half-integers and -0.0 / 0 among
+    them; and pairs outside it (the guard's cases)."""
+    rng = np.random.default_rng(seed)
+    fi = np.finfo(dt)
+    n = 40000
+    x = np.concatenate([rng.uniform(0, 10, n), 10.0 ** rng.uniform(np.log10(float(fi.smallest_subnormal)),
+                                                                 np.log10(float(fi.max)), n),
+                        1 + rng.uniform(-1e-3, 1e-3, n)]).astype(dt)
+    y = np.concatenate([rng.uniform(-20, 20, n), rng.uniform(-1, 1, n) * 10.0 ** rng.uniform(-8, 3, n),
+                        rng.uniform(-1e6, 1e6, n)]).astype(dt)
+    y[::7] = np.round(y[::7])
+    y[1::7] = np.round(2 * y[1::7]) / 2
+    edge_x = np.array([1.0, fi.max, fi.smallest_subnormal, fi.tiny, 2.0, 0.5, 0.0, -0.0, -1.0,
+                       -2.5, np.inf, -np.inf, np.nan], dt)
+    edge_y = np.array([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 2.5, -0.5, 3.0, fi.max, -fi.max, 1e-30,
+                       np.inf, -np.inf, np.nan], dt)
+    X, Y = (a.ravel() for a in np.meshgrid(edge_x, edge_y))
+    return np.concatenate([x, X]), np.concatenate([y, Y])
+
+
+@pytest.mark.parametrize("width", ["f32", "f64"])
+def test_pow_ordinary_forms_give_the_general_forms_bits_where_the_guard_holds(width):
+    """pow's ordinary form (ops.yaml block_fast: a positive finite base, a finite exponent
+    other than 2, -1 and 1/2) skips C99's cases and the value forms: where scalar_math's
+    ordinary_pow guard holds it must return exactly the general form's bits, for both forms of
+    each width (tables / arithmetic), whichever this CPU's kernels take; and the guard holds
+    for no pair where the general form's special handling changes the result."""
+    from numba import njit
+    from tensorlib.kernels.cpu import scalar_math as sm
+    dt = np.float32 if width == "f32" else np.float64
+
+    @njit(error_model="numpy")
+    def guard(x, y):
+        out = np.empty(x.size, np.bool_)
+        for i in range(x.size):
+            out[i] = sm.ordinary_pow(x[i], y[i])
+        return out
+
+    x, y = _ordinary_pow_inputs(dt, seed=11)
+    ok = guard(x, y)
+    with np.errstate(invalid="ignore"):
+        want_ok = ((x > 0) & np.isfinite(x) & np.isfinite(y) & (y != 2) & (y != -1) & (y != 0.5))
+    assert np.array_equal(ok, want_ok)
+    assert ok.sum() > 100000
+    for form in ("tables", "arith"):
+        general = _elementwise(getattr(vector_math.power, f"pow_{width}_{form}"), 2)(x[ok], y[ok])
+        ordinary = _elementwise(getattr(vector_math.power, f"pow_ordinary_{width}_{form}"), 2)(
+            x[ok], y[ok])
+        bits = np.uint32 if dt == np.float32 else np.uint64
+        bad = ordinary.view(bits) != general.view(bits)
+        assert not bad.any(), (form, x[ok][bad][:5], y[ok][bad][:5], ordinary[bad][:5])
+    chosen = "tables" if (base_mod().TABLE_LOOKUPS if width == "f32"
+                          else base_mod().TABLES_OVER_DIVISIONS) else "arith"
+    assert getattr(vector_math, f"pow_ordinary_{width}") is getattr(
+        vector_math.power, f"pow_ordinary_{width}_{chosen}")
+
+
+def base_mod():
+    from tensorlib.kernels.cpu.vector_math import base
+    return base
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_pow_takes_each_block_form_where_it_holds(dt):
+    """x ** y over blocks of 1024 (kernels/cpu/pointwise.py): blocks of ordinary pairs (the
+    ordinary form), a block of half-integer exponents (that form) and blocks with one special
+    pair (a negative base, a zero, an exponent of 2, -1 or 1/2, a nan, 1 ** inf: the general
+    form there) give, element for element, the bits of the form that block takes (the general
+    helper's for all but the half-integer block, as the ordinary form must), for a tensor
+    exponent, strided operands, above the parallel grain and Python-scalar exponents."""
+    width = "f32" if dt == np.float32 else "f64"
+    general = _elementwise(getattr(vector_math, f"pow_{width}"), 2)
+    halves = _elementwise(getattr(vector_math, f"pow_halves_{width}"), 2)
+    bits = np.uint32 if dt == np.float32 else np.uint64
+    rng = np.random.default_rng(12)
+    n = 1024 * 10
+    x = rng.uniform(0.01, 10, n).astype(dt)
+    y = rng.uniform(-4, 4, n).astype(dt)
+    for j, (a, b) in enumerate([(-2.0, 3.0), (0.0, 1.5), (3.0, 2.0), (np.nan, 1.0),
+                                (1.0, np.inf), (2.0, -1.0), (4.0, 0.5)]):
+        x[(j + 2) * 1024 + 17], y[(j + 2) * 1024 + 17] = a, b
+    want = general(x, y)
+    strided = (tl.asarray(x)[::2] ** tl.asarray(y)[::2]).numpy()
+    assert np.array_equal(strided.view(bits), want[::2].view(bits))
+    for v in (2.7, -1.3):
+        one = general(x, np.full(n, v, dt))
+        assert np.array_equal((tl.asarray(x) ** v).numpy().view(bits), one.view(bits))
+    y[1024:2048] = np.round(rng.uniform(0, 16, 1024)) / 2          # a half-integer block
+    want[1024:2048] = halves(x[1024:2048], y[1024:2048])
+    want[:1024] = general(x[:1024], y[:1024])
+    assert np.array_equal((tl.asarray(x) ** tl.asarray(y)).numpy().view(bits), want.view(bits))
+    big = tl.asarray(np.tile(x, 40)) ** tl.asarray(np.tile(y, 40))
+    assert np.array_equal(big.numpy().view(bits), np.tile(want, 40).view(bits))
+
+
 def test_pow_float32_kernels_take_the_form_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
     want = "pow_f32_tables" if base.TABLE_LOOKUPS else "pow_f32_arith"

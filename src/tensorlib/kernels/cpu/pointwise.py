@@ -171,8 +171,8 @@ def _address_operands(signature, loads, dtypes, out_dtype):
 def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
                  fast_only=False, parallel=False, reads_out=()):
     """``flat(n, addresses..., values...)``: the loop over n dense elements, operands given as
-    raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with a
-    block_fast form): the block form alone, up to the first block its guard does not hold
+    raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with
+    block_fast forms): the block forms alone, up to the first block none of their guards holds
     for, whose start it returns (n when none). ``parallel``: the same loop in TILE-sized tiles
     spread over the thread team (``flat_parallel``: the dense loops above the grain; raw
     addresses, so no meta array and no array to box per operand). The tensor arguments named
@@ -231,34 +231,35 @@ BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then on
 
 
 def _loop_info(info, compute):
-    """``info`` for the loops of one compute dtype: without its block_fast form where a guard
-    it calls cannot hold for that dtype (its ``block_dtypes``): the fast body would only
-    double the kernel's compile (pow's int64 kernels: 0.3 -> 1.0 s CPU cold)."""
-    if info.block_when is None:
+    """``info`` for the loops of one compute dtype: without the block_fast forms whose guard
+    calls a helper that cannot hold for that dtype (its ``block_dtypes``): their bodies would
+    only add to the kernel's compile (pow's int64 kernels: 0.3 -> 1.0 s CPU cold)."""
+    if not info.block_forms:
         return info
     from . import scalar_math  # (imports Numba: only when a kernel is being built)
-    called = {n.func.id for n in ast.walk(ast.parse(info.block_when, mode="eval"))
-              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for name in called:
-        dtypes = getattr(getattr(scalar_math, name, None), "block_dtypes", None)
-        if dtypes is not None and compute.name not in dtypes:
-            return dataclasses.replace(info, block_when=None, block_expr=None)
-    return info
+
+    def can_hold(when):
+        called = {n.func.id for n in ast.walk(ast.parse(when, mode="eval"))
+                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        return all(compute.name in getattr(getattr(scalar_math, name, None), "block_dtypes",
+                                           (compute.name,)) for name in called)
+    forms = tuple(form for form in info.block_forms if can_hold(form[0]))
+    return info if forms == info.block_forms else dataclasses.replace(info, block_forms=forms)
 
 
 def _element_loop(info, loads, store, arrays, count, indent, fast_only=False, steps=None):
     """Source lines of the loop over the ``count`` elements of ``arrays`` (operand k's 1-D
     array; 0: the output), dense unless ``steps`` gives operand k's (first, step) variables:
     its element i at ``first + i * step`` (unsigned: no negative-index check). For an op with
-    a block_fast form (ops.yaml), per block of BLOCK elements: a guard pass, then the cheaper
-    expression where the guard held for the whole block, else the plain one (equally
-    accurate, not always the same bits); ``fast_only``: instead of the plain one, return the
-    block's start. Each block's loops index slices from 0, so LLVM drops Numba's
-    negative-index check and vectorizes them."""
+    block_fast forms (ops.yaml), per block of BLOCK elements: the first form's cheaper
+    expression whose guard holds for the whole block (a guard pass per form tried), else the
+    plain one (equally accurate, not always the same bits); ``fast_only``: instead of the plain
+    one, return the block's start. Each block's loops index slices from 0, so LLVM drops
+    Numba's negative-index check and vectorizes them."""
     pad = " " * indent
     steps = steps or {}
 
-    if info.block_expr is not None:  # (an operand read through the output: the output's block)
+    if info.block_forms:  # (an operand read through the output: the output's block)
         blk = {k: "blk0" if a == arrays[0] else f"blk{k}" for k, a in arrays.items()}.get
 
     def at(k, name, block):
@@ -273,27 +274,35 @@ def _element_loop(info, loads, store, arrays, count, indent, fast_only=False, st
                for k, (var, arr, code) in loads.items()]
         return out + [f"{inner}{name(0)}[i] = {store.format(f'({expr})')}"]
 
-    if info.block_expr is None:
+    if not info.block_forms:
         return [f"{pad}for i in range({count}):"] + body(info.expr, 1, arrays.get)
-    guard = [f"{pad}        {var} = {code.format(at(k, blk, True))}"
-             for k, (var, arr, code) in loads.items()]
+    def loads_at(depth):
+        return [f"{pad}{'    ' * depth}{var} = {code.format(at(k, blk, True))}"
+                for k, (var, arr, code) in loads.items()]
+
+    def forms_from(j, depth):
+        # form j's guard: first on the block's first element (a form it fails for is out
+        # without a pass: pow's half-integer form on a tensor exponent), then over the block
+        # (a bool and-reduction vectorizes; an int or-reduction of `not guard` did too, at ~2x
+        # the time: 1e5 float32 guard passes 20 -> 9 us (pow's), 10 -> 6 us (sin's)); the next
+        # form, or the plain expression, where it does not hold
+        ind = pad + "    " * depth
+        if j == len(info.block_forms):
+            if fast_only:
+                return [f"{ind}return b0"]
+            return [f"{ind}for i in range(b1 - b0):"] + body(info.expr, depth + 1, blk, True)
+        when, expr = info.block_forms[j]
+        return ([f"{ind}i = 0"] + loads_at(depth) + [f"{ind}blk_ok = bool({when})",
+                f"{ind}if blk_ok:", f"{ind}    for i in range(1, b1 - b0):"]
+                + loads_at(depth + 2) + [f"{ind}        blk_ok &= bool({when})",
+                f"{ind}if blk_ok:", f"{ind}    for i in range(b1 - b0):"]
+                + body(expr, depth + 2, blk, True) + [f"{ind}else:"]
+                + forms_from(j + 1, depth + 1))
+
     return ([f"{pad}for b0 in range(0, {count}, {BLOCK}):",
              f"{pad}    b1 = min({count}, b0 + {BLOCK})"] +
             [f"{pad}    {blk(k)} = {a}[b0:b1]" for k, a in sorted(arrays.items())
-             if (k == 0 or a != arrays[0]) and k not in steps] +
-            [f"{pad}    blk_ok = True",
-             f"{pad}    for i in range(b1 - b0):"] + guard +
-            # (a bool and-reduction vectorizes; an int or-reduction of `not guard` did too, at
-            # ~2x the time: 1e5 float32 guard passes 20 -> 9 us (pow's), 10 -> 6 us (sin's))
-            [f"{pad}        blk_ok &= bool({info.block_when})"] +
-            ([f"{pad}    if not blk_ok:",
-              f"{pad}        return b0",
-              f"{pad}    for i in range(b1 - b0):"] + body(info.block_expr, 2, blk, True)
-             if fast_only else
-             [f"{pad}    if blk_ok:",
-              f"{pad}        for i in range(b1 - b0):"] + body(info.block_expr, 3, blk, True) +
-             [f"{pad}    else:",
-              f"{pad}        for i in range(b1 - b0):"] + body(info.expr, 3, blk, True)))
+             if (k == 0 or a != arrays[0]) and k not in steps] + forms_from(0, 1))
 
 
 def _kernel_np_name(dtype) -> str:
@@ -496,7 +505,7 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype, reads_out=()):
                 mod = combination_module(info, kinds, dtypes, compute, out_dtype, reads_out)
                 return _entry_point(mod.flat, naddresses, samples)
             form = _loop_info(info, compute)
-            if form.block_when is None:
+            if not form.block_forms:
                 return mixed()
             signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
             src = (_header(info, compute, what + " (flat loop, block form only)") + "\n"
@@ -562,9 +571,9 @@ def _address_steps(kinds, dtypes, out_dtype):
 
 
 def _block_split(fast, mixed, steps, nvalues):
-    """A flat loop's entry point for an op whose block_fast guard reads tensor data (float32
-    sin, a tensor exponent of pow): ``fast`` runs the block form up to the first block the
-    guard fails for and returns its start; only then is the loop of both forms (``mixed()``:
+    """A flat loop's entry point for an op whose block_fast guards read tensor data (float32
+    sin, pow): ``fast`` runs the block forms up to the first block none of the guards holds
+    for and returns its start; only then is the loop of both forms (``mixed()``:
     its entry point, compiled on that first need) run over the rest, from that block on (at
     the operands' addresses moved on by as many elements; the blocks keep their bounds). A
     first call on ordinary data compiles the cheap form alone (float32 sin: ~0.3 s less).
@@ -616,7 +625,7 @@ def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname,
             sample_ints)
     if not exact:
         return _guarded_rest(*args)
-    plain = dataclasses.replace(_loop_info(info, compute), block_when=None, block_expr=None)
+    plain = dataclasses.replace(_loop_info(info, compute), block_forms=())
     src = _header(info, compute, what + ", value forms") + "\n" + "\n\n".join(
         source(dataclasses.replace(plain, expr=expr), f"{fname}_v{i}")
         for i, (when, expr) in enumerate(exact))
@@ -669,18 +678,20 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
                   naddresses, sample_ints=()):
     """The entry point of a raw-address loop with Python-scalar operands, from ``source(form,
     fname[, fast_only])`` (the loop of PointwiseInfo ``form`` as a function named ``fname``),
-    in a module of its own. When the op's block_fast guard reads only values
-    (``_reads_values_only``), the guard is decided once per call in Python and the module holds
-    each form's loop alone, so a first call compiles just the form its values need (float32
-    ``x ** 2`` never compiles the general pow, ``x ** 2.7`` never the half-integer one): the
-    call goes through a chooser that runs the compiled guard on its values (or reuses the last
-    choice for the same value object) and calls that form's loop, compiling it on first need.
-    When the guard reads tensor data, a flat loop is split as ``_block_split`` does."""
+    in a module of its own. When the op's first block_fast guard reads only values
+    (``_reads_values_only``), it is decided once per call in Python, and the form it picks
+    runs alone: its own loop where it holds, else the loop of the op without that form (built
+    the same way, on first need); so a first call compiles just what its values need (float32
+    ``x ** 2`` never compiles the general pow, ``x ** 2.7`` never the half-integer one). The
+    call goes through a chooser that runs the guard on its values (or reuses the last choice
+    for the same value object). When the guard reads tensor data, a flat loop is split as
+    ``_block_split`` does."""
     info = _loop_info(info, compute)
     samples = _value_samples(info, kinds, compute)
-    if info.block_when is None or not _reads_values_only(info.block_when, info, kinds):
+    forms = info.block_forms
+    if not forms or not _reads_values_only(forms[0][0], info, kinds):
         src = _header(info, compute, what) + "\n" + source(info, fname)
-        split = info.block_when is not None and fname == "flat"
+        split = bool(forms) and fname == "flat"
         if split:
             src += "\n\n" + source(info, fname + "_fast", True)
         mod = load_generated_module(info.name + suffix, src)
@@ -689,26 +700,29 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
         return _block_split(_entry_point(mod.flat_fast, naddresses, samples),
                             lambda: _entry_point(mod.flat, naddresses, samples),
                             _address_steps(kinds, dtypes, out_dtype), len(samples))
-    plain = dataclasses.replace(info, block_when=None, block_expr=None)
-    fast = dataclasses.replace(plain, expr=info.block_expr)
+    (when, expr), rest = forms[0], dataclasses.replace(info, block_forms=forms[1:])
+    fast = dataclasses.replace(info, expr=expr, block_forms=())
     values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
     src = (_header(info, compute, what + ", one form per call") + "\n"
-           + source(plain, fname + "_plain") + "\n\n" + source(fast, fname + "_fast")
+           + source(fast, fname + "_fast")
            + "\n\n@njit(cache=True, nogil=True, error_model='numpy')\n"
            + f"def {fname}_guard({', '.join(values)}):\n"
-           + f"    return bool({info.block_when})\n")
+           + f"    return bool({when})\n")
     mod = load_generated_module(info.name + suffix, src)
-    guard = (_python_guard(info.block_when, values)
+    guard = (_python_guard(when, values)
              or _entry_point(getattr(mod, fname + "_guard"), 0, samples, for_loop=False))
     skip = naddresses + len(sample_ints)  # the loop's arguments before its values
-    forms = {}
+    loops = {}
 
     def form(vals):
         key = bool(guard(*vals))
-        fn = forms.get(key)
+        fn = loops.get(key)
         if fn is None:
-            fn = forms[key] = _entry_point(getattr(mod, fname + ("_fast" if key else "_plain")),
-                                           naddresses, samples, sample_ints)
+            fn = loops[key] = (
+                _entry_point(getattr(mod, fname + "_fast"), naddresses, samples, sample_ints)
+                if key else
+                _guarded_rest(rest, kinds, dtypes, out_dtype, compute, what, suffix + "_rest",
+                              fname, source, naddresses, sample_ints))
         return fn
 
     return _value_chooser(form, skip, len(samples))

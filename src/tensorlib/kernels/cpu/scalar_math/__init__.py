@@ -37,8 +37,9 @@ from ... import codegen as _codegen
 from ..vector_math import base as _vm_base
 from .plumbing import _bits, _from_bits, bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16
 from .arith import (absolute, clip, conj, copysign, floordiv, fmod_, imag_part, isfinite, isinf,
-    isnan, maximum, minimum, negative, nextafter, power, power_halves, real_part, reciprocal,
-    remainder, scale, sign, signbit, small_halves, square, true_div)
+    isnan, maximum, minimum, negative, nextafter, ordinary_pow, power, power_halves,
+    power_ordinary, real_part, reciprocal, remainder, scale, sign, signbit, small_halves, square,
+    true_div)
 from .transcend import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cos_short, cosh,
     erf, exp, exp2, expm1, floor, hypot, log, log10, log1p, log2, logaddexp, round_half_even,
     rsqrt, sigmoid, sin, sin_short, sinh, sqrt, tan, tan_short, tanh, trig_short, trunc)

@@ -294,6 +294,34 @@ small_halves = _define("small_halves", 1, _mk_small_halves, inline="always")
 small_halves.block_dtypes = frozenset(("float32", "float64"))
 small_halves.value_py = _small_halves_value
 power_halves = _define("power_halves", 2, _mk_power_halves, inline=_inline_real_float)
+
+
+# The ordinary form of pow (ops.yaml block_fast, after the half-integer one): a positive finite
+# base and a finite exponent other than the value forms' 2, -1 and 1/2 need none of C99's cases
+# (vector_math.pow_ordinary_f32 / pow_ordinary_f64: the same bits as power there, cheaper).
+def _mk_ordinary_pow(t):
+    if t in (types.float32, types.float64):
+        npt = np.float32 if t == types.float32 else np.float64
+        zero, inf, two, minus_one, half = npt(0.0), npt(np.inf), npt(2.0), npt(-1.0), npt(0.5)
+
+        def impl(a, b):
+            return ((a > zero) & (a < inf) & (abs(b) < inf) & (b != two) & (b != minus_one)
+                    & (b != half))
+        return impl
+    return lambda a, b: False
+
+
+def _mk_power_ordinary(t):
+    if t == types.float32:
+        return lambda a, b: _vm.pow_ordinary_f32(a, b)
+    if t == types.float64:
+        return lambda a, b: _vm.pow_ordinary_f64(a, b)
+    return _mk_power(t)
+
+
+ordinary_pow = _define("ordinary_pow", 2, _mk_ordinary_pow, inline="always")
+ordinary_pow.block_dtypes = frozenset(("float32", "float64"))
+power_ordinary = _define("power_ordinary", 2, _mk_power_ordinary, inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
 def _mk_scale(t):

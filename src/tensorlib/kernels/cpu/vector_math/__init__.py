@@ -51,7 +51,11 @@ log of a corrected argument u (1 + c) that float64 asinh / acosh / atanh / log1p
 (``exp_log._log_uc``: pow's log table, one rounding: ~0.50 ulp); each pair is tested on every
 machine. pow by a half-integer in [0, 8] has a block form of its own in both widths
 (``pow_halves_f32`` / ``pow_halves_f64``: products and a corrected square root, no log or
-exp; float64's as double-doubles rounded once, 0.500 ulp sampled). The tables are
+exp; float64's as double-doubles rounded once, 0.500 ulp sampled), and where the base is
+positive and finite and the exponent finite and none of the value forms' (2, -1, 1/2), pow has
+an ordinary block form (``pow_ordinary_f32`` / ``_f64``): the general form's exp step alone,
+the same bits without C99's cases (1e5 per core on Zen 4: float32 x ** y 258 -> 211 us, float64
+500 -> 445). The tables are
 exact rationals rounded once when the module loads (~1.7 ms; test_vector_math checks every
 entry). Those four also divide only once or not at all: their correction terms (relative size <=
 2**-52) take 1/x from a float32 division refined by one Newton step (``base._rcp_corr``), as the
@@ -98,5 +102,6 @@ from .trig import (TRIG_SHORT_BOUND, TRIG_SHORT_BOUND_F64, cos_f32, cos_f64, cos
     tan_short_f32, tan_short_f64)
 from .inverse_trig import (acos_f32, acos_f64, asin_f32, asin_f64, atan2_f32, atan2_f64, atan_f32,
     atan_f64)
-from .power import POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32, pow_halves_f64
+from .power import (POW_HALVES_MAX, pow_f32, pow_f64, pow_halves_f32, pow_halves_f64,
+    pow_ordinary_f32, pow_ordinary_f64)
 from .erf import erf_f32, erf_f64
