@@ -325,32 +325,29 @@ def _log_tab_dd(a):
 
 
 @_vjit
-def _exp_y_log_tab(y, lg, ll):
-    """(th, exp(y (lg + ll))) for a log lg + ll (double-double; lg may be +-inf or nan), th
-    the leading part of the product (nan where it is)."""
-    th, tl = _two_prod(y, lg)                   # y log|x| = th + tl
-    tl = fma(y, ll, tl)
-    tl = tl if (th > -746.0) & (th < 760.0) else 0.0
-    return th, _exp_tab(min(max(th, -746.0), 760.0), tl)
-
-
-@_vjit
 def pow_f64_tables(x, y):
     a = abs(x)
     # log|x| of 0, inf, nan as -inf, inf, nan ((a - 1) inf): then y log|x| is C99's limit (its
     # sign picks exp's clamp: inf or 0), or nan (nan operands, 0 * inf: pow's cases fix those)
     lg, ll = _log_tab_dd(a)
     lg = lg if (a > 0.0) & (a < _INF) else (a - 1.0) * _INF
-    th, res = _exp_y_log_tab(y, lg, ll)
+    th, tl = _two_prod(y, lg)                   # y log|x| = th + tl
+    tl = fma(y, ll, tl)
+    tl = tl if (th > -746.0) & (th < 760.0) else 0.0
+    res = _exp_tab(min(max(th, -746.0), 760.0), tl)
     res = res if th == th else th
     return _value_forms_f64(x, y, _pow_signs(res, x, y))
 
 
-# the ordinary form (see pow_ordinary_f32_tables)
+# the ordinary form (see pow_ordinary_f32_tables): pow_f64_tables's steps for a positive
+# finite x (written out: a shared helper is one more compile in a cold first call)
 @_vjit
 def pow_ordinary_f64_tables(x, y):
     lg, ll = _log_tab_dd(x)
-    return _exp_y_log_tab(y, lg, ll)[1]
+    th, tl = _two_prod(y, lg)
+    tl = fma(y, ll, tl)
+    tl = tl if (th > -746.0) & (th < 760.0) else 0.0
+    return _exp_tab(min(max(th, -746.0), 760.0), tl)
 
 
 @_vjit
