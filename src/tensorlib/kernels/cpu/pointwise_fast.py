@@ -13,7 +13,8 @@ operands, without a TensorIterator.
   full path's loop nest and meta, worked out once.
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
 * ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
-  same-dtype copies from a strided source (NumPy's strided copy over the storages' bytes).
+  same-dtype copies from a strided source (small ones: small_copy's raw-address loop; else
+  NumPy's strided copy over the storages' bytes).
 
 Each declines (returns None) what the full path must do: a user CPU stream current, the
 profiler above the grain, empty tensors; operands with queued CPU-stream work are waited for.
@@ -30,6 +31,7 @@ from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
+from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
 from .pointwise import GRAIN, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry, tile_meta
@@ -675,14 +677,29 @@ def copy_dense(dst, src):
 def copy_strided(dst, src):
     """``dst.copy_(src)`` of one dtype and shape below the parallel grain, in different
     storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source):
-    NumPy's strided copy over the storages' bytes (a same-dtype copy moves bits, so half types
-    copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
+    up to small_copy.MAX_ELEMENTS into a dense destination, small_copy's raw-address loop where
+    the source folds to two dims, else NumPy's strided copy over the storages' bytes (a
+    same-dtype copy moves bits, so half types copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
     a user CPU stream or the profiler current."""
     n = dst._numel
     dtype = dst._dtype
     if n >= GRAIN or not n or src._dtype is not dtype or (_streams._slow
                                                           and not _streams.runs_inline()):
         return None
+    if n <= _small_copy.MAX_ELEMENTS and (dst._contiguous or dst.is_contiguous()):
+        # a few thousand elements into a dense destination: the raw-address loop, where the
+        # source's layout folds to two dims (the NumPy views alone cost ~1 us)
+        fold = _small_copy.fold_2d(src._shape, src._strides)
+        loop = fold and _small_copy.copy_loop(dtype.itemsize)
+        if loop:
+            n0, n1, s0, s1 = fold
+            lo = src._offset + (n0 - 1) * min(s0, 0) + (n1 - 1) * min(s1, 0)  # lowest element
+            if _streams._slow:
+                _wait_queued(dst, src)  # as Storage.typed() would (a user stream declined above)
+            item = dtype.itemsize
+            loop(n, dst._storage._ptr + dst._offset * item, src._storage._ptr + lo * item, n1,
+                 1 + (n0 - 1) * abs(s0) + (n1 - 1) * abs(s1), src._offset - lo, s0, s1)
+            return dst
     np_dtype = kernel_np_dtype(dtype)
     strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
     return dst
