@@ -39,6 +39,9 @@ def test_small_strided_copies_match_numpy(dtype):
     if np.dtype(dtype).kind == "c":
         a = a + 1j * a[::-1]
     t = tl.asarray(a)
+    for _ in range(small_copy.HOT_CALLS):  # the width's loop is made after as many copies
+        t[0].T.contiguous()
+    assert (a.itemsize in small_copy._loops) == (a.itemsize <= 8)
     views = [(t.permute(2, 1, 0), a.transpose(2, 1, 0)), (t[::2, ::-1, 1:], a[::2, ::-1, 1:]),
              (t[::-1, :, ::-2], a[::-1, :, ::-2]), (t[:, 2, :], a[:, 2, :]),
              (t[:, :, 3], a[:, :, 3]), (t.permute(1, 0, 2), a.transpose(1, 0, 2)),
@@ -67,3 +70,14 @@ def test_larger_copies_keep_numpys_path():
         assert np.array_equal(tl.asarray(a)[::2].contiguous().numpy(), a[::2])
         m = np.arange(n * 2, dtype=np.int16).reshape(2, n)
         assert np.array_equal(tl.asarray(m).T.contiguous().numpy(), m.T)
+
+
+def test_a_width_gets_its_loop_once_hot():
+    """A script that copies a few times never compiles the loop (NumPy's copy serves it); the
+    HOT_CALLS-th copy of a width makes it."""
+    small_copy._calls.pop(2, None)
+    small_copy._loops.pop(2, None)
+    t = tl.asarray(np.arange(60, dtype=np.int16).reshape(6, 10))
+    for i in range(1, small_copy.HOT_CALLS + 1):
+        assert np.array_equal(t.T.contiguous().numpy(), t.numpy().T)
+        assert (2 in small_copy._loops) == (i >= small_copy.HOT_CALLS)

@@ -13,14 +13,18 @@ import numpy as np
 
 from .addresses import array_at
 
-__all__ = ["MAX_ELEMENTS", "fold_2d", "copy_loop"]
+__all__ = ["MAX_ELEMENTS", "HOT_CALLS", "fold_2d", "copy_loop"]
 
 # Above this many elements the per-call savings no longer matter, and NumPy's assignment (which
 # orders its loops by the strides) or the tiled transpose copy serves large layouts better.
 MAX_ELEMENTS = 1 << 14
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+# as the dispatch fast paths wait before making their runners (ops/pointwise.py HOT_CALLS)
+HOT_CALLS = 32
+
 _loops: dict = {}
+_calls: dict = {}  # itemsize -> copies seen before its loop exists
 _folds: dict = {}  # (shape, strides) -> fold_2d's answer
 
 
@@ -74,11 +78,14 @@ def _make(word):
 
 def copy_loop(itemsize):
     """The compiled loop ``(n, dst_addr, src_addr, n1, span, first, s0, s1)`` for elements of
-    ``itemsize`` bytes, or None for widths it has no word for (complex128)."""
+    ``itemsize`` bytes, or None: for widths it has no word for (complex128), and for a width's
+    first HOT_CALLS calls (compiling it costs ~0.1-0.3 s in a process with empty caches,
+    where NumPy's copy costs ~1 us more: a script that copies a few times never compiles)."""
     fn = _loops.get(itemsize)
     if fn is None:
         word = _WORDS.get(itemsize)
-        if word is None:
+        seen = _calls[itemsize] = _calls.get(itemsize, 0) + 1
+        if word is None or seen < HOT_CALLS:
             return None
         disp = _make(word)
         disp(0, 0, 0, 1, 0, 0, 0, 0)  # compile (or load from the disk cache)
