@@ -30,6 +30,12 @@ _CPU_KS = backend_key_for("cpu")
 
 def normalize_shape(shape, op: str, arg: str = "shape") -> tuple:
     """int or sequence of ints -> tuple; TypeError/ValueError naming op, argument and value."""
+    if type(shape) is tuple:  # (what the bindings' conv_int_list hands on: plain ints)
+        for n in shape:
+            if type(n) is not int or n < 0:
+                break
+        else:
+            return shape
     if isinstance(shape, Tensor):
         shape = shape.tolist()
     try:

@@ -95,7 +95,23 @@ def broadcast_strides(shape, strides, ndim: int) -> list:
 
 # ---- strides ------------------------------------------------------------------------------------
 def contiguous_strides(shape) -> tuple:
-    """C-order strides (a size-0 dim counts as 1, as PyTorch's and NumPy's do)."""
+    """C-order strides (a size-0 dim counts as 1, as PyTorch's and NumPy's do). Remembered per
+    shape tuple: every new dense tensor asks (working them out was ~0.4 us of a 2-D
+    ``tl.empty``'s ~2.8)."""
+    if type(shape) is tuple:
+        strides = _c_strides.get(shape)
+        if strides is None:
+            if len(_c_strides) >= 1024:
+                _c_strides.clear()
+            strides = _c_strides[shape] = _c_order(shape)
+        return strides
+    return _c_order(shape)
+
+
+_c_strides: dict = {}  # shape -> contiguous_strides(shape)
+
+
+def _c_order(shape) -> tuple:
     strides = []
     acc = 1
     for n in reversed(shape):

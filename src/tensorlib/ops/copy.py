@@ -151,9 +151,6 @@ def clone(self: Tensor) -> Tensor:
     return copy_(empty_like(self), self)
 
 
-_c_strides: dict = {}  # shape -> C-order strides (contiguous() of repeated shapes)
-
-
 def contiguous(self: Tensor) -> Tensor:
     if self.is_contiguous():
         return self
@@ -166,12 +163,7 @@ def contiguous(self: Tensor) -> Tensor:
     out = object.__new__(Tensor)
     out._storage = Storage.allocate(nbytes, self._storage.device)
     out._shape = shape
-    strides = _c_strides.get(shape)
-    if strides is None:
-        if len(_c_strides) >= 1024:
-            _c_strides.clear()
-        strides = _c_strides[shape] = contiguous_strides(shape)
-    out._strides = strides
+    out._strides = contiguous_strides(shape)
     out._offset = 0
     out._dtype = self._dtype
     out._ks = self._ks & BACKEND_MASK
