@@ -58,7 +58,7 @@ def test_block_forms_use_the_cpu_block_helpers():
     assert pointwise_helpers.BLOCK_HELPERS <= set(cpu.__all__)
     assert not pointwise_helpers.BLOCK_HELPERS & pointwise_helpers.NAMES
     forms = {name: info for name, info in POINTWISE.items() if info.block_forms}
-    assert {"sin", "cos", "tan", "pow"} <= set(forms)
+    assert {"sin", "cos", "tan", "pow", "log", "log2", "log10"} <= set(forms)
     assert len(forms["pow"].block_forms) == 2  # (a list in ops.yaml: tried in its order)
     allowed = pointwise_helpers.NAMES | pointwise_helpers.BLOCK_HELPERS
     for name, info in forms.items():

@@ -30,4 +30,5 @@ NAMES = frozenset(name for group in HELPERS.values() for name in group)
 # as accurate (not always the same bits). Only the CPU loops run block forms
 # (kernels/cpu/pointwise.py), so only kernels/cpu/scalar_math/ implements these.
 BLOCK_HELPERS = frozenset(("trig_short", "sin_short", "cos_short", "tan_short", "small_halves",
-                           "power_halves", "ordinary_pow", "power_ordinary"))
+                           "power_halves", "ordinary_pow", "power_ordinary", "positive_normal",
+                           "log_ordinary", "log2_ordinary", "log10_ordinary"))

@@ -634,6 +634,55 @@ def test_pow_takes_each_block_form_where_it_holds(dt):
     assert np.array_equal(big.numpy().view(bits), np.tile(want, 40).view(bits))
 
 
+@pytest.mark.parametrize("name", ["log", "log2", "log10"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_log_ordinary_forms_give_the_general_forms_bits_where_the_guard_holds(name, dt):
+    """log / log2 / log10's ordinary forms (ops.yaml block_fast: positive normal finite
+    arguments) skip the denormal scaling and the special values: where scalar_math's
+    positive_normal holds they return exactly the general form's bits (float64 log: both of
+    its forms, tables and arithmetic, whichever this CPU's kernels take); the guard holds for
+    no other argument; and a tensor whose blocks hold a denormal, a zero, a negative, an inf or
+    a nan gives, element for element, the general form's bits (the loops' per-block choice)."""
+    from numba import njit
+    from tensorlib.kernels.cpu import scalar_math as sm
+    width = "f32" if dt == np.float32 else "f64"
+    fi = np.finfo(dt)
+    ubits = np.uint32 if dt == np.float32 else np.uint64
+    rng = np.random.default_rng(13)
+    lo_bits, hi_bits = int(np.array(fi.tiny, dt).view(ubits)), int(np.array(fi.max, dt).view(ubits))
+    x = np.concatenate([rng.integers(lo_bits, hi_bits, 200000, dtype=ubits, endpoint=True).view(dt),
+                        rng.uniform(0.5, 2, 50000).astype(dt), 2.0 ** np.arange(-30, 31).astype(dt),
+                        np.array([fi.tiny, fi.max, 1.0, np.nextafter(dt(1), dt(2)),
+                                  np.nextafter(dt(1), dt(0))], dt)])
+
+    @njit(error_model="numpy")
+    def guard(v):
+        out = np.empty(v.size, np.bool_)
+        for i in range(v.size):
+            out[i] = sm.positive_normal(v[i])
+        return out
+
+    edges = np.array([0.0, -0.0, fi.smallest_subnormal, np.nextafter(fi.tiny, dt(0)), -1.0,
+                      np.inf, -np.inf, np.nan], dt)
+    assert guard(x).all() and not guard(edges).any()
+    forms = [(f"{name}_{width}", f"{name}_ordinary_{width}")]
+    if name == "log" and width == "f64":
+        forms = [(f"log_f64_{f}", f"log_ordinary_f64_{f}") for f in ("tables", "arith")]
+    module = vector_math.exp_log
+    for general, ordinary in forms:
+        want = _elementwise(getattr(module, general), 1)(x)
+        got = _elementwise(getattr(module, ordinary), 1)(x)
+        bad = got.view(ubits) != want.view(ubits)
+        assert not bad.any(), (general, x[bad][:5], got[bad][:5], want[bad][:5])
+    y = rng.uniform(0.01, 100, 1024 * 8).astype(dt)
+    for j, v in enumerate(edges[[0, 2, 4, 5, 7]]):
+        y[(j + 2) * 1024 + 100] = v
+    want = _elementwise(getattr(vector_math, f"{name}_{width}"), 1)(y)
+    with np.errstate(all="ignore"):
+        got = getattr(tl, name)(tl.asarray(y)).numpy()
+    assert np.array_equal(got.view(ubits), want.view(ubits))
+
+
 def test_pow_float32_kernels_take_the_form_the_cpu_chooses():
     from tensorlib.kernels.cpu.vector_math import base
     want = "pow_f32_tables" if base.TABLE_LOOKUPS else "pow_f32_arith"

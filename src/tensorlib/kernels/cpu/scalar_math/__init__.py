@@ -41,8 +41,9 @@ from .arith import (absolute, clip, conj, copysign, floordiv, fmod_, imag_part, 
     power_ordinary, real_part, reciprocal, remainder, scale, sign, signbit, small_halves, square,
     true_div)
 from .transcend import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, cos, cos_short, cosh,
-    erf, exp, exp2, expm1, floor, hypot, log, log10, log1p, log2, logaddexp, round_half_even,
-    rsqrt, sigmoid, sin, sin_short, sinh, sqrt, tan, tan_short, tanh, trig_short, trunc)
+    erf, exp, exp2, expm1, floor, hypot, log, log10, log10_ordinary, log1p, log2, log2_ordinary,
+    log_ordinary, logaddexp, positive_normal, round_half_even, rsqrt, sigmoid, sin, sin_short,
+    sinh, sqrt, tan, tan_short, tanh, trig_short, trunc)
 from .bitwise import (bit_and, bit_not, bit_or, bit_xor, left_shift, logical_and, logical_not,
     logical_or, logical_xor, right_shift)
 

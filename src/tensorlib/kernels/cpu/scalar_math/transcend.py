@@ -131,6 +131,29 @@ log = _define("log", 1, _mk_vfunc(_vm.log_f32, _vm.log_f64, _c_log), inline="alw
 log2 = _define("log2", 1, _mk_vfunc(_vm.log2_f32, _vm.log2_f64, _c_log2), inline="always")
 log10 = _define("log10", 1, _mk_vfunc(_vm.log10_f32, _vm.log10_f64, _c_log10), inline="always")
 log1p = _define("log1p", 1, _mk_vfunc(_vm.log1p_f32, _vm.log1p_f64, lambda a: np.log1p(a)), inline="always")
+# Block fast forms of log / log2 / log10 (ops.yaml block_fast) for positive normal finite
+# arguments: the same steps without the denormal scaling and the special values (the same bits).
+
+
+def _mk_positive_normal(t):
+    if t in (types.float32, types.float64):
+        npt = np.float32 if t == types.float32 else np.float64
+        tiny, inf = npt(np.finfo(npt).tiny), npt(np.inf)
+        return lambda a: (a >= tiny) & (a < inf)  # False for nan
+    return lambda a: False
+
+
+positive_normal = _define("positive_normal", 1, _mk_positive_normal)
+# where it can hold (kernels/cpu/pointwise.py)
+positive_normal.block_dtypes = frozenset(("float32", "float64"))
+log_ordinary = _define("log_ordinary", 1, _mk_vfunc(_vm.log_ordinary_f32, _vm.log_ordinary_f64,
+                                                    _c_log), inline="always")
+log2_ordinary = _define("log2_ordinary", 1, _mk_vfunc(_vm.log2_ordinary_f32,
+                                                      _vm.log2_ordinary_f64, _c_log2),
+                        inline="always")
+log10_ordinary = _define("log10_ordinary", 1, _mk_vfunc(_vm.log10_ordinary_f32,
+                                                        _vm.log10_ordinary_f64, _c_log10),
+                         inline="always")
 sqrt = _define("sqrt", 1, _mk_cfunc(np.sqrt, _c_sqrt))
 rsqrt = _define("rsqrt", 1, _mk_rsqrt)
 sin = _define("sin", 1, _mk_vfunc(_vm.sin_f32, _vm.sin_f64, _c_sin), inline="always")

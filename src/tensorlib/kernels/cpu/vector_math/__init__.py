@@ -55,7 +55,8 @@ exp; float64's as double-doubles rounded once, 0.500 ulp sampled), and where the
 positive and finite and the exponent finite and none of the value forms' (2, -1, 1/2), pow has
 an ordinary block form (``pow_ordinary_f32`` / ``_f64``): the general form's exp step alone,
 the same bits without C99's cases (1e5 per core on Zen 4: float32 x ** y 258 -> 211 us, float64
-500 -> 445). The tables are
+500 -> 445); so have log, log2 and log10 for positive normal arguments (``log_ordinary_f32``
+& co.: no denormal scaling or special values). The tables are
 exact rationals rounded once when the module loads (~1.7 ms; test_vector_math checks every
 entry). Those four also divide only once or not at all: their correction terms (relative size <=
 2**-52) take 1/x from a float32 division refined by one Newton step (``base._rcp_corr``), as the
@@ -94,7 +95,8 @@ table forms: pow 0.52 (|y log x| up to 745), exp 0.51, exp2 0.52, log 0.50, sinh
 
 from .base import bits_f32, bits_f64, f32_bits, f64_bits, fma
 from .exp_log import (exp2_f32, exp2_f64, exp_f32, exp_f64, expm1_f32, expm1_f64, log10_f32,
-    log10_f64, log1p_f32, log1p_f64, log2_f32, log2_f64, log_f32, log_f64)
+    log10_f64, log10_ordinary_f32, log10_ordinary_f64, log1p_f32, log1p_f64, log2_f32, log2_f64,
+    log2_ordinary_f32, log2_ordinary_f64, log_f32, log_f64, log_ordinary_f32, log_ordinary_f64)
 from .hyperbolic import (acosh_f32, acosh_f64, asinh_f32, asinh_f64, atanh_f32, atanh_f64,
     cosh_f32, cosh_f64, sigmoid_f32, sigmoid_f64, sinh_f32, sinh_f64, tanh_f32, tanh_f64)
 from .trig import (TRIG_SHORT_BOUND, TRIG_SHORT_BOUND_F64, cos_f32, cos_f64, cos_short_f32,
