@@ -827,3 +827,26 @@ def test_var_std_plan_keeps_its_scratch_mean_alive(monkeypatch):
         assert freed, "the plan's scratch was not freed"
         assert got._storage._ptr not in freed  # the result never reuses the live scratch
         np.testing.assert_allclose(_np(got), ref(xn, axis=1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.float64,
+                                   np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("itype", [np.int32, np.int64])
+def test_small_take_on_raw_addresses(dtype, itype):
+    """x[idx] / take of a 1-D source below the grain (kernels/cpu/indexing.py getitem_dense's
+    raw-address gather): every element width and index type, negative indices, a stepped, a
+    reversed and an offset source, an index tensor at an offset in its storage; an index out
+    of range raises the general path's IndexError naming it."""
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal(300) * 50).astype(dtype)
+    t = tl.asarray(a)
+    i = rng.integers(-150, 150, 400).astype(itype)
+    ti = tl.asarray(np.concatenate([np.zeros(7, itype), i]))[7:]
+    for src, ref in ((t, a), (t[::2], a[::2]), (t[::-1], a[::-1]), (t[20:], a[20:])):
+        assert np.array_equal(src[ti].numpy(), ref[i])
+        assert np.array_equal(tl.take(src, ti).numpy(), np.take(ref, i))
+    for bad in (150, -151):
+        j = i.copy()
+        j[123] = bad
+        with pytest.raises(IndexError, match=str(bad)):
+            t[::2][tl.asarray(j)]

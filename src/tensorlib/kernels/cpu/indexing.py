@@ -18,9 +18,10 @@ from ... import dtypes as _dt
 from .casting import kernel_array
 from .cold_route import kernel_ready
 from .indexing_source import (COMPACT_SOURCE, DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64,
-                              MOVE_SOURCE, NONZERO_SOURCE, OFFSETS_SOURCE)
+                              MOVE_SOURCE, NONZERO_SOURCE, OFFSETS_SOURCE, TAKE_RAW_HEADER,
+                              TAKE_RAW_SOURCE)
 from .. import codegen as _codegen
-from .pointwise import load_generated_module
+from .pointwise import _entry_point, load_generated_module
 from .arrays import dense_view
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import host_sync
@@ -184,6 +185,10 @@ def _direct_module(parallel):
 
     def make():
         src = DIRECT_SOURCE.format(parallel=parallel, rng="prange" if parallel else "range")
+        if not parallel:
+            src += TAKE_RAW_HEADER + "".join(
+                TAKE_RAW_SOURCE.format(word=np.dtype(w).name, itype=i)
+                for w in _BY_ITEMSIZE.values() for i in ("int32", "int64"))
         return load_generated_module("indexdirect", src)
     mod = _module(("direct", parallel), make)
     if not parallel:
@@ -192,6 +197,18 @@ def _direct_module(parallel):
 
 
 _direct_serial = None
+_takes: dict = {}  # (item size, index dtype) -> the raw-address gather's entry point
+
+
+def _take_raw(item, idx_dtype):
+    """The compiled ``take_<word>_<itype>(n, out_addr, src_addr, span, idx_addr, size, stride,
+    base)`` of the serial direct module (TAKE_RAW_SOURCE): the bad index's position or -1."""
+    fn = _takes.get((item, idx_dtype))
+    if fn is None:
+        mod = _direct_serial or _direct_module(False)
+        disp = getattr(mod, f"take_{np.dtype(_BY_ITEMSIZE[item]).name}_{idx_dtype.name}")
+        fn = _takes[(item, idx_dtype)] = _entry_point(disp, 2, (), (0, 0, 1, 1, 0))
+    return fn
 
 
 def index(plan, out):
@@ -355,8 +372,21 @@ def getitem_dense(t, key):
         n = nidx * post.size
         if not n or (n >= GRAIN and _streams._prof is not None):
             return None  # (under the profiler the general path records the big gather)
-        word = _BY_ITEMSIZE[t._dtype.itemsize]
-        st = Storage.allocate(n * t._dtype.itemsize)
+        item = t._dtype.itemsize
+        st = Storage.allocate(n * item)
+        if not pk[0] and n < GRAIN:
+            # one word per index: the raw-address gather (the same loop, no arrays to box)
+            if _streams._slow:
+                for s in (t._storage, key._storage):  # as Storage.typed() would
+                    if s._uses is not None:
+                        _streams.wait_uses(s)
+            out = Tensor._make(st, (nidx,), (1,), 0, t._dtype)
+            src = t._storage
+            bad = _take_raw(item, kd)(nidx, st._ptr, src._ptr, src.nbytes // item,
+                                      key._storage._ptr + key._offset * kd.itemsize,
+                                      t._shape[0], t._strides[0], t._offset)
+            return out if bad < 0 else None
+        word = _BY_ITEMSIZE[item]
         if pk[0]:
             shape = (nidx,) + pk[0]
             out = Tensor._make(st, shape, contiguous_strides(shape), 0, t._dtype)
