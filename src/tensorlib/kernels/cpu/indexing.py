@@ -200,13 +200,18 @@ _direct_serial = None
 _takes: dict = {}  # (item size, index dtype) -> the raw-address gather's entry point
 
 
-def _take_raw(item, idx_dtype):
+def _take_raw(item, idx_dtype, work):
     """The compiled ``take_<word>_<itype>(n, out_addr, src_addr, span, idx_addr, size, stride,
-    base)`` of the serial direct module (TAKE_RAW_SOURCE): the bad index's position or -1."""
+    base)`` of the serial direct module (TAKE_RAW_SOURCE: the bad index's position or -1), or
+    None while it is neither compiled nor on disk: the boxed call serves meanwhile (a first
+    call compiles nothing more) and it compiles in the background once the combination
+    repeats (cold_route's rule)."""
     fn = _takes.get((item, idx_dtype))
     if fn is None:
         mod = _direct_serial or _direct_module(False)
         disp = getattr(mod, f"take_{np.dtype(_BY_ITEMSIZE[item]).name}_{idx_dtype.name}")
+        if not kernel_ready(disp, (0, 0, 0, 0, 0, 1, 1, 0), work):
+            return None
         fn = _takes[(item, idx_dtype)] = _entry_point(disp, 2, (), (0, 0, 1, 1, 0))
     return fn
 
@@ -374,7 +379,8 @@ def getitem_dense(t, key):
             return None  # (under the profiler the general path records the big gather)
         item = t._dtype.itemsize
         st = Storage.allocate(n * item)
-        if not pk[0] and n < GRAIN:
+        take = _take_raw(item, kd, n) if not pk[0] and n < GRAIN else None
+        if take is not None:
             # one word per index: the raw-address gather (the same loop, no arrays to box)
             if _streams._slow:
                 for s in (t._storage, key._storage):  # as Storage.typed() would
@@ -382,9 +388,9 @@ def getitem_dense(t, key):
                         _streams.wait_uses(s)
             out = Tensor._make(st, (nidx,), (1,), 0, t._dtype)
             src = t._storage
-            bad = _take_raw(item, kd)(nidx, st._ptr, src._ptr, src.nbytes // item,
-                                      key._storage._ptr + key._offset * kd.itemsize,
-                                      t._shape[0], t._strides[0], t._offset)
+            bad = take(nidx, st._ptr, src._ptr, src.nbytes // item,
+                       key._storage._ptr + key._offset * kd.itemsize, t._shape[0],
+                       t._strides[0], t._offset)
             return out if bad < 0 else None
         word = _BY_ITEMSIZE[item]
         if pk[0]:
