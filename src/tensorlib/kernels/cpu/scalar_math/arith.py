@@ -272,12 +272,16 @@ def _mk_small_halves(t):
     return lambda b: False
 
 
-def _mk_power_halves(t):
-    if t == types.float32:
-        return lambda a, b: _vm.pow_halves_f32(a, b)
-    if t == types.float64:
-        return lambda a, b: _vm.pow_halves_f64(a, b)
-    return _mk_power(t)
+def _mk_pow_form(f32, f64):
+    """The maker of a block form of pow: vector_math's float32 / float64 kernels ``f32`` /
+    ``f64``, pow itself for other types (where its guard never holds)."""
+    def make(t):
+        if t == types.float32:
+            return lambda a, b: f32(a, b)
+        if t == types.float64:
+            return lambda a, b: f64(a, b)
+        return _mk_power(t)
+    return make
 
 
 def _small_halves_value(b):
@@ -293,7 +297,8 @@ small_halves = _define("small_halves", 1, _mk_small_halves, inline="always")
 # where it can hold (kernels/cpu/pointwise.py)
 small_halves.block_dtypes = frozenset(("float32", "float64"))
 small_halves.value_py = _small_halves_value
-power_halves = _define("power_halves", 2, _mk_power_halves, inline=_inline_real_float)
+power_halves = _define("power_halves", 2, _mk_pow_form(_vm.pow_halves_f32, _vm.pow_halves_f64),
+                       inline=_inline_real_float)
 
 
 # The ordinary form of pow (ops.yaml block_fast, after the half-integer one): a positive finite
@@ -311,17 +316,11 @@ def _mk_ordinary_pow(t):
     return lambda a, b: False
 
 
-def _mk_power_ordinary(t):
-    if t == types.float32:
-        return lambda a, b: _vm.pow_ordinary_f32(a, b)
-    if t == types.float64:
-        return lambda a, b: _vm.pow_ordinary_f64(a, b)
-    return _mk_power(t)
-
-
 ordinary_pow = _define("ordinary_pow", 2, _mk_ordinary_pow, inline="always")
 ordinary_pow.block_dtypes = frozenset(("float32", "float64"))
-power_ordinary = _define("power_ordinary", 2, _mk_power_ordinary, inline=_inline_real_float)
+power_ordinary = _define("power_ordinary", 2,
+                         _mk_pow_form(_vm.pow_ordinary_f32, _vm.pow_ordinary_f64),
+                         inline=_inline_real_float)
 true_div = _define("true_div", 2, _mk_true_div)
 reciprocal = _define("reciprocal", 1, _mk_reciprocal)
 def _mk_scale(t):
