@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import array_at
+from .pointwise import _entry_point
 
 __all__ = ["MAX_ELEMENTS", "HOT_CALLS", "fold_2d", "copy_loop"]
 
@@ -87,8 +88,5 @@ def copy_loop(itemsize):
         seen = _calls[itemsize] = _calls.get(itemsize, 0) + 1
         if word is None or seen < HOT_CALLS:
             return None
-        disp = _make(word)
-        disp(0, 0, 0, 1, 0, 0, 0, 0)  # compile (or load from the disk cache)
-        (compiled,) = disp.overloads.values()
-        fn = _loops[itemsize] = getattr(compiled, "entry_point", disp)
+        fn = _loops[itemsize] = _entry_point(_make(word), 2, (), (1, 0, 0, 0, 0))
     return fn
