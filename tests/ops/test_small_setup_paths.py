@@ -850,3 +850,23 @@ def test_small_take_on_raw_addresses(dtype, itype):
         j[123] = bad
         with pytest.raises(IndexError, match=str(bad)):
             t[::2][tl.asarray(j)]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.float64,
+                                   np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_small_mask_on_raw_addresses(dtype):
+    """x[mask] of a dense source and mask below the grain (kernels/cpu/indexing.py's raw
+    count and compaction): every element width, sources and masks at offsets in their
+    storages, 2-D, all-false and all-true masks; the source is left as it was."""
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(500) * 50).astype(dtype)
+    m = rng.random(500) > 0.4
+    t = tl.asarray(np.concatenate([a[:3], a]))[3:]
+    tm = tl.asarray(np.concatenate([m[:5], m]))[5:]
+    for _ in range(3):
+        assert np.array_equal(t[tm].numpy(), a[m])
+    assert np.array_equal(t.reshape(20, 25)[tm.reshape(20, 25)].numpy(), a[m])
+    for full in (np.zeros(500, bool), np.ones(500, bool)):
+        got = t[tl.asarray(full)]
+        assert got.shape == (int(full.sum()),) and np.array_equal(got.numpy(), a[full])
+    assert np.array_equal(t.numpy(), a)

@@ -17,9 +17,9 @@ import numpy as np
 from ... import dtypes as _dt
 from .casting import kernel_array
 from .cold_route import kernel_ready
-from .indexing_source import (COMPACT_SOURCE, DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64,
-                              MOVE_SOURCE, NONZERO_SOURCE, OFFSETS_SOURCE, TAKE_RAW_HEADER,
-                              TAKE_RAW_SOURCE)
+from .indexing_source import (COMPACT_RAW_HEADER, COMPACT_RAW_SOURCE, COMPACT_SOURCE,
+                              DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64, MOVE_SOURCE, NONZERO_SOURCE,
+                              OFFSETS_SOURCE, TAKE_RAW_HEADER, TAKE_RAW_SOURCE)
 from .. import codegen as _codegen
 from .pointwise import _entry_point, load_generated_module
 from .arrays import dense_view
@@ -74,7 +74,9 @@ def _nonzero_module(dtype, parallel):
 
 
 def _compact_module():
-    return _module("compact", lambda: load_generated_module("compact", COMPACT_SOURCE))
+    return _module("compact", lambda: load_generated_module(
+        "compact", COMPACT_SOURCE + COMPACT_RAW_HEADER + "".join(
+            COMPACT_RAW_SOURCE.format(word=np.dtype(w).name) for w in _BY_ITEMSIZE.values())))
 
 
 _compact_words: set = set()  # word types compact_serial is compiled for (or on disk)
@@ -91,6 +93,25 @@ def _compact_ready(word, src, mask):
         _compact_words.add(word)
         return True
     return False
+
+
+_compact_raws: dict = {}  # item size -> (count_raw, compact_<word>) entry points
+
+
+def _compact_raw(item, work):
+    """The compiled ``count_raw(size, mask_addr)`` and ``compact_<word>(size, out_addr,
+    src_addr, mask_addr, count)`` (COMPACT_RAW_SOURCE) for elements of ``item`` bytes, or None
+    while either is neither compiled nor on disk (cold_route's rule, as _take_raw)."""
+    fns = _compact_raws.get(item)
+    if fns is None:
+        mod = _compact_module()
+        count = mod.count_raw
+        move = getattr(mod, f"compact_{np.dtype(_BY_ITEMSIZE[item]).name}")
+        if not (kernel_ready(count, (0, 0), work) and kernel_ready(move, (0, 0, 0, 0, 0), work)):
+            return None
+        fns = _compact_raws[item] = (_entry_point(count, 1, ()),
+                                     _entry_point(move, 3, (), (0,)))
+    return fns
 
 
 def compact(t, key):
@@ -417,9 +438,23 @@ def getitem_dense(t, key):
         return None
     if kd is _dt.bool_ and key._shape == t._shape:
         if (t._contiguous or t.is_contiguous()) and (key._contiguous or key.is_contiguous()):
-            # Both dense: the selected elements are moved as raw words by NumPy (no offsets
-            # array; a move is a move, whichever loop does it).
+            # Both dense: the selected elements are moved as raw words (no offsets array; a
+            # move is a move, whichever loop does it): on raw addresses once compiled
             size = t._numel
+            item = t._dtype.itemsize
+            raw = _compact_raw(item, size)
+            if raw is not None:
+                if _streams._slow:
+                    for s in (t._storage, key._storage):  # as Storage.typed() would
+                        if s._uses is not None:
+                            _streams.wait_uses(s)
+                maddr = key._storage._ptr + key._offset
+                n = raw[0](size, maddr)
+                st = Storage.allocate((n + 1) * item if n else 0)  # (+ the scratch slot)
+                out = Tensor._make(st, (n,), (1,), 0, t._dtype)
+                if n:
+                    raw[1](size, st._ptr, t._storage._ptr + t._offset * item, maddr, n)
+                return out
             mask = key._storage.typed(np.uint8)[key._offset:key._offset + size]
             n = int(_count_nonzero(mask))
             item = t._dtype.itemsize
