@@ -797,12 +797,17 @@ def test_one_element_operand_after_streams_were_used(monkeypatch):
 import tensorlib.kernels.cpu.indexing as _kidx  # noqa: E402
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["compress", "compact"])
-def test_small_mask_routes_match_numpy(compiled, monkeypatch):
+@pytest.mark.parametrize("route", ["compress", "compact", "raw"])
+def test_small_mask_routes_match_numpy(route, monkeypatch):
     # Below the grain a dense x[mask] runs NumPy's compress until compact_serial is compiled
-    # for the word size, then that kernel (into n + 1 slots): both move the same bits.
+    # for the word size, then that kernel (into n + 1 slots), and once its raw-address
+    # wrappers are compiled too, those (count_raw, compact_<word>): all move the same bits.
+    compiled = route != "compress"
     monkeypatch.setattr(_kidx, "_compact_words", set())
+    monkeypatch.setattr(_kidx, "_compact_raws", {})
     monkeypatch.setattr(_kidx, "kernel_ready", lambda *a: compiled)
+    if route == "compact":
+        monkeypatch.setattr(_kidx, "_compact_raw", lambda item, work: None)
     rng = np.random.default_rng(7)
     for dtype in (tl.float32, tl.float16, tl.int64, tl.bool, tl.uint8, tl.complex128):
         base = tl.asarray(rng.standard_normal(90) * 100).astype(dtype)
@@ -816,7 +821,8 @@ def test_small_mask_routes_match_numpy(compiled, monkeypatch):
                 assert got.stride() == (1,)
                 np.testing.assert_array_equal(_bits(got.numpy()), _bits(want))
     words = {np.uint8, np.uint16, np.uint32, np.uint64, np.complex128}
-    assert _kidx._compact_words == (words if compiled else set())
+    assert _kidx._compact_words == (words if route == "compact" else set())
+    assert set(_kidx._compact_raws) == ({1, 2, 4, 8, 16} if route == "raw" else set())
 
 
 def test_small_mask_on_a_user_stream_sees_queued_writes():
