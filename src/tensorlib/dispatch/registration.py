@@ -80,9 +80,10 @@ def _parse_entry(raw, where) -> OpEntry:
             raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
         args = [a for a in schema.arguments if not a.is_out]
         _check_expression(str(raw["pointwise"]), where)
-        block = raw.get("block_fast", [])
-        blocks = [block] if isinstance(block, dict) else block  # one form, or forms in order
-        for form in blocks if isinstance(blocks, list) else [block]:
+        block = raw.get("block_fast")
+        # one form, or forms in order (absent or null: none)
+        blocks = [] if block is None else block if isinstance(block, list) else [block]
+        for form in blocks:
             if not isinstance(form, dict) or set(form) != {"when", "pointwise"}:
                 raise YamlError(f"{where}: 'block_fast' needs exactly 'when' and 'pointwise' "
                                 f"(each form of a list), got {form!r}")

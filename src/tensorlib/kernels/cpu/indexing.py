@@ -22,6 +22,7 @@ from .indexing_source import (COMPACT_RAW_HEADER, COMPACT_RAW_SOURCE, COMPACT_SO
                               OFFSETS_SOURCE, TAKE_RAW_HEADER, TAKE_RAW_SOURCE)
 from .. import codegen as _codegen
 from .pointwise import _entry_point, load_generated_module
+from .pointwise_fast import _wait_queued
 from .arrays import dense_view
 from ...runtime.cpu import cores, streams as _streams
 from ...runtime.cpu.streams import host_sync
@@ -404,9 +405,7 @@ def getitem_dense(t, key):
         if take is not None:
             # one word per index: the raw-address gather (the same loop, no arrays to box)
             if _streams._slow:
-                for s in (t._storage, key._storage):  # as Storage.typed() would
-                    if s._uses is not None:
-                        _streams.wait_uses(s)
+                _wait_queued(t, key)  # as Storage.typed() would
             out = Tensor._make(st, (nidx,), (1,), 0, t._dtype)
             src = t._storage
             bad = take(nidx, st._ptr, src._ptr, src.nbytes // item,
@@ -445,9 +444,7 @@ def getitem_dense(t, key):
             raw = _compact_raw(item, size)
             if raw is not None:
                 if _streams._slow:
-                    for s in (t._storage, key._storage):  # as Storage.typed() would
-                        if s._uses is not None:
-                            _streams.wait_uses(s)
+                    _wait_queued(t, key)  # as Storage.typed() would
                 maddr = key._storage._ptr + key._offset
                 n = raw[0](size, maddr)
                 st = Storage.allocate((n + 1) * item if n else 0)  # (+ the scratch slot)
@@ -457,7 +454,6 @@ def getitem_dense(t, key):
                 return out
             mask = key._storage.typed(np.uint8)[key._offset:key._offset + size]
             n = int(_count_nonzero(mask))
-            item = t._dtype.itemsize
             word = _BY_ITEMSIZE[item]
             src = _raw(t)[t._offset:t._offset + size]
             if n and _compact_ready(word, src, mask):

@@ -679,8 +679,8 @@ def copy_strided(dst, src):
     storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source):
     up to small_copy.MAX_ELEMENTS into a dense destination, small_copy's raw-address loop where
     the source folds to two dims, else NumPy's strided copy over the storages' bytes (a
-    same-dtype copy moves bits, so half types copy as uint16). Returns None for what the full path must do: big tensors, another dtype,
-    a user CPU stream or the profiler current."""
+    same-dtype copy moves bits, so half types copy as uint16). Returns None for what the full
+    path must do: big tensors, another dtype, a user CPU stream or the profiler current."""
     n = dst._numel
     dtype = dst._dtype
     if n >= GRAIN or not n or src._dtype is not dtype or (_streams._slow
