@@ -12,6 +12,7 @@ from .keys import (ALIAS_KEYS, FIRST_FUNCTIONALITY, NUM_KEYS, TLS_IN_USE, TOP_KE
                    backend_key_for, keyset_names, tls)
 from .schema.function import FunctionSchema
 from .schema.parser import parse_schema
+from ..device import CPU
 from ..runtime.compile_lock import COMPILE_LOCK
 from ..runtime.import_cache import compile_source
 
@@ -174,8 +175,8 @@ def dispatch_lines(op: OperatorHandle, names: list) -> tuple[list, dict]:
         # Factories have no tensor to dispatch on: their device argument picks the backend
         # (PyTorch's BackendSelect), CPU when absent.
         dev = [i for i, a in enumerate(op.schema.arguments) if a.type.base == "Device"]
-        terms = ([f"(_CPU_KS if {names[dev[0]]} is None else _device_keys({names[dev[0]]}))"]
-                 if dev else [])
+        d = names[dev[0]] if dev else None
+        terms = [f"(_CPU_KS if {d} is None or {d} is _CPU else _device_keys({d}))"] if dev else []
     keys_expr = " | ".join(terms) if terms else "0"
     params = ", ".join(names)
     lines = _write_checks(op, names) + [
@@ -191,7 +192,7 @@ def dispatch_lines(op: OperatorHandle, names: list) -> tuple[list, dict]:
     scope = {"_tls": tls, "_tls_in_use": TLS_IN_USE, "_top": TOP_KEY, "_op": op,
              "_table": op._table, "_FIRST": FIRST_FUNCTIONALITY,
              "_list_keys": _list_keys, "_device_keys": _device_keys,
-             "_CPU_KS": backend_key_for("cpu"),
+             "_CPU_KS": backend_key_for("cpu"), "_CPU": CPU,
              "readonly_error": readonly_error, "_check_written_list": _check_written_list}
     return lines, scope
 

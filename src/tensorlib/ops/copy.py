@@ -106,10 +106,10 @@ def fill_dense_fast(t: Tensor, value) -> bool:
     """fill_'s dense fast path (no TensorIterator) for a contiguous Tensor ``t`` and a Python
     scalar of an exact type: the device kernel's small dense fill, else a memset of zeros;
     False (nothing written) for what they decline."""
+    if value == 0 and (type(value) is int or type(value) is bool) and zero_bytes(t):
+        return True  # (one memset: at least as fast as the kernel's loop at every size)
     fast = _fast_for(_fill_fast, "fill_dense", t)
-    if fast is not None and fast(t, value) is not None:
-        return True
-    return value == 0 and (type(value) is int or type(value) is bool) and zero_bytes(t)
+    return fast is not None and fast(t, value) is not None
 
 
 def fill_iterated(self: Tensor, value) -> Tensor:
