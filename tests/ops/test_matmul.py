@@ -490,24 +490,45 @@ def test_cold_integer_matmul_is_numpys_bit_for_bit(dtype, monkeypatch):
         np.testing.assert_array_equal(want[1], ref)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16", "complex64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool", "float16",
+                                   "complex64"])
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "reversed", "offset"])
 @pytest.mark.parametrize("n", [0, 1, 7, 1000])
 def test_vector_dot(dtype, layout, n, monkeypatch):
-    """1-D @ 1-D: contiguous float32 / float64 vectors take BLAS's dot directly (the general
-    set-up never runs), every other case the general path; each gives NumPy's 0-d result."""
+    """1-D @ 1-D: every layout of every dtype but the half types takes the kernel's direct dot
+    (NumPy's, the general set-up never runs), an empty or half one the general path; each
+    gives NumPy's 0-d result."""
     from tensorlib.ops import matmul as mm
     a, b = rand((2 * n + 1,), dtype), rand((2 * n + 1,), dtype)
     pick = {"contiguous": slice(0, n), "strided": slice(0, 2 * n, 2),
             "reversed": slice(2 * n, 0, -2) if n else slice(0, 0), "offset": slice(1, n + 1)}
     ta, tb = as_tensor(a)[pick[layout]], as_tensor(b)[pick[layout]]
     want = np.dot(a[pick[layout]], b[pick[layout]])
-    direct = layout in ("contiguous", "offset") and dtype in ("float32", "float64") and n
+    direct = dtype != "float16" and n
     if direct:
         monkeypatch.setattr(mm, "_run", lambda *a, **k: pytest.fail("took the general path"))
     got = ta @ tb
     assert got.shape == () and got.dtype.name == dtype
     assert_close(to_numpy(got), np.asarray(want), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_vector_dot_wraps_as_numpy(dtype):
+    """Integer dots wrap modulo 2**bits (NumPy's answer, the general loop's too); vecdot and
+    dot of real vectors give the same 0-d result as matmul."""
+    info = np.iinfo(dtype)
+    a = np.full(257, info.max, dtype)
+    b = np.arange(257).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.dot(a, b)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    for got in (ta @ tb, tl.dot(ta, tb), tl.vecdot(ta, tb), tl.vecdot(ta, tb, axis=0)):
+        assert got.shape == () and got.dtype.name == dtype
+        assert got.item() == want.item()
+    from tensorlib.ops import matmul as mm
+    general = mm._run("matmul", ta, tb, ta._view((1, 257), (0, 1), 0),
+                      tb._view((257, 1), (1, 0), 0), (), (), None)
+    assert general.item() == want.item()
 
 
 def test_vector_dot_errors_and_mixed_dtypes():

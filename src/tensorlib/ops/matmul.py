@@ -21,7 +21,7 @@ from .views import expand, permute, reshape, transpose, view
 __all__ = ["matmul", "mm", "bmm", "vecdot", "tensordot", "matrix_transpose"]
 
 _stub = get_stub("matmul")
-_direct: dict = {}  # device type -> its kernel's new_matmul (None: none), looked up once
+_direct: dict = {}  # (device type, route name) -> the kernel's direct route (None: none)
 
 
 def _common_device(op, a, b):
@@ -124,18 +124,27 @@ def mm_2d(x1, x2, bias=None):
     set-up; a bias added into the fresh product), or None when that route does not serve the
     call (matmul's general path, and autograd formulas whose backward is not recorded, call
     it)."""
-    if len(x1._shape) != 2 or len(x2._shape) != 2 or x1._dtype is not x2._dtype:
+    if len(x1._shape) != 2 or len(x2._shape) != 2:
+        return None
+    direct = _direct_route("new_matmul", x1, x2)
+    if direct is None:
+        return None
+    return direct(x1, x2) if bias is None else direct(x1, x2, bias)
+
+
+def _direct_route(name, x1, x2):
+    """The device kernel's direct route ``name`` (``new_matmul`` / ``new_dot``) for x1 and x2
+    when they share a dtype and a device and the kernel has one, else None."""
+    if x1._dtype is not x2._dtype:
         return None
     device = x1._storage.device
     if device is not x2._storage.device and device != x2._storage.device:
         return None
-    direct = _direct.get(device.type, False)
+    key = (device.type, name)
+    direct = _direct.get(key, False)
     if direct is False:
-        direct = _direct[device.type] = getattr(_stub.kernel_for(device.type, x1._dtype),
-                                                "new_matmul", None)
-    if direct is None:
-        return None
-    return direct(x1, x2) if bias is None else direct(x1, x2, bias)
+        direct = _direct[key] = getattr(_stub.kernel_for(device.type, x1._dtype), name, None)
+    return direct
 
 
 def transposed_2d(t):
@@ -151,13 +160,12 @@ def linear_2d(x, w, bias=None):
 
 
 def vector_dot(x1, x2):
-    """x1 . x2 of two 1-D tensors through ``mm_2d``'s direct route, as the (1, K) @ (K, 1)
-    product viewed 0-d (BLAS's dot, without matmul's general set-up: 1e5 float32 23 -> ~9 us);
-    None where that route does not serve the call (strided vectors, mixed dtypes, K = 0,
-    differing lengths: the general path raises for those)."""
-    r = mm_2d(x1._view((1,) + x1._shape, (0,) + x1._strides, x1._offset),
-              x2._view(x2._shape + (1,), x2._strides + (0,), x2._offset))
-    return None if r is None else r._view((), (), r._offset)
+    """x1 . x2 of two 1-D tensors through the device kernel's direct dot (``new_dot``: no
+    matmul set-up; on the CPU NumPy's dot, BLAS's for floats); None where that route does not
+    serve the call (mixed dtypes or devices, K = 0, differing lengths: the general path
+    raises for those or fills the empty sum)."""
+    direct = _direct_route("new_dot", x1, x2)
+    return None if direct is None else direct(x1, x2)
 
 
 def _matmul(op, x1, x2, out):
@@ -206,6 +214,11 @@ def vecdot(self: Tensor, other: Tensor, axis: int = -1, out=None) -> Tensor:
     """sum(conj(self) * other) over ``axis``; the other dims broadcast. A negative axis counts
     from the end (Array API); a non-negative one indexes the broadcast shape."""
     op = "vecdot"
+    if (out is None and len(self._shape) == 1 and len(other._shape) == 1
+            and self._dtype.kind != "c" and axis in (0, -1)):
+        res = vector_dot(self, other)  # (conj is the identity on real vectors)
+        if res is not None:
+            return res
     _check_tensors(op, self, other)
     nd = max(self.ndim, other.ndim)
     ax = axis - nd if axis >= 0 else axis

@@ -321,6 +321,38 @@ def new_matmul(a, b, bias=None):
     return res
 
 
+def new_dot(a, b):
+    """a . b of two 1-D CPU tensors of one dtype and length (any strides) into a new 0-d
+    tensor: NumPy's dot on views of them (BLAS's dot for float32/64 and complex; NumPy's own
+    loop for bool and integers, which wrap modulo 2**bits as the generated loops do, so the
+    bits are theirs), on the default CPU stream outside the profiler. None for the half types
+    (their loops accumulate in float32 and round once), an empty contraction and any other
+    call: the general path serves those. 1e5 int64: 399 -> ~60 us (the generated loop nest
+    runs one 1 x 1 tile per k); 1e3 float32 5.0 -> ~2.5 us."""
+    dtype = a._dtype
+    k = a._shape[0]
+    if (dtype not in _DOT_DTYPES or not k or b._shape[0] != k
+            or (_streams._slow and not _streams.runs_inline())):
+        return None
+    np_dtype = dtype.storage_np_dtype
+    st = Storage.allocate(dtype.itemsize)
+    res = Tensor._make(st, (), (), 0, dtype)
+    cores.blas_call(_np_dot, (_vector(a, np_dtype), _vector(b, np_dtype),
+                              _ndarray((), np_dtype, st.buffer)), k)
+    return res
+
+
+def _vector(t, np_dtype):
+    # a contiguous vector slices its storage's kept typed view (cheaper than a new ndarray)
+    if t._strides[0] == 1:
+        return t._storage.typed(np_dtype)[t._offset:t._offset + t._shape[0]]
+    return strided_array(t, np_dtype)
+
+
+_DOT_DTYPES = frozenset(d for d in _dt.ALL_DTYPES if not (d.kind == "f" and d.itemsize == 2))
+_np_dot = np.dot
+
+
 # new_matmul's per-layout set-up: (dtype, a's shape and strides, b's) -> (result shape, its
 # C-order strides, bytes, multiply-adds, NumPy dtype, a's and b's byte strides), or None where
 # the direct route does not serve the call. Only the layout decides, so it is worked out once.
@@ -348,3 +380,4 @@ def _plan(key):
 
 
 matmul_kernel.new_matmul = new_matmul
+matmul_kernel.new_dot = new_dot
