@@ -147,16 +147,15 @@ LOAD_SIGNED = "                v = np.int64(x)"
 LOAD_U64 = ("                v = np.int64(x) if x <= np.uint64(9223372036854775807) "
              "else np.int64(-1) - size")
 
-# Count (pass 1, mode 0) and write (pass 2) the nonzero elements' multi-indices (mode 1:
-# out[d, k]) or element offsets base + sum_d i_d * ostrides[d] into another tensor (mode 2:
-# offs[k]), chunk by chunk so both passes run in parallel; runs along the last dim keep the inner
-# loop tight. Pass 2 is branch-free (random masks defeat branch prediction): every element is
-# written at the next free slot, which only a nonzero one then claims; once a chunk's slots are
-# all claimed, writes go to the scratch slot `total`. {nz} tests the element v.
+# Count (pass 1, mode 0) the nonzero elements and write (pass 2, mode 1) their element offsets
+# base + sum_d i_d * ostrides[d] into another tensor (offs[k]), chunk by chunk so both passes
+# run in parallel; runs along the last dim keep the inner loop tight. Pass 2 is branch-free
+# (random masks defeat branch prediction): every element is written at the next free slot,
+# which only a nonzero one then claims; once a chunk's slots are all claimed, writes go to the
+# scratch slot `total`. {nz} tests the element v.
 NONZERO_SOURCE = _COMMON + """
 @njit(cache=True, nogil=True, error_model='numpy', parallel={parallel})
-def nonzero_pass(x, xoff, shape, strides, chunk, starts, total, mode, out, offs, ostrides,
-                 base):
+def nonzero_pass(x, xoff, shape, strides, chunk, starts, total, mode, offs, ostrides, base):
     nd = shape.size
     n = 1
     for d in range(nd):
@@ -166,7 +165,6 @@ def nonzero_pass(x, xoff, shape, strides, chunk, starts, total, mode, out, offs,
     ols = ostrides[nd - 1]
     nchunks = (n + chunk - 1) // chunk
     for c in {rng}(nchunks):
-        mi = np.empty(nd, np.int64)
         j = c * chunk
         stop = min(n, j + chunk)
         k = starts[c]
@@ -179,23 +177,12 @@ def nonzero_pass(x, xoff, shape, strides, chunk, starts, total, mode, out, offs,
             for d in range(nd - 1, -1, -1):
                 i = rem % shape[d]
                 rem //= shape[d]
-                mi[d] = i
                 p += i * strides[d]
                 o += i * ostrides[d]
-            i0 = mi[nd - 1]
-            run = min(stop, j - i0 + last)
+            run = min(stop, j - j % last + last)  # to the end of this run along the last dim
             if mode == 0:
                 for jj in range(j, run):
                     v = x[p]
-                    cnt += {nz}
-                    p += ls
-            elif mode == 1:
-                for jj in range(j, run):
-                    v = x[p]
-                    pos = k + cnt if cnt < mine else total
-                    for d in range(nd - 1):
-                        out[d, pos] = mi[d]
-                    out[nd - 1, pos] = i0 + (jj - j)
                     cnt += {nz}
                     p += ls
             else:
