@@ -21,6 +21,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...runtime.cpu import cores, streams as _streams, vector_width as _vector_width
 from ...runtime.cpu.streams import launch as _launch
+from ...iterator import Layout
 from ...tensor import Tensor
 from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
@@ -119,8 +120,30 @@ def tile_loop_head(fname, parallel, params, nops, p="p"):
 
 def tile_meta(lay) -> np.ndarray:
     """The meta array tile_loop_head's kernels read for Layout ``lay``: [ndim, shape...,
-    strides (op-major)..., offsets...]."""
+    strides (op-major)..., offsets...]; its longest dim innermost when the innermost one is
+    short (``_long_inner``)."""
+    lay = _long_inner(lay)
     return np.array((len(lay.shape),) + lay.shape + sum(lay.strides, ()) + lay.offsets, np.int64)
+
+
+SHORT_INNER = 16
+
+
+def _long_inner(lay):
+    """``lay`` with its longest dim innermost when the innermost one is shorter than
+    SHORT_INNER elements and the longest over 4x as long (an (n, 3) image times a per-channel
+    scale, a broadcast expand): the loop nest then runs long strided inner loops instead of n
+    short ones, each paying the outer loop's index arithmetic and tile slicing (1e5 x 3
+    float32 times a (3,) scale: 1150 -> 134 us)."""
+    shape = lay.shape
+    if len(shape) < 2 or shape[0] >= SHORT_INNER:
+        return lay
+    d = max(range(len(shape)), key=shape.__getitem__)
+    if shape[d] <= 4 * shape[0]:
+        return lay
+    order = [d] + [i for i in range(len(shape)) if i != d]
+    return Layout(tuple(shape[i] for i in order),
+                  tuple(tuple(st[i] for i in order) for st in lay.strides), lay.offsets)
 
 
 def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads_out=()):
