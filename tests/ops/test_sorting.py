@@ -197,6 +197,29 @@ def test_searchsorted_with_sorter_edges_and_errors(device):
         tl.searchsorted(tl.zeros(2, device=device), tl.zeros(2, device=device), side="middle")
 
 
+@pytest.mark.parametrize("m", [1, 2, 7, 64, 65, 300])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
+def test_searchsorted_few_and_many_keys(m, dtype):
+    """The CPU kernel counts up to 64 keys in one pass per query and binary-searches more: both
+    give NumPy's insertion points for each side, with and without a sorter, with repeated
+    keys, values outside the keys and (floats) nan, -0.0 and inf."""
+    rng = np.random.default_rng(m)
+    x1 = rng.integers(0, 40, m).astype(dtype)
+    x2 = rng.integers(-3, 44, 3000).astype(dtype)
+    if dtype.startswith("float"):
+        x1[: m // 3] = [np.nan, -0.0, np.inf][: m // 3] if m < 9 else x1[: m // 3]
+        x2[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan]
+    perm = np.argsort(x1, kind="stable")
+    ordered = x1[perm]
+    for side in ("left", "right"):
+        want = np.searchsorted(ordered, x2, side=side)
+        got = tl.searchsorted(tl.asarray(ordered), tl.asarray(x2), side=side)
+        np.testing.assert_array_equal(to_numpy(got), want)
+        got = tl.searchsorted(tl.asarray(x1), tl.asarray(x2), side=side,
+                              sorter=tl.asarray(perm))
+        np.testing.assert_array_equal(to_numpy(got), want)
+
+
 # ---------------------------------------------------------------- count_nonzero
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (1, True), ((0, 2), False)])
 def test_count_nonzero(axis, keepdims):
