@@ -289,6 +289,29 @@ def test_argmax_first_occurrence_nan_ties_and_extremes(device):
     np.testing.assert_array_equal(host(tl.argmax(z, axis=1), device), [0, 0, 0])
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64", "bool"])
+@pytest.mark.parametrize("n", [1, 1023, 1024, 1025, 5000])
+def test_argmax_argmin_integer_rows_by_blocks(dtype, n):
+    """Integer / bool rows go by 1024-blocks (the block extremes, then the first index in
+    the first block holding the overall one): ties across and inside blocks, extremes at block
+    edges and the type's limits give NumPy's first index, for flat and row calls."""
+    rng = np.random.default_rng(n)
+    info = None if dtype == "bool" else np.iinfo(dtype)
+    lo, hi = (0, 2) if info is None else (max(info.min, -50), min(info.max, 50))
+    a = rng.integers(lo, hi, (3, n)).astype(dtype)
+    if info is not None and n > 3:
+        a[0, [n - 1, n // 2]] = info.max            # a tie: the earlier block's index wins
+        a[1, [1023 % n, n - 1]] = info.min           # at a block edge, and last
+        a[2, :] = a[2, 0]                            # all equal: index 0
+    t = tl.asarray(a)
+    for op in ("argmax", "argmin"):
+        fn, ref = getattr(tl, op), getattr(np, op)
+        np.testing.assert_array_equal(to_numpy(fn(t, axis=1)), ref(a, axis=1))
+        for row in range(3):
+            assert fn(t[row]).item() == ref(a[row])
+        assert fn(t).item() == ref(a)
+
+
 # ---------------------------------------------------------------- var / std
 @pytest.mark.parametrize("op,dtype", [("var", "float32"), ("var", "float64"),
                                       ("std", "float32")])

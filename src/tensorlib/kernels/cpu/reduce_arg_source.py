@@ -1,6 +1,6 @@
 """The Numba source of the CPU argmax / argmin kernels: _ARG_SRC (serial and parallel, split
 per mode), _ARG_ROWS_SRC (contiguous rows), _ARG_BITS_SRC (the float32/float64 row scan on
-integer keys); arg_source fills them.
+integer keys), _ARG_INTS_SRC (the integer / bool row scan by blocks); arg_source fills them.
 """
 from __future__ import annotations
 
@@ -164,6 +164,39 @@ def arg_of_bits(row, n):
 """
 
 
+# argmax/argmin of a contiguous integer or bool row: per 1024-block its extreme (a plain
+# max / min reduction, which vectorizes where the scalar scan's index select did not), the first
+# block holding the overall extreme, then the first index of it in that block by a min over the
+# block (as arg_of_bits). argmax of 1e5 int64: 21.8 -> ~9 us (NumPy 11).
+_ARG_INTS_SRC = """
+
+@njit(cache=True, nogil=True)
+def arg_of_ints(row, n):
+    best = load(row[0])
+    best_blk = 0
+    for blk in range((n + 1023) // 1024):
+        s = blk * 1024
+        seg = row[s:min(n, s + 1024)]
+        m = load(seg[0])
+        for k in range(1, seg.size):
+            v = load(seg[k])
+            m = v if v CMP m else m
+        if m CMP best:
+            best = m
+            best_blk = blk
+    s = best_blk * 1024
+    seg = row[s:min(n, s + 1024)]
+    first = np.int32(1024)
+    for k in range(seg.size):
+        c = np.int32(k) if load(seg[k]) == best else np.int32(1024)
+        first = c if c < first else first
+    return s + first
+
+"""
+_ARG_ROW_INTS = """\
+                bi = arg_of_ints(row, n0)"""
+
+
 def arg_source(op, in_dt, acc, out_dt):
     """The module of argmax / argmin (op) of in_dt, compared in acc, stored as out_dt."""
     cmp = ">" if op == "argmax" else "<"
@@ -173,20 +206,24 @@ def arg_source(op, in_dt, acc, out_dt):
     src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n"
     src += f"{inl}\ndef better(v, b):\n    return {better}\n\n"
     by_bits = in_dt in (_dt.float32, _dt.float64) and acc is in_dt
+    rowscan = _ARG_ROW_SCALAR
     if by_bits:
         src += _fill(_ARG_BITS_SRC, _bit_keys(in_dt, op[3:]))
         # float64: 512-bit vectors, as the float64 max / min block (reduce_value_source.py)
         src = vector_width.source_marker(in_dt is _dt.float64) + src
+        rowscan = _ARG_ROW_BITS
+    elif in_dt.kind in "biu":
+        src += _ARG_INTS_SRC.replace("CMP", cmp)
+        rowscan = _ARG_ROW_INTS
     for fname, par in (("serial", False), ("parallel", True)):
         src += "\n" + _split_modes(_fill(_ARG_SRC, {
-            "@ARGROW": _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR,
+            "@ARGROW": rowscan,
             "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
             "RANGE": "prange" if par else "range", "INIT": extreme(acc, op[3:]),
             "ACCT": np_type(acc),
             "STORE_BIDX": cast_code(_dt.int64, out_dt, "bidx[i]"),
             "STORE_BI": cast_code(_dt.int64, out_dt, "np.int64(bi)")}), fname)
-    body = _ARG_ROW_BITS if by_bits else _ARG_ROW_SCALAR
-    row = _ARG_ROWS_SRC.replace("@ARGROW", "\n".join(ln[8:] for ln in body.split("\n")))
+    row = _ARG_ROWS_SRC.replace("@ARGROW", "\n".join(ln[8:] for ln in rowscan.split("\n")))
     src += "\n" + _fill(row, {"INIT": extreme(acc, op[3:]), "STORE_BI": cast_code(
         _dt.int64, out_dt, "np.int64(bi)")})
     return src
