@@ -67,7 +67,10 @@ def data(rng, dtype, shape):
 
 @pytest.fixture
 def routes(monkeypatch):
-    """Counts the calls of the NumPy-sorted routes (a test that meant to reach them does)."""
+    """Counts the calls of the NumPy-sorted routes (a test that meant to reach them does), on
+    a machine whose NumPy sort counts as vectorized (where it is not, long rows take the radix
+    routes: test_radix_routes_where_numpy_sort_is_scalar)."""
+    monkeypatch.setattr(sorting, "_np_sort_fast", True)
     seen = {"values": 0, "argsort": 0, "count": 0, "two_stage": 0}
 
     def counting(name, key):
@@ -242,3 +245,28 @@ def test_half_value_sort_by_key_sort(shape, routes, monkeypatch):
             np.testing.assert_array_equal(got, _bf16_bits(w)[0])
             np.testing.assert_array_equal(to_numpy(tl.argsort(t, descending=desc)), idx)
     assert seen
+
+
+@pytest.mark.parametrize("dtype", VALUE_DTYPES + ["int8"])
+@pytest.mark.parametrize("shape", [(sorting.RADIX_ARGSORT_MIN,), (sorting.RADIX_VALUES_MIN,),
+                                   (3, 5000), (70000,)])
+def test_radix_routes_where_numpy_sort_is_scalar(dtype, shape, routes, monkeypatch):
+    """Where NumPy's sort is the scalar introsort (numpy_sort_fast() False), rows from
+    RADIX_VALUES_MIN (value sorts) and RADIX_ARGSORT_MIN (argsort of keys wider than a byte)
+    take the radix routes instead of the NumPy ones: NumPy's stable results, bit for bit."""
+    monkeypatch.setattr(sorting, "_np_sort_fast", False)
+    rng = np.random.default_rng(shape[-1])
+    for x in data(rng, dtype, shape).values():
+        check(x)
+    assert routes["argsort"] == 0 and routes["two_stage"] == 0
+    if dtype == "int8":
+        assert routes["count"] > 0  # 1-byte keys keep their counting sort
+    else:
+        assert (routes["values"] == 0) == (shape[-1] >= sorting.RADIX_VALUES_MIN)
+
+
+def test_numpy_sort_fast_probe_is_cached(monkeypatch):
+    monkeypatch.setattr(sorting, "_np_sort_fast", None)
+    first = sorting.numpy_sort_fast()
+    assert isinstance(first, bool) and sorting._np_sort_fast is first
+    assert sorting.numpy_sort_fast() is first

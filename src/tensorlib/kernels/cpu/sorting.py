@@ -10,7 +10,10 @@ Descending sorts flip every key bit, which keeps equal elements in input order (
 puts nan first (the exact reverse of the ascending order).
 
 Routes (measured on a 2-core AVX-512 VM, where NumPy's sort is x86-simd-sort's vectorized
-quicksort: one thread, so nothing waits for a descheduled team thread on a busy machine):
+quicksort: one thread, so nothing waits for a descheduled team thread on a busy machine). Where
+NumPy's sort is the scalar introsort instead (``numpy_sort_fast``, timed once per process),
+value sorts from RADIX_VALUES_MIN and argsorts from RADIX_ARGSORT_MIN elements a row take the
+radix routes, not the NumPy ones:
 
 ``argsort`` of rows up to COMPOSITE_MAX_ROW long sorts one distinct uint64 word per element
 with NumPy's (unstable) sort, built in the int64 result itself; distinct words make its order
@@ -40,6 +43,7 @@ assembles its source from the sort_*.py templates, this module runs them.
 from __future__ import annotations
 
 import threading
+import time
 
 import numba
 import numpy as np
@@ -239,6 +243,34 @@ NP_MIN_ROW = 16
 # (_count_argsort, _composite_argsort, _two_stage_argsort); longer rows, whose positions
 # would not fit in them, take the radix argsort (tests lower these to keep it tested)
 COMPOSITE_MAX_ROW = {1: 1 << 56, 2: 1 << 48, 4: 1 << 32, 8: 1 << 32}
+# Where NumPy's sort is not vectorized (its build or this CPU leaves the scalar introsort:
+# measured 2026-12-06 on an AMD Zen 4 VM, NumPy 2.4: 1e5 float32 2.26 ms, 22 ns an element),
+# the radix routes win from these row lengths and the NumPy routes above are not taken (the
+# same VM: value sort of 1e5 float32 0.88 vs 2.25 ms, 1e6 8.8 vs 32; argsort 1e5 0.76 vs
+# 3.8 ms, 1e6 6.5 vs 51)
+RADIX_VALUES_MIN = 4096
+RADIX_ARGSORT_MIN = 1024
+_NP_SORT_PROBE = 16384
+_np_sort_fast = None  # whether NumPy's sort is vectorized here (timed once: numpy_sort_fast)
+
+
+def numpy_sort_fast() -> bool:
+    """Whether NumPy's sort is a vectorized one on this machine (x86-simd-sort: ~3 ns an
+    element of a 16384-element float32 row; the scalar introsort ~15-20): the best of three
+    timed sorts of such a row, once per process (~1 ms)."""
+    global _np_sort_fast
+    if _np_sort_fast is None:
+        row = np.random.default_rng(0).random(_NP_SORT_PROBE).astype(np.float32)
+        best = float("inf")
+        for _ in range(3):
+            b = row.copy()
+            t0 = time.perf_counter()
+            b.sort()
+            best = min(best, time.perf_counter() - t0)
+        _np_sort_fast = best < _NP_SORT_PROBE * 7e-9
+    return _np_sort_fast
+
+
 FIX_ROWS_PY = 32  # rows to fix up one by one in NumPy; more: fix_rows (a kernel to compile)
 # two-stage argsort: runs of equal high parts from this long are sorted by NumPy, not in the
 # kernel (Numba's sort of 1e6 words: ~70 ms, NumPy's ~10)
@@ -258,7 +290,8 @@ def sort_kernel(src, values, indices, descending):
     desc = bool(descending)
     width = dtype.itemsize
     if values is not None and dtype.name in NP_VALUES and (
-            n >= NP_MIN_ROW or rows < lanes(width) or width == 8):
+            n >= NP_MIN_ROW or rows < lanes(width) or width == 8) and (
+            n < RADIX_VALUES_MIN or numpy_sort_fast()):
         # typed views (these dtypes' storage type is their own)
         np_dtype = dtype.storage_np_dtype
         _np_values(dtype, dense_view(src, np_dtype), dense_view(values, np_dtype), rows, n,
@@ -266,7 +299,8 @@ def sort_kernel(src, values, indices, descending):
         return
     raw = raw_view(src)
     mod = _module(dtype)
-    if values is None and n <= COMPOSITE_MAX_ROW[width]:
+    if values is None and n <= COMPOSITE_MAX_ROW[width] and (
+            width == 1 or n < RADIX_ARGSORT_MIN or numpy_sort_fast()):
         if width == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
             _count_argsort(mod, dtype, raw, indices, rows, n, desc)
         elif width <= 4:
