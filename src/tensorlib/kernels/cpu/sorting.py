@@ -289,24 +289,16 @@ def sort_kernel(src, values, indices, descending):
     rows = total // n
     desc = bool(descending)
     width = dtype.itemsize
-    if values is not None and dtype.name in NP_VALUES and (
-            n >= NP_MIN_ROW or rows < lanes(width) or width == 8) and (
-            n < RADIX_VALUES_MIN or numpy_sort_fast()):
-        # typed views (these dtypes' storage type is their own)
-        np_dtype = dtype.storage_np_dtype
-        _np_values(dtype, dense_view(src, np_dtype), dense_view(values, np_dtype), rows, n,
-                   desc)
+    np_values = values is not None and dtype.name in NP_VALUES and (
+        n >= NP_MIN_ROW or rows < lanes(width) or width == 8)
+    if np_values and (n < RADIX_VALUES_MIN or numpy_sort_fast()):
+        _numpy_value_sort(dtype, src, values, rows, n, desc)
         return
     raw = raw_view(src)
     mod = _module(dtype)
-    if values is None and n <= COMPOSITE_MAX_ROW[width] and (
-            width == 1 or n < RADIX_ARGSORT_MIN or numpy_sort_fast()):
-        if width == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
-            _count_argsort(mod, dtype, raw, indices, rows, n, desc)
-        elif width <= 4:
-            _composite_argsort(mod, dtype, raw, indices, rows, n, desc)
-        elif not _two_stage_argsort(mod, raw, indices, rows, n, desc):
-            _cold_argsort(raw, indices, rows, n, dtype, desc)
+    np_argsort = values is None and n <= COMPOSITE_MAX_ROW[width]
+    if np_argsort and (width == 1 or n < RADIX_ARGSORT_MIN or numpy_sort_fast()):
+        _numpy_argsort(mod, dtype, raw, indices, rows, n, desc)
         return
     if values is not None and width == 2 and (n >= NP_MIN_ROW or rows < lanes(width)):
         out = raw_view(values)
@@ -316,7 +308,10 @@ def sort_kernel(src, values, indices, descending):
     nthreads = _threads()
     big = total >= PAR_GRAIN and nthreads > 1
     if values is not None:
-        _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads)
+        # (while the radix kernels compile, NumPy's route where it has one: no compile)
+        _sort_values(mod, dtype, raw, raw_view(values), rows, n, desc, big, nthreads,
+                     (lambda: _numpy_value_sort(dtype, src, values, rows, n, desc))
+                     if np_values else None)
         return
     variant = "parallel" if big and cores.parallel_ready(
         _twins(mod, "prepare_serial", "prepare_parallel"), work=total) else "serial"
@@ -334,7 +329,10 @@ def sort_kernel(src, values, indices, descending):
     elif variant == "serial" and "argsort" not in mod.warm_paths and not _full_ready(
             mod, "argsort", (("prepare_serial", (raw, keys, pay, n, desc)),
                              ("rows_serial", (keys, pay, rows, n))), total):
-        _cold_argsort(raw, indices, rows, n, dtype, desc)
+        if np_argsort:  # (NumPy's route while the radix kernels compile: no compile)
+            _numpy_argsort(mod, dtype, raw, indices, rows, n, desc)
+        else:
+            _cold_argsort(raw, indices, rows, n, dtype, desc)
     else:
         cores.run(getattr(mod, "prepare_" + variant), (raw, keys, pay, n, desc))
         nch = min(rows, 8 * nthreads)
@@ -343,6 +341,24 @@ def sort_kernel(src, values, indices, descending):
             cores.run(mod.rows_parallel, (keys, pay, rows, n, nch))
         else:
             mod.rows_serial(keys, pay, rows, n)
+
+
+def _numpy_value_sort(dtype, src, values, rows, n, desc):
+    """The value sort of an NP_VALUES dtype by NumPy's sort (typed views: these dtypes'
+    storage type is their own)."""
+    np_dtype = dtype.storage_np_dtype
+    _np_values(dtype, dense_view(src, np_dtype), dense_view(values, np_dtype), rows, n, desc)
+
+
+def _numpy_argsort(mod, dtype, raw, indices, rows, n, desc):
+    """argsort of rows up to COMPOSITE_MAX_ROW long by sorting composite words (NumPy's sort;
+    1-byte keys of rows of 256+: the counting sort)."""
+    if raw.dtype.itemsize == 1 and n >= 256:  # (shorter rows: 256 counts per row cost more)
+        _count_argsort(mod, dtype, raw, indices, rows, n, desc)
+    elif raw.dtype.itemsize <= 4:
+        _composite_argsort(mod, dtype, raw, indices, rows, n, desc)
+    elif not _two_stage_argsort(mod, raw, indices, rows, n, desc):
+        _cold_argsort(raw, indices, rows, n, dtype, desc)
 
 
 def _np_values(dtype, a, o, rows, n, desc):
@@ -522,11 +538,15 @@ def _two_stage_argsort(mod, raw, indices, rows, n, desc):
     return True
 
 
-def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
+def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads, cold=None):
     """Value sort of the rows of raw (unsigned view) into out: long rows of 1-byte keys one at
     a time with all threads (a counting sort); at least a vector's worth of rows up to
     NET_MAX long by the sorting network, row groups spread over threads; other short rows by
-    LSD radix, spread over threads."""
+    LSD radix, spread over threads. ``cold()``: what serves while a kernel is not compiled
+    (default: the cold path)."""
+    if cold is None:
+        def cold():
+            _cold_values(raw, out, rows, n, key_spec(dtype), desc)
     total = rows * n
     if n >= ROW_PAR and nthreads > 1 and raw.dtype.itemsize == 1 and cores.parallel_ready(
             _twins(mod, "vrows_serial", "vlong"), (raw[:n], out[:n], desc, nthreads), total):
@@ -552,7 +572,7 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
                                                       total):
                 mod.net_groups(*args)
             else:
-                _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+                cold()
     else:
         nch = min(rows, 8 * nthreads)
         if big and rows > 1 and cores.parallel_ready(
@@ -568,13 +588,13 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads):
                         raw.dtype.itemsize, 256), desc)
             if "vrow" not in mod.warm_paths and not _full_ready(
                     mod, "vrow", (("vrow", args),) + _fix(mod, raw, out, rows, n, desc), total):
-                return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+                return cold()
             special = mod.vrow(*args)
         else:
             if "vrows" not in mod.warm_paths and not _full_ready(
                     mod, "vrows", (("vrows_serial", (raw, out, rows, n, desc)),)
                     + _fix(mod, raw, out, rows, n, desc), total):
-                return _cold_values(raw, out, rows, n, key_spec(dtype), desc)
+                return cold()
             special = mod.vrows_serial(raw, out, rows, n, desc)
         if special:
             mod.fix_rows(raw, out, rows, n, desc)
