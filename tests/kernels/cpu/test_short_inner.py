@@ -8,7 +8,8 @@ import pytest
 import tensorlib as tl
 from tensorlib.iterator import Layout
 from tensorlib.kernels.cpu import pointwise
-from tensorlib.kernels.cpu.pointwise import SHORT_INNER, TILE, _long_inner, tile_meta
+from tensorlib.kernels.cpu.pointwise import LONG_STEP_MAX, SHORT_INNER, TILE, _long_inner, \
+    tile_meta
 
 
 def test_long_inner_reorders_only_short_inner_dims():
@@ -19,7 +20,8 @@ def test_long_inner_reorders_only_short_inner_dims():
     assert list(tile_meta(lay)) == [2, 1000, 3, 3, 1, 0, 1, 0, 5]
     for keep in (Layout((SHORT_INNER, 1000), ((1, SHORT_INNER),), (0,)),  # not short
                  Layout((3, 12), ((1, 3),), (0,)),                        # not 4x longer
-                 Layout((1000,), ((1,),), (0,))):                         # one dim
+                 Layout((1000,), ((1,),), (0,)),                          # one dim
+                 Layout((3, 1000), ((1, 3), (1, LONG_STEP_MAX + 1)), (0, 0))):  # wide steps
         assert _long_inner(keep) is keep
     # the longest of several outer dims goes innermost, the others keep their order
     lay = Layout((2, 5, 700, 9), ((1, 2, 10, 7000),), (0,))
