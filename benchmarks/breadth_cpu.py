@@ -67,12 +67,12 @@ def cases(rng, dt, n):
     for name in UNARY:
         if not is_float and name in FLOAT_ONLY:
             continue
-        f, g = _NP.get(name, getattr(np, name)), getattr(tl, name)
+        f, g = _NP[name] if name in _NP else getattr(np, name), getattr(tl, name)
         out.append((name, lambda f=f: f(a), lambda g=g: g(ta)))
     for name in BINARY:
         if not is_float and name in FLOAT_ONLY:
             continue
-        f, g = _NP.get(name, getattr(np, name)), getattr(tl, name)
+        f, g = _NP[name] if name in _NP else getattr(np, name), getattr(tl, name)
         out.append((name, lambda f=f: f(a, b), lambda g=g: g(ta, tb)))
     out += [("mul_scalar", lambda: a * 3, lambda: ta * 3),
             ("add_scalar", lambda: a + 1, lambda: ta + 1),
