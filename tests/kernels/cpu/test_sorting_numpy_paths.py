@@ -71,7 +71,7 @@ def routes(monkeypatch):
     a machine whose NumPy sort counts as vectorized (where it is not, long rows take the radix
     routes: test_radix_routes_where_numpy_sort_is_scalar)."""
     monkeypatch.setattr(sorting, "_np_sort_fast", True)
-    seen = {"values": 0, "argsort": 0, "count": 0, "two_stage": 0}
+    seen = {"values": 0, "argsort": 0, "count": 0, "two_stage": 0, "keys": 0}
 
     def counting(name, key):
         fn = getattr(sorting, name)
@@ -84,6 +84,7 @@ def routes(monkeypatch):
     counting("_composite_argsort", "argsort")
     counting("_count_argsort", "count")
     counting("_two_stage_argsort", "two_stage")
+    counting("_key_values", "keys")
     return seen
 
 
@@ -247,22 +248,26 @@ def test_half_value_sort_by_key_sort(shape, routes, monkeypatch):
     assert seen
 
 
-@pytest.mark.parametrize("dtype", VALUE_DTYPES + ["int8"])
+@pytest.mark.parametrize("dtype", VALUE_DTYPES + ["int8", "float16"])
 @pytest.mark.parametrize("shape", [(sorting.RADIX_ARGSORT_MIN,), (sorting.RADIX_VALUES_MIN,),
                                    (3, 5000), (70000,)])
 def test_radix_routes_where_numpy_sort_is_scalar(dtype, shape, routes, monkeypatch):
     """Where NumPy's sort is the scalar introsort (numpy_sort_fast() False), rows from
-    RADIX_VALUES_MIN (value sorts) and RADIX_ARGSORT_MIN (argsort of keys wider than a byte)
-    take the radix routes instead of the NumPy ones: NumPy's stable results, bit for bit."""
+    RADIX_VALUES_MIN (value sorts, 16-bit keys included) and RADIX_ARGSORT_MIN (argsort of
+    keys wider than a byte) take the radix routes instead of the NumPy ones: NumPy's stable
+    results, bit for bit."""
     monkeypatch.setattr(sorting, "_np_sort_fast", False)
     rng = np.random.default_rng(shape[-1])
     for x in data(rng, dtype, shape).values():
         check(x)
     assert routes["argsort"] == 0 and routes["two_stage"] == 0
+    long_row = shape[-1] >= sorting.RADIX_VALUES_MIN
     if dtype == "int8":
         assert routes["count"] > 0  # 1-byte keys keep their counting sort
+    elif dtype == "float16":
+        assert (routes["keys"] == 0) == long_row
     else:
-        assert (routes["values"] == 0) == (shape[-1] >= sorting.RADIX_VALUES_MIN)
+        assert (routes["values"] == 0) == long_row and routes["keys"] == 0
 
 
 def test_numpy_sort_fast_probe_is_cached(monkeypatch):

@@ -246,8 +246,8 @@ COMPOSITE_MAX_ROW = {1: 1 << 56, 2: 1 << 48, 4: 1 << 32, 8: 1 << 32}
 # Where NumPy's sort is not vectorized (its build or this CPU leaves the scalar introsort:
 # measured 2026-12-06 on an AMD Zen 4 VM, NumPy 2.4: 1e5 float32 2.26 ms, 22 ns an element),
 # the radix routes win from these row lengths and the NumPy routes above are not taken (the
-# same VM: value sort of 1e5 float32 0.88 vs 2.25 ms, 1e6 8.8 vs 32; argsort 1e5 0.76 vs
-# 3.8 ms, 1e6 6.5 vs 51)
+# same VM: value sort of 1e5 float32 0.88 vs 2.25 ms, 1e6 8.8 vs 32, int16 0.26 vs 1.46 (its
+# keys through NumPy's sort), float16 0.71 vs 1.5; argsort 1e5 0.76 vs 3.8 ms, 1e6 6.5 vs 51)
 RADIX_VALUES_MIN = 4096
 RADIX_ARGSORT_MIN = 1024
 _NP_SORT_PROBE = 16384
@@ -300,7 +300,8 @@ def sort_kernel(src, values, indices, descending):
     if np_argsort and (width == 1 or n < RADIX_ARGSORT_MIN or numpy_sort_fast()):
         _numpy_argsort(mod, dtype, raw, indices, rows, n, desc)
         return
-    if values is not None and width == 2 and (n >= NP_MIN_ROW or rows < lanes(width)):
+    if values is not None and width == 2 and (n >= NP_MIN_ROW or rows < lanes(width)) and (
+            n < RADIX_VALUES_MIN or numpy_sort_fast()):
         out = raw_view(values)
         if not _key_values(mod, raw, out, rows, n, desc):
             _cold_values(raw, out, rows, n, key_spec(dtype), desc)
