@@ -312,6 +312,31 @@ def test_argmax_argmin_integer_rows_by_blocks(dtype, n):
         assert fn(t).item() == ref(a)
 
 
+@pytest.mark.parametrize("cold", [False, "always"])
+@pytest.mark.parametrize("shape", [(7,), (3000,), (40, 1100), (1100, 3)])
+def test_bool_reductions_read_bytes(shape, cold, monkeypatch):
+    """Reductions and scans of bool read its bytes (reduction.input_array), any nonzero byte
+    True: every reduction and cumsum, on the kernels and on the cold routes, gives NumPy's
+    answer, also for bool bytes other than 0 / 1 (a view of other bytes)."""
+    from tensorlib.kernels.cpu import reduction
+    monkeypatch.setattr(reduction, "COLD", cold)
+    rng = np.random.default_rng(shape[0])
+    raw = rng.integers(0, 4, shape).astype(np.uint8) * rng.integers(0, 2, shape).astype(np.uint8)
+    raw.flat[-1] = 200
+    a = raw.view(np.bool_)
+    t = tl.asarray(a.copy())
+    for axis in (None, 0, -1):
+        for name in ("max", "min", "argmax", "argmin", "sum", "any", "all", "count_nonzero"):
+            got = getattr(tl, name)(t, axis=axis)
+            np.testing.assert_array_equal(to_numpy(got), getattr(np, name)(a, axis=axis))
+        np.testing.assert_allclose(to_numpy(tl.mean(t, axis=axis)), np.mean(a, axis=axis),
+                                   rtol=1e-6)
+        ax = 0 if axis is None else axis
+        flat = t.reshape((-1,)) if axis is None else t
+        want = np.cumsum(a.reshape(-1) if axis is None else a, axis=ax)
+        np.testing.assert_array_equal(to_numpy(tl.cumsum(flat, axis=ax)), want)
+
+
 # ---------------------------------------------------------------- var / std
 @pytest.mark.parametrize("op,dtype", [("var", "float32"), ("var", "float64"),
                                       ("std", "float32")])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from .casting import cast_code
 from .reduce_common import (_HEADER, _bit_keys, _fill, _njit, _split_modes, bit_scan,
-                            extreme, np_type)
+                            extreme, load_code, np_type)
 from .unravel import unravel_source
 from ...runtime.cpu import vector_width
 
@@ -203,7 +203,7 @@ def arg_source(op, in_dt, acc, out_dt):
     better = f"v {cmp} b or (v != v and b == b)" if acc.kind == "f" else f"v {cmp} b"
     inl = _njit(inline=True)
     src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
-    src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n"
+    src += f"{inl}\ndef load(x):\n    return {load_code(in_dt, acc)}\n\n"
     src += f"{inl}\ndef better(v, b):\n    return {better}\n\n"
     by_bits = in_dt in (_dt.float32, _dt.float64) and acc is in_dt
     rowscan = _ARG_ROW_SCALAR

@@ -7,14 +7,25 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as _dt
+from .casting import cast_code
 
-__all__ = ["BLOCK", "MINMAX_BLOCK", "FAN", "np_type", "lit", "extreme", "bit_scan"]
+__all__ = ["BLOCK", "MINMAX_BLOCK", "FAN", "np_type", "lit", "extreme", "bit_scan", "load_code"]
 
 BLOCK = 1024          # elements per vectorized block of an inner reduction
 # float max / min blocks: exact in any order, so larger (each block ends in a horizontal
 # reduction of its accumulators: ~25% of the time at 1024 elements)
 MINMAX_BLOCK = 16 * BLOCK
 FAN = 256             # blocks summed into the first cascade level before spilling
+
+
+def load_code(in_dt, to_dt):
+    """A generated reduction's or scan's load of one input element ``x`` as ``to_dt``. Bool
+    inputs arrive as their bytes (uint8 views: reduction.input_array), read as min(byte, 1)
+    (any nonzero byte is True): Numba's bool values kept the loops scalar (max of 1e5 bools
+    in a plain loop 58 us; of min(byte, 1) 1.2)."""
+    if in_dt is _dt.bool_:
+        return cast_code(_dt.uint8, to_dt, "min(x, np.uint8(1))")
+    return cast_code(in_dt, to_dt, "x")
 
 
 _HEADER = """\

@@ -8,6 +8,7 @@ import threading
 
 import numpy as np
 
+from ... import dtypes as _dt
 from ...runtime.cpu import streams as _streams
 from ...storage import Storage
 from ...tensor import Tensor
@@ -73,7 +74,7 @@ class capture:
         out, aux, _, kind, fn, meta, div = got[-1]
         if out._storage is not st or out._offset or out._dtype is not res._dtype:
             return None  # e.g. the result is not fresh
-        in_np = _kernel_np(x._dtype)
+        in_np = np.uint8 if x._dtype is _dt.bool_ else _kernel_np(x._dtype)  # (input_array)
         if len(got) == 1:
             if aux is not None:
                 return None

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .casting import cast_code
-from .reduce_common import _HEADER, _fill, _njit, lit, np_type
+from .reduce_common import _HEADER, _fill, _njit, lit, load_code, np_type
 from .unravel import unravel_source
 
 __all__ = ["scan_source"]
@@ -73,7 +73,7 @@ def scan_source(op, in_dt, acc, out_dt):
     """The module of cumsum / cumprod (op) of in_dt, accumulated in acc, stored as out_dt."""
     inl = _njit(inline=True)
     src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
-    src += f"{inl}\ndef load(x):\n    return {cast_code(in_dt, acc, 'x')}\n\n"
+    src += f"{inl}\ndef load(x):\n    return {load_code(in_dt, acc)}\n\n"
     src += f"{inl}\ndef store(x):\n    return {cast_code(acc, out_dt, 'x')}\n\n"
     comb = "a + b" if op == "cumsum" else "a * b"
     src += f"{inl}\ndef comb(a, b):\n    return {comb}\n\n"

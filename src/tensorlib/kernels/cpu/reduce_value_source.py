@@ -8,7 +8,7 @@ from __future__ import annotations
 from ... import dtypes as _dt
 from .casting import cast_code
 from .reduce_common import (BLOCK, FAN, MINMAX_BLOCK, _HEADER, _bit_keys, _fill, _njit,
-                            _split_modes, bit_scan, np_type)
+                            _split_modes, bit_scan, load_code, np_type)
 from .unravel import unravel_source
 from ...runtime.cpu import vector_width
 
@@ -283,7 +283,7 @@ class ValueSpec:
                 + (f" (aux {self.aux_dt.name})" if has_aux else ""))
         inl = _njit(inline=True)
         src = _HEADER.format(what=what)
-        src += f"{inl}\ndef load(x):\n    return {cast_code(self.in_dt, self.load_dt, 'x')}\n\n"
+        src += f"{inl}\ndef load(x):\n    return {load_code(self.in_dt, self.load_dt)}\n\n"
         sig = "v, m" if has_aux else "v"
         src += f"{inl}\ndef fmap({sig}):\n    return {self.fmap}\n\n"
         src += f"{inl}\ndef comb(a, b):\n    return {self.comb}\n\n"

@@ -160,7 +160,7 @@ def _run_value(it, spec, div=1.0, name=None):
     mod = _get_module(spec.key(), f"red_{spec.op}", spec.source)
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
-    inp = kernel_array(it.operands[-1])
+    inp = input_array(it.operands[-1])
     meta, fn, parallel = _value_meta(it, spec.acc_dt.itemsize, mod, (out, aux, inp))
     if (not fn.overloads or COLD == "always") and not parallel and value_supported(spec, meta):
         args = (meta, out, aux, inp, np.float64(div))
@@ -175,6 +175,13 @@ def _run_value(it, spec, div=1.0, name=None):
     if _cap.on:
         _captured(it.operands[0], it.operands[1] if it.naux else None, it.operands[-1],
                   "value", fn, parallel, meta, div)
+
+
+def input_array(t):
+    """A reduction's or scan's input array as the generated kernels read it: bool as its bytes
+    (reduce_common.load_code)."""
+    a = kernel_array(t)
+    return a.view(np.uint8) if t._dtype is _dt.bool_ else a
 
 
 def _load_dt(dtype):
@@ -306,7 +313,7 @@ def _arg_reduce(it, op):
     nthreads = _threads()
     work = math.prod(shape)
     twins = mod.inner if inner else mod.outer
-    out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[-1])
+    out_a, in_a = kernel_array(it.operands[0]), input_array(it.operands[-1])
     # inner mode spreads the kept rows over threads: one row (argmax(x)) has nothing to spread,
     # and a parallel launch would only add the threads' start-up
     parallel = (nthreads > 1 and work >= PAR_GRAIN and (nkept > 1 or not inner)
@@ -367,11 +374,13 @@ def _scan(it, n, out_stride, in_stride, op):
     meta += list(shape) + list(lay.strides[0]) + list(lay.strides[1])
     fn = mod.parallel if parallel else mod.serial
     meta = np.array(meta, np.int64)
-    out_a, in_a = kernel_array(it.operands[0]), kernel_array(it.operands[1])
+    out_a, in_a = kernel_array(it.operands[0]), input_array(it.operands[1])
     if ((not fn.overloads or COLD == "always") and not parallel
             and scan_supported(in_dt, acc, out_dt, meta)
             and _go_cold(fn, (meta, out_a, in_a), work)):
-        launch(scan_cold, op, it.operands[0], it.operands[1:], op, acc, fn, meta, out_a, in_a)
+        # (NumPy's steps read a bool input as bool, not as the kernels' bytes)
+        launch(scan_cold, op, it.operands[0], it.operands[1:], op, acc, fn, meta, out_a,
+               in_a.view(np.bool_) if in_dt is _dt.bool_ else in_a)
         if _cap.on:
             _captured_later()
         return

@@ -237,6 +237,11 @@ def _check_nan(r, x, in_dt):
 
 
 def _value_cold(spec, mod, meta, out, aux, inp, div):
+    # bool inputs come as their bytes (reduction.input_array); NumPy's steps read them as bool,
+    # the module's own block kernel as the kernels do
+    block_inp = inp
+    if spec.in_dt is _dt.bool_:
+        inp = inp.view(np.bool_)
     inner, n0 = meta[0], int(meta[1])
     nk, nr = int(meta[8]), int(meta[9])
     po, pa, pi = int(meta[5]), int(meta[6]), int(meta[7])
@@ -247,7 +252,8 @@ def _value_cold(spec, mod, meta, out, aux, inp, div):
             r = _exact_rows(spec, kind, _view(inp, pi, (nkept, n0), (si, 1)))
             _view(out, po, (nkept,), (so,))[...] = r
         else:
-            _block_rows(spec, mod, out, aux, inp, div, n0, nkept, pi, si, po, so, pa, sa)
+            _block_rows(spec, mod, out, aux, block_inp, div, n0, nkept, pi, si, po, so, pa,
+                        sa)
         return
     # outer mode: dim 0 kept (columns), at most one reduced dim (rows) and one more kept dim
     os0, as0, is0 = int(meta[2]), int(meta[3]), int(meta[4])
@@ -309,6 +315,8 @@ def arg_cold(op, in_dt, meta, out, inp):
     wins), -0.0 and +0.0 tied, as the kernels."""
     if in_dt is _dt.float16:
         inp = inp.view(np.float16)
+    elif in_dt is _dt.bool_:
+        inp = inp.view(np.bool_)  # (its bytes: reduction.input_array)
     inner, n0 = meta[0], int(meta[1])
     nk, nr = int(meta[6]), int(meta[7])
     po, pi = int(meta[4]), int(meta[5])
