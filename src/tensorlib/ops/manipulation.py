@@ -23,7 +23,7 @@ from ..allocation import empty, new_dense_cpu
 from ..storage import Storage
 from ..shape import broadcast_shapes, contiguous_strides, normalize_axes, normalize_axis
 from ..tensor import Tensor
-from .copy import _copy_fast, _cpu_streams, _fast_for, copy_ as _copy_
+from .copy import _copy_fast, _cpu_streams, _fast_for, contiguous as _contiguous, copy_ as _copy_
 from .views import broadcast_to, narrow, reshape, select, unsqueeze
 
 __all__ = ["concat", "stack", "flip", "roll", "repeat", "tile", "tril", "triu", "meshgrid",
@@ -296,9 +296,13 @@ def repeat(x, repeats, axis=None):
         r = operator.index(repeats)
         if r < 0:
             raise ValueError(f"{op}(): argument 'repeats' must be non-negative, got {r}")
-        shape = x.shape
-        expanded = unsqueeze(x, ax + 1).expand(shape[:ax + 1] + (r,) + shape[ax + 1:])
-        return reshape(expanded.contiguous(), shape[:ax] + (n * r,) + shape[ax + 1:])
+        # x with a zero-stride dim of r after ``ax`` (unsqueeze and expand as one view), made
+        # dense; its first two dims of r then read as one (below the keys: no dispatch)
+        shape, strides = x._shape, x._strides
+        dense = _contiguous(x._view(shape[:ax + 1] + (r,) + shape[ax + 1:],
+                                    strides[:ax + 1] + (0,) + strides[ax + 1:], x._offset))
+        out_shape = shape[:ax] + (n * r,) + shape[ax + 1:]
+        return dense._view(out_shape, contiguous_strides(out_shape), dense._offset)
     if repeats.ndim != 1 or repeats.shape[0] != n:
         raise ValueError(f"{op}(): argument 'repeats' must be an int or a 1-D tensor of "
                          f"{n} counts, got shape {repeats.shape}")
