@@ -337,6 +337,24 @@ def test_bool_reductions_read_bytes(shape, cold, monkeypatch):
         np.testing.assert_array_equal(to_numpy(tl.cumsum(flat, axis=ax)), want)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "bool"])
+def test_narrow_integer_sums_at_the_extremes(dtype):
+    """Sums of 8- and 16-bit elements add each block in int32 lanes: blocks full of the
+    type's extreme values (the largest block total) sum exactly, contiguous and strided,
+    whole and along either axis."""
+    if dtype == "bool":
+        a = np.ones((3, 5000), bool)
+    else:
+        info = np.iinfo(dtype)
+        a = np.full((3, 5000), info.max, dtype)
+        a[1] = info.min
+    t = tl.asarray(a)
+    for view_t, view_a in ((t, a), (t[:, ::3], a[:, ::3]), (t[:, ::-1], a[:, ::-1])):
+        for axis in (None, 0, 1):
+            np.testing.assert_array_equal(to_numpy(tl.sum(view_t, axis=axis)),
+                                          np.sum(view_a, axis=axis))
+
+
 # ---------------------------------------------------------------- var / std
 @pytest.mark.parametrize("op,dtype", [("var", "float32"), ("var", "float64"),
                                       ("std", "float32")])

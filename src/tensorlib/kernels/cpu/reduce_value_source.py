@@ -25,17 +25,17 @@ def rowoff(meta, rb, nr, r):
 
 @BLOCKJIT
 def block(a, q, st, nb@M):
-    acc = INIT
+    acc = BLOCK_INIT
     if st == 1:
         # A slice indexed from 0: LLVM then knows the index is non-negative, drops Numba's
         # wraparound check and vectorizes.
         seg = a[q:q + nb]
         for k in range(nb):
-            acc = comb(acc, fmap(load(seg[k])@M))
+            acc = BLOCK_STEP_CONTIG
     else:
         for i in range(nb):
-            acc = comb(acc, fmap(load(a[np.uint64(q + i * st)])@M))
-    return acc
+            acc = BLOCK_STEP_STRIDED
+    return BLOCK_RESULT
 
 """.replace(
     "@ROWOFF_BODY", unravel_source("r", "range(nr)", "rb", [("q", "rb + nr")], 4))
@@ -273,6 +273,22 @@ class ValueSpec:
         self.fin_dt = fin_dt or acc_dt
         self.aux_dt, self.reassoc = aux_dt, reassoc
 
+    def _block_step(self):
+        """The block loop's accumulation. An integer sum of 8- and 16-bit elements (bool
+        included: count_nonzero) adds a block's BLOCK elements in int32 lanes, twice as many
+        per vector as int64's, which cannot overflow (1024 * 65535 < 2**31) and gives the same
+        total (integer addition is exact in any order): the sum of 1e5 bools 5.0 -> 2.7 us in
+        a plain loop."""
+        narrow = (self.op == "sum" and self.fmap == "v" and self.aux_dt is None
+                  and self.in_dt.kind in "biu" and self.in_dt.itemsize <= 2
+                  and self.acc_dt.kind in "iu" and self.acc_dt.itemsize == 8 and BLOCK <= 1024)
+        step = ("np.int32(acc + np.int32(load({})))" if narrow else
+                "comb(acc, fmap(load({})@M))")
+        return {"BLOCK_INIT": "np.int32(0)" if narrow else "INIT",
+                "BLOCK_STEP_CONTIG": step.format("seg[k]"),
+                "BLOCK_STEP_STRIDED": step.format("a[np.uint64(q + i * st)]"),
+                "BLOCK_RESULT": "ACCT(acc)" if narrow else "acc"}
+
     def key(self):
         return ("value", self.op, self.in_dt, self.load_dt, self.acc_dt, self.out_dt,
                 self.aux_dt, self.init, self.comb, self.fmap, self.fin, self.reassoc)
@@ -304,7 +320,7 @@ class ValueSpec:
             # at 512 bits, and keeps 256
             src = vector_width.source_marker(self.in_dt is _dt.float64) + src
         else:
-            src += _fill(_BLOCK_SRC, rep)
+            src += _fill(_BLOCK_SRC, {**rep, **self._block_step()})
         for fname, par in (("serial", False), ("parallel", True)):
             rep.update({
                 "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
