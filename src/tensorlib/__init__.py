@@ -92,7 +92,8 @@ def _install():
     Tensor.copy = numpy_names.tensor_copy
     Tensor.sort = numpy_names.tensor_sort
     from .dispatch import namespace as _namespace
-    _namespace.fill({**functions, "asarray": asarray, "tensor": tensor, "from_numpy": from_numpy})
+    _namespace.fill({**functions, **_registration.INTERNAL, "asarray": asarray, "tensor": tensor,
+                     "from_numpy": from_numpy})
     from . import autograd as _autograd
     _autograd.install(functions, Tensor)
     return sorted(functions)

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 import tensorlib as tl
+from tensorlib.dispatch.namespace import ops as _internal
 from tensorlib.autograd import gradcheck, gradgradcheck
 from tensorlib.autograd.kernel import SPECS
 
@@ -134,6 +135,9 @@ S("clip", lambda a: tl.clip(a, -0.5, 0.5), V([-0.9, -0.3, 0.2, 0.8]))
 S("clip", lambda a, lo, hi: tl.clip(a, lo, hi), V([-0.9, -0.3, 0.2, 0.8]),
   V([-0.5, -0.5, -0.5, -0.5]), V([0.5]))
 S("clip", lambda a, lo: tl.clip(a, lo), V([[-0.9, 0.3], [0.2, -0.8]]), V([-0.5, 0.0]))
+# clip's internal one-pass form, through the internal op namespace (no public name)
+S("clip_bounds", lambda a, lo, hi: _internal.clip_bounds(a, lo, hi), V([-0.9, -0.3, 0.2, 0.8]),
+  V([-0.5, -0.5, -0.5, -0.5]), V([0.5]))
 S("copysign", lambda a, b: tl.copysign(a, b), V([-1.5, 0.3, 2.0]), V([1.0, -2.0, -0.5]))
 S("hypot", lambda a, b: tl.hypot(a, b), R(2, 3), R(3, lo=0.5, hi=1.0))
 S("atan2", lambda a, b: tl.atan2(a, b), R(2, 3), R(3, lo=0.5, hi=1.0))

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tensorlib as tl
+from tensorlib.dispatch.namespace import ops as _internal
 from tensorlib.dispatch.schema import parse_schema
 from helpers import (arrays, as_tensor, assert_close, broadcast_pair, check_op, host, layouts,
                      on_device, to_numpy)
@@ -50,10 +51,12 @@ class Op:
         variants = entry.get("variants", "function, method")
         if isinstance(variants, str):
             variants = variants.split(",")
-        self.variants = {v.strip() for v in variants}
+        self.variants = {v.strip() for v in variants} - {""}
         self.aliases = list(entry.get("aliases", ()))
         self.operators = list(entry.get("operators", ()))
-        self.fn = getattr(tl, self.name) if "function" in self.variants else None
+        self.fn = (getattr(tl, self.name) if "function" in self.variants
+                   # an internal op (no variants): the internal op namespace's function
+                   else getattr(_internal, self.name) if not self.variants else None)
 
     def __repr__(self):
         return self.name
@@ -109,6 +112,7 @@ ORACLES = {
     "abs": np.absolute,
     "reciprocal": _reciprocal,
     "where": lambda c, x, y: np.where(c, x, y),
+    "clip_bounds": lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi),
     "bitwise_invert": np.invert,
     "bitwise_left_shift": np.left_shift,
     "bitwise_right_shift": np.right_shift,
@@ -266,7 +270,7 @@ SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5,
             1e-30, -1e30, 1e-40, 100.0]
 # ops whose +-0 result sign NumPy leaves to the loop implementation
 _ZERO_SIGN_FREE = {"maximum", "minimum"}
-FLOAT_OPS = [o for o in OPS if "f" in o.kinds and o.name != "where"]
+FLOAT_OPS = [o for o in OPS if "f" in o.kinds and o.nargs <= 2]  # (grids of one or two)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -876,3 +880,37 @@ def test_block_fast_forms_run_per_block(op, dtype):
             u = f"u{g.itemsize}"
             assert (g[~same_bits].view(u) != w[~same_bits].view(u)).any()
 
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "float16"])
+def test_clip_one_pass_matches_the_two_steps(dtype):
+    """clip with both bounds keeping x's dtype runs its one-pass form (the internal op
+    clip_bounds): the bits of maximum then minimum, nan / -0.0 / inf included, Python-scalar
+    and tensor bounds, small and above the fast path's grain; other bounds take the two
+    steps, with their own errors."""
+    rng = np.random.default_rng(1)
+    for n in (37, 300_000):
+        if dtype.startswith("float"):
+            a = (rng.standard_normal(n) * 4).astype(dtype)
+            a[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0]
+            bounds = [(-1.5, 2.0), (0.0, -0.0), (np.nan, 1.0), (-np.inf, 0.5)]
+        else:
+            a = rng.integers(0, 200, n).astype(dtype)
+            bounds = [(10, 100), (50, 20), (True, 3)]
+        t = tl.asarray(a)
+        for lo, hi in bounds:
+            for _ in range(3):  # (the fast path's runner is made on the third call)
+                got = tl.clip(t, lo, hi)
+            want = to_numpy(tl.minimum(tl.maximum(t, lo), hi))  # the two steps
+            assert got.dtype.name == dtype
+            np.testing.assert_array_equal(to_numpy(got).view(np.uint8), want.view(np.uint8))
+            d = np.dtype(dtype).type
+            with np.errstate(invalid="ignore"):  # (NumPy leaves the sign of a zero free)
+                np.testing.assert_array_equal(to_numpy(got), np.minimum(np.maximum(a, d(lo)),
+                                                                        d(hi)))
+        tlo = tl.asarray(a[:1].copy())
+        np.testing.assert_array_equal(to_numpy(tl.clip(t, tlo, 100)),
+                                      np.minimum(np.maximum(a, a[:1]), np.array(100, dtype)))
+    if dtype == "uint8":
+        with pytest.raises(OverflowError, match=r"maximum\(\).*-3"):
+            tl.clip(tl.asarray(np.arange(5, dtype=np.uint8)), -3, 4)

@@ -28,6 +28,7 @@ _FIELDS = {"func", "structured", "pointwise", "dtypes", "promote", "output", "bo
 _VARIANTS = {"function", "method", "inplace"}
 
 POINTWISE: dict[str, PointwiseInfo] = {}  # op base name -> info, read by the kernel packages
+INTERNAL: dict = {}  # name -> function of the ops ops.yaml declares with no variants
 
 
 class YamlError(ValueError):
@@ -57,8 +58,8 @@ def _parse_entry(raw, where) -> OpEntry:
     except ValueError as e:
         raise YamlError(f"{where}: {e}") from None
     where = f"{where} ({schema.full_name})"
-    variants = frozenset(v.strip() for v in str(raw.get("variants", "function, method"))
-                         .split(","))
+    variants = frozenset(filter(None, (v.strip() for v in str(
+        raw.get("variants", "function, method")).split(","))))  # ("": an internal op)
     if variants - _VARIANTS:
         raise YamlError(f"{where}: unknown variants {sorted(variants - _VARIANTS)}")
     structured = bool(raw.get("structured", False))
@@ -220,6 +221,8 @@ def _register(entry: OpEntry, functions, methods, make_pointwise_kernel):
             dispatcher.impl(op.name, key, _resolve(target))
         fn = make_function(name, op, allow_scalar="scalar_operands" in entry.tags,
                            requires_grad="requires_grad" in entry.tags)
+    if not entry.variants:
+        INTERNAL[name] = fn  # (the internal op namespace's only: dispatch/namespace.py)
     if "function" in entry.variants:
         for public in (name,) + entry.aliases:
             functions[public] = fn

@@ -12,6 +12,11 @@ __all__ = ["clip", "to_device"]
 def clip(self: Tensor, min=None, max=None) -> Tensor:
     """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum.
     ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op)."""
+    if min is not None and max is not None and _fused_bounds(self, min, max):
+        try:
+            return _ops.clip_bounds(self, min, max)
+        except (TypeError, ValueError, OverflowError, RuntimeError):
+            pass  # (the two steps below raise it in their own words, naming clip's pieces)
     maximum, minimum = _ops.maximum, _ops.minimum
     out = self.clone() if min is None and max is None else self
     if min is not None:
@@ -26,6 +31,20 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
         # 40 us)
         return minimum(out, max, out=out)
     return minimum(out, max).astype(self.dtype, copy=False)
+
+
+def _fused_bounds(x: Tensor, lo, hi) -> bool:
+    """Whether clip_bounds (one pass) gives what the two steps give: a real x, both bounds
+    keeping x's dtype, tensor bounds on x's device that broadcast into x's shape."""
+    if x.dtype.kind not in "biuf":
+        return False
+    for b in (lo, hi):
+        if not _keeps_dtype(x, b):
+            return False
+        if isinstance(b, Tensor) and (b.device != x.device or b.ndim > x.ndim or any(
+                m not in (1, n) for m, n in zip(b.shape[::-1], x.shape[::-1]))):
+            return False
+    return True
 
 
 def _keeps_dtype(t: Tensor, bound) -> bool:

@@ -246,8 +246,9 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
     backend, per (dtypes, backend) once HOT_CALLS full calls succeeded (see _dense_fast_path);
     the device kernel's ``dense_runner3`` makes the runner. With a Python scalar for ``self``
     or ``other`` (``where(mask, 0, x)``), per (dtypes, backend, scalar type, position) through
-    ``dense_runner3_scalar``. Three tensors of other layouts (broadcasting) are learned per
-    exact layout (_layout_path)."""
+    ``dense_runner3_scalar``; with two (``clip_bounds(x, 0.2, 0.8)``), per (dtype, backend,
+    scalar types) through ``dense_runner3_scalars``. Three tensors of other layouts
+    (broadcasting) are learned per exact layout (_layout_path)."""
     runners = {}
     counts = {}
     p0, p1, p2 = tensor_pos
@@ -279,6 +280,11 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
                 and (c._contiguous or c.is_contiguous())):
             dtypes = (a._dtype, b._dtype, c._dtype)
             return serve(args, dtypes + (a._ks,), "dense_runner3", dtypes, ((),), a, b, c)
+        if (type(a) is Tensor and type(b) in _PY_SCALAR_TYPES and type(c) in _PY_SCALAR_TYPES
+                and (a._contiguous or a.is_contiguous())):
+            # clip_bounds(x, 0.2, 0.8): two Python scalars beside a tensor
+            return serve(args, (a._dtype, a._ks, type(b), type(c)), "dense_runner3_scalars",
+                         (a._dtype,), ((type(b), type(c)),), a, b, c)
         if type(a) is Tensor and (type(b) in _PY_SCALAR_TYPES) != (type(c) in _PY_SCALAR_TYPES):
             pos, t, v = (1, c, b) if type(b) in _PY_SCALAR_TYPES else (2, b, c)
             if (type(t) is Tensor and a._shape == t._shape and a._ks == t._ks

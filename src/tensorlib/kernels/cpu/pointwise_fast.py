@@ -36,7 +36,8 @@ from .arrays import kernel_np_dtype, strided_array
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry, tile_meta
 
-__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "strided_runner",
+__all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
+           "strided_runner",
            "layout_runner", "inplace_runner",
            "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
 
@@ -569,6 +570,45 @@ def dense_runner3_scalar(info, dtypes, out_dtype, scalar_operand, scalar_type):
     return run
 
 
+def dense_runner3_scalars(info, dtypes, out_dtype, scalar_types):
+    """A three-operand op on one contiguous tensor and two Python scalars (clip's one-pass form
+    ``clip_bounds(x, 0.2, 0.8)``) of ``scalar_types``, converted to the compute dtype as the
+    full path converts them (same order, same errors); ``dtypes``: the tensor's. As
+    dense_runner3, ``run(a, v1, v2)``."""
+    if (len(info.tensor_args) != 3 or any(t not in _SCALAR_SAMPLES for t in scalar_types)
+            or any(a in info.bool_args for a in info.tensor_args)):
+        return None
+    common = _dt.result_type(dtypes[0], *(_SCALAR_SAMPLES[t] for t in scalar_types))
+    if info.int_to_float and common.kind in "biu":
+        return None
+    compute = compute_dtype_for(common)
+    kinds, kdtypes = "TSS", (dtypes[0], None, None)
+    flat = flat_entry(info, kinds, kdtypes, compute, out_dtype)
+    big = _above_grain(info, kinds, kdtypes, compute, out_dtype, flat)
+    grain = parallel_grain(info)
+    ia, out_item, name = dtypes[0].itemsize, out_dtype.itemsize, info.name
+    first = _last_value_cache(compute, name, info.tensor_args[1])
+    second = _last_value_cache(compute, name, info.tensor_args[2])
+
+    def run(a, s1, s2):
+        n = a._numel
+        if not n:
+            return None
+        v1, v2 = first(s1), second(s2)
+        if n >= grain:
+            return big(n, (a,), (v1, v2), _c_order_like)
+        call = flat
+        if _streams._slow:
+            call = _inline_call(flat, name)
+            if call is None:
+                return None
+            _wait_queued(a)
+        st = Storage.allocate(n * out_item)
+        call(n, st._ptr, a._storage._ptr + a._offset * ia, v1, v2)
+        return _c_order_like(st, a, out_dtype)
+    return run
+
+
 def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     """The dense fast path's runner for a pointwise op with three tensor operands (``where``) on
     contiguous operands of one shape and backend, of the ``dtypes`` given: as dense_runner,
@@ -716,6 +756,7 @@ run_pointwise.inplace_runner = inplace_runner
 run_pointwise.out_runner = out_runner
 run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.dense_runner3_scalar = dense_runner3_scalar
+run_pointwise.dense_runner3_scalars = dense_runner3_scalars
 run_pointwise.fill_dense = fill_dense
 run_pointwise.copy_dense = copy_dense
 run_pointwise.copy_strided = copy_strided
