@@ -472,15 +472,18 @@ def diff(x, axis=-1, n=1, prepend=None, append=None):
     ax = normalize_axis(axis, x.ndim, op)
     if n == 0:
         return x.clone()  # as NumPy: prepend / append are not applied either
-    parts = [p for p in (prepend, x, append) if p is not None]
-    y = concat(parts, axis=ax) if len(parts) > 1 else x
-    not_equal, subtract = _ops.not_equal, _ops.subtract
+    y = x
+    if prepend is not None or append is not None:
+        y = concat([p for p in (prepend, x, append) if p is not None], axis=ax)
+    diff_op = _ops.not_equal if y.dtype is _dt.bool_ else _ops.subtract
     for _ in range(n):
-        m = y.shape[ax]
+        m = y._shape[ax]
         if m == 0:
             break
-        hi, lo = narrow(y, ax, 1, m - 1), narrow(y, ax, 0, m - 1)
-        y = not_equal(hi, lo) if y.dtype is _dt.bool_ else subtract(hi, lo)
+        # y[1:] and y[:-1] along ax, as views made directly (below the keys: no dispatch)
+        shape = y._shape[:ax] + (m - 1,) + y._shape[ax + 1:]
+        y = diff_op(y._view(shape, y._strides, y._offset + y._strides[ax]),
+                    y._view(shape, y._strides, y._offset))
     return y
 
 
