@@ -327,15 +327,17 @@ def tile(x, repetitions):
         raise ValueError(f"{op}(): argument 'repetitions' must be non-negative, got {reps}")
     nd = max(len(reps), x.ndim)
     reps = (1,) * (nd - len(reps)) + reps
-    shape = (1,) * (nd - x.ndim) + x.shape
-    inter = []
-    for r, n in zip(reps, shape):
-        inter += [1, n]
-    target = []
-    for r, n in zip(reps, shape):
-        target += [r, n]
-    y = reshape(x, tuple(inter)).expand(tuple(target)).contiguous()
-    return reshape(y, tuple(r * n for r, n in zip(reps, shape)))
+    shape = (1,) * (nd - x.ndim) + x._shape
+    strides = (0,) * (nd - x.ndim) + x._strides
+    # x viewed as (r1, n1, r2, n2, ...) with zero strides along each r, made dense, then read
+    # as (r1 * n1, r2 * n2, ...) (views made directly, below the keys: no dispatch)
+    vshape, vstrides = [], []
+    for r, n, s in zip(reps, shape, strides):
+        vshape += [r, n]
+        vstrides += [0, s]
+    dense = _contiguous(x._view(tuple(vshape), tuple(vstrides), x._offset))
+    out_shape = tuple(r * n for r, n in zip(reps, shape))
+    return dense._view(out_shape, contiguous_strides(out_shape), dense._offset)
 
 
 # ---------------------------------------------------------------- tril, triu
