@@ -355,6 +355,32 @@ def test_narrow_integer_sums_at_the_extremes(dtype):
                                           np.sum(view_a, axis=axis))
 
 
+@pytest.mark.parametrize("cold", [False, "always"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int16", "uint8", "int64",
+                                   "complex64"])
+def test_count_nonzero_in_one_pass(dtype, cold, monkeypatch):
+    """count_nonzero of a non-bool tensor is one reduction on the CPU (a sum of x != 0, int32
+    lanes per block; the cold route: NumPy's count_nonzero): nan counts, -0.0 does not, every
+    axis, keepdims, strided and empty inputs; NumPy's int64 answer."""
+    from tensorlib.kernels.cpu import reduction
+    monkeypatch.setattr(reduction, "COLD", cold)
+    rng = np.random.default_rng(4)
+    for shape in ((7,), (3000,), (40, 1100), (1100, 3), (0,), (3, 0), ()):
+        a = rng.integers(-2, 3, shape).astype(dtype)
+        if a.dtype.kind == "f" and a.size > 4:
+            a.flat[:4] = [np.nan, -0.0, 0.0, np.inf]
+        views = [(tl.asarray(a), a)]
+        if a.ndim == 2 and a.size:
+            views.append((tl.asarray(a)[::2, ::-3], a[::2, ::-3]))
+        for t, ref in views:
+            for axis in [None] + list(range(-ref.ndim, ref.ndim)):
+                for keepdims in (False, True):
+                    got = tl.count_nonzero(t, axis=axis, keepdims=keepdims)
+                    want = np.count_nonzero(ref, axis=axis, keepdims=keepdims)
+                    assert got.dtype is tl.int64
+                    np.testing.assert_array_equal(to_numpy(got), want)
+
+
 # ---------------------------------------------------------------- var / std
 @pytest.mark.parametrize("op,dtype", [("var", "float32"), ("var", "float64"),
                                       ("std", "float32")])

@@ -10,6 +10,7 @@ import math
 import numbers
 
 from .. import dtypes as _dt
+from ..dispatch.namespace import ops as _ops
 from ..allocation import empty_strided_like_order
 from ..iterator import TensorIterator, has_internal_overlap, memory_overlap
 from ..dispatch.stub import UnsupportedKernelError, get_stub
@@ -17,7 +18,7 @@ from ..tensor import Tensor
 from .views import normalize_axis, narrow, reshape, select
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "var", "std", "any", "all",
-           "cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]
+           "count_nonzero", "cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]
 
 _HALF = (_dt.float16, _dt.bfloat16)
 
@@ -160,6 +161,27 @@ def prod(x, axis=None, keepdims=False, dtype=None, out=None):
         return _fast("prod", x, axis, keepdims, dtype, _sum_prod, "prod", x, axis, keepdims,
                      dtype, None, 1)
     return _sum_prod("prod", x, axis, keepdims, dtype, out, 1)
+
+
+# ---------------------------------------------------------------- count_nonzero
+def count_nonzero(x, axis=None, keepdims=False):
+    """The number of nonzero elements (a nan counts, -0.0 does not), int64: one pass where the
+    device has the ``count_nonzero`` kernel, else not_equal then a sum (a bool mask: its
+    sum)."""
+    _check_tensor("count_nonzero", x)
+    if x.dtype is _dt.bool_:
+        return sum(x, axis, keepdims, dtype=_dt.default_int())
+    try:
+        get_stub("count_nonzero").kernel_for(x.device.type)
+    except UnsupportedKernelError:  # (two steps)
+        return sum(_ops.not_equal(x, 0), axis, keepdims, dtype=_dt.default_int())
+    return _fast("count_nonzero", x, axis, keepdims, None, _count_nonzero, x, axis, keepdims)
+
+
+def _count_nonzero(x, axis, keepdims):
+    it = TensorIterator.reduce("count_nonzero", x, axis, keepdims, None,
+                               out_dtype=_dt.default_int(), compute_dtype=_dt.int64)
+    return _fill_or_run(it, "count_nonzero", 0)
 
 
 # ---------------------------------------------------------------- mean

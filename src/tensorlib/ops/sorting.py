@@ -1,6 +1,6 @@
 """Sorting and searching, device-generic: sort / argsort (the ``sort`` stub sorts the rows of a
-contiguous tensor), searchsorted (the ``searchsorted`` stub), and count_nonzero and the
-unique_* family composed from argsort, comparisons, nonzero and indexing.
+contiguous tensor), searchsorted (the ``searchsorted`` stub), and the unique_* family composed
+from argsort, comparisons, nonzero and indexing.
 
 Order (Array API leaves nan and signed zeros to the implementation): ascending sorts put every
 nan last, as NumPy does; -0.0 and +0.0 compare equal (a stable sort keeps their input order);
@@ -30,7 +30,7 @@ from ..allocation import empty, new_dense_cpu
 from ..tensor import Tensor
 from .views import movedim, normalize_axis, reshape
 
-__all__ = ["sort", "argsort", "searchsorted", "count_nonzero", "unique_values",
+__all__ = ["sort", "argsort", "searchsorted", "unique_values",
            "unique_counts", "unique_inverse", "unique_all", "UniqueAllResult",
            "UniqueCountsResult", "UniqueInverseResult"]
 
@@ -230,16 +230,6 @@ def _complex_searchsorted(a, b, sorter, right):
     pos = empty((n + m,), dtype=_dt.default_index(), device=a.device)
     pos[perm] = arange(n + m, dtype=_dt.default_index(), device=a.device)
     return reshape(before[pos[n:] if right else pos[:m]], b.shape)
-
-
-# ---------------------------------------------------------------- count_nonzero
-def count_nonzero(x, axis=None, keepdims=False):
-    not_equal, _sum = _ops.not_equal, _ops.sum
-    if not isinstance(x, Tensor):
-        raise TypeError(f"count_nonzero(): argument 'x' must be a Tensor, got "
-                        f"{type(x).__name__}")
-    flags = x if x.dtype is _dt.bool_ else not_equal(x, 0)  # (a mask counts as it is)
-    return _sum(flags, axis, keepdims, dtype=_dt.default_int())
 
 
 # ---------------------------------------------------------------- unique

@@ -23,10 +23,10 @@ register("index_put", "cpu", _indexing.index_put)
 register("nonzero", "cpu", _indexing.nonzero)
 from . import reduction as _reduction  # noqa: E402  (reductions and scans)
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
-              "argmin", "cumsum", "cumprod"):
+              "argmin", "cumsum", "cumprod", "count_nonzero"):
     register(_name, "cpu", getattr(_reduction, f"{_name}_kernel"))
 for _name in ("sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "argmax",
-              "argmin", "cumsum", "cumprod"):
+              "argmin", "cumsum", "cumprod", "count_nonzero"):
     getattr(_reduction, f"{_name}_kernel").capture = _reduction.capture  # plans (ops/reduction.py)
 from . import random as _random  # noqa: E402  (Philox random streams)
 register("random_uniform", "cpu", _random.uniform_kernel)

@@ -275,14 +275,15 @@ class ValueSpec:
 
     def _block_step(self):
         """The block loop's accumulation. An integer sum of 8- and 16-bit elements (bool
-        included: count_nonzero) adds a block's BLOCK elements in int32 lanes, twice as many
-        per vector as int64's, which cannot overflow (1024 * 65535 < 2**31) and gives the same
-        total (integer addition is exact in any order): the sum of 1e5 bools 5.0 -> 2.7 us in
-        a plain loop."""
-        narrow = (self.op == "sum" and self.fmap == "v" and self.aux_dt is None
-                  and self.in_dt.kind in "biu" and self.in_dt.itemsize <= 2
+        included) and a count of nonzero elements add a block's BLOCK elements in int32 lanes,
+        twice as many per vector as int64's, which cannot overflow (1024 * 65535 < 2**31) and
+        give the same total (integer addition is exact in any order): the sum of 1e5 bools
+        5.0 -> 2.7 us in a plain loop."""
+        small_sum = (self.op == "sum" and self.fmap == "v" and self.in_dt.kind in "biu"
+                     and self.in_dt.itemsize <= 2)
+        narrow = ((small_sum or self.op == "count_nonzero") and self.aux_dt is None
                   and self.acc_dt.kind in "iu" and self.acc_dt.itemsize == 8 and BLOCK <= 1024)
-        step = ("np.int32(acc + np.int32(load({})))" if narrow else
+        step = ("np.int32(acc + np.int32(fmap(load({}))))" if narrow else
                 "comb(acc, fmap(load({})@M))")
         return {"BLOCK_INIT": "np.int32(0)" if narrow else "INIT",
                 "BLOCK_STEP_CONTIG": step.format("seg[k]"),

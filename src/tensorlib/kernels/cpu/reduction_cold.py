@@ -91,8 +91,8 @@ def _fin(spec, acc, div):
 
 # ---------------------------------------------------------------- value reductions
 def _exact_kind(spec):
-    """'minmax' / 'intsum' / 'logical' when NumPy's own reduction gives the kernel's answer,
-    None otherwise."""
+    """'minmax' / 'intsum' / 'logical' / 'count' when NumPy's own reduction gives the kernel's
+    answer, None otherwise."""
     ins, acc, out = spec.in_dt, spec.acc_dt, spec.out_dt
     if not _plain(ins):
         return None
@@ -103,6 +103,8 @@ def _exact_kind(spec):
         return "intsum"
     elif spec.op in ("any", "all") and ins.kind != "c":
         return "logical"
+    elif spec.op == "count_nonzero":
+        return "count"
     return None
 
 
@@ -110,6 +112,8 @@ def _exact_rows(spec, kind, x):
     """The kernel's answer per row of x (2-D) for an exact kind, on contiguous rows."""
     if kind == "logical":
         return x.any(axis=1) if spec.op == "any" else x.all(axis=1)
+    if kind == "count":
+        return np.count_nonzero(x, axis=1)
     if kind == "intsum":
         red = np.sum if spec.op == "sum" else np.prod
         return red(x, axis=1, dtype=_np(spec.acc_dt))
