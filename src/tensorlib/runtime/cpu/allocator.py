@@ -336,8 +336,13 @@ class HostCachingAllocator(HostAllocatorStats):
             self._num_frees += new
         dropped = []
         returned = self._returned
-        while returned:
-            block = returned.popleft()
+        while True:
+            # (allocate's lock-free hand-back pops from the other end meanwhile: the queue
+            # can empty between a test and a pop, so the pop itself is the test)
+            try:
+                block = returned.popleft()
+            except IndexError:
+                break
             if not self._take_in_locked(block):
                 dropped.append(block)
         return dropped
