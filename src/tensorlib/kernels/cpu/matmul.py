@@ -327,8 +327,8 @@ def new_dot(a, b):
     loop for bool and integers, which wrap modulo 2**bits as the generated loops do, so the
     bits are theirs), on the default CPU stream outside the profiler. None for the half types
     (their loops accumulate in float32 and round once), an empty contraction and any other
-    call: the general path serves those. 1e5 int64: 399 -> ~60 us (the generated loop nest
-    runs one 1 x 1 tile per k); 1e3 float32 5.0 -> ~2.5 us."""
+    call: the general path serves those. 1e5 int64 a @ b: 398 -> 64 us (the generated loop
+    nest ran one 1 x 1 tile per k); 1e3 float32: 5.8 -> 3.6 us."""
     dtype = a._dtype
     k = a._shape[0]
     if (dtype not in _DOT_DTYPES or not k or b._shape[0] != k
