@@ -296,12 +296,11 @@ def repeat(x, repeats, axis=None):
         if r < 0:
             raise ValueError(f"{op}(): argument 'repeats' must be non-negative, got {r}")
         # x with a zero-stride dim of r after ``ax`` (unsqueeze and expand as one view), made
-        # dense; its first two dims of r then read as one (below the keys: no dispatch)
+        # dense, that dim and ``ax`` read as one (below the keys: no dispatch)
         shape, strides = x._shape, x._strides
-        dense = _contiguous(x._view(shape[:ax + 1] + (r,) + shape[ax + 1:],
-                                    strides[:ax + 1] + (0,) + strides[ax + 1:], x._offset))
-        out_shape = shape[:ax] + (n * r,) + shape[ax + 1:]
-        return dense._view(out_shape, contiguous_strides(out_shape), dense._offset)
+        return _dense_as(x._view(shape[:ax + 1] + (r,) + shape[ax + 1:],
+                                 strides[:ax + 1] + (0,) + strides[ax + 1:], x._offset),
+                         shape[:ax] + (n * r,) + shape[ax + 1:])
     if repeats.ndim != 1 or repeats.shape[0] != n:
         raise ValueError(f"{op}(): argument 'repeats' must be an int or a 1-D tensor of "
                          f"{n} counts, got shape {repeats.shape}")
@@ -328,15 +327,21 @@ def tile(x, repetitions):
     reps = (1,) * (nd - len(reps)) + reps
     shape = (1,) * (nd - x.ndim) + x._shape
     strides = (0,) * (nd - x.ndim) + x._strides
-    # x viewed as (r1, n1, r2, n2, ...) with zero strides along each r, made dense, then read
-    # as (r1 * n1, r2 * n2, ...) (views made directly, below the keys: no dispatch)
+    # x viewed as (r1, n1, r2, n2, ...) with zero strides along each r, made dense and read as
+    # (r1 * n1, r2 * n2, ...) (views made directly, below the keys: no dispatch)
     vshape, vstrides = [], []
     for r, n, s in zip(reps, shape, strides):
         vshape += [r, n]
         vstrides += [0, s]
-    dense = _contiguous(x._view(tuple(vshape), tuple(vstrides), x._offset))
-    out_shape = tuple(r * n for r, n in zip(reps, shape))
-    return dense._view(out_shape, contiguous_strides(out_shape), dense._offset)
+    return _dense_as(x._view(tuple(vshape), tuple(vstrides), x._offset),
+                     tuple(r * n for r, n in zip(reps, shape)))
+
+
+def _dense_as(view, shape):
+    """``view`` (a broadcast: zero strides) made dense, read as ``shape`` (same size, C order):
+    repeat's and tile's copy."""
+    dense = _contiguous(view)
+    return dense._view(shape, contiguous_strides(shape), dense._offset)
 
 
 # ---------------------------------------------------------------- tril, triu

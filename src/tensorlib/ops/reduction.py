@@ -171,14 +171,14 @@ def count_nonzero(x, axis=None, keepdims=False):
     _check_tensor("count_nonzero", x)
     if x.dtype is _dt.bool_:
         return sum(x, axis, keepdims, dtype=_dt.default_int())
-    try:
-        get_stub("count_nonzero").kernel_for(x.device.type)
-    except UnsupportedKernelError:  # (two steps)
-        return sum(_ops.not_equal(x, 0), axis, keepdims, dtype=_dt.default_int())
     return _fast("count_nonzero", x, axis, keepdims, None, _count_nonzero, x, axis, keepdims)
 
 
 def _count_nonzero(x, axis, keepdims):
+    try:
+        get_stub("count_nonzero").kernel_for(x.device.type)
+    except UnsupportedKernelError:  # (two steps; this layout gets no plan, so it comes here)
+        return sum(_ops.not_equal(x, 0), axis, keepdims, dtype=_dt.default_int())
     it = TensorIterator.reduce("count_nonzero", x, axis, keepdims, None,
                                out_dtype=_dt.default_int(), compute_dtype=_dt.int64)
     return _fill_or_run(it, "count_nonzero", 0)

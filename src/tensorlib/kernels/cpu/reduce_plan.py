@@ -74,7 +74,7 @@ class capture:
         out, aux, _, kind, fn, meta, div = got[-1]
         if out._storage is not st or out._offset or out._dtype is not res._dtype:
             return None  # e.g. the result is not fresh
-        in_np = np.uint8 if x._dtype is _dt.bool_ else _kernel_np(x._dtype)  # (input_array)
+        in_np = input_np(x._dtype)
         if len(got) == 1:
             if aux is not None:
                 return None
@@ -106,6 +106,12 @@ def _declines():
 
 def _kernel_np(dt):
     return np.uint16 if dt.itemsize == 2 and dt.kind == "f" else dt.storage_np_dtype
+
+
+def input_np(dt):
+    """The NumPy dtype the reduction and scan kernels read an input of ``dt`` as: the kernel
+    array's, bool as its bytes (reduce_common.load_code)."""
+    return np.uint8 if dt is _dt.bool_ else _kernel_np(dt)
 
 
 def _entry(fn, args):

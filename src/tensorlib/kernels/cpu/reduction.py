@@ -38,7 +38,7 @@ from ... import dtypes as _dt
 from .casting import kernel_array
 from .. import codegen as _codegen
 from .pointwise import load_generated_module
-from .reduce_plan import _cap, _captured, _captured_later, capture
+from .reduce_plan import _cap, _captured, _captured_later, capture, input_np
 from .reduction_cold import (arg_cold, arg_supported, scan_cold, scan_supported, value_cold,
                              value_supported)
 from .reduce_source import ValueSpec, arg_source, extreme, lit, scan_source
@@ -178,10 +178,8 @@ def _run_value(it, spec, div=1.0, name=None):
 
 
 def input_array(t):
-    """A reduction's or scan's input array as the generated kernels read it: bool as its bytes
-    (reduce_common.load_code)."""
-    a = kernel_array(t)
-    return a.view(np.uint8) if t._dtype is _dt.bool_ else a
+    """A reduction's or scan's input array as the generated kernels read it (input_np)."""
+    return t._storage.typed(input_np(t._dtype))
 
 
 def _load_dt(dtype):

@@ -45,7 +45,6 @@ from __future__ import annotations
 import threading
 import time
 
-import numba
 import numpy as np
 
 from ...storage import Storage
