@@ -33,6 +33,8 @@ from ...dispatch.pointwise_info import COPY, FILL
 from ...dtype_scalars import scalar_to_compute
 from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
+from .casting import kernel_array
+from .cold_route import kernel_ready
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry, tile_meta
 
@@ -740,13 +742,34 @@ def copy_strided(dst, src):
             loop(n, dst._storage._ptr + dst._offset * item, src._storage._ptr + lo * item, n1,
                  1 + (n0 - 1) * abs(s0) + (n1 - 1) * abs(s1), src._offset - lo, s0, s1)
             return dst
-    if len(dst._shape) > 1 and dst._shape[-1] < SHORT_INNER and not src._strides[-1]:
+    if (len(dst._shape) > 1 and dst._shape[-1] < SHORT_INNER and not src._strides[-1]
+            and _copy_nest_ready(dst, src)):
         # a short broadcast last dim (repeat, expand): NumPy's copy runs n short rows (1e5 x 2
         # float32: 283 us); the loop nest runs long inner loops (72 us)
         return None
     np_dtype = kernel_np_dtype(dtype)
     strided_array(dst, np_dtype)[...] = strided_array(src, np_dtype)
     return dst
+
+
+_copy_nests: set = set()  # (source, destination dtype) whose copy loop nest is ready
+_META_SAMPLE = np.empty(0, np.int64)
+
+
+def _copy_nest_ready(dst, src):
+    """Whether the copy loop nest the full path runs for this dtype pair is compiled or on
+    disk (cold_route's rule: until then NumPy's copy serves, and the nest compiles in the
+    background once such copies repeat; compiling it at once made a first tl.repeat 0.42 s)."""
+    key = (src._dtype, dst._dtype)
+    if key in _copy_nests:
+        return True
+    mod = combination_module(COPY, "T", (src._dtype,), compute_dtype_for(src._dtype),
+                             dst._dtype)
+    if kernel_ready(mod.serial, (_META_SAMPLE, kernel_array(dst), kernel_array(src)),
+                    dst._numel):
+        _copy_nests.add(key)
+        return True
+    return False
 
 
 run_pointwise.dense_runner = dense_runner
