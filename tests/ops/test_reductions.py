@@ -337,6 +337,38 @@ def test_bool_reductions_read_bytes(shape, cold, monkeypatch):
         np.testing.assert_array_equal(to_numpy(tl.cumsum(flat, axis=ax)), want)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int64"])
+def test_reductions_stop_at_the_absorbing_value(dtype):
+    """any / all / max / min over contiguous blocks end a row's scan at the first 4th block
+    holding the combination's absorbing value (True for any, the type's largest for max...):
+    that value placed in the first, a middle, the last block and the last element of a
+    row, in the first or a later reduced row, never changes the answer, whole, along each
+    axis, strided and reversed, in the parallel kernels too (1e6 elements)."""
+    if dtype == "bool":
+        low, high = False, True
+    else:
+        info = np.iinfo(dtype)
+        low, high = info.min, info.max
+    for shape in ((5000,), (3, 5000), (200, 5000)):
+        n = shape[-1]
+        for pos in (0, 1500, 4095, 4096, n - 1):
+            for row in sorted({0, shape[0] - 1}) if len(shape) == 2 else (None,):
+                for fill, spot in ((low, high), (high, low)):
+                    a = np.full(shape, fill, dtype)
+                    a[(pos,) if row is None else (row, pos)] = spot
+                    if dtype != "bool":
+                        a.reshape(-1)[1::7] = (int(low) + int(high)) // 2  # between the extremes
+                    t = tl.asarray(a)
+                    for view_t, view_a in ((t, a), (t[..., ::-1], a[..., ::-1]),
+                                           (t[..., ::2], a[..., ::2])):
+                        for axis in [None] + list(range(a.ndim)):
+                            for name in ("any", "all", "max", "min"):
+                                np.testing.assert_array_equal(
+                                    to_numpy(getattr(tl, name)(view_t, axis=axis)),
+                                    getattr(np, name)(view_a, axis=axis),
+                                    err_msg=f"{name} {shape} pos={pos} row={row} axis={axis}")
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "bool"])
 def test_narrow_integer_sums_at_the_extremes(dtype):
     """Sums of 8- and 16-bit elements add each block in int32 lanes: blocks full of the

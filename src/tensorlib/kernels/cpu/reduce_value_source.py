@@ -122,11 +122,13 @@ def KNAME(meta, out, aux, inp, div):
                     nb = min(BLOCKN, c1 - i)
                     l1 = comb(l1, block(inp, q + i * is0, is0, nb@M))
                     cnt += 1
+@STOP_BLOCK
                     if cnt == FANN:
                         l2 = comb(l2, l1)
                         l1 = INIT
                         cnt = 0
                     i += nb
+@STOP_ROW
             acc = comb(l2, l1)
 @STORE_INNER
     else:
@@ -209,6 +211,7 @@ def serial_rows(meta, out, aux, inp, div):
             nb = min(BLOCKN, n0 - i)
             l1 = comb(l1, block(inp, q + i, 1, nb@M))
             cnt += 1
+@STOP_ROWS
             if cnt == FANN:
                 l2 = comb(l2, l1)
                 l1 = INIT
@@ -263,15 +266,18 @@ _STORE_OUTER_PAR = """\
 class ValueSpec:
     """One generated value-reduction module: load (input dtype -> load_dt), fmap (per element,
     with the aux value m when given), comb (associative), init (its identity), fin (acc and the
-    float64 divisor -> fin_dt), then the cast to the output dtype."""
+    float64 divisor -> fin_dt), then the cast to the output dtype. ``stop``: comb's absorbing
+    value (True for any, the type's largest for an integer max), where it has one: a row's scan
+    over contiguous blocks ends at the first block that reaches it, as NumPy's any / max of
+    bools do (max of 1e7 random bools read every byte: 127 us, NumPy 2)."""
 
     def __init__(self, op, in_dt, load_dt, acc_dt, out_dt, *, init, comb, fmap="v", fin="acc",
-                 fin_dt=None, aux_dt=None, reassoc=False):
+                 fin_dt=None, aux_dt=None, reassoc=False, stop=None):
         self.op, self.in_dt, self.load_dt, self.acc_dt, self.out_dt = (op, in_dt, load_dt,
                                                                        acc_dt, out_dt)
         self.init, self.comb, self.fmap, self.fin = init, comb, fmap, fin
         self.fin_dt = fin_dt or acc_dt
-        self.aux_dt, self.reassoc = aux_dt, reassoc
+        self.aux_dt, self.reassoc, self.stop = aux_dt, reassoc, stop
 
     def _block_step(self):
         """The block loop's accumulation. An integer sum of 8- and 16-bit elements (bool
@@ -292,7 +298,7 @@ class ValueSpec:
 
     def key(self):
         return ("value", self.op, self.in_dt, self.load_dt, self.acc_dt, self.out_dt,
-                self.aux_dt, self.init, self.comb, self.fmap, self.fin, self.reassoc)
+                self.aux_dt, self.init, self.comb, self.fmap, self.fin, self.reassoc, self.stop)
 
     def source(self):
         has_aux = self.aux_dt is not None
@@ -310,6 +316,13 @@ class ValueSpec:
         rep = {"@M": ", m" if has_aux else "", "@MV": ", mv[i]" if has_aux else "",
                "INIT": self.init, "ACCT": acct, "BLOCKN": str(BLOCK), "FANN": str(FAN),
                "@BLOCKJIT": _njit(fastmath=True) if self.reassoc else inl, "@INLJIT": inl}
+        # A stop is checked every 4th block: a check per block cost 30% of a full scan of
+        # 1e7 bytes (the branch serialized the blocks' horizontal reductions); once more at a
+        # row's end.
+        for token, indent, test in (("@STOP_BLOCK", 20, "cnt & 3 == 0 and "),
+                                    ("@STOP_ROW", 16, ""), ("@STOP_ROWS", 12, "cnt & 3 == 0 and ")):
+            rep[token] = ("" if self.stop is None else
+                          f"{' ' * indent}if {test}l1 == {self.stop}:\n{' ' * indent}    break")
         if self.op in ("max", "min") and self.in_dt in (_dt.float32, _dt.float64) and \
                 self.acc_dt is self.in_dt:
             rep.update(_bit_keys(self.in_dt, self.op))

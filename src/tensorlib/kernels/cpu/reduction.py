@@ -239,8 +239,14 @@ def _minmax(it, op):
     cmp = ">" if op == "max" else "<"
     # For floats a nan candidate always wins, and a nan accumulator never loses: nan propagates.
     comb = f"b if (b {cmp} a or b != b) else a" if acc.kind == "f" else f"b if b {cmp} a else a"
-    spec = ValueSpec(op, it.operands[-1]._dtype, acc, acc, it.operands[0]._dtype,
-                      init=extreme(acc, op), comb=comb)
+    in_dt = it.operands[-1]._dtype
+    stop = None  # floats: a nan would still win over +-inf
+    if in_dt is _dt.bool_:
+        stop = lit(acc, int(op == "max"))
+    elif acc.kind in "iu":
+        stop = extreme(acc, "min" if op == "max" else "max")
+    spec = ValueSpec(op, in_dt, acc, acc, it.operands[0]._dtype,
+                     init=extreme(acc, op), comb=comb, stop=stop)
     _run_value(it, spec)
 
 
@@ -257,7 +263,8 @@ def _logical(it, op):
     load_dt = _load_dt(in_dt)
     spec = ValueSpec(op, in_dt, load_dt, _dt.bool_, it.operands[0]._dtype,
                       init=lit(_dt.bool_, op == "all"), comb="a | b" if op == "any" else "a & b",
-                      fmap="v" if in_dt is _dt.bool_ else "(v != 0)")
+                      fmap="v" if in_dt is _dt.bool_ else "(v != 0)",
+                      stop=lit(_dt.bool_, op == "any"))
     _run_value(it, spec)
 
 
