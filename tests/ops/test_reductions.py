@@ -312,6 +312,26 @@ def test_argmax_argmin_integer_rows_by_blocks(dtype, n):
         assert fn(t).item() == ref(a)
 
 
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1100, 3000])
+def test_argmax_argmin_bool_rows_first_block_of_64(n):
+    """bool rows are scanned from a first block of 64 elements, then 1024-blocks: the one
+    True (False for argmin) at each block edge, last, or nowhere gives NumPy's index, in
+    every row of a 2-D call, in a flat call and reversed."""
+    spots = sorted({p for p in (0, 62, 63, 64, 65, 1087, 1088, 1089, n - 1) if p < n})
+    a = np.zeros((len(spots) + 1, n), bool)
+    for row, p in enumerate(spots):
+        a[row, p] = True
+    for arr in (a, ~a):
+        t = tl.asarray(arr)
+        for op in ("argmax", "argmin"):
+            fn, ref = getattr(tl, op), getattr(np, op)
+            np.testing.assert_array_equal(to_numpy(fn(t, axis=1)), ref(arr, axis=1))
+            np.testing.assert_array_equal(to_numpy(fn(t[:, ::-1], axis=1)),
+                                          ref(arr[:, ::-1], axis=1))
+            for row in range(len(spots) + 1):
+                assert fn(t[row]).item() == ref(arr[row])
+
+
 @pytest.mark.parametrize("cold", [False, "always"])
 @pytest.mark.parametrize("shape", [(7,), (3000,), (40, 1100), (1100, 3)])
 def test_bool_reductions_read_bytes(shape, cold, monkeypatch):
