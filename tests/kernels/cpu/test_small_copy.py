@@ -48,6 +48,16 @@ def test_small_strided_copies_match_numpy(dtype):
              (t.reshape(-1)[::3], a.reshape(-1)[::3]), (t.reshape(-1)[::-1], a.reshape(-1)[::-1]),
              (t[0, 0].expand(4, 5), np.broadcast_to(a[0, 0], (4, 5))),
              (t[2, :, 1:3].T, a[2, :, 1:3].T)]
+    # short rows, the long dim run innermost: repeat's broadcast (steps 1 and -1), a slim
+    # transpose, every other column; and steps over LONG_STEP_MAX, which keep the row order
+    ft, fa = t.reshape(-1), a.reshape(-1)  # 210 elements
+    views += [(ft[:50, None].expand(50, 3), np.broadcast_to(fa[:50, None], (50, 3))),
+              (ft[::-1][:40, None].expand(40, 2), np.broadcast_to(fa[::-1][:40, None], (40, 2))),
+              (ft[:120].reshape(3, 40).T, fa[:120].reshape(3, 40).T),
+              (ft.reshape(70, 3)[::-1, ::2], fa.reshape(70, 3)[::-1, ::2])]
+    bt = tl.concat([ft] * 5)  # 1050 elements: 10 rows 100 apart
+    ba = np.concatenate([fa] * 5)
+    views += [(bt[::100, None].expand(11, 2), np.broadcast_to(ba[::100, None], (11, 2)))]
     for tv, av in views:
         got = tv.contiguous()
         assert got.is_contiguous()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .addresses import array_at
-from .pointwise import _entry_point
+from .pointwise import LONG_STEP_MAX, SHORT_INNER, _entry_point
 
 __all__ = ["MAX_ELEMENTS", "HOT_CALLS", "fold_2d", "copy_loop"]
 
@@ -69,7 +69,18 @@ def _make(word):
         # src_addr (its lowest element), so every index is in [0, span)
         dst = array_at(dst_addr, n, word)
         src = array_at(src_addr, span, word)
-        for i0 in range(n // n1 if n1 else 0):
+        n0 = n // n1 if n1 else 0
+        if n1 < SHORT_INNER and n0 > 4 * n1 and abs(s0) <= LONG_STEP_MAX:
+            # short rows (repeat's (n, 2) broadcast): the long dim innermost, as the loop
+            # nests order it (pointwise.tile_meta): tl.repeat(x, 2) of 1e3 float32, the copy
+            # 2.7 -> 0.7 us
+            for i1 in range(n1):
+                col = dst[i1:]
+                q = first + i1 * s1
+                for i0 in range(n0):
+                    col[np.uint64(i0 * n1)] = src[np.uint64(q + i0 * s0)]
+            return
+        for i0 in range(n0):
             row = dst[i0 * n1:(i0 + 1) * n1]
             p = first + i0 * s0
             for i1 in range(n1):
