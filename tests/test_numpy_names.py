@@ -122,6 +122,31 @@ def test_isin_matches_numpy(x1, x2):
     same(tl.isin(t(a), t(b), invert=True), np.isin(a, b, invert=True))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "int64", "uint64"])
+def test_isin_integer_table_matches_numpy(dtype):
+    """Integers from 4096 elements whose test values span a small range take the table route:
+    values below, inside and above the range, the dtype's extremes in either argument (no
+    sentinel past them), a range too wide for a table (the sort route), 2-D and strided x1,
+    invert."""
+    from tensorlib import numpy_names
+    info = np.iinfo(dtype)
+    n = numpy_names._ISIN_TABLE_MIN
+    rng = np.random.default_rng(7)
+    lo, hi = max(int(info.min), -300), min(int(info.max), 300)
+    a = rng.integers(lo, hi + 1, n).astype(dtype)
+    a[:4] = [info.min, info.max, info.min + 1, info.max - 1]
+    cases = [rng.integers(max(lo, -40), min(hi, 40) + 1, 30).astype(dtype),
+             np.array([info.min, info.min + 2, 5], dtype),          # the low extreme
+             np.array([info.max, info.max - 3, 1], dtype),          # the high extreme
+             np.array([info.min, info.max], dtype),                 # too wide: sorted
+             np.array([a[10]], dtype)]
+    for b in cases:
+        for x in (a, a.reshape(64, -1), a[::-1]):
+            same(tl.isin(t(x), t(b)), np.isin(x, b))
+            same(tl.isin(t(x), t(b), invert=True), np.isin(x, b, invert=True))
+
+
 def test_isin_complex_scalars_and_errors():
     a = np.array([1 + 1j, 2 - 1j, 0j])
     b = np.array([2 - 1j, 5j])

@@ -579,6 +579,53 @@ def test_setitem_repeated_indices_last_wins(device):
     same(ub2, big2)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint32", "int64",
+                                   "uint64", "float16", "bfloat16", "float32", "float64",
+                                   "complex64"])
+def test_small_setitem_by_index_tensor(dtype):
+    """x[idx] = value for 1-D x and a 1-D int32 / int64 index tensor (setitem's small-call
+    path: NumPy's assignment on views; half types and other layouts take the general path):
+    contiguous, stepped and reversed targets, negative and repeated indices (the last write
+    wins), Python scalars converted by setitem's rules, tensor values of the index's length or
+    one element, values of another dtype; an out-of-range index raises IndexError and writes
+    nothing; a bad scalar raises as the general path does; the write counts in the version."""
+    rng = np.random.default_rng(5)
+    base = np_values(dtype, (40,), seed=1)
+    scalar = {"b": True, "i": -3, "u": 7, "f": 2.5, "c": 1.5 - 2j}[np.dtype(base.dtype).kind
+                                                                    if dtype != "bfloat16" else "f"]
+    for idx_dtype in (np.int32, np.int64):
+        idx = np.array([3, -1, 7, 3, 0, -20, 3], idx_dtype)  # 3 last written by the 7th value
+        vals = np_values(dtype, (idx.size,), seed=2)
+        for view in (lambda x: x, lambda x: x[::2], lambda x: x[::-1]):
+            for value in (scalar, vals, vals[:1], vals[0]):
+                t = make(base.copy(), dtype)
+                want = view(base.copy())
+                target = view(t)
+                v = tl.asarray(value) if isinstance(value, np.ndarray) else value
+                if isinstance(v, tl.Tensor) and dtype == "bfloat16":
+                    v = v.astype(tl.bfloat16)
+                version = t._storage.version
+                target[tl.asarray(idx)] = v
+                want[idx] = value
+                same(target, want)
+                assert t._storage.version > version
+            t = make(base.copy(), dtype)
+            before = host(t).copy()
+            for bad in ([0, 5, 40], [-41, 2]):
+                with pytest.raises(IndexError, match="out of bounds"):
+                    t[tl.asarray(np.array(bad, idx_dtype))] = scalar
+                np.testing.assert_array_equal(host(t), before)  # nothing written
+    t = make(base.copy(), dtype)
+    other = tl.asarray(rng.integers(0, 2, 3).astype(np.float64))  # another dtype: cast
+    t[tl.asarray(np.array([1, 2, 5]))] = other
+    want = base.copy()
+    want[[1, 2, 5]] = other.numpy().astype(want.dtype)
+    same(t, want)
+    if dtype in ("int8", "uint8"):
+        with pytest.raises(OverflowError, match="out of bounds"):
+            t[tl.asarray(np.array([1]))] = 1000
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())

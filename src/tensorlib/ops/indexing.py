@@ -135,6 +135,7 @@ def _basic_simple(t: Tensor, key: tuple):
 
 
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
+_setitem_dense = None  # kernels.cpu.indexing.setitem_dense, likewise
 _new_tensor = object.__new__
 
 
@@ -199,6 +200,18 @@ def setitem(self: Tensor, key, value) -> None:
         _autograd_setitem(self, key, value)
         return
     check_writable(self, "__setitem__")  # ops check their written arguments in the dispatcher
+    if type(key) is Tensor and key._ks == self._ks == _CPU_KEY and type(self) is Tensor:
+        # Small-call fast path: x[idx] = value without planning the key
+        global _setitem_dense
+        if _setitem_dense is None:
+            from ..kernels.cpu.indexing import setitem_dense as _setitem_dense
+        if isinstance(value, _PY_SCALARS):
+            # (a bad value raises here as the general path would)
+            if _setitem_dense(self, key, _coerce_scalar(value, self._dtype, "__setitem__")):
+                return
+        elif type(value) is Tensor and value._ks == self._ks and \
+                _setitem_dense(self, key, value):
+            return
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.
         assign(basic_index(self, key, "__setitem__"), value)

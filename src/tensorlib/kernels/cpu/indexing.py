@@ -380,6 +380,43 @@ _ZERO = np.zeros(1, np.int64)  # the offsets of an empty pre/post shape: one, at
 _posts: dict = {}
 
 
+# dtypes whose NumPy type stores the same bits a tensorlib value has (not the half types,
+# which the kernels move as raw words)
+_NUMPY_TYPES = {d: np.dtype(d.name) for d in (
+    _dt.bool_, _dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.uint16, _dt.uint32,
+    _dt.uint64, _dt.float32, _dt.float64, _dt.complex64, _dt.complex128)}
+
+
+def setitem_dense(t, key, value):
+    """``t[key] = value`` below the grain for 1-D ``t`` and a 1-D contiguous int32 / int64
+    ``key`` on its device, ``value`` a Python scalar already converted by setitem's rules, or
+    a tensor of t's dtype, of one element or key's length (key and value in other memory than
+    t's): NumPy's assignment through views of the storages (it checks every index before
+    writing: an out-of-range index writes nothing; repeated indices: the last write wins, as
+    index_put's; tests/ops/test_indexing.py holds NumPy to both). The general
+    path plans the key, makes the value a tensor and copies it before its kernel: ~28 us for
+    50 indices, NumPy 0.2. Returns False (the general path runs, and raises what it raises)
+    for anything else: CPU streams or the profiler in use, an out-of-range index."""
+    if len(t._shape) != 1 or _streams._slow:
+        return False
+    kd = key._dtype
+    npd = _NUMPY_TYPES.get(t._dtype)
+    if (kd is not _dt.int64 and kd is not _dt.int32) or npd is None or \
+            len(key._shape) != 1 or key._numel >= GRAIN or key._storage is t._storage or \
+            not (key._contiguous or key.is_contiguous()):
+        return False
+    if type(value) is Tensor:
+        if value._dtype is not t._dtype or value._storage is t._storage or \
+                value._shape not in ((), (1,), key._shape):
+            return False
+        value = strided_array(value, npd)
+    try:
+        strided_array(t, npd)[strided_array(key, _NUMPY_TYPES[kd])] = value
+    except IndexError:
+        return False
+    return True
+
+
 def getitem_dense(t, key):
     """``t[key]`` for a key tensor on t's device that the general path would turn into the plans
     ``index()`` serves directly: a 1-D contiguous int32/int64 index over dim 0, or a bool mask
