@@ -626,6 +626,59 @@ def test_small_setitem_by_index_tensor(dtype):
             t[tl.asarray(np.array([1]))] = 1000
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int16", "uint64", "bfloat16", "float32",
+                                   "complex128"])
+def test_small_setitem_masks_rows_lists_and_basic_keys(dtype):
+    """setitem's small-call path beyond 1-D index tensors, against NumPy: masks of the
+    target's shape (2-D, transposed, stepped) with a scalar or one-element value; an index
+    tensor over the rows of a 2-D target with values broadcast to the rows; list keys (with
+    negative and repeated indices); int and slice keys with scalars. Out-of-range keys raise
+    tensorlib's IndexError and write nothing; a value of the wrong shape and a broadcast
+    target raise as the general path does."""
+    rng = np.random.default_rng(6)
+    base = np_values(dtype, (6, 8), seed=3)
+    one = np_values(dtype, (1,), seed=4)
+    scalar = one.item() if dtype != "bfloat16" else 1.5
+    row = np_values(dtype, (8,), seed=5)
+    rows = np_values(dtype, (3, 8), seed=6)
+    col = np_values(dtype, (3, 1), seed=7)
+
+    def check(view, key, value, tl_key=None, tl_value=None):
+        t = make(base.copy(), dtype)
+        want = base.copy()
+        view(want)[key] = value
+        v = tl_value if tl_value is not None else (
+            tl.asarray(value) if isinstance(value, np.ndarray) else value)
+        if isinstance(v, tl.Tensor) and dtype == "bfloat16":
+            v = v.astype(tl.bfloat16)
+        view(t)[tl_key if tl_key is not None else key] = v
+        same(t, want)
+
+    views = (lambda x: x, lambda x: x.T, lambda x: x[::2, ::-3])
+    for view in views:
+        shape = view(base).shape
+        mask = rng.random(shape) > 0.5
+        for value in (scalar, one, one.reshape(())):
+            check(view, mask, value, tl.asarray(mask))
+    idx = np.array([4, -1, 0, 4])
+    for value in (scalar, row, rows[:1], col[:1], np_values(dtype, (4, 8), seed=8)):
+        check(lambda x: x, idx, value, tl.asarray(idx))
+        check(lambda x: x, [4, -1, 0, 4], value)
+    for key in (3, -6, slice(1, 5), slice(None, None, -2), slice(7, 2)):
+        check(lambda x: x, key, scalar)
+        check(lambda x: x.T, key, scalar)
+    t = make(base.copy(), dtype)
+    before = host(t).copy()
+    for key in (6, -7, [0, 6], tl.asarray(np.array([1, -7]))):
+        with pytest.raises(IndexError, match="out of bounds"):
+            t[key] = scalar
+    with pytest.raises((ValueError, RuntimeError)):
+        t[tl.asarray(np.array([0, 1]))] = tl.asarray(rows).astype(t.dtype)  # 3 rows for 2
+    np.testing.assert_array_equal(host(t), before)
+    with pytest.raises(RuntimeError, match="share memory"):
+        t[0].broadcast_to((2, 8))[[0, 1]] = scalar
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())

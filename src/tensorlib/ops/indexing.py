@@ -200,23 +200,36 @@ def setitem(self: Tensor, key, value) -> None:
         _autograd_setitem(self, key, value)
         return
     check_writable(self, "__setitem__")  # ops check their written arguments in the dispatcher
-    if type(key) is Tensor and key._ks == self._ks == _CPU_KEY and type(self) is Tensor:
-        # Small-call fast path: x[idx] = value without planning the key
-        global _setitem_dense
-        if _setitem_dense is None:
-            from ..kernels.cpu.indexing import setitem_dense as _setitem_dense
-        if isinstance(value, _PY_SCALARS):
-            # (a bad value raises here as the general path would)
-            if _setitem_dense(self, key, _coerce_scalar(value, self._dtype, "__setitem__")):
-                return
-        elif type(value) is Tensor and value._ks == self._ks and \
-                _setitem_dense(self, key, value):
-            return
+    if self._ks == _CPU_KEY and type(self) is Tensor and _setitem_small(self, key, value):
+        return
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.
         assign(basic_index(self, key, "__setitem__"), value)
         return
     advanced_setitem(self, key, value)
+
+
+def _setitem_small(self, key, value) -> bool:
+    """The small-call path of x[idx] = value / x[mask] = value / x[[i, j]] = value and of
+    x[i] = scalar / x[a:b] = scalar on the CPU, without planning the key (kernels.cpu.indexing.setitem_dense); False: the general
+    path runs."""
+    global _setitem_dense
+    tk = type(key)
+    if tk is Tensor:
+        if key._ks != _CPU_KEY:
+            return False
+    elif tk is list and key and type(key[0]) is int:
+        key = np.asarray(key)
+        if key.ndim != 1 or key.dtype.kind not in "iu":
+            return False  # (bools mixed in, nested lists: the general path's rules)
+    elif (tk is not int and tk is not slice) or not isinstance(value, _PY_SCALARS):
+        return False
+    if _setitem_dense is None:
+        from ..kernels.cpu.indexing import setitem_dense as _setitem_dense
+    if isinstance(value, _PY_SCALARS):
+        # (a bad value raises here as the general path would)
+        return _setitem_dense(self, key, _coerce_scalar(value, self._dtype, "__setitem__"))
+    return type(value) is Tensor and value._ks == _CPU_KEY and _setitem_dense(self, key, value)
 
 
 # ---- advanced indexing ---------------------------------------------------------------------------

@@ -388,30 +388,56 @@ _NUMPY_TYPES = {d: np.dtype(d.name) for d in (
 
 
 def setitem_dense(t, key, value):
-    """``t[key] = value`` below the grain for 1-D ``t`` and a 1-D contiguous int32 / int64
-    ``key`` on its device, ``value`` a Python scalar already converted by setitem's rules, or
-    a tensor of t's dtype, of one element or key's length (key and value in other memory than
-    t's): NumPy's assignment through views of the storages (it checks every index before
-    writing: an out-of-range index writes nothing; repeated indices: the last write wins, as
-    index_put's; tests/ops/test_indexing.py holds NumPy to both). The general
-    path plans the key, makes the value a tensor and copies it before its kernel: ~28 us for
-    50 indices, NumPy 0.2. Returns False (the general path runs, and raises what it raises)
-    for anything else: CPU streams or the profiler in use, an out-of-range index."""
-    if len(t._shape) != 1 or _streams._slow:
-        return False
-    kd = key._dtype
+    """``t[key] = value`` below the grain on the host, for ``key`` a 1-D int32 / int64 index
+    tensor over dim 0 (or a NumPy integer array: a list key the caller converted), a bool
+    mask of t's shape, on t's device, or an int or a slice over dim 0 (a Python scalar value
+    only); ``value`` a Python scalar already converted by setitem's rules, or a tensor of t's dtype that broadcasts to the indexed shape (one
+    element for a mask); key and value in other memory than t's: NumPy's assignment through
+    views of the storages (it checks every index before writing: an out-of-range index
+    writes nothing; repeated indices: the last write wins, as index_put's;
+    tests/ops/test_indexing.py holds NumPy to both). The general path plans the key, makes
+    the value a tensor and copies it before its kernel: x[idx] = v of 50 indices ~28 us,
+    x[mask] = 0.0 of 1e3 ~39 us, NumPy 0.2 / 1.8. Returns False (the general path runs, and
+    raises what it raises) for anything else: CPU streams or the profiler in use, half types
+    (NumPy has no bfloat16), broadcast targets, an out-of-range index."""
     npd = _NUMPY_TYPES.get(t._dtype)
-    if (kd is not _dt.int64 and kd is not _dt.int32) or npd is None or \
-            len(key._shape) != 1 or key._numel >= GRAIN or key._storage is t._storage or \
-            not (key._contiguous or key.is_contiguous()):
+    if npd is None or not t._shape or _streams._slow or 0 in t._strides:
+        return False  # (a zero stride: the general path refuses writes to shared elements)
+    tk = type(key)
+    if tk is np.ndarray:
+        ix, count = key, key.size
+    elif tk is int or tk is slice:  # basic: a Python scalar value only (the caller's check)
+        ix = key
+        count = 1 if tk is int else len(range(*key.indices(t._shape[0])))
+    else:
+        kd = key._dtype
+        if key._storage is t._storage:
+            return False
+        if kd is _dt.bool_:
+            if key._shape != t._shape or t._numel >= GRAIN:
+                return False
+            ix, count = strided_array(key, np.bool_), None
+        elif (kd is _dt.int64 or kd is _dt.int32) and len(key._shape) == 1:
+            ix, count = strided_array(key, _NUMPY_TYPES[kd]), key._numel
+        else:
+            return False
+    if count is not None and count * (t._numel // t._shape[0] if t._shape[0] else 0) >= GRAIN:
         return False
     if type(value) is Tensor:
-        if value._dtype is not t._dtype or value._storage is t._storage or \
-                value._shape not in ((), (1,), key._shape):
+        if value._dtype is not t._dtype or value._storage is t._storage:
             return False
+        vs = value._shape
+        if count is None:
+            if vs not in ((), (1,)):
+                return False  # (the mask's count would size the value)
+        else:
+            indexed = (count,) + t._shape[1:]
+            if len(vs) > len(indexed) or any(v != 1 and v != n for v, n in
+                                             zip(vs[::-1], indexed[::-1])):
+                return False  # the general path raises what it raises
         value = strided_array(value, npd)
     try:
-        strided_array(t, npd)[strided_array(key, _NUMPY_TYPES[kd])] = value
+        strided_array(t, npd)[ix] = value
     except IndexError:
         return False
     return True
