@@ -232,6 +232,27 @@ def test_item(dtype, value, pytype):
     assert t.tolist() == [value]
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "int64", "uint64",
+                                   "bool", "complex128", "float16"])
+def test_item_reads_the_element_at_its_offset(dtype):
+    """item() / float() / int() / bool() read the one element from the storage's bytes: at
+    an offset into a tensor, into a view, into memory borrowed from a strided NumPy array,
+    and after an in-place write."""
+    a = (np.arange(24) * 3 - 30).reshape(4, 6).astype(dtype)
+    t = tl.from_numpy(a)
+    for i, j in ((0, 0), (2, 5), (3, 1)):
+        assert t[i, j].item() == a[i, j].item()
+        assert t.T[j, i].item() == a[i, j].item()
+        assert bool(t[i, j]) == bool(a[i, j])
+    borrowed = tl.asarray(a[1::2, ::-3])       # a strided NumPy array's memory
+    assert borrowed[1, 1].item() == a[1::2, ::-3][1, 1].item()
+    u = t[2, 3]
+    u.fill_(1)
+    assert u.item() == 1 and a[2, 3] == 1
+    if dtype not in ("bool", "complex128"):
+        assert int(t[3, 2]) == int(a[3, 2]) and float(t[0, 4]) == float(a[0, 4])
+
+
 def test_item_errors():
     with pytest.raises(ValueError):
         tl.zeros(2).item()
