@@ -219,6 +219,34 @@ def test_python_data_and_numpy_scalars_land_in_writable_memory_of_their_own(obj,
 
 
 # ---- buffer-protocol objects keep their own dtype ----------------------------------------------
+@pytest.mark.parametrize("dtype", NUMPY_DTYPES)
+def test_asarray_of_a_dense_array_is_from_numpy(dtype):
+    """asarray(a) of a C-contiguous writeable array (its small-call path) gives what
+    from_numpy gives: the same memory, shape, strides (size-1 dims included) and dtype, writes
+    visible both ways, the array kept alive; read-only, strided, byte-swapped, empty and 0-d
+    arrays too."""
+    base = (np.arange(24) % 7).astype(dtype)
+    cases = [base, base.reshape(2, 3, 4), base.reshape(1, 24)[:, :], base[:1].reshape(()),
+             base[::2], base.reshape(4, 6).T, base[:0]]
+    ro = base.copy()
+    ro.flags.writeable = False
+    cases.append(ro)
+    if np.dtype(dtype).itemsize > 1:
+        cases.append(base.astype(np.dtype(dtype).newbyteorder()))
+    for a in cases:
+        t, f = tl.asarray(a), tl.from_numpy(a) if a.dtype.isnative else None
+        assert t.shape == a.shape and t.dtype == tl.dtypes.from_numpy_dtype(a.dtype)
+        np.testing.assert_array_equal(t.numpy(), a)
+        if f is not None:
+            assert t.stride() == f.stride() and t.data_ptr() == f.data_ptr()
+        if a.flags.writeable and a.dtype.isnative and a.size:
+            t.reshape(-1)[0:1].fill_(1)
+            assert a.reshape(-1)[0] == 1
+    del base
+    kept = tl.asarray(np.arange(5.0) + 1)
+    assert kept.numpy().tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+
+
 @pytest.mark.parametrize("code", list("bBhHiIlLqQfd"))
 def test_array_array_keeps_its_dtype_and_shares(code):
     a = array.array(code, [1, 2, 3])

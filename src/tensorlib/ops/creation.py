@@ -361,6 +361,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False) 
     Python data (scalars, nested sequences) converts straight to ``dtype`` when given (one
     rounding; out-of-range ints raise); without it: float -> float32, int -> int64, complex ->
     complex64, bool -> bool."""
+    if type(obj) is np.ndarray and dtype is None and device is None and copy is None and \
+            requires_grad is False:
+        t = _borrow_dense(obj)
+        if t is not None:
+            return t
     if dtype is not None:
         dtype = _dt.to_dtype(dtype, op="asarray")
     target = None if device is None else resolve_device(device, "asarray")
@@ -403,6 +408,28 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False) 
     copy_now = need_copy or (copy and not private)
     out = src.astype(dtype or src.dtype, copy=True, device=target) if copy_now else src
     return out if requires_grad is False else set_requires_grad(out, requires_grad, "asarray")
+
+
+_NATIVE_DTYPES: dict = {}  # np.dtype -> tensorlib dtype, for native-order numeric dtypes
+
+
+def _borrow_dense(arr):
+    """What from_numpy gives for a non-empty, C-contiguous, writeable ``arr`` of a native
+    numeric dtype, without the checks those properties settle (asarray(a) of 1e3 float32
+    5.0 -> ~2.5 us); None for any other array."""
+    flags = arr.flags
+    if not (flags.c_contiguous and flags.writeable) or not arr.size:
+        return None
+    npd = arr.dtype
+    dtype = _NATIVE_DTYPES.get(npd)
+    if dtype is None:
+        if not npd.isnative or npd.kind not in "biufc":
+            return None
+        dtype = _NATIVE_DTYPES[npd] = _dt.from_numpy_dtype(npd)
+    item = npd.itemsize
+    storage = Storage(arr.nbytes, _CPU, arr.ctypes.data, arr.reshape(-1).view(np.uint8),
+                      owner=arr)
+    return Tensor._make(storage, arr.shape, tuple([s // item for s in arr.strides]), 0, dtype)
 
 
 def _owned_copy(arr) -> Tensor:
