@@ -104,16 +104,20 @@ def _is_basic(key) -> bool:
 
 
 def _basic_simple(t: Tensor, key: tuple):
-    """``t[key]`` for a tuple of exact ints and slices no longer than ``t.ndim``: the view
-    basic_index gives, without expanding the key; None for any other key or an out-of-range
-    int (basic_index then raises)."""
+    """``t[key]`` for a tuple of exact ints, slices and Nones indexing at most ``t.ndim``
+    dims: the view basic_index gives, without expanding the key; None for any other key or
+    an out-of-range int (basic_index then raises)."""
     shape, strides = t._shape, t._strides
-    if len(key) > len(shape):
-        return None
     oshape, ostrides = [], []
     offset = t._offset
     d = 0
     for k in key:
+        if k is None:  # a new dim of 1 (stride 0, as basic_index makes it)
+            oshape.append(1)
+            ostrides.append(0)
+            continue
+        if d == len(shape):
+            return None
         tk = type(k)
         size, stride = shape[d], strides[d]
         if tk is int:
@@ -173,9 +177,9 @@ def getitem(self: Tensor, key):
         v._numel = self._numel // shape[0] * n if shape[0] else 0
         v._contiguous = None
         return v
-    if (tk is int or tk is tuple) and type(self) is Tensor:
-        # ints and slices only: the view without expanding the key
-        v = _basic_simple(self, (key,) if tk is int else key)
+    if (tk is int or tk is tuple or key is None) and type(self) is Tensor:
+        # ints, slices and Nones only: the view without expanding the key
+        v = _basic_simple(self, key if tk is tuple else (key,))
         if v is not None:
             return v
     if tk is tuple and len(key) == 1 and type(key[0]) is Tensor:
