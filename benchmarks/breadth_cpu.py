@@ -8,7 +8,7 @@ Per case: the best of repeated timed batches (~0.15 s each side, warm kernels: p
 variants compile at once, as in the bench CLI), tensorlib's time over NumPy's; then the worst
 cases and the geometric mean. Families: unary and binary pointwise ops, Python-scalar operands,
 where / clip, full and per-axis reductions, sort / argsort / unique / searchsorted / isin,
-indexing (take, mask, nonzero), joins and copies (concat, stack, flip, roll, diff, tile,
+indexing (take, mask, nonzero, setitem by index and mask), joins and copies (concat, stack, flip, roll, diff, tile,
 repeat, transpose, strided views), dot, casts. Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
@@ -120,6 +120,14 @@ def cases(rng, dt, n):
             ("dot", lambda: np.dot(a, b), lambda: tl.dot(ta, tb)),
             ("tile", lambda: np.tile(a, 2), lambda: tl.tile(ta, 2)),
             ("repeat", lambda: np.repeat(a, 2), lambda: tl.repeat(ta, 2))]
+    # assignments into copies (the arrays above stay as they are for the other cases)
+    w, tw = a.copy(), tl.asarray(a.copy())
+    few, tfew = idx[:max(1, n // 20)], tidx[:max(1, n // 20)]
+    vals, tvals = b[:few.size].copy(), tl.asarray(b[:few.size].copy())
+    out += [("setitem_idx", lambda: w.__setitem__(few, 1), lambda: tw.__setitem__(tfew, 1)),
+            ("setitem_vals", lambda: w.__setitem__(few, vals),
+             lambda: tw.__setitem__(tfew, tvals)),
+            ("setitem_mask", lambda: w.__setitem__(mask, 0), lambda: tw.__setitem__(tmask, 0))]
     return out
 
 

@@ -679,6 +679,40 @@ def test_small_setitem_masks_rows_lists_and_basic_keys(dtype):
         t[0].broadcast_to((2, 8))[[0, 1]] = scalar
 
 
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int64", "uint64", "float16",
+                                   "float32", "float64", "complex64"])
+def test_large_masked_setitem_of_a_scalar(dtype):
+    """x[mask] = scalar from _MASK_WHERE_MIN elements runs as an in-place where: every dtype
+    (float16 keeps the general path), contiguous, stepped and transposed targets, values
+    setitem converts (a float into ints truncates, nan and -0.0 kept, uint64's largest), the
+    mask being x itself; NumPy's results, and the write counts in the version."""
+    from tensorlib.ops import indexing
+    n = indexing._MASK_WHERE_MIN
+    rng = np.random.default_rng(8)
+    base = np_values(dtype, (2 * n,), seed=9)
+    kind = np.dtype(dtype).kind
+    values = {"b": [True, 0], "u": [7, 3.9], "i": [-5, 2.7], "f": [1.5, -0.0, float("nan")],
+              "c": [1 - 2j, 0.5]}[kind]
+    if kind == "u":
+        values.append(int(np.iinfo(dtype).max))
+    for view in (lambda x: x, lambda x: x[::2], lambda x: x.reshape(64, -1).T):
+        for value in values:
+            t = make(base.copy(), dtype)
+            want = base.copy()
+            mask = rng.random(view(want).shape) > 0.5
+            version = t._storage.version
+            view(t)[tl.asarray(mask)] = value
+            view(want)[mask] = value
+            np.testing.assert_array_equal(host(t), want)
+            assert t._storage.version > version
+    if dtype == "bool":
+        t = make(base.copy(), dtype)
+        want = base.copy()
+        t[t] = False       # the mask is the target
+        want[want.copy()] = False
+        same(t, want)
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())

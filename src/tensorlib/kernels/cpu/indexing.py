@@ -380,11 +380,11 @@ _ZERO = np.zeros(1, np.int64)  # the offsets of an empty pre/post shape: one, at
 _posts: dict = {}
 
 
-# dtypes whose NumPy type stores the same bits a tensorlib value has (not the half types,
-# which the kernels move as raw words)
+# dtypes whose NumPy type stores the same bits a tensorlib value has, and converts a Python
+# scalar as setitem does (float16: rounded once from the double; NumPy has no bfloat16)
 _NUMPY_TYPES = {d: np.dtype(d.name) for d in (
     _dt.bool_, _dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.uint16, _dt.uint32,
-    _dt.uint64, _dt.float32, _dt.float64, _dt.complex64, _dt.complex128)}
+    _dt.uint64, _dt.float16, _dt.float32, _dt.float64, _dt.complex64, _dt.complex128)}
 
 
 def setitem_dense(t, key, value):
@@ -398,8 +398,8 @@ def setitem_dense(t, key, value):
     tests/ops/test_indexing.py holds NumPy to both). The general path plans the key, makes
     the value a tensor and copies it before its kernel: x[idx] = v of 50 indices ~28 us,
     x[mask] = 0.0 of 1e3 ~39 us, NumPy 0.2 / 1.8. Returns False (the general path runs, and
-    raises what it raises) for anything else: CPU streams or the profiler in use, half types
-    (NumPy has no bfloat16), broadcast targets, an out-of-range index."""
+    raises what it raises) for anything else: CPU streams or the profiler in use, bfloat16
+    (NumPy has none), broadcast targets, an out-of-range index."""
     npd = _NUMPY_TYPES.get(t._dtype)
     if npd is None or not t._shape or _streams._slow or 0 in t._strides:
         return False  # (a zero stride: the general path refuses writes to shared elements)
