@@ -94,8 +94,9 @@ def _tile_for(n0, nwork, nthreads, parallel, itemsize):
 _META_SAMPLE = np.empty(0, np.int64)  # a meta array's type, for cores.parallel_ready
 
 
-def _value_meta(it, acc_itemsize, mod, arrays=None):
-    """Packs the reduction layout for the value kernels; returns (meta, parallel).
+def _value_meta(it, acc_itemsize, mod, arrays=None, serial=False):
+    """Packs the reduction layout for the value kernels; returns (meta, fn, parallel);
+    ``serial``: never the parallel kernel.
 
     meta: inner, n0, out/aux/in stride of dim 0, out/aux/in offsets, #kept dims, #reduced
     dims, nsplit, tile, then kept sizes and out/aux/in strides, then reduced sizes and in
@@ -115,7 +116,7 @@ def _value_meta(it, acc_itemsize, mod, arrays=None):
     twins = mod.inner if inner else mod.outer
     # (the argument types for a background compile: serial_rows may serve the calls before,
     # so the serial twin's signature may not be known)
-    parallel = nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(
+    parallel = not serial and nthreads > 1 and work >= PAR_GRAIN and cores.parallel_ready(
         twins, arrays and (_META_SAMPLE, *arrays, np.float64(1.0)), work)
     nsplit, tile = 1, 1
     if inner:
@@ -161,7 +162,11 @@ def _run_value(it, spec, div=1.0, name=None):
     out = kernel_array(it.operands[0])
     aux = kernel_array(it.operands[1]) if it.naux else out
     inp = input_array(it.operands[-1])
-    meta, fn, parallel = _value_meta(it, spec.acc_dt.itemsize, mod, (out, aux, inp))
+    # Scans that stop early over 1-byte elements stay on one thread: an early stop waited for
+    # the team's wake-up (max of 1e7 random bools ~27 us, one thread 2.7; NumPy 2.0); a full
+    # scan of 1e7 bytes takes ~1.25x the team's time (max of zeros 100 -> 126 us; NumPy 110-150)
+    meta, fn, parallel = _value_meta(it, spec.acc_dt.itemsize, mod, (out, aux, inp),
+                                     spec.stop is not None and spec.in_dt.itemsize == 1)
     if (not fn.overloads or COLD == "always") and not parallel and value_supported(spec, meta):
         args = (meta, out, aux, inp, np.float64(div))
         if _go_cold(fn, args, it.reduced_numel * it.result._numel):
