@@ -290,18 +290,20 @@ def test_argmax_first_occurrence_nan_ties_and_extremes(device):
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64", "bool"])
-@pytest.mark.parametrize("n", [1, 1023, 1024, 1025, 5000])
+@pytest.mark.parametrize("n", [1, 1023, 1024, 1025, 4097, 9000])
 def test_argmax_argmin_integer_rows_by_blocks(dtype, n):
-    """Integer / bool rows go by 1024-blocks (the block extremes, then the first index in
-    the first block holding the overall one): ties across and inside blocks, extremes at block
-    edges and the type's limits give NumPy's first index, for flat and row calls."""
+    """Integer / bool rows go by blocks of 4 KiB, at least 1024 elements (the block extremes,
+    then the first index in the first block holding the overall one): ties across and inside
+    blocks, extremes at block edges and the type's limits give NumPy's first index, for flat
+    and row calls."""
     rng = np.random.default_rng(n)
     info = None if dtype == "bool" else np.iinfo(dtype)
+    block = max(1024, 4096 // np.dtype(dtype).itemsize)
     lo, hi = (0, 2) if info is None else (max(info.min, -50), min(info.max, 50))
     a = rng.integers(lo, hi, (3, n)).astype(dtype)
     if info is not None and n > 3:
         a[0, [n - 1, n // 2]] = info.max            # a tie: the earlier block's index wins
-        a[1, [1023 % n, n - 1]] = info.min           # at a block edge, and last
+        a[1, [(block - 1) % n, n - 1]] = info.min    # at a block edge, and last
         a[2, :] = a[2, 0]                            # all equal: index 0
     t = tl.asarray(a)
     for op in ("argmax", "argmin"):
@@ -312,12 +314,13 @@ def test_argmax_argmin_integer_rows_by_blocks(dtype, n):
         assert fn(t).item() == ref(a)
 
 
-@pytest.mark.parametrize("n", [1, 63, 64, 65, 1100, 3000])
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 4200, 9000])
 def test_argmax_argmin_bool_rows_first_block_of_64(n):
-    """bool rows are scanned from a first block of 64 elements, then 1024-blocks: the one
+    """bool rows are scanned from a first block of 64 elements, then 4096-blocks: the one
     True (False for argmin) at each block edge, last, or nowhere gives NumPy's index, in
     every row of a 2-D call, in a flat call and reversed."""
-    spots = sorted({p for p in (0, 62, 63, 64, 65, 1087, 1088, 1089, n - 1) if p < n})
+    spots = sorted({p for p in (0, 62, 63, 64, 65, 4159, 4160, 4161, 8255, 8256, n - 1)
+                    if p < n})
     a = np.zeros((len(spots) + 1, n), bool)
     for row, p in enumerate(spots):
         a[row, p] = True
