@@ -615,6 +615,15 @@ def test_small_setitem_by_index_tensor(dtype):
                 with pytest.raises(IndexError, match="out of bounds"):
                     t[tl.asarray(np.array(bad, idx_dtype))] = scalar
                 np.testing.assert_array_equal(host(t), before)  # nothing written
+    big = np_values(dtype, (70000,), seed=3)     # above the grain: NumPy's assignment too
+    bidx = rng.integers(-70000, 70000, 40000)
+    t = make(big.copy(), dtype)
+    v = np_values(dtype, (bidx.size,), seed=4)
+    tv = tl.asarray(v).astype(tl.bfloat16) if dtype == "bfloat16" else tl.asarray(v)
+    t[tl.asarray(bidx)] = tv
+    want = big.copy()
+    want[bidx] = v
+    same(t, want)
     t = make(base.copy(), dtype)
     other = tl.asarray(rng.integers(0, 2, 3).astype(np.float64))  # another dtype: cast
     t[tl.asarray(np.array([1, 2, 5]))] = other

@@ -388,18 +388,19 @@ _NUMPY_TYPES = {d: np.dtype(d.name) for d in (
 
 
 def setitem_dense(t, key, value):
-    """``t[key] = value`` below the grain on the host, for ``key`` a 1-D int32 / int64 index
-    tensor over dim 0 (or a NumPy integer array: a list key the caller converted), a bool
-    mask of t's shape, on t's device, or an int or a slice over dim 0 (a Python scalar value
-    only); ``value`` a Python scalar already converted by setitem's rules, or a tensor of t's dtype that broadcasts to the indexed shape (one
-    element for a mask); key and value in other memory than t's: NumPy's assignment through
-    views of the storages (it checks every index before writing: an out-of-range index
-    writes nothing; repeated indices: the last write wins, as index_put's;
-    tests/ops/test_indexing.py holds NumPy to both). The general path plans the key, makes
-    the value a tensor and copies it before its kernel: x[idx] = v of 50 indices ~28 us,
-    x[mask] = 0.0 of 1e3 ~39 us, NumPy 0.2 / 1.8. Returns False (the general path runs, and
-    raises what it raises) for anything else: CPU streams or the profiler in use, bfloat16
-    (NumPy has none), broadcast targets, an out-of-range index."""
+    """``t[key] = value`` on the host, for ``key`` a 1-D int32 / int64 index tensor over dim 0
+    (or a NumPy integer array: a list key the caller converted) or a bool mask of t's shape,
+    on t's device, or an int or a slice over dim 0 (a Python scalar value only); ``value`` a
+    Python scalar already converted by setitem's rules, or a tensor of t's dtype that
+    broadcasts to the indexed shape (one element for a mask); key and value in other memory
+    than t's; below the grain, but for index arrays into a 1-D target at any size: NumPy's
+    assignment through views of the storages (it checks every index before writing: an
+    out-of-range index writes nothing; repeated indices: the last write wins, as
+    index_put's; tests/ops/test_indexing.py holds NumPy to both). The general path plans the
+    key, makes the value a tensor and copies it before its kernel: x[idx] = v of 50 indices
+    ~28 us, x[mask] = 0.0 of 1e3 ~39 us, NumPy 0.2 / 1.8. Returns False (the general path
+    runs, and raises what it raises) for anything else: CPU streams or the profiler in use,
+    bfloat16 (NumPy has none), broadcast targets, an out-of-range index."""
     npd = _NUMPY_TYPES.get(t._dtype)
     if npd is None or not t._shape or _streams._slow or 0 in t._strides:
         return False  # (a zero stride: the general path refuses writes to shared elements)
@@ -421,7 +422,12 @@ def setitem_dense(t, key, value):
             ix, count = strided_array(key, _NUMPY_TYPES[kd]), key._numel
         else:
             return False
-    if count is not None and count * (t._numel // t._shape[0] if t._shape[0] else 0) >= GRAIN:
+    inner = t._numel // t._shape[0] if t._shape[0] else 0
+    if count is not None and count * inner >= GRAIN and (inner != 1 or tk is slice):
+        # (element by element into a 1-D target, NumPy's assignment at any size: 5e5
+        # indices into 1e7 float32 / int64 1.0-1.05x NumPy's time this way, 1.4-1.75x on
+        # the general path's offsets and parallel scatter; row copies and slices keep the
+        # team above the grain)
         return False
     if type(value) is Tensor:
         if value._dtype is not t._dtype or value._storage is t._storage:
