@@ -112,6 +112,8 @@ def conv_int_list(x, op, name):
 
 
 def conv_float(x, op, name):
+    if type(x) is float:
+        return x  # (before the numbers.Real check, an ABC's: ~0.4 us)
     if isinstance(x, numbers.Real):
         return float(x)
     _fail(op, name, "a real number", x)
