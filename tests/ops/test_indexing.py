@@ -722,6 +722,31 @@ def test_large_masked_setitem_of_a_scalar(dtype):
         same(t, want)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float32", "int64", "complex128"])
+def test_big_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
+    """x[idx] of a 1-D source above the grain while the gather kernel is neither compiled
+    nor on disk (forced here) is NumPy's take: contiguous, stepped and reversed sources,
+    negative indices, an int32 index, a list key; an out-of-range index raises setitem's
+    IndexError naming it."""
+    from tensorlib.kernels.cpu import indexing as cpu_indexing
+    monkeypatch.setattr(cpu_indexing, "kernel_ready", lambda *a: False)
+    monkeypatch.setattr(cpu_indexing, "_ready", lambda *a: False)  # (no parallel twin yet)
+    rng = np.random.default_rng(11)
+    a = np_values(dtype, (90000,), seed=12)
+    t = tl.asarray(a)
+    idx = rng.integers(-30000, 30000, 50000)
+    for tv, av in ((t, a), (t[::3], a[::3]), (t[::-1], a[::-1])):
+        for key in (idx, idx.astype(np.int32)):
+            same(tv[tl.asarray(key)], av[key])
+    same(t[idx.tolist()], a[idx])
+    bad = idx.copy()
+    bad[777] = 90000
+    with pytest.raises(IndexError, match="index 90000 is out of bounds for dimension 0"):
+        t[tl.asarray(bad)]
+    with pytest.raises(IndexError, match="index 90000 is out of bounds for dimension 0"):
+        t[bad.tolist()]
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())
