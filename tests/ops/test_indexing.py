@@ -747,6 +747,29 @@ def test_big_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
         t[bad.tolist()]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "complex64"])
+def test_setitem_of_an_overflowing_python_float_is_quiet(dtype):
+    """A Python float beyond a narrow float type's range stores inf as fill_ does, by every
+    setitem path (index tensor, int key, slice, small and big mask), without NumPy's overflow
+    RuntimeWarning from its cast."""
+    import warnings
+    values = [1e300, -1e300, 65520.0, float("inf")]
+    if dtype == "complex64":
+        values += [complex(1, 1e39)]
+    for v in values:
+        want = tl.zeros((1,), dtype=getattr(tl, dtype)).fill_(v).numpy()[0]
+        for n, key in ((10, tl.asarray(np.array([1, 2]))), (10, 3), (10, slice(2, 5)),
+                       (10, tl.asarray(np.arange(10) % 2 == 0)),
+                       (20000, tl.asarray(np.arange(20000) % 2 == 0))):
+            t = tl.zeros((n,), dtype=getattr(tl, dtype))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                t[key] = v
+            got = t.numpy()[np.asarray(key.numpy() if isinstance(key, tl.Tensor) else
+                                       np.arange(n)[key])]
+            assert np.all(got == want) if np.ndim(got) else got == want, (v, key)
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())

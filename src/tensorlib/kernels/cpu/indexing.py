@@ -10,6 +10,7 @@ scatter only move bits, so they are specialised on the item size, not the dtype.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -407,6 +408,12 @@ _NUMPY_TYPES = {d: np.dtype(d.name) for d in (
     _dt.uint64, _dt.float16, _dt.float32, _dt.float64, _dt.complex64, _dt.complex128)}
 
 
+# the largest finite value of the narrow float types, whose cast from a Python float NumPy
+# would warn about when it overflows
+_NARROW_MAX = {np.dtype(n): float(np.finfo(f).max) for n, f in (
+    ("float16", np.float16), ("float32", np.float32), ("complex64", np.float32))}
+
+
 def setitem_dense(t, key, value):
     """``t[key] = value`` on the host, for ``key`` a 1-D int32 / int64 index tensor over dim 0
     (or a NumPy integer array: a list key the caller converted) or a bool mask of t's shape,
@@ -449,7 +456,12 @@ def setitem_dense(t, key, value):
         # the general path's offsets and parallel scatter; row copies and slices keep the
         # team above the grain)
         return False
-    if type(value) is Tensor:
+    if type(value) is not Tensor:
+        lim = _NARROW_MAX.get(npd)
+        if lim is not None and (abs(value.real) > lim or abs(value.imag) > lim) and \
+                math.isfinite(abs(value)):
+            return False  # (NumPy's cast would warn of the overflow; the general path: inf)
+    else:
         if value._dtype is not t._dtype or value._storage is t._storage:
             return False
         vs = value._shape
