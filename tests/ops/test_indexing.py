@@ -770,6 +770,28 @@ def test_setitem_of_an_overflowing_python_float_is_quiet(dtype):
             assert np.all(got == want) if np.ndim(got) else got == want, (v, key)
 
 
+def test_setitem_under_the_tracer_and_profiler_takes_the_general_path():
+    """While a dispatch key is set (the JIT tracer, the profiler), setitem's direct path
+    stands aside: a traced function writing into a traced tensor meets the tracer's own error,
+    as before the direct path, instead of a write the trace would not hold; the profiler sees
+    the general path's ops."""
+    x = tl.zeros((100,))
+    with tl.profiler.profile() as prof:
+        x[tl.asarray(np.array([1, 2]))] = 1.0
+        x[3] = 2.0
+    assert [e.name for e in prof.events()].count("fill_") >= 2
+    assert host(x)[[1, 2, 3]].tolist() == [1.0, 1.0, 2.0]
+    def f(x):
+        y = x * 2.0
+        y[3] = 7.0
+        y[tl.asarray(np.array([1, 2]))] = 5.0
+        return y + 1.0
+    x = tl.asarray(np.arange(8.0, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="trace"):
+        tl.jit.trace(f, (x,))
+    same(f(x), np.array([1, 6, 6, 8, 9, 11, 13, 15], np.float32))
+
+
 def test_setitem_value_aliases_target():
     a = np.arange(10.0)
     t = tl.asarray(a.copy())

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch.dispatcher import check_writable
-from ..dispatch.keys import backend_key_for
+from ..dispatch.keys import TLS_IN_USE, backend_key_for
 from ..dispatch.namespace import ops as _ops
 from ..dispatch.stub import get_stub
 from ..iterator import has_internal_overlap
@@ -205,7 +205,10 @@ def setitem(self: Tensor, key, value) -> None:
         _autograd_setitem(self, key, value)
         return
     check_writable(self, "__setitem__")  # ops check their written arguments in the dispatcher
-    if self._ks == _CPU_KEY and type(self) is Tensor and _setitem_small(self, key, value):
+    if self._ks == _CPU_KEY and type(self) is Tensor and not TLS_IN_USE[0] and \
+            _setitem_small(self, key, value):
+        # (while any thread has a dispatch key set, the tracer and the profiler see the
+        # general path's ops)
         return
     if _is_basic(key):
         # Same value rules (casts, range checks, broadcasting) as the advanced path.
