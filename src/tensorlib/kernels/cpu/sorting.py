@@ -600,6 +600,9 @@ def _sort_values(mod, dtype, raw, out, rows, n, desc, big, nthreads, cold=None):
             mod.fix_rows(raw, out, rows, n, desc)
 
 
+_NO_SORTER = np.zeros(1, np.int64)  # (read by no kernel: use_sorter is False with it)
+
+
 def searchsorted_kernel(x1, x2, sorter, out, right):
     """x1: contiguous 1-D (sorted, or sorted through ``sorter``: contiguous int64 indices
     already checked to be in range); x2: contiguous, same dtype; out: contiguous int64 of x2's
@@ -613,10 +616,11 @@ def searchsorted_kernel(x1, x2, sorter, out, right):
     b = raw_view(x2)
     o = kernel_array(out)[out._offset:out._offset + out.numel()]
     if sorter is None:
-        s, use = np.zeros(1, np.int64), False
+        s, use = _NO_SORTER, False
     else:
         s, use = kernel_array(sorter)[sorter._offset:sorter._offset + sorter.numel()], True
-    name = "search_parallel" if b.size * max(1, int(np.log2(a.size + 1))) >= PAR_GRAIN \
+    # (the number of halvings, floor(log2(len + 1)), in integer arithmetic)
+    name = "search_parallel" if b.size * max(1, (a.size + 1).bit_length() - 1) >= PAR_GRAIN \
         and _threads() > 1 else "search_serial"
     args = (a, s, use, b, o, bool(right))
     if name in mod.warm_paths or _full_ready(mod, name, ((name, args),), b.size):
