@@ -730,6 +730,7 @@ def test_big_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
     IndexError naming it."""
     from tensorlib.kernels.cpu import indexing as cpu_indexing
     monkeypatch.setattr(cpu_indexing, "kernel_ready", lambda *a: False)
+    monkeypatch.setattr(cpu_indexing, "_gathers_ready", set())
     monkeypatch.setattr(cpu_indexing, "_ready", lambda *a: False)  # (no parallel twin yet)
     rng = np.random.default_rng(11)
     a = np_values(dtype, (90000,), seed=12)

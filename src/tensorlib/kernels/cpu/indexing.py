@@ -239,6 +239,21 @@ def _take_raw(item, idx_dtype, work):
     return fn
 
 
+_gathers_ready: set = set()  # (gather kernel, word, index dtype) compiled or loaded
+
+
+def _gather_ready(fn, args, work, word, idx_dtype):
+    """cold_route.kernel_ready for a gather kernel, remembered once true (its check types
+    every argument: ~37 us for these)."""
+    key = (fn, word, idx_dtype)
+    if key in _gathers_ready:
+        return True
+    if kernel_ready(fn, args, work):
+        _gathers_ready.add(key)
+        return True
+    return False
+
+
 def _take_numpy(plan, ix, dst, src, idx):
     """dst <- the indexed dim of plan.src (ix.size elements ix.stride apart from
     plan.base_offset, in the raw words ``src``) at ``idx``, by NumPy's take; an out-of-range
@@ -274,7 +289,7 @@ def index(plan, out):
             par = _direct_module(True).gather_direct
             fn = par if _ready(fn, par, args, out._numel) else fn
         if pre.size == 1 and post.size == 1 and not cores.is_parallel(fn) and \
-                not kernel_ready(fn, args, out._numel):
+                not _gather_ready(fn, args, out._numel, src.dtype, t._dtype):
             # a first call while the gather is neither compiled nor on disk (~0.23 s to
             # compile): NumPy's take along the indexed dim, which checks every index (the
             # output is fresh memory: nothing else sees a partial write before it raises)
@@ -534,7 +549,7 @@ def getitem_dense(t, key):
         # One block of indices, no pre block: the run itself (no chunk loop to compile)
         args = (dst, src, idx, key._offset, t._shape[0], t._strides[0], t._offset, post, 0, 0,
                 nidx)
-        if not pk[0] and not kernel_ready(serial._direct_run, args, n):
+        if not pk[0] and not _gather_ready(serial._direct_run, args, n, src.dtype, kd):
             # a 1-D source while the run is neither compiled nor on disk (~0.23 s to compile):
             # NumPy's take (an out-of-range index: the general path raises)
             item = src.itemsize
