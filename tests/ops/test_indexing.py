@@ -729,8 +729,7 @@ def test_big_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
     negative indices, an int32 index, a list key; an out-of-range index raises setitem's
     IndexError naming it."""
     from tensorlib.kernels.cpu import indexing as cpu_indexing
-    monkeypatch.setattr(cpu_indexing, "kernel_ready", lambda *a: False)
-    monkeypatch.setattr(cpu_indexing, "_gathers_ready", set())
+    monkeypatch.setattr(cpu_indexing, "ready_once", lambda *a: False)
     monkeypatch.setattr(cpu_indexing, "_ready", lambda *a: False)  # (no parallel twin yet)
     rng = np.random.default_rng(11)
     a = np_values(dtype, (90000,), seed=12)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ...runtime.cpu import cores
 from ...runtime.cpu.numba_cache_load import load_cached
 
-__all__ = ["COLD_COST", "COLD_CALL_WORK", "loaded", "kernel_ready", "go_cold"]
+__all__ = ["COLD_COST", "COLD_CALL_WORK", "loaded", "kernel_ready", "ready_once", "go_cold"]
 
 COLD_COST = 4
 COLD_CALL_WORK = 1 << 16
@@ -45,6 +45,23 @@ def kernel_ready(disp, args, work) -> bool:
     rule above says so, and this call goes cold."""
     return loaded(disp, args) or cores.parallel_ready(
         cores.twins(disp), args, max(COLD_COST * work, COLD_CALL_WORK))
+
+
+_ready_keys: set = set()  # ready_once's keys whose kernel was found ready
+
+
+def ready_once(key, work, make) -> bool:
+    """kernel_ready(*make(), work) (``make``: the kernel and its arguments, built only while
+    the answer is not known), remembered under the caller's ``key`` (what fixes the kernel's
+    argument types: a dtype pair, an element width...) once true: kernel_ready types every
+    argument (~37 us for a gather's eleven), too much for a hot call."""
+    if key in _ready_keys:
+        return True
+    disp, args = make()
+    if kernel_ready(disp, args, work):
+        _ready_keys.add(key)
+        return True
+    return False
 
 
 _served_once: set = set()  # ``once`` kernels whose one cold call has run

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from .casting import kernel_array
-from .cold_route import kernel_ready
+from .cold_route import kernel_ready, ready_once
 from .indexing_source import (COMPACT_RAW_HEADER, COMPACT_RAW_SOURCE, COMPACT_SOURCE,
                               DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64, MOVE_SOURCE, NONZERO_SOURCE,
                               OFFSETS_SOURCE, TAKE_RAW_HEADER, TAKE_RAW_SOURCE)
@@ -239,32 +239,14 @@ def _take_raw(item, idx_dtype, work):
     return fn
 
 
-_gathers_ready: set = set()  # (gather kernel, word, index dtype) compiled or loaded
-
-
-def _gather_ready(fn, args, work, word, idx_dtype):
-    """cold_route.kernel_ready for a gather kernel, remembered once true (its check types
-    every argument: ~37 us for these)."""
-    key = (fn, word, idx_dtype)
-    if key in _gathers_ready:
-        return True
-    if kernel_ready(fn, args, work):
-        _gathers_ready.add(key)
-        return True
-    return False
-
-
-def _take_numpy(plan, ix, dst, src, idx):
-    """dst <- the indexed dim of plan.src (ix.size elements ix.stride apart from
-    plan.base_offset, in the raw words ``src``) at ``idx``, by NumPy's take; an out-of-range
-    index raises plan's IndexError."""
+def _take_along(dst, src, offset, size, stride, idx):
+    """dst <- NumPy's take at ``idx`` of the ``size`` elements ``stride`` apart from
+    ``offset`` in the raw words ``src`` (the gather kernels' first calls, while they are
+    neither compiled nor on disk); NumPy's IndexError for an out-of-range index (it checks
+    every one: dst is fresh memory, so a partial write before it raises is seen by no one)."""
     item = src.itemsize
-    along = np.ndarray((ix.size,), src.dtype, src, plan.base_offset * item, (ix.stride * item,))
-    try:
-        np.take(along, idx, out=dst, mode="raise")
-    except IndexError:
-        pos = int(np.flatnonzero((idx < -ix.size) | (idx >= ix.size))[0])
-        plan.raise_out_of_bounds(0, pos)
+    along = np.ndarray((size,), src.dtype, src, offset * item, (stride * item,))
+    np.take(along, idx, out=dst, mode="raise")
 
 
 def index(plan, out):
@@ -289,11 +271,15 @@ def index(plan, out):
             par = _direct_module(True).gather_direct
             fn = par if _ready(fn, par, args, out._numel) else fn
         if pre.size == 1 and post.size == 1 and not cores.is_parallel(fn) and \
-                not _gather_ready(fn, args, out._numel, src.dtype, t._dtype):
+                not ready_once((fn, src.dtype, t._dtype), out._numel, lambda: (fn, args)):
             # a first call while the gather is neither compiled nor on disk (~0.23 s to
-            # compile): NumPy's take along the indexed dim, which checks every index (the
-            # output is fresh memory: nothing else sees a partial write before it raises)
-            _take_numpy(plan, ix, dst, src, kernel_array(t)[t._offset:t._offset + t._numel])
+            # compile): NumPy's take along the indexed dim
+            idx = kernel_array(t)[t._offset:t._offset + t._numel]
+            try:
+                _take_along(dst, src, plan.base_offset, ix.size, ix.stride, idx)
+            except IndexError:
+                pos = int(np.flatnonzero((idx < -ix.size) | (idx >= ix.size))[0])
+                plan.raise_out_of_bounds(0, pos)
             return out
         bad = cores.run(fn, args)
         if bad >= 0:
@@ -549,14 +535,13 @@ def getitem_dense(t, key):
         # One block of indices, no pre block: the run itself (no chunk loop to compile)
         args = (dst, src, idx, key._offset, t._shape[0], t._strides[0], t._offset, post, 0, 0,
                 nidx)
-        if not pk[0] and not _gather_ready(serial._direct_run, args, n, src.dtype, kd):
+        if not pk[0] and not ready_once((serial._direct_run, src.dtype, kd), n,
+                                        lambda: (serial._direct_run, args)):
             # a 1-D source while the run is neither compiled nor on disk (~0.23 s to compile):
             # NumPy's take (an out-of-range index: the general path raises)
-            item = src.itemsize
-            along = np.ndarray((t._shape[0],), src.dtype, src, t._offset * item,
-                               (t._strides[0] * item,))
             try:
-                np.take(along, idx[key._offset:key._offset + nidx], out=dst, mode="raise")
+                _take_along(dst, src, t._offset, t._shape[0], t._strides[0],
+                            idx[key._offset:key._offset + nidx])
             except IndexError:
                 return None
             return out

@@ -34,7 +34,7 @@ from ...dtype_scalars import scalar_to_compute
 from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
 from .casting import kernel_array
-from .cold_route import kernel_ready
+from .cold_route import ready_once
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry, tile_meta
 
@@ -752,7 +752,6 @@ def copy_strided(dst, src):
     return dst
 
 
-_copy_nests: set = set()  # (source, destination dtype) whose copy loop nest is ready
 _META_SAMPLE = np.empty(0, np.int64)
 
 
@@ -760,16 +759,11 @@ def _copy_nest_ready(dst, src):
     """Whether the copy loop nest the full path runs for this dtype pair is compiled or on
     disk (cold_route's rule: until then NumPy's copy serves, and the nest compiles in the
     background once such copies repeat; compiling it at once made a first tl.repeat 0.42 s)."""
-    key = (src._dtype, dst._dtype)
-    if key in _copy_nests:
-        return True
-    mod = combination_module(COPY, "T", (src._dtype,), compute_dtype_for(src._dtype),
-                             dst._dtype)
-    if kernel_ready(mod.serial, (_META_SAMPLE, kernel_array(dst), kernel_array(src)),
-                    dst._numel):
-        _copy_nests.add(key)
-        return True
-    return False
+    def make():
+        mod = combination_module(COPY, "T", (src._dtype,), compute_dtype_for(src._dtype),
+                                 dst._dtype)
+        return mod.serial, (_META_SAMPLE, kernel_array(dst), kernel_array(src))
+    return ready_once(("copy nest", src._dtype, dst._dtype), dst._numel, make)
 
 
 run_pointwise.dense_runner = dense_runner
