@@ -91,14 +91,13 @@ def isin(x1, x2, /, *, invert=False):
         has_true, has_false = bool(tl.any(b)), not bool(tl.all(b))
         found = (tl.ones(a.shape, dtype=tl.bool, device=device) if has_true and has_false
                  else tl.asarray(a, copy=True) if has_true else tl.logical_not(a))
-    elif ct.kind in "iu" and a.size >= _ISIN_TABLE_MIN and \
-            (found := _isin_table(a, b)) is not None:
-        pass
     else:
-        s = tl.sort(b)
-        flat = tl.reshape(a, (-1,))
-        pos = tl.clip(tl.searchsorted(s, flat), 0, s.shape[0] - 1)
-        found = tl.reshape(tl.equal(tl.take(s, pos), flat), a.shape)
+        found = _isin_table(a, b) if ct.kind in "iu" and a.size >= _ISIN_TABLE_MIN else None
+        if found is None:
+            s = tl.sort(b)
+            flat = tl.reshape(a, (-1,))
+            pos = tl.clip(tl.searchsorted(s, flat), 0, s.shape[0] - 1)
+            found = tl.reshape(tl.equal(tl.take(s, pos), flat), a.shape)
     return tl.logical_not(found) if invert else found
 
 

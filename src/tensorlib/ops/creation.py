@@ -427,8 +427,7 @@ def _borrow_dense(arr):
             return None
         dtype = _NATIVE_DTYPES[npd] = _dt.from_numpy_dtype(npd)
     item = npd.itemsize
-    storage = Storage(arr.nbytes, _CPU, arr.ctypes.data, arr.reshape(-1).view(np.uint8),
-                      owner=arr)
+    storage, _ = Storage.from_buffer(arr)  # (a dense writeable array: one block, offset 0)
     return Tensor._make(storage, arr.shape, tuple([s // item for s in arr.strides]), 0, dtype)
 
 
