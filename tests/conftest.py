@@ -21,6 +21,9 @@ cores.DEFER_PARALLEL_COMPILE = False
 # workers on two cores: each would see the other as a busy neighbour and go serial). The rule
 # that sizes the team by the cores left free has tests of its own (test_cpu_cores.py).
 cores.FOLLOW_LOAD = False
+# ... nor after a pause (a test starting after another's set-up would get one thread): that
+# rule's tests turn it on.
+cores.IDLE_SERIAL = False
 
 
 @pytest.fixture
@@ -92,9 +95,9 @@ def team_launches(monkeypatch):
     names = []
     real = cores.call
 
-    def call(fn, args, team=0):
+    def call(fn, args, team=0, serial=None):
         names.append(getattr(fn, "__name__", repr(fn)))
-        return real(fn, args, team)
+        return real(fn, args, team, serial)
 
     monkeypatch.setattr(cores, "threads", lambda: 2)
     monkeypatch.setattr(cores, "call", call)

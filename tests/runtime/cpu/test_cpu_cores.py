@@ -303,8 +303,8 @@ def test_four_python_threads_run_big_ops_serially(fresh_cores, monkeypatch):
     monkeypatch.setattr(cores, "RECENT_S", 60.0)
     launched = []
     real_call = cores.call
-    monkeypatch.setattr(cores, "call", lambda fn, args, team=0: (launched.append(1),
-                                                                   real_call(fn, args, team))[1])
+    monkeypatch.setattr(cores, "call", lambda fn, args, team=0, serial=None: (
+        launched.append(1), real_call(fn, args, team, serial))[1])
     n = 1 << 19
     xs = [tl.asarray(np.full(n, float(i), np.float32)) for i in range(4)]
     errors, counts = [], [0] * 4
@@ -326,3 +326,103 @@ def test_four_python_threads_run_big_ops_serially(fresh_cores, monkeypatch):
         th.join(120)
     assert not errors and counts == [30] * 4
     assert len(launched) <= 12, f"{len(launched)} of 120 calls launched a thread team"
+
+
+@pytest.fixture
+def idle_rule(monkeypatch):
+    """The after-a-pause rule on, over a fake clock that the fake kernels advance; returns the
+    clock and the log of what ran: ("team", n) or ("serial",)."""
+    clock = {"now": 1000.0}
+    ran = []
+    threads = {"n": 0}
+    monkeypatch.setattr(cores, "IDLE_SERIAL", True)
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
+    monkeypatch.setattr(cores, "team_size", lambda: 2)
+    monkeypatch.setattr(cores, "STALL_S", float("inf"))
+    monkeypatch.setattr(cores, "_until", 0.0)
+    monkeypatch.setattr(cores, "_mono", lambda: clock["now"])
+    monkeypatch.setattr(cores, "_perf", lambda: clock["now"])
+    monkeypatch.setattr(cores, "use_threads", lambda n: threads.__setitem__("n", n))
+    for name, value in (("_team_end", float("-inf")), ("_call_end", float("-inf")),
+                        ("_wake_loses", True), ("_waking", None), ("_awake", {})):
+        monkeypatch.setattr(cores, name, value)
+
+    def kernel(seconds, wake=0.0):
+        """A parallel kernel taking ``seconds`` (plus ``wake`` when it wakes a sleeping
+        team), and its serial twin (twice the time)."""
+        def par():
+            asleep = clock["now"] - cores._team_end >= cores.IDLE_S
+            clock["now"] += seconds + (wake if asleep and threads["n"] > 1 else 0.0)
+            ran.append(("team", threads["n"]))
+
+        def ser():
+            clock["now"] += 2 * seconds
+            ran.append(("serial",))
+        return par, ser
+    return clock, ran, kernel
+
+
+def test_a_call_after_a_pause_runs_serially_while_waking_loses(idle_rule):
+    clock, ran, kernel = idle_rule
+    par, ser = kernel(2e-4, wake=7e-3)
+    cores.call(par, (), serial=ser)           # the first call of a burst: one thread
+    cores.call(par, (), serial=ser)           # the next within IDLE_S: the team wakes (7 ms)
+    cores.call(par, (), serial=ser)           # awake
+    assert ran == [("serial",), ("team", 2), ("team", 2)]
+    assert cores._wake_loses                  # 7.2 ms against 2 x 0.2 ms awake
+    clock["now"] += 0.1                       # a pause: the team sleeps
+    cores.call(par, (), serial=ser)
+    assert ran[-1] == ("serial",)
+    clock["now"] += 0.1
+    cores.call(par, ())                       # no serial twin given: the kernel on one thread
+    assert ran[-1] == ("team", 1)
+
+
+def test_a_wake_that_pays_turns_the_rule_off_until_one_loses(idle_rule):
+    clock, ran, kernel = idle_rule
+    par, ser = kernel(2e-3, wake=1e-4)        # a cheap wake, a long kernel
+    for _ in range(3):
+        cores.call(par, (), serial=ser)       # serial, wake (judged at the next call), awake
+    assert ran == [("serial",), ("team", 2), ("team", 2)] and not cores._wake_loses
+    clock["now"] += 0.1
+    cores.call(par, (), serial=ser)           # after a pause the team wakes: it pays
+    assert ran[-1] == ("team", 2) and not cores._wake_loses
+    slow, slow_ser = kernel(2e-3, wake=9e-3)
+    cores.call(slow, (), serial=slow_ser)     # awake history for this kernel
+    clock["now"] += 0.1
+    cores.call(slow, (), serial=slow_ser)     # this wake took 11 ms > 2 x 2 ms: it loses
+    assert ran[-1] == ("team", 2) and cores._wake_loses
+    clock["now"] += 0.1
+    cores.call(slow, (), serial=slow_ser)
+    assert ran[-1] == ("serial",)
+
+
+def test_the_rule_off_always_launches_the_team(idle_rule, monkeypatch):
+    clock, ran, kernel = idle_rule
+    monkeypatch.setattr(cores, "IDLE_SERIAL", False)
+    par, ser = kernel(2e-4, wake=7e-3)
+    for _ in range(2):
+        clock["now"] += 0.1
+        cores.call(par, (), serial=ser)
+    assert ran == [("team", 2), ("team", 2)]
+
+
+def test_big_ops_after_pauses_get_right_answers(fresh_cores, monkeypatch):
+    """The rule on with real time: a pointwise op above the parallel grain after a pause runs
+    the serial twin (the team stays asleep), the next one the team, with the same bits."""
+    monkeypatch.setattr(cores, "IDLE_SERIAL", True)
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
+    monkeypatch.setattr(cores, "_wake_loses", True)
+    monkeypatch.setattr(cores, "_call_end", float("-inf"))
+    monkeypatch.setattr(cores, "_team_end", float("-inf"))
+    n = 1 << 19
+    x = np.linspace(-3, 3, n, dtype=np.float32)
+    t = tl.asarray(x)
+    time.sleep(2 * cores.IDLE_S)
+    first = tl.exp(t).numpy()
+    assert cores._team_end == float("-inf")  # no team launched
+    second = tl.exp(t).numpy()
+    if cores.team_size() > 1:
+        assert cores._team_end > float("-inf")
+    np.testing.assert_array_equal(first, second)
+    np.testing.assert_allclose(first, np.exp(x), rtol=4e-7)  # (NumPy: ~1 ulp)

@@ -92,7 +92,7 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat, reads_out=()):
             twins = cores.twins(combination_module(info, kinds, dtypes, compute, out_dtype,
                                                    reads_out).flat_parallel, flat)
         if cores.team_ready(twins, args, n):
-            cores.call(twins.parallel, args)
+            cores.call(twins.parallel, args, serial=flat)
         else:
             flat(*args)
         return like(st, tensors[0], out_dtype) if into is None else into

@@ -16,6 +16,9 @@ the machine's CPU time from /proc/stat minus this process's own, over windows of
 SAMPLE_S): with one busy loop on 2 cores a kernel runs on one thread and never waits for the
 second. ``FOLLOW_LOAD = False`` (or TENSORLIB_CPU_FOLLOW_LOAD=0) turns that off.
 
+A team left idle goes to sleep, and waking it can cost more than the call (ms on a VM): the
+first call after a pause runs on one thread while wakes are seen to lose (``IDLE_S`` below).
+
 Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
 calls run a serial kernel and the parallel variant compiles in the background
 (:func:`parallel_ready`: a thread that has a child process compile it when it can,
@@ -34,6 +37,7 @@ from types import SimpleNamespace
 
 __all__ = ["call", "run", "is_parallel", "threads", "use_threads", "team_size", "busy",
            "taken_cores", "FOLLOW_LOAD", "SAMPLE_S", "parallel_ready", "team_ready", "STALL_S",
+           "IDLE_SERIAL", "IDLE_S",
            "PARALLEL_WORK", "blas_call", "BLAS_PARALLEL_WORK", "blas_team_spinning", "twins"]
 
 STALL_S = 0.001          # off-CPU time during one parallel kernel that counts as a stall
@@ -108,12 +112,17 @@ except (AttributeError, ValueError, OSError):
     _CLK_TCK = 100
 
 
+_stat_fd = []  # /proc/stat's descriptor, kept open: a read after a pause cost 40 us, an
+#               open and read 125 us (after 0.1 s idle on a 2-vCPU VM: every call then samples)
+
+
 def _machine_busy_s():
     """CPU seconds all CPUs spent busy since boot (/proc/stat: user, nice, system, irq,
     softirq, steal), or None where there is no /proc/stat."""
     try:
-        with open("/proc/stat", "rb") as f:
-            fields = f.readline().split()[1:9]
+        if not _stat_fd:
+            _stat_fd.append(os.open("/proc/stat", os.O_RDONLY))
+        fields = os.pread(_stat_fd[0], 256, 0).split(b"\n", 1)[0].split()[1:9]
         ticks = sum(map(int, fields)) - int(fields[3]) - int(fields[4])  # less idle, iowait
     except (OSError, ValueError, IndexError):
         return None
@@ -161,10 +170,13 @@ def use_threads(n: int) -> None:
         _tls.threads = n
 
 
-def call(fn, args, team: int = 0):
+def call(fn, args, team: int = 0, serial=None):
     """``fn(*args)`` for a parallel kernel ``fn``, on ``team`` threads (0: all), or on one
-    thread while the machine is busy; a stall starts (or lengthens) the one-thread cool-down."""
-    if _mono() < _until:
+    thread while the machine is busy or after a pause that put the team to sleep (see
+    IDLE_S; then ``serial(*args)`` where the caller gives ``fn``'s serial twin); a stall
+    starts (or lengthens) the one-thread cool-down."""
+    start = _mono()
+    if start < _until:
         use_threads(1)
         return fn(*args)
     n = _free_team(team or team_size())
@@ -174,12 +186,67 @@ def call(fn, args, team: int = 0):
         callers = len(_active)
         if callers > 1:
             n = max(1, n // callers)  # several Python threads share the free cores
-        use_threads(n)
         if n == 1:
+            use_threads(1)
             return fn(*args)
-        return _timed(fn, args)
+        return _team_call(fn, args, n, start, serial)
     finally:
         _active.discard(me)
+
+
+# ---- a team that went to sleep
+# OpenMP's team threads spin for a while after a parallel region, then sleep. Waking them can
+# cost far more than the region: on a 2-vCPU VM (libgomp's default wait policy) the first
+# region after a pause of >= ~20 ms took 6-8 ms wherever the region was short (a 2e6-element
+# add: 0.2 ms with the team awake; PyTorch's kernels on that VM the same; its length follows
+# GOMP_SPINCOUNT; OMP_WAIT_POLICY=passive avoids it at 40-70 us more per region:
+# benchmarks/idle_gaps_cpu.py), and after shorter pauses a wake still cost ~0.3 ms. So the
+# first call after a pause (no call through here for IDLE_S) runs on one thread while waking
+# the team is seen to lose: a script calling a big op now and then pays the op's serial time,
+# not the wake; a second call within IDLE_S (a loop) wakes the team, paying the wake once per
+# burst as before. A wake loses when the call that woke the team took longer than its kernel's
+# call with the team awake (its last one, else its next) times the threads: more than one
+# thread alone would have. Until a wake is seen to pay, waking is assumed to lose (a machine
+# whose wakes are cheap loses one op's speed-up per pause until then).
+# IDLE_SERIAL = False (TENSORLIB_CPU_IDLE_SERIAL=0) turns the rule off.
+IDLE_SERIAL = os.environ.get("TENSORLIB_CPU_IDLE_SERIAL", "1").strip() != "0"
+IDLE_S = 0.01            # a team idle this long counts as asleep (on that VM: 10 ms no stall)
+_team_end = float("-inf")  # when the last region with a team ended
+_call_end = float("-inf")  # when the last call through _team_call ended (team or one thread)
+_wake_loses = True       # what the last measured wake showed (none yet: assumed)
+_waking = None           # (kernel, seconds, threads) of a wake not measured yet
+_awake: dict = {}        # kernel -> seconds of its last call with the team awake
+
+
+def _team_call(fn, args, n, start, serial):
+    """call()'s launch of ``fn(*args)`` on ``n`` > 1 threads, or on one after a pause while
+    waking the team loses (see above); measures the wakes."""
+    global _team_end, _call_end, _wake_loses, _waking
+    asleep = start - _team_end >= IDLE_S
+    if asleep and _wake_loses and IDLE_SERIAL and start - _call_end >= IDLE_S:
+        if serial is None:
+            use_threads(1)
+        try:
+            return (serial or fn)(*args)
+        finally:
+            _call_end = _mono()
+    use_threads(n)
+    w0 = _perf()
+    result = _timed(fn, args)
+    took = _perf() - w0
+    _team_end = _call_end = _mono()
+    if asleep:
+        awake = _awake.get(fn)
+        if awake is None:
+            _waking = (fn, took, n)
+        else:
+            _wake_loses = took > awake * n
+    else:
+        _awake[fn] = took
+        if _waking is not None and _waking[0] is fn:
+            _wake_loses = _waking[1] > took * _waking[2]
+            _waking = None
+    return result
 
 
 _parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher

@@ -1,0 +1,104 @@
+"""Big ops called after an idle pause (a script doing I/O or printing between ops, an
+interactive session, a Dask task arriving): tensorlib against NumPy (and PyTorch-CPU when
+installed), per pause length.
+
+    PYTHONPATH=src python benchmarks/idle_gaps_cpu.py [--gaps 0,0.001,0.01,0.1] [--reps 7]
+    OMP_WAIT_POLICY=passive PYTHONPATH=src python benchmarks/idle_gaps_cpu.py   # the other policy
+
+Before each timed call the process sleeps for the pause; the figure is the median call time.
+Back-to-back benchmarks (pause 0) keep the OpenMP team of the parallel kernels spinning; after
+a longer pause its threads sleep, and waking them can cost more than the op (measured on a
+2-vCPU VM: ~7 ms after pauses of 20 ms and more with libgomp's default wait policy, for
+tensorlib's parallel kernels and PyTorch's alike; see docs/benchmarks.md). The policy in force
+is printed: libgomp reads OMP_WAIT_POLICY / GOMP_SPINCOUNT when it loads, so set them in the
+environment of the run.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+
+import tensorlib as tl
+
+try:  # an optional baseline column
+    import torch
+except ImportError:
+    torch = None
+
+
+def _cases(n, rng):
+    a = rng.random(n).astype(np.float32)
+    b = rng.random(n).astype(np.float32)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    cases = {
+        "add": (lambda: ta + tb, lambda: a + b),
+        "multiply scalar": (lambda: ta * 3.0, lambda: a * np.float32(3.0)),
+        "exp": (lambda: tl.exp(ta), lambda: np.exp(a)),
+        "sum": (lambda: tl.sum(ta), lambda: a.sum()),
+        "max": (lambda: tl.max(ta), lambda: a.max()),
+    }
+    if torch is not None:
+        pa, pb = torch.from_numpy(a), torch.from_numpy(b)
+        extra = {"add": lambda: pa + pb, "multiply scalar": lambda: pa * 3.0,
+                 "exp": lambda: torch.exp(pa), "sum": lambda: pa.sum(), "max": lambda: pa.max()}
+        cases = {k: v + (extra[k],) for k, v in cases.items()}
+    return cases
+
+
+def _median_after(fn, gap, reps):
+    if not gap:
+        for _ in range(3):
+            fn()  # back to back: after the previous column's pauses, the team woken first
+    times = []
+    for _ in range(reps):
+        if gap:
+            time.sleep(gap)
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gaps", default="0,0.001,0.01,0.1", help="pauses in seconds")
+    ap.add_argument("--sizes", default="3e5,2e6")
+    ap.add_argument("--reps", type=int, default=7)
+    args = ap.parse_args(argv)
+    gaps = [float(g) for g in args.gaps.split(",")]
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    policy = ", ".join(f"{k}={os.environ[k]}" for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+                       if k in os.environ) or "libgomp's default"
+    print(f"OpenMP wait policy: {policy}; {os.cpu_count()} CPUs; float32; median of "
+          f"{args.reps} calls, each after the pause")
+    head = "  ".join(["tensorlib", "numpy"] + (["torch"] if torch is not None else []))
+    rng = np.random.default_rng(0)
+    ratios = {g: [] for g in gaps}
+    for n in sizes:
+        cases = _cases(n, rng)
+        for fns in cases.values():
+            for fn in fns:
+                for _ in range(20):
+                    fn()  # compiled, the team started
+        print(f"\n{n:.0e} elements   pause -> us: {head}   (tensorlib / numpy)")
+        for name, fns in cases.items():
+            cells = []
+            for gap in gaps:
+                t = [_median_after(fn, gap, args.reps) for fn in fns]
+                ratios[gap].append(t[0] / t[1])
+                cells.append(f"{gap * 1e3:g} ms: " + " / ".join(f"{x * 1e6:.0f}" for x in t)
+                             + f" ({t[0] / t[1]:.2f})")
+            print(f"  {name:16s} " + "   ".join(cells))
+    print("\ntensorlib / numpy per pause, geomean / worst:")
+    for gap in gaps:
+        r = ratios[gap]
+        print(f"  {gap * 1e3:g} ms: {math.exp(sum(map(math.log, r)) / len(r)):.2f} / "
+              f"{max(r):.2f}")
+
+
+if __name__ == "__main__":
+    main()
