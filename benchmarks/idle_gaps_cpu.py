@@ -34,17 +34,31 @@ def _cases(n, rng):
     a = rng.random(n).astype(np.float32)
     b = rng.random(n).astype(np.float32)
     ta, tb = tl.asarray(a), tl.asarray(b)
+    idx = rng.integers(0, n, n)
+    tidx = tl.asarray(idx)
+    rows = a.reshape(-1, 500)
+    trows = tl.asarray(rows)
     cases = {
         "add": (lambda: ta + tb, lambda: a + b),
         "multiply scalar": (lambda: ta * 3.0, lambda: a * np.float32(3.0)),
         "exp": (lambda: tl.exp(ta), lambda: np.exp(a)),
         "sum": (lambda: tl.sum(ta), lambda: a.sum()),
         "max": (lambda: tl.max(ta), lambda: a.max()),
+        "take": (lambda: ta[tidx], lambda: a[idx]),
+        "boolean mask": (lambda: ta[ta > 0.5], lambda: a[a > 0.5]),
+        "softmax rows": (lambda: tl.softmax(trows, axis=-1),
+                         lambda: (e := np.exp(rows - rows.max(-1, keepdims=True)))
+                         / e.sum(-1, keepdims=True)),
+        "transpose copy": (lambda: trows.T.contiguous(), lambda: np.ascontiguousarray(rows.T)),
     }
     if torch is not None:
         pa, pb = torch.from_numpy(a), torch.from_numpy(b)
+        pidx, prows = torch.from_numpy(idx), torch.from_numpy(rows)
         extra = {"add": lambda: pa + pb, "multiply scalar": lambda: pa * 3.0,
-                 "exp": lambda: torch.exp(pa), "sum": lambda: pa.sum(), "max": lambda: pa.max()}
+                 "exp": lambda: torch.exp(pa), "sum": lambda: pa.sum(), "max": lambda: pa.max(),
+                 "take": lambda: pa[pidx], "boolean mask": lambda: pa[pa > 0.5],
+                 "softmax rows": lambda: torch.softmax(prows, -1),
+                 "transpose copy": lambda: prows.T.contiguous()}
         cases = {k: v + (extra[k],) for k, v in cases.items()}
     return cases
 
