@@ -383,7 +383,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             meta = np.array((1, n, 1, s0, 0, a._offset), np.int64)
             kargs = (meta, st.typed(np_out), a._storage.typed(np_in), *vals)
         if n >= grain and cores.team_ready(mod, kargs, n):
-            cores.call(mod.parallel, kargs)
+            cores.call(mod.parallel, kargs, serial=mod.serial)
         else:
             mod.serial(*kargs)
         return Tensor._make(st, (n,), (1,), 0, out_dtype)
@@ -471,7 +471,7 @@ def layout_runner(info, it, scalar_pos, into=False):
             target = dst._storage.typed(np_out)
         kargs = (meta, target, *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
         if big and cores.team_ready(mod, kargs, n):
-            cores.call(mod.parallel, kargs)
+            cores.call(mod.parallel, kargs, serial=mod.serial)
         else:
             mod.serial(*kargs)
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
@@ -487,7 +487,7 @@ def layout_runner(info, it, scalar_pos, into=False):
         fargs = (n, o, *[t._storage._ptr + b for t, b in zip(ts, starts[1:])], *vals)
         # (the combination's module only where its team may run)
         if big and cores.team_ready(loops.twins(), fargs, n):
-            cores.call(loops.module().flat_parallel, fargs)
+            cores.call(loops.module().flat_parallel, fargs, serial=loops.flat)
         else:
             loops.flat(*fargs)
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
