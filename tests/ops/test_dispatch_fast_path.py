@@ -545,3 +545,57 @@ def test_threads_start_at_the_grain_of_the_ops_cost(op, team, team_launches):
         got = op(*args)
         assert np.array_equal(_bits(got), _bits(ref))
     assert bool(team_launches) == team
+
+
+def test_a_costly_ops_grain_follows_its_time_per_element(monkeypatch):
+    """The dense runner of a compute-bound op lowers its grain to where its flat loop would
+    take TEAM_PAYS_S on one thread, by the cheapest time per element it has seen (within
+    MIN_GRAIN and the op's grain); a memory-bound op keeps its grain and is not timed."""
+    from tensorlib.dispatch.registration import POINTWISE
+    from tensorlib.kernels.cpu import pointwise_fast as pf
+    from tensorlib.kernels.cpu.pointwise import WIDE_GRAIN
+    clock = [0.0]
+    monkeypatch.setattr(pf, "_perf", lambda: clock[0])
+    costs = []
+
+    def flat(n, *addresses):
+        clock[0] += n * costs.pop(0)
+    state, timed = pf._grain_probe(POINTWISE["pow"], flat)
+    assert state[0] == WIDE_GRAIN
+    costs[:] = [4e-9, 8e-9, 1e-9, 1e-11]
+    timed(50000)                        # 4 ns an element: 40 us at 10,000 elements
+    assert abs(state[0] - pf.TEAM_PAYS_S / 4e-9) < 2
+    timed(50000)                        # a slower call changes nothing
+    assert abs(state[0] - pf.TEAM_PAYS_S / 4e-9) < 2
+    timed(50000)                        # cheaper: a higher grain
+    assert abs(state[0] - pf.TEAM_PAYS_S / 1e-9) < 2
+    timed(50000)                        # never above the op's own grain
+    assert state[0] == WIDE_GRAIN
+    costs[:] = [1e-6]
+    state, timed = pf._grain_probe(POINTWISE["pow"], flat)
+    timed(50000)
+    assert state[0] == pf.MIN_GRAIN     # nor below MIN_GRAIN
+    state, plain = pf._grain_probe(POINTWISE["add"], flat)
+    assert plain is flat and state[0] == GRAIN
+
+
+def test_a_costly_op_runs_on_the_team_below_its_grain(team_launches, monkeypatch):
+    """float64 pow over 50,000 elements (a few ns an element on one core: far below
+    TEAM_PAYS_S's worth of elements) moves to the team after its first timed call, bit for
+    bit the one-thread result."""
+    from tensorlib.kernels.cpu.pointwise import WIDE_GRAIN
+    from tensorlib.runtime.cpu import streams
+    # (no stream queues work here; an earlier test's streams leave the runners on their
+    # recording calls, which are not timed)
+    monkeypatch.setattr(streams, "_slow", False)
+    n = 50000
+    assert n < WIDE_GRAIN
+    rng = np.random.default_rng(5)
+    x = tl.asarray(rng.random(n) + 0.5)
+    y = tl.asarray(rng.random(n) * 3)
+    ref = tl.pow(x, y, out=tl.empty((n,), dtype=tl.float64))
+    team_launches.clear()
+    got = [tl.pow(x, y) for _ in range(HOT_CALLS + 3)]
+    assert "flat_parallel" in team_launches
+    for g in got:
+        assert np.array_equal(_bits(g), _bits(ref))
