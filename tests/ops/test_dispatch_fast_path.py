@@ -562,11 +562,11 @@ def test_a_costly_ops_grain_follows_its_time_per_element(monkeypatch):
         clock[0] += n * costs.pop(0)
     state, timed = pf._grain_probe(POINTWISE["pow"], flat)
     assert state[0] == WIDE_GRAIN
-    costs[:] = [4e-9, 8e-9, 1e-9, 1e-11]
-    timed(50000)                        # 4 ns an element: 40 us at 10,000 elements
-    assert abs(state[0] - pf.TEAM_PAYS_S / 4e-9) < 2
+    costs[:] = [2e-9, 4e-9, 1e-9, 1e-11]
+    timed(50000)                        # 2 ns an element: TEAM_PAYS_S at 12,500 elements
+    assert abs(state[0] - pf.TEAM_PAYS_S / 2e-9) < 2
     timed(50000)                        # a slower call changes nothing
-    assert abs(state[0] - pf.TEAM_PAYS_S / 4e-9) < 2
+    assert abs(state[0] - pf.TEAM_PAYS_S / 2e-9) < 2
     timed(50000)                        # cheaper: a higher grain
     assert abs(state[0] - pf.TEAM_PAYS_S / 1e-9) < 2
     timed(50000)                        # never above the op's own grain
