@@ -330,8 +330,9 @@ def test_four_python_threads_run_big_ops_serially(fresh_cores, monkeypatch):
 
 @pytest.fixture
 def idle_rule(monkeypatch):
-    """The after-a-pause rule on, over a fake clock that the fake kernels advance; returns the
-    clock and the log of what ran: ("team", n) or ("serial",)."""
+    """The after-a-pause rule on, over a fake clock that the fake kernels advance (times in
+    powers of two: the rent's sums are exact); returns the clock, the log of what ran
+    (("team", n) or ("serial",)) and a maker of kernels."""
     clock = {"now": 1000.0}
     ran = []
     threads = {"n": 0}
@@ -344,7 +345,8 @@ def idle_rule(monkeypatch):
     monkeypatch.setattr(cores, "_perf", lambda: clock["now"])
     monkeypatch.setattr(cores, "use_threads", lambda n: threads.__setitem__("n", n))
     for name, value in (("_team_end", float("-inf")), ("_call_end", float("-inf")),
-                        ("_wake_loses", True), ("_waking", None), ("_awake", {})):
+                        ("_wake_loses", True), ("_wake_cost", 2.0 ** -9), ("_rent_left", 0.0),
+                        ("_waking", None), ("_awake", {})):
         monkeypatch.setattr(cores, name, value)
 
     def kernel(seconds, wake=0.0):
@@ -362,36 +364,40 @@ def idle_rule(monkeypatch):
     return clock, ran, kernel
 
 
-def test_a_call_after_a_pause_runs_serially_while_waking_loses(idle_rule):
+def test_after_a_pause_calls_run_serially_until_they_spent_a_wake(idle_rule):
     clock, ran, kernel = idle_rule
-    par, ser = kernel(2e-4, wake=7e-3)
-    cores.call(par, (), serial=ser)           # the first call of a burst: one thread
-    cores.call(par, (), serial=ser)           # the next within IDLE_S: the team wakes (7 ms)
-    cores.call(par, (), serial=ser)           # awake
-    assert ran == [("serial",), ("team", 2), ("team", 2)]
-    assert cores._wake_loses                  # 7.2 ms against 2 x 0.2 ms awake
-    clock["now"] += 0.1                       # a pause: the team sleeps
-    cores.call(par, (), serial=ser)
-    assert ran[-1] == ("serial",)
+    par, ser = kernel(2.0 ** -12, wake=2.0 ** -7)  # awake 0.24 ms, one thread 0.49, wake 7.8
+    for _ in range(6):
+        cores.call(par, (), serial=ser)
+    # the first wake cost is taken as 2**-9 s: four serial calls, then the team wakes (its
+    # verdict at the next call, awake: 7.8 ms lost against 2 x 0.24 ms)
+    assert ran == [("serial",)] * 4 + [("team", 2)] * 2
+    assert cores._wake_loses and cores._wake_cost == 2.0 ** -7
+    ran.clear()
+    clock["now"] += 0.1                            # a pause: the team sleeps
+    for _ in range(18):
+        cores.call(par, (), serial=ser)
+    assert ran == [("serial",)] * 16 + [("team", 2)] * 2  # 7.8 ms of serial calls first
+    ran.clear()
     clock["now"] += 0.1
-    cores.call(par, ())                       # no serial twin given: the kernel on one thread
-    assert ran[-1] == ("team", 1)
+    cores.call(par, ())                            # no serial twin: the kernel on one thread
+    assert ran == [("team", 1)]
 
 
 def test_a_wake_that_pays_turns_the_rule_off_until_one_loses(idle_rule):
     clock, ran, kernel = idle_rule
-    par, ser = kernel(2e-3, wake=1e-4)        # a cheap wake, a long kernel
+    par, ser = kernel(2.0 ** -9, wake=2.0 ** -13)  # a long kernel, a cheap wake
     for _ in range(3):
-        cores.call(par, (), serial=ser)       # serial, wake (judged at the next call), awake
+        cores.call(par, (), serial=ser)            # serial (rent spent), wake, awake
     assert ran == [("serial",), ("team", 2), ("team", 2)] and not cores._wake_loses
     clock["now"] += 0.1
-    cores.call(par, (), serial=ser)           # after a pause the team wakes: it pays
+    cores.call(par, (), serial=ser)                # after a pause the team wakes: it pays
     assert ran[-1] == ("team", 2) and not cores._wake_loses
-    slow, slow_ser = kernel(2e-3, wake=9e-3)
-    cores.call(slow, (), serial=slow_ser)     # awake history for this kernel
+    slow, slow_ser = kernel(2.0 ** -9, wake=2.0 ** -7)
+    cores.call(slow, (), serial=slow_ser)          # awake: this kernel's awake time
     clock["now"] += 0.1
-    cores.call(slow, (), serial=slow_ser)     # this wake took 11 ms > 2 x 2 ms: it loses
-    assert ran[-1] == ("team", 2) and cores._wake_loses
+    cores.call(slow, (), serial=slow_ser)          # a wake of 9.8 ms against 2 x 2 ms: it loses
+    assert ran[-1] == ("team", 2) and cores._wake_loses and cores._wake_cost == 2.0 ** -7
     clock["now"] += 0.1
     cores.call(slow, (), serial=slow_ser)
     assert ran[-1] == ("serial",)
@@ -400,7 +406,7 @@ def test_a_wake_that_pays_turns_the_rule_off_until_one_loses(idle_rule):
 def test_the_rule_off_always_launches_the_team(idle_rule, monkeypatch):
     clock, ran, kernel = idle_rule
     monkeypatch.setattr(cores, "IDLE_SERIAL", False)
-    par, ser = kernel(2e-4, wake=7e-3)
+    par, ser = kernel(2.0 ** -12, wake=2.0 ** -7)
     for _ in range(2):
         clock["now"] += 0.1
         cores.call(par, (), serial=ser)
@@ -413,6 +419,7 @@ def test_big_ops_after_pauses_get_right_answers(fresh_cores, monkeypatch):
     monkeypatch.setattr(cores, "IDLE_SERIAL", True)
     monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
     monkeypatch.setattr(cores, "_wake_loses", True)
+    monkeypatch.setattr(cores, "_wake_cost", 1e-9)  # one call's rent: the next wakes the team
     monkeypatch.setattr(cores, "_call_end", float("-inf"))
     monkeypatch.setattr(cores, "_team_end", float("-inf"))
     n = 1 << 19

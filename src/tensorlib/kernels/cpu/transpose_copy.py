@@ -67,5 +67,5 @@ def copy_transposed(out, src, lay, grain) -> bool:
     numel = n0 * n1
     if numel >= grain and cores.team_ready(_kernels, args, numel):
         fn = _kernels.parallel
-    launch(fn, "copy", out, (src,), *args)
+    launch(fn, "copy", out, (src,), *args, serial=_kernels.serial)
     return True

@@ -200,20 +200,24 @@ def call(fn, args, team: int = 0, serial=None):
 # region after a pause of >= ~20 ms took 6-8 ms wherever the region was short (a 2e6-element
 # add: 0.2 ms with the team awake; PyTorch's kernels on that VM the same; its length follows
 # GOMP_SPINCOUNT; OMP_WAIT_POLICY=passive avoids it at 40-70 us more per region:
-# benchmarks/idle_gaps_cpu.py), and after shorter pauses a wake still cost ~0.3 ms. So the
-# first call after a pause (no call through here for IDLE_S) runs on one thread while waking
-# the team is seen to lose: a script calling a big op now and then pays the op's serial time,
-# not the wake; a second call within IDLE_S (a loop) wakes the team, paying the wake once per
-# burst as before. A wake loses when the call that woke the team took longer than its kernel's
+# benchmarks/idle_gaps_cpu.py), and after shorter pauses a wake still cost ~0.3 ms. So after
+# a pause (no call through here for IDLE_S) calls run on one thread while waking the team is
+# seen to lose, until they have spent what the last losing wake cost on one thread (ski
+# rental: a loop pays at most about twice the wake once per burst; a script calling an op now
+# and then, one op's kernels in a row included, pays their serial time, not the wake); then
+# the team wakes. A wake loses when the call that woke the team took longer than its kernel's
 # call with the team awake (its last one, else its next) times the threads: more than one
-# thread alone would have. Until a wake is seen to pay, waking is assumed to lose (a machine
-# whose wakes are cheap loses one op's speed-up per pause until then).
+# thread alone would have. Until a wake is seen to pay, waking is assumed to lose, at
+# WAKE_COST_S (a machine whose wakes are cheap loses that much speed-up per pause until then).
 # IDLE_SERIAL = False (TENSORLIB_CPU_IDLE_SERIAL=0) turns the rule off.
 IDLE_SERIAL = os.environ.get("TENSORLIB_CPU_IDLE_SERIAL", "1").strip() != "0"
 IDLE_S = 0.01            # a team idle this long counts as asleep (on that VM: 10 ms no stall)
+WAKE_COST_S = 0.002      # what a wake is taken to cost until one is measured
 _team_end = float("-inf")  # when the last region with a team ended
 _call_end = float("-inf")  # when the last call through _team_call ended (team or one thread)
 _wake_loses = True       # what the last measured wake showed (none yet: assumed)
+_wake_cost = WAKE_COST_S  # what the last losing wake cost beyond the awake call
+_rent_left = 0.0         # one-thread seconds this burst still spends before waking the team
 _waking = None           # (kernel, seconds, threads) of a wake not measured yet
 _awake: dict = {}        # kernel -> seconds of its last call with the team awake
 
@@ -221,15 +225,19 @@ _awake: dict = {}        # kernel -> seconds of its last call with the team awak
 def _team_call(fn, args, n, start, serial):
     """call()'s launch of ``fn(*args)`` on ``n`` > 1 threads, or on one after a pause while
     waking the team loses (see above); measures the wakes."""
-    global _team_end, _call_end, _wake_loses, _waking
+    global _team_end, _call_end, _wake_loses, _wake_cost, _rent_left, _waking
     asleep = start - _team_end >= IDLE_S
-    if asleep and _wake_loses and IDLE_SERIAL and start - _call_end >= IDLE_S:
-        if serial is None:
-            use_threads(1)
-        try:
-            return (serial or fn)(*args)
-        finally:
-            _call_end = _mono()
+    if asleep and _wake_loses and IDLE_SERIAL:
+        if start - _call_end >= IDLE_S:
+            _rent_left = _wake_cost  # a new burst
+        if _rent_left > 0.0:
+            if serial is None:
+                use_threads(1)
+            try:
+                return (serial or fn)(*args)
+            finally:
+                _call_end = _mono()
+                _rent_left -= _call_end - start
     use_threads(n)
     w0 = _perf()
     result = _timed(fn, args)
@@ -240,13 +248,22 @@ def _team_call(fn, args, n, start, serial):
         if awake is None:
             _waking = (fn, took, n)
         else:
-            _wake_loses = took > awake * n
+            _judge_wake(took, awake, n)
     else:
         _awake[fn] = took
         if _waking is not None and _waking[0] is fn:
-            _wake_loses = _waking[1] > took * _waking[2]
+            _judge_wake(_waking[1], took, _waking[2])
             _waking = None
     return result
+
+
+def _judge_wake(woke, awake, n):
+    """A wake's verdict: the call that woke the team took ``woke`` s, its kernel ``awake`` s
+    with the team awake, on ``n`` threads."""
+    global _wake_loses, _wake_cost
+    _wake_loses = woke > awake * n
+    if _wake_loses:
+        _wake_cost = woke - awake
 
 
 _parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher

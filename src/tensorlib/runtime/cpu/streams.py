@@ -272,14 +272,14 @@ def set_current(queue, stream) -> tuple:
 
 
 # ---- the launch helper --------------------------------------------------------------------------
-def launch(fn, name, writes, reads, *args):
+def launch(fn, name, writes, reads, *args, serial=None):
     """Calls CPU kernel ``fn(*args)`` on the current CPU stream. ``writes``: the Tensor (or
     sequence of Tensors) it writes; ``reads``: the operands it reads (non-Tensors are ignored);
-    ``name``: the op, for the profiler. Returns what ``fn`` returns on the default stream, None
-    when queued."""
+    ``name``: the op, for the profiler; ``serial``: a parallel ``fn``'s serial twin, for
+    cores.call. Returns what ``fn`` returns on the default stream, None when queued."""
     if not _slow:
         if _cores.is_parallel(fn):
-            return _cores.call(fn, args)
+            return _cores.call(fn, args, serial=serial)
         return fn(*args)
     return _launch(fn, name, writes, reads, args)
 
