@@ -211,8 +211,10 @@ def call(fn, args, team: int = 0, serial=None):
 # WAKE_COST_S (a machine whose wakes are cheap loses that much speed-up per pause until then).
 # IDLE_SERIAL = False (TENSORLIB_CPU_IDLE_SERIAL=0) turns the rule off.
 IDLE_SERIAL = os.environ.get("TENSORLIB_CPU_IDLE_SERIAL", "1").strip() != "0"
-IDLE_S = 0.01            # a team idle this long counts as asleep (on that VM: 10 ms no stall)
+IDLE_S = 0.015           # a team idle this long counts as asleep (on that VM: from ~20 ms a stall)
 WAKE_COST_S = 0.002      # what a wake is taken to cost until one is measured
+WAKE_COST_MAX_S = 0.01   # the most a measured wake is taken to cost (a call of another size
+#                          or one that compiled meanwhile can measure far more)
 _team_end = float("-inf")  # when the last region with a team ended
 _call_end = float("-inf")  # when the last call through _team_call ended (team or one thread)
 _wake_loses = True       # what the last measured wake showed (none yet: assumed)
@@ -263,7 +265,7 @@ def _judge_wake(woke, awake, n):
     global _wake_loses, _wake_cost
     _wake_loses = woke > awake * n
     if _wake_loses:
-        _wake_cost = woke - awake
+        _wake_cost = min(woke - awake, WAKE_COST_MAX_S)
 
 
 _parallel_fns: dict = {}  # kernel -> whether it is a Numba parallel dispatcher
