@@ -5,7 +5,9 @@ installed), per pause length.
     PYTHONPATH=src python benchmarks/idle_gaps_cpu.py [--gaps 0,0.001,0.01,0.1] [--reps 7]
     OMP_WAIT_POLICY=passive PYTHONPATH=src python benchmarks/idle_gaps_cpu.py   # the other policy
 
-Before each timed call the process sleeps for the pause; the figure is the median call time.
+Before each timed call the process sleeps for the pause; the figures are the median call
+time and the ratio of the means too (a stall in one call of seven shows in the mean). The
+pause-0 column is a burst of calls right after the previous column's pauses.
 Back-to-back benchmarks (pause 0) keep the OpenMP team of the parallel kernels spinning; after
 a longer pause its threads sleep, and waking them can cost more than the op (measured on a
 2-vCPU VM: ~7 ms after pauses of 20 ms and more with libgomp's default wait policy, for
@@ -63,10 +65,9 @@ def _cases(n, rng):
     return cases
 
 
-def _median_after(fn, gap, reps):
-    if not gap:
-        for _ in range(3):
-            fn()  # back to back: after the previous column's pauses, the team woken first
+def _after(fn, gap, reps):
+    """(median, mean) seconds of ``reps`` calls of ``fn``, each after a pause of ``gap`` s
+    (none: a burst of calls, the first after the previous column's pauses)."""
     times = []
     for _ in range(reps):
         if gap:
@@ -74,7 +75,11 @@ def _median_after(fn, gap, reps):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return float(np.median(times)), float(np.mean(times))
+
+
+def _geomean(r):
+    return math.exp(sum(map(math.log, r)) / len(r))
 
 
 def main(argv=None):
@@ -91,27 +96,30 @@ def main(argv=None):
           f"{args.reps} calls, each after the pause")
     head = "  ".join(["tensorlib", "numpy"] + (["torch"] if torch is not None else []))
     rng = np.random.default_rng(0)
-    ratios = {g: [] for g in gaps}
+    ratios = {g: ([], []) for g in gaps}  # tensorlib / numpy of the medians, of the means
     for n in sizes:
         cases = _cases(n, rng)
         for fns in cases.values():
             for fn in fns:
                 for _ in range(20):
                     fn()  # compiled, the team started
-        print(f"\n{n:.0e} elements   pause -> us: {head}   (tensorlib / numpy)")
+        print(f"\n{n:.0e} elements   pause -> median us: {head}   (tensorlib / numpy; of the "
+              f"means)")
         for name, fns in cases.items():
             cells = []
             for gap in gaps:
-                t = [_median_after(fn, gap, args.reps) for fn in fns]
-                ratios[gap].append(t[0] / t[1])
-                cells.append(f"{gap * 1e3:g} ms: " + " / ".join(f"{x * 1e6:.0f}" for x in t)
-                             + f" ({t[0] / t[1]:.2f})")
+                t = [_after(fn, gap, args.reps) for fn in fns]
+                med, mean = t[0][0] / t[1][0], t[0][1] / t[1][1]
+                ratios[gap][0].append(med)
+                ratios[gap][1].append(mean)
+                cells.append(f"{gap * 1e3:g} ms: " + " / ".join(f"{x[0] * 1e6:.0f}" for x in t)
+                             + f" ({med:.2f}; {mean:.2f})")
             print(f"  {name:16s} " + "   ".join(cells))
-    print("\ntensorlib / numpy per pause, geomean / worst:")
+    print("\ntensorlib / numpy per pause, geomean / worst, of the medians; of the means:")
     for gap in gaps:
-        r = ratios[gap]
-        print(f"  {gap * 1e3:g} ms: {math.exp(sum(map(math.log, r)) / len(r)):.2f} / "
-              f"{max(r):.2f}")
+        med, mean = ratios[gap]
+        print(f"  {gap * 1e3:g} ms: {_geomean(med):.2f} / {max(med):.2f}; "
+              f"{_geomean(mean):.2f} / {max(mean):.2f}")
 
 
 if __name__ == "__main__":
