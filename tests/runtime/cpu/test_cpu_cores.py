@@ -344,16 +344,15 @@ def idle_rule(monkeypatch):
     monkeypatch.setattr(cores, "_mono", lambda: clock["now"])
     monkeypatch.setattr(cores, "_perf", lambda: clock["now"])
     monkeypatch.setattr(cores, "use_threads", lambda n: threads.__setitem__("n", n))
-    for name, value in (("_team_end", float("-inf")), ("_call_end", float("-inf")),
-                        ("_wake_loses", True), ("_wake_cost", 2.0 ** -9), ("_rent_left", 0.0),
-                        ("_waking", None), ("_awake", {})):
+    for name, value in (("_tls", threading.local()), ("_wake_loses", True),
+                        ("_wake_cost", 2.0 ** -9), ("_waking", None), ("_awake", {})):
         monkeypatch.setattr(cores, name, value)
 
     def kernel(seconds, wake=0.0):
         """A parallel kernel taking ``seconds`` (plus ``wake`` when it wakes a sleeping
         team), and its serial twin (twice the time)."""
         def par():
-            asleep = clock["now"] - cores._team_end >= cores.IDLE_S
+            asleep = clock["now"] - cores._tls.burst.team_end >= cores.IDLE_S
             clock["now"] += seconds + (wake if asleep and threads["n"] > 1 else 0.0)
             ran.append(("team", threads["n"]))
 
@@ -403,6 +402,22 @@ def test_a_wake_that_pays_turns_the_rule_off_until_one_loses(idle_rule):
     assert ran[-1] == ("serial",)
 
 
+def test_each_python_thread_wakes_its_own_team(idle_rule):
+    """OpenMP gives each calling thread its own team: one awake in this thread says nothing
+    of another thread's, whose first call after its pause rents."""
+    clock, ran, kernel = idle_rule
+    par, ser = kernel(2.0 ** -9, wake=2.0 ** -7)
+    for _ in range(3):
+        cores.call(par, (), serial=ser)   # serial (the rent of 2**-9 s), then the team
+    assert ran[-1] == ("team", 2)
+    other = threading.Thread(target=cores.call, args=(par, ()), kwargs={"serial": ser})
+    other.start()
+    other.join()
+    assert ran[-1] == ("serial",)
+    cores.call(par, (), serial=ser)       # this thread's team is still awake
+    assert ran[-1] == ("team", 2)
+
+
 def test_the_rule_off_always_launches_the_team(idle_rule, monkeypatch):
     clock, ran, kernel = idle_rule
     monkeypatch.setattr(cores, "IDLE_SERIAL", False)
@@ -420,16 +435,15 @@ def test_big_ops_after_pauses_get_right_answers(fresh_cores, monkeypatch):
     monkeypatch.setattr(cores, "FOLLOW_LOAD", False)
     monkeypatch.setattr(cores, "_wake_loses", True)
     monkeypatch.setattr(cores, "_wake_cost", 1e-9)  # one call's rent: the next wakes the team
-    monkeypatch.setattr(cores, "_call_end", float("-inf"))
-    monkeypatch.setattr(cores, "_team_end", float("-inf"))
+    monkeypatch.setattr(cores, "_tls", threading.local())
     n = 1 << 19
     x = np.linspace(-3, 3, n, dtype=np.float32)
     t = tl.asarray(x)
     time.sleep(2 * cores.IDLE_S)
     first = tl.exp(t).numpy()
-    assert cores._team_end == float("-inf")  # no team launched
+    assert cores._tls.burst.team_end == float("-inf")  # no team launched
     second = tl.exp(t).numpy()
     if cores.team_size() > 1:
-        assert cores._team_end > float("-inf")
+        assert cores._tls.burst.team_end > float("-inf")
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, np.exp(x), rtol=4e-7)  # (NumPy: ~1 ulp)

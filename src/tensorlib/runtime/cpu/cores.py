@@ -209,42 +209,50 @@ def call(fn, args, team: int = 0, serial=None):
 # call with the team awake (its last one, else its next) times the threads: more than one
 # thread alone would have. Until a wake is seen to pay, waking is assumed to lose, at
 # WAKE_COST_S (a machine whose wakes are cheap loses that much speed-up per pause until then).
+# Pauses are per Python thread (OpenMP gives each calling thread a team of its own).
 # IDLE_SERIAL = False (TENSORLIB_CPU_IDLE_SERIAL=0) turns the rule off.
 IDLE_SERIAL = os.environ.get("TENSORLIB_CPU_IDLE_SERIAL", "1").strip() != "0"
 IDLE_S = 0.015           # a team idle this long counts as asleep (on that VM: from ~20 ms a stall)
 WAKE_COST_S = 0.002      # what a wake is taken to cost until one is measured
 WAKE_COST_MAX_S = 0.01   # the most a measured wake is taken to cost (a call of another size
 #                          or one that compiled meanwhile can measure far more)
-_team_end = float("-inf")  # when the last region with a team ended
-_call_end = float("-inf")  # when the last call through _team_call ended (team or one thread)
 _wake_loses = True       # what the last measured wake showed (none yet: assumed)
 _wake_cost = WAKE_COST_S  # what the last losing wake cost beyond the awake call
-_rent_left = 0.0         # one-thread seconds this burst still spends before waking the team
 _waking = None           # (kernel, seconds, threads) of a wake not measured yet
 _awake: dict = {}        # kernel -> seconds of its last call with the team awake
+
+
+class _Burst:
+    """A Python thread's own team (OpenMP gives each calling thread its own) and calls."""
+    team_end = float("-inf")  # when the last region with the team ended
+    call_end = float("-inf")  # when the last call through _team_call ended (team or one thread)
+    rent_left = 0.0           # one-thread seconds this burst still spends before waking it
 
 
 def _team_call(fn, args, n, start, serial):
     """call()'s launch of ``fn(*args)`` on ``n`` > 1 threads, or on one after a pause while
     waking the team loses (see above); measures the wakes."""
-    global _team_end, _call_end, _wake_loses, _wake_cost, _rent_left, _waking
-    asleep = start - _team_end >= IDLE_S
+    global _waking
+    burst = getattr(_tls, "burst", None)
+    if burst is None:
+        burst = _tls.burst = _Burst()
+    asleep = start - burst.team_end >= IDLE_S
     if asleep and _wake_loses and IDLE_SERIAL:
-        if start - _call_end >= IDLE_S:
-            _rent_left = _wake_cost  # a new burst
-        if _rent_left > 0.0:
+        if start - burst.call_end >= IDLE_S:
+            burst.rent_left = _wake_cost  # a new burst
+        if burst.rent_left > 0.0:
             if serial is None:
                 use_threads(1)
             try:
                 return (serial or fn)(*args)
             finally:
-                _call_end = _mono()
-                _rent_left -= _call_end - start
+                burst.call_end = _mono()
+                burst.rent_left -= burst.call_end - start
     use_threads(n)
     w0 = _perf()
     result = _timed(fn, args)
     took = _perf() - w0
-    _team_end = _call_end = _mono()
+    burst.team_end = burst.call_end = _mono()
     if asleep:
         awake = _awake.get(fn)
         if awake is None:
