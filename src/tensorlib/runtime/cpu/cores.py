@@ -212,7 +212,7 @@ def call(fn, args, team: int = 0, serial=None):
 # Pauses are per Python thread (OpenMP gives each calling thread a team of its own).
 # IDLE_SERIAL = False (TENSORLIB_CPU_IDLE_SERIAL=0) turns the rule off.
 IDLE_SERIAL = os.environ.get("TENSORLIB_CPU_IDLE_SERIAL", "1").strip() != "0"
-IDLE_S = 0.015           # a team idle this long counts as asleep (on that VM: from ~20 ms a stall)
+IDLE_S = 0.01            # a team idle this long counts as asleep (on that VM: stalls from 10-20 ms)
 WAKE_COST_S = 0.002      # what a wake is taken to cost until one is measured
 WAKE_COST_MAX_S = 0.01   # the most a measured wake is taken to cost (a call of another size
 #                          or one that compiled meanwhile can measure far more)
