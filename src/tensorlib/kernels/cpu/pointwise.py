@@ -200,8 +200,8 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
     raw addresses (the dispatch fast path; see addresses.py). ``fast_only`` (an op with
     block_fast forms): the block forms alone, up to the first block none of their guards holds
     for, whose start it returns (n when none). ``parallel``: the same loop in tiles of about
-    TILE elements, as many for each thread of the team (``flat_parallel``: the dense loops above the grain; raw
-    addresses, so no meta array and no array to box per operand). The tensor arguments named
+    TILE elements, as many for each thread of the team (``flat_parallel``: the dense loops
+    above the grain; raw addresses, so no meta array and no array to box per operand). The tensor arguments named
     in ``reads_out`` are read through the output (``_reading_out``): their addresses are
     taken and not read."""
     tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)

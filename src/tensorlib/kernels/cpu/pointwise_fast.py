@@ -108,8 +108,8 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat, reads_out=()):
 # elements and lowers its grain to where the loop would take TEAM_PAYS_S on one thread (by the
 # cheapest time per element seen, so a slow call never lowers it; never below MIN_GRAIN).
 # Measured on Zen 4, 2 threads (benchmarks/breadth_cpu.py, 21 transcendentals x float32 /
-# float64, tensorlib / NumPy geomean): 1e5 elements 1.16 -> 0.78 (float32 pow 211 -> 117 us,
-# float64 tan 312 -> 166); 2e4 1.25 -> 1.08 with 25 us (1.16 with 40 us).
+# float64, tensorlib / NumPy geomean): 1e5 elements 1.17 -> 0.74 (float32 pow 211 -> 117 us,
+# float64 tan 312 -> 166); 2e4 1.26 -> 1.10 with 25 us (1.16 with 40 us).
 PROBE_WORK = 1 << 14
 TEAM_PAYS_S = 25e-6
 MIN_GRAIN = 1 << 13

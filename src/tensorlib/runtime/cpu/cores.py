@@ -16,8 +16,8 @@ the machine's CPU time from /proc/stat minus this process's own, over windows of
 SAMPLE_S): with one busy loop on 2 cores a kernel runs on one thread and never waits for the
 second. ``FOLLOW_LOAD = False`` (or TENSORLIB_CPU_FOLLOW_LOAD=0) turns that off.
 
-A team left idle goes to sleep, and waking it can cost more than the call (ms on a VM): the
-first call after a pause runs on one thread while wakes are seen to lose (``IDLE_S`` below).
+A team left idle goes to sleep, and waking it can cost more than the call (ms on a VM): calls
+after a pause run on one thread, up to what a wake was seen to cost (``IDLE_S`` below).
 
 Compiling a parallel variant costs 2-10 s (a serial one 0.3-1 s), so a combination's first big
 calls run a serial kernel and the parallel variant compiles in the background
