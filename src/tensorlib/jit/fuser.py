@@ -135,7 +135,7 @@ def compile_group(node):
                 fn = mod.serial
                 if numel >= grain and cores.team_ready(mod, args, numel):
                     fn = mod.parallel
-                launch(fn, label, outs, ops, *args)
+                launch(fn, label, outs, ops, *args, serial=mod.serial)
                 return tuple(outs)
             args = (numel, *[o._storage._ptr for o in outs],
                     *[t._storage._ptr + t._offset * it for t, it in zip(ins, in_items)],
@@ -152,7 +152,7 @@ def compile_group(node):
             fn = flat.serial
             if numel >= grain and cores.team_ready(flat, args, numel):
                 fn = flat.parallel
-            launch(fn, label, outs, ops, *args)
+            launch(fn, label, outs, ops, *args, serial=flat.serial)
             return tuple(outs)
     else:
         shape = next(n.inputs[0].type.shape for n in sub.nodes if n.op_name in REDUCE_OPS)
@@ -214,7 +214,7 @@ def compile_group(node):
             fn = mod.serial
             if R * C >= GRAIN and cores.team_ready(mod, tuple(args), R * C):
                 fn = mod.parallel
-            launch(fn, label, outs, list(ins), *args)
+            launch(fn, label, outs, list(ins), *args, serial=mod.serial)
             return tuple(outs)
     run.__name__ = name
     run.source = src
