@@ -599,3 +599,9 @@ def test_a_costly_op_runs_on_the_team_below_its_grain(team_launches, monkeypatch
     assert "flat_parallel" in team_launches
     for g in got:
         assert np.array_equal(_bits(g), _bits(ref))
+    team_launches.clear()
+    out = tl.empty((n,), dtype=tl.float64)
+    for _ in range(HOT_CALLS + 3):  # the out= runner: the same rule
+        tl.pow(x, y, out=out)
+    assert "flat_parallel" in team_launches
+    assert np.array_equal(_bits(out), _bits(ref))

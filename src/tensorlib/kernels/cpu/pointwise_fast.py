@@ -119,10 +119,16 @@ _perf = time.perf_counter
 def _grain_probe(info, flat):
     """(state, timed): ``state[0]`` the runner's grain, lowered as ``timed(n, ...)`` (``flat``
     run and timed) finds the loop costly (see TEAM_PAYS_S)."""
-    cap = parallel_grain(info)
-    state = [cap, float("inf")]  # grain, least seconds per element seen
+    state = [parallel_grain(info), float("inf")]  # grain, least seconds per element seen
+    return state, _timed_flat(info, state, flat)
+
+
+def _timed_flat(info, state, flat):
+    """``flat`` timed into ``state`` (_grain_probe's; several loops of one runner may share
+    it), or ``flat`` itself for a memory-bound op."""
     if not info.wide_vectors:
-        return state, flat
+        return flat
+    cap = parallel_grain(info)
 
     def timed(*args):
         t0 = _perf()
@@ -131,7 +137,7 @@ def _grain_probe(info, flat):
         if cost < state[1]:
             state[1] = cost
             state[0] = max(MIN_GRAIN, min(cap, int(TEAM_PAYS_S / cost)))
-    return state, timed
+    return timed
 
 
 def host_call(fn, name, st):
@@ -208,7 +214,8 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
-    variants = {}  # (a is d, b is d) -> (flat, big): the loops reading those through d
+    variants = {}  # (a is d, b is d) -> (flat, big, timed): the loops reading those through d
+    grain = [parallel_grain(info), float("inf")]  # _grain_probe's state, shared by the loops
 
     def loops(key):
         v = variants.get(key)
@@ -216,27 +223,27 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
             reads = tuple(arg for arg, read in zip(info.tensor_args, key) if read)
             flat = flat_entry(info, kinds, dtypes, compute, out_dtype, reads)
             v = variants[key] = (flat, _above_grain(info, kinds, dtypes, compute, out_dtype,
-                                                    flat, reads))
+                                                    flat, reads),
+                                 _timed_flat(info, grain, flat))
         return v
     sp = scalar_pos[0] if scalar_pos else None
     scalar = _last_value_cache(compute, name, info.scalar_args[0]) if scalar_pos else None
     value = (_last_value_cache(compute, name, info.tensor_args[1])
              if scalar_type is not None else None)
     unary = len(info.tensor_args) == 1
-    grain = parallel_grain(info)
 
     def run(d, a, b, args):
         n = a._numel
         if not n:
             return None
-        flat, big = loops((a is d, b is d))
-        if n >= grain:
+        flat, big, timed = loops((a is d, b is d))
+        if n >= grain[0]:
             if unary:
                 return big(n, (a,), (), None, d)
             v = () if value is None else (value(b),)  # the operand first, as the full path
             vals = v + (() if sp is None else (scalar(args[sp]),))
             return big(n, (a,) if v else (a, b), vals, None, d)
-        call = flat
+        call = flat if n < PROBE_WORK else timed
         if _streams._slow:
             call = _inline_call(flat, name)
             if call is None:
