@@ -25,11 +25,9 @@ import time
 import numpy as np
 
 import tensorlib as tl
+from tensorlib.bench.impls import optional_module
 
-try:  # an optional baseline column
-    import torch
-except ImportError:
-    torch = None
+torch = optional_module("torch")  # an optional baseline column, when installed
 
 
 def _cases(n, rng):
