@@ -402,13 +402,6 @@ _ZERO = np.zeros(1, np.int64)  # the offsets of an empty pre/post shape: one, at
 _posts: dict = {}
 
 
-# dtypes whose NumPy type stores the same bits a tensorlib value has, and converts a Python
-# scalar as setitem does (float16: rounded once from the double; NumPy has no bfloat16)
-_NUMPY_TYPES = {d: np.dtype(d.name) for d in (
-    _dt.bool_, _dt.int8, _dt.int16, _dt.int32, _dt.int64, _dt.uint8, _dt.uint16, _dt.uint32,
-    _dt.uint64, _dt.float16, _dt.float32, _dt.float64, _dt.complex64, _dt.complex128)}
-
-
 # the largest finite value of the narrow float types, whose cast from a Python float NumPy
 # would warn about when it overflows
 _NARROW_MAX = {np.dtype(n): float(np.finfo(f).max) for n, f in (
@@ -429,7 +422,9 @@ def setitem_dense(t, key, value):
     ~28 us, x[mask] = 0.0 of 1e3 ~39 us, NumPy 0.2 / 1.8. Returns False (the general path
     runs, and raises what it raises) for anything else: CPU streams or the profiler in use,
     bfloat16 (NumPy has none), broadcast targets, an out-of-range index."""
-    npd = _NUMPY_TYPES.get(t._dtype)
+    # (a dtype's NumPy type stores the bits its values have and converts a Python scalar as
+    # setitem does, float16 rounded once from the double; bfloat16 has none)
+    npd = t._dtype.np_dtype
     if npd is None or not t._shape or _streams._slow or 0 in t._strides:
         return False  # (a zero stride: the general path refuses writes to shared elements)
     tk = type(key)
@@ -447,7 +442,7 @@ def setitem_dense(t, key, value):
                 return False
             ix, count = strided_array(key, np.bool_), None
         elif (kd is _dt.int64 or kd is _dt.int32) and len(key._shape) == 1:
-            ix, count = strided_array(key, _NUMPY_TYPES[kd]), key._numel
+            ix, count = strided_array(key, kd.np_dtype), key._numel
         else:
             return False
     inner = t._numel // t._shape[0] if t._shape[0] else 0

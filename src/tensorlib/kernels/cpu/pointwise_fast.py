@@ -116,16 +116,21 @@ MIN_GRAIN = 1 << 13
 _perf = time.perf_counter
 
 
+def _grain_state(info):
+    """A runner's grain state: [its grain, the least seconds per element seen]."""
+    return [parallel_grain(info), float("inf")]
+
+
 def _grain_probe(info, flat):
     """(state, timed): ``state[0]`` the runner's grain, lowered as ``timed(n, ...)`` (``flat``
     run and timed) finds the loop costly (see TEAM_PAYS_S)."""
-    state = [parallel_grain(info), float("inf")]  # grain, least seconds per element seen
+    state = _grain_state(info)
     return state, _timed_flat(info, state, flat)
 
 
 def _timed_flat(info, state, flat):
-    """``flat`` timed into ``state`` (_grain_probe's; several loops of one runner may share
-    it), or ``flat`` itself for a memory-bound op."""
+    """``flat`` timed into grain ``state`` (several loops of one runner may share it), or
+    ``flat`` itself for a memory-bound op."""
     if not info.wide_vectors:
         return flat
     cap = parallel_grain(info)
@@ -215,7 +220,7 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     out_item = out_dtype.itemsize
     name = info.name
     variants = {}  # (a is d, b is d) -> (flat, big, timed): the loops reading those through d
-    grain = [parallel_grain(info), float("inf")]  # _grain_probe's state, shared by the loops
+    grain = _grain_state(info)  # shared by the loops
 
     def loops(key):
         v = variants.get(key)
