@@ -103,22 +103,24 @@ def _above_grain(info, kinds, dtypes, compute, out_dtype, flat, reads_out=()):
 
 # A costly loop (pow, tan, float64 sinh...: 2-4 ns an element on one core, against exp's
 # ~0.3 ns the wide-vector grain suits) earns a team's start (~10 us while it is awake) back
-# from far fewer elements than its grain: the dense runner of a compute-bound op (ops.yaml tag
-# wide_vectors; memory-bound loops keep their grain) times its flat loop from PROBE_WORK
-# elements and lowers its grain to where the loop would take TEAM_PAYS_S on one thread (by the
-# cheapest time per element seen, so a slow call never lowers it; never below MIN_GRAIN).
+# from far fewer elements than its grain: the dense and out= runners of a compute-bound op
+# (ops.yaml tag wide_vectors; memory-bound loops keep their grain) time their flat loop from
+# MIN_GRAIN elements and lower their grain to where the loop would take TEAM_PAYS_S on one
+# thread (by the cheapest time per element seen, so a slow call never lowers it; never below
+# MIN_GRAIN: a call below it compares its size once, as before, and is not timed).
 # Measured on Zen 4, 2 threads (benchmarks/breadth_cpu.py, 21 transcendentals x float32 /
 # float64, tensorlib / NumPy geomean): 1e5 elements 1.17 -> 0.74 (float32 pow 211 -> 117 us,
 # float64 tan 312 -> 166); 2e4 1.26 -> 1.10 with 25 us (1.16 with 40 us).
-PROBE_WORK = 1 << 14
 TEAM_PAYS_S = 25e-6
 MIN_GRAIN = 1 << 13
 _perf = time.perf_counter
 
 
 def _grain_state(info):
-    """A runner's grain state: [its grain, the least seconds per element seen]."""
-    return [parallel_grain(info), float("inf")]
+    """A runner's grain state: [its grain, the least seconds per element seen, the size from
+    which a call compares its grain: MIN_GRAIN for a compute-bound op, else the grain]."""
+    grain = parallel_grain(info)
+    return [grain, float("inf"), MIN_GRAIN if info.wide_vectors else grain]
 
 
 def _grain_probe(info, flat):
@@ -221,6 +223,7 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
     name = info.name
     variants = {}  # (a is d, b is d) -> (flat, big, timed): the loops reading those through d
     grain = _grain_state(info)  # shared by the loops
+    probe = grain[2]
 
     def loops(key):
         v = variants.get(key)
@@ -242,13 +245,15 @@ def out_runner(info, dtype, out_dtype, scalar_pos, scalar_type=None):
         if not n:
             return None
         flat, big, timed = loops((a is d, b is d))
-        if n >= grain[0]:
-            if unary:
-                return big(n, (a,), (), None, d)
-            v = () if value is None else (value(b),)  # the operand first, as the full path
-            vals = v + (() if sp is None else (scalar(args[sp]),))
-            return big(n, (a,) if v else (a, b), vals, None, d)
-        call = flat if n < PROBE_WORK else timed
+        call = flat
+        if n >= probe:
+            if n >= grain[0]:
+                if unary:
+                    return big(n, (a,), (), None, d)
+                v = () if value is None else (value(b),)  # the operand first, as the full path
+                vals = v + (() if sp is None else (scalar(args[sp]),))
+                return big(n, (a,) if v else (a, b), vals, None, d)
+            call = timed
         if _streams._slow:
             call = _inline_call(flat, name)
             if call is None:
@@ -290,6 +295,7 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
     big = _above_grain(info, kinds, dtypes, compute, out_dtype, flat)
     grain, timed = _grain_probe(info, flat)
+    probe = grain[2]
     item = dtype.itemsize
     out_item = out_dtype.itemsize
     name = info.name
@@ -306,9 +312,11 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             if not n:
                 return None
             sa = a._storage
-            if n >= grain[0]:
-                return big(n, (a,), (), Tensor._make_dense)
-            call = flat if n < PROBE_WORK else timed
+            call = flat
+            if n >= probe:
+                if n >= grain[0]:
+                    return big(n, (a,), (), Tensor._make_dense)
+                call = timed
             if _streams._slow:
                 call = _inline_call(flat, name)
                 if call is None:
@@ -324,11 +332,14 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
             if not n:
                 return None
             sa = a._storage
-            if n >= grain[0]:
-                v = value(b)  # the operand first, then the Scalar argument: the full path's order
-                return big(n, (a,), (v,) if sp is None else (v, scalar(args[sp])),
-                           _c_order_like)
-            call = flat if n < PROBE_WORK else timed
+            call = flat
+            if n >= probe:
+                if n >= grain[0]:
+                    # the operand first, then the Scalar argument: the full path's order
+                    v = value(b)
+                    return big(n, (a,), (v,) if sp is None else (v, scalar(args[sp])),
+                               _c_order_like)
+                call = timed
             if _streams._slow:
                 call = _inline_call(flat, name)
                 if call is None:
@@ -349,10 +360,12 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
                 return None
             sa = a._storage
             sb = b._storage
-            if n >= grain[0]:
-                return big(n, (a, b), () if sp is None else (scalar(args[sp]),),
-                           Tensor._make_dense)
-            call = flat if n < PROBE_WORK else timed
+            call = flat
+            if n >= probe:
+                if n >= grain[0]:
+                    return big(n, (a, b), () if sp is None else (scalar(args[sp]),),
+                               Tensor._make_dense)
+                call = timed
             if _streams._slow:
                 call = _inline_call(flat, name)
                 if call is None:
