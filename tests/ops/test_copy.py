@@ -93,7 +93,7 @@ def test_small_strided_copies_give_every_element(dtype, layout, monkeypatch):
         wide).numpy().tolist()  # the source's storage unchanged
 
 
-# ---- transposed 2-D copies (kernels/cpu/transpose_copy.py: tiles on the CPU) -----------------
+# ---- transposed 2-D copies (kernels/cpu/transpose_copy.py: bands on the CPU) -----------------
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", [(1, 1), (3, 5), (33, 70), (64, 32), (257, 5)])
 def test_transposed_copies_match_numpy(device, dtype, shape):
@@ -120,8 +120,8 @@ def test_transposed_copies_match_numpy(device, dtype, shape):
 
 @pytest.mark.parametrize("dtype", ["bool", "float16", "bfloat16", "float32", "int64", "complex64",
                                    "complex128"])
-def test_big_transposed_copies_in_tiles_match_numpy(dtype):
-    """Above the copy fast path's grain a transposed copy runs in tiles (one loop per element
+def test_big_transposed_copies_in_bands_match_numpy(dtype):
+    """Above the copy fast path's grain a transposed copy runs in bands (one loop per element
     width; 16-byte elements take the pointwise loop): ragged edges, steps, negative steps,
     offsets and a strided destination window, bit for bit."""
     rng = np.random.default_rng(3)

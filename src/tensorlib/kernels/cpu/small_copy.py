@@ -4,7 +4,7 @@
 NumPy's strided assignment needs an array view of each side (~0.5 us each to make) before its
 own ~0.5 us call: most of a 1,000-element transpose copy's time. These loops take the storages'
 addresses and the source's element strides as plain integers (one compiled entry point per
-element width: a copy moves bits, as ``transpose_copy.py``'s tiles do), for sources whose
+element width: a copy moves bits, as ``transpose_copy.py``'s bands do), for sources whose
 layout folds to two dims.
 """
 from __future__ import annotations
