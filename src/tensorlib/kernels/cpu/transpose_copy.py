@@ -13,8 +13,8 @@ of 4096 bytes puts every row's lines in one L1 set (8 ways), so such bands are 8
 source once per tile column; against them (``x.T.contiguous()``, Zen 4, 2026-12-06): one
 thread, 600 x 500 float32 194 -> 94 us, 3162 x 3162 27 -> 12 ms; two threads, 2048 x 2048
 float32 4.1 -> 1.9 ms, 256 x 4096 0.94 -> 0.19 ms; after a 100 ms pause, 600 x 500 float32
-918 -> 555 us (NumPy 353). The elements move as raw words of their size (a copy moves bits), so one compiled
-loop per element width serves every dtype.
+918 -> 555 us (NumPy 353). The elements move as raw words of their size (a copy moves
+bits), so one compiled loop per element width serves every dtype.
 """
 from __future__ import annotations
 
