@@ -95,7 +95,7 @@ def test_small_strided_copies_give_every_element(dtype, layout, monkeypatch):
 
 # ---- transposed 2-D copies (kernels/cpu/transpose_copy.py: bands on the CPU) -----------------
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (33, 70), (64, 32), (257, 5)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (33, 70), (64, 32), (257, 5), (200, 150)])
 def test_transposed_copies_match_numpy(device, dtype, shape):
     """x.T.contiguous(), transposed views with steps, negative steps and offsets, and a copy_ of
     a transposed source into a strided window of a bigger tensor: NumPy's bits (same dtype)."""

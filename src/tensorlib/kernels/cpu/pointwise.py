@@ -411,7 +411,7 @@ def run_pointwise(it, info, scalar_values):
     ops = it.operands
     if info.name == "copy" and isinstance(ops[1], Tensor) and copy_transposed(
             ops[0], ops[1], it.layout(), parallel_grain(info)):
-        return  # a transposed 2-D copy, in tiles
+        return  # a transposed 2-D copy, in bands
     compute = it.compute_dtype
     out = ops[0]
     kinds, dtypes, arrays, values = [], [], [kernel_array(out)], []
