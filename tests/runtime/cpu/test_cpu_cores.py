@@ -428,6 +428,36 @@ def test_the_rule_off_always_launches_the_team(idle_rule, monkeypatch):
     assert ran == [("team", 2), ("team", 2)]
 
 
+def test_rented_calls_take_no_load_sample(idle_rule, monkeypatch):
+    """With the load rule on too: calls after a pause that run on one thread read no load
+    sample (a cold /proc/stat read cost 40-50 us of them); the call that wakes the team does,
+    and runs on the cores the load leaves (here one taken: one thread, the team not woken)."""
+    clock, ran, kernel = idle_rule
+    samples = []
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", True)
+    monkeypatch.setattr(cores, "_CPUS", 2)
+    # another process keeps one core busy: machine busy seconds grow with the clock (the
+    # last sample a second before the calls)
+    monkeypatch.setattr(cores, "_sample", [clock["now"] - 1.0, -1.0, 0.0, 0])
+    monkeypatch.setattr(cores, "_proc", lambda: 0.0)
+
+    def busy_s():
+        samples.append(clock["now"])
+        return clock["now"] - 1000.0
+    monkeypatch.setattr(cores, "_machine_busy_s", busy_s)
+    par, ser = kernel(2.0 ** -12, wake=2.0 ** -7)
+    for _ in range(4):
+        cores.call(par, (), serial=ser)  # the rent of 2**-9 s: four serial calls
+    assert ran == [("serial",)] * 4 and samples == []
+    clock["now"] += 0.5
+    cores.call(par, (), serial=ser)      # the rent starts again after the pause
+    assert ran[-1] == ("serial",) and samples == []
+    for _ in range(4):
+        cores.call(par, (), serial=ser)  # three more to spend the rent, then the wake's turn
+    assert ran[-5:] == [("serial",)] * 4 + [("team", 1)]
+    assert len(samples) == 1             # the rent spent: sampled, one core free
+
+
 def test_big_ops_after_pauses_get_right_answers(fresh_cores, monkeypatch):
     """The rule on with real time: a pointwise op above the parallel grain after a pause runs
     the serial twin (the team stays asleep), the next one the team, with the same bits."""

@@ -151,10 +151,18 @@ _recent: dict = {}       # Python thread -> when it last asked threads()
 
 
 def _free_team(n: int) -> int:
-    """``n`` threads, fewer when other processes leave fewer cores free (at least one)."""
+    """``n`` threads, fewer when other processes leave fewer cores free (at least one). A
+    call that will run on one thread after a pause (:func:`_renting`) samples nothing: the
+    sample (/proc/stat read cold, 40-50 us) told it nothing it uses."""
     if n > 1 and FOLLOW_LOAD:
         last = _sample  # (taken_cores's check inlined: this runs before every big kernel)
-        free = _CPUS - (last[3] if _mono() - last[0] < SAMPLE_S else taken_cores())
+        now = _mono()
+        if now - last[0] < SAMPLE_S:
+            free = _CPUS - last[3]
+        elif _renting(now):
+            return n
+        else:
+            free = _CPUS - taken_cores()
         if free < n:
             return max(1, free)
     return n
@@ -265,6 +273,18 @@ def _team_call(fn, args, n, start, serial):
             _judge_wake(_waking[1], took, _waking[2])
             _waking = None
     return result
+
+
+def _renting(now) -> bool:
+    """Whether a team call of the calling Python thread starting ``now`` runs on one thread
+    (_team_call's rent: a pause, waking seen to lose, rent left or a new burst)."""
+    if not (IDLE_SERIAL and _wake_loses):
+        return False
+    burst = getattr(_tls, "burst", None)
+    if burst is None:
+        return True  # (no call yet: the team has not started)
+    return now - burst.team_end >= IDLE_S and (
+        now - burst.call_end >= IDLE_S or burst.rent_left > 0.0)
 
 
 def _judge_wake(woke, awake, n):
