@@ -1,5 +1,6 @@
 """Numba CPU kernels: importing this package registers them in the DispatchStub tables."""
-from ...runtime.cpu import numba_cache_load as _numba_cache_load, vector_width as _vector_width
+from ...runtime.cpu import (compile_gc as _compile_gc, numba_cache_load as _numba_cache_load,
+                            vector_width as _vector_width)
 
 _vector_width.configure()  # before this package's first Numba compile or cache load
 _vector_width.install()  # per-kernel 512-bit vectors for the modules that ask for them
@@ -8,6 +9,7 @@ from .. import codegen as _codegen
 # a cache load initializes Numba's runtime only, not its compiler; the runtime's compiled
 # module is kept beside the kernels
 _numba_cache_load.install(runtime_dir=_codegen.cache_dir)
+_compile_gc.install()  # compiles run with the cyclic garbage collector paused
 from ...dispatch.stub import register
 from . import creation
 from .pointwise import run_pointwise
