@@ -71,10 +71,11 @@ def _make(parallel, rows):
 def band_rows(itemsize: int, row_bytes: int) -> int:
     """Source rows per band (8 or 16) for elements of ``itemsize`` bytes (1 to 8) whose rows
     are ``row_bytes`` apart: one output line's worth, at most MAX_ROWS, at most 8 (an L1 set's
-    ways) per set the rows' lines cycle through (measured on Zen 4, 2048 x 2048 and 256 x 4096 of 1- to
-    8-byte words: 8-row bands 1.3-2.6x faster than 16-row ones at a 4096-byte stride)."""
+    ways) per set the rows' lines cycle through (measured on Zen 4, 2048 x 2048 and 256 x 4096
+    of 1- to 8-byte words: 8-row bands 1.3-2.6x faster than 16-row ones at a 4096-byte
+    stride)."""
     sets = 4096 // math.gcd(row_bytes, 4096)  # 4 KiB: an L1 way (64 sets of 64-byte lines)
-    return max(1, min(LINE // itemsize, MAX_ROWS, 8 * sets))
+    return min(LINE // itemsize, MAX_ROWS, 8 * sets)
 
 
 _KERNELS = {rows: types.SimpleNamespace(serial=_make(False, rows), parallel=_make(True, rows))
