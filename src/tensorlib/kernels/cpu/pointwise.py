@@ -25,6 +25,7 @@ from ...iterator import Layout
 from ...tensor import Tensor
 from .. import codegen as _codegen
 from .casting import cast_code, kernel_array
+from .short_rows_copy import copy_short_rows
 from .transpose_copy import copy_transposed
 from ...dtype_scalars import scalar_to_compute
 
@@ -409,9 +410,11 @@ def combination_module(info, kinds, dtypes, compute, out_dtype, reads_out=()):
 def run_pointwise(it, info, scalar_values):
     """CPU stub kernel for every pointwise op: pick/compile the variant, pack meta, call."""
     ops = it.operands
-    if info.name == "copy" and isinstance(ops[1], Tensor) and copy_transposed(
-            ops[0], ops[1], it.layout(), parallel_grain(info)):
-        return  # a transposed 2-D copy, in bands
+    if info.name == "copy" and isinstance(ops[1], Tensor):
+        lay, grain = it.layout(), parallel_grain(info)
+        if (copy_transposed(ops[0], ops[1], lay, grain)
+                or copy_short_rows(ops[0], ops[1], lay, grain)):
+            return  # a transposed 2-D copy, in bands, or one into short rows, row by row
     compute = it.compute_dtype
     out = ops[0]
     kinds, dtypes, arrays, values = [], [], [kernel_array(out)], []

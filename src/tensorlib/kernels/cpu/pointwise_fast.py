@@ -37,6 +37,7 @@ from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
 from .casting import kernel_array
 from .cold_route import ready_once
+from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
     strided_entry, tile_meta
@@ -804,8 +805,8 @@ def copy_strided(dst, src):
                  1 + (n0 - 1) * abs(s0) + (n1 - 1) * abs(s1), src._offset - lo, s0, s1)
             return dst
     if (len(dst._shape) == 2 and (dst._contiguous or dst.is_contiguous())
-            and _copy_transposed_serial(dst, src)):
-        return dst  # x.T.contiguous(): the band kernel, as above the grain
+            and (_copy_transposed_serial(dst, src) or _copy_short_rows_serial(dst, src))):
+        return dst  # x.T.contiguous(), tl.repeat(x, 8): the kernels above the grain run
     if (len(dst._shape) > 1 and dst._shape[-1] < SHORT_INNER and not src._strides[-1]
             and _copy_nest_ready(dst, src)):
         # a short broadcast last dim (repeat, expand): NumPy's copy runs n short rows (1e5 x 2

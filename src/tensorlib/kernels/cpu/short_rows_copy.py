@@ -1,0 +1,123 @@
+"""Same-dtype copies into a dense destination whose rows are short (``tl.repeat(x, 8)``, an
+expanded column made contiguous, ``x[:, :3].copy()``), row after row.
+
+The pointwise copy loop pays its outer loop's index arithmetic and tile slicing per row, so for
+rows under SHORT_INNER elements it runs the long dim innermost (``pointwise._long_inner``): a
+pass writes one element per row, and the row's other elements come in later passes over the
+same tile of TILE rows; once a tile's rows span more than the caches keep between passes, every
+pass refetches them (``tl.repeat(x, 8)`` of 5e5 int64: 16 ms, NumPy's repeat 1.2). Here each
+task takes a block of rows and writes each row whole, its elements from the source's two steps
+(zero for a broadcast), as raw words of their size (a copy moves bits). Rows of 2 to 7
+elements run a kernel compiled for their length (``CONST_LENGTHS``). ``tl.repeat(x, r)``
+against the loop nest (Zen 4, two threads, 2026-12-06): float32 2e6, r = 2 / 3 / 8 / 12:
+0.98 -> 0.22, 1.7 -> 0.36, 13 -> 2.6, 30 -> 3.9 ms (NumPy 2.2, 3.5, 8.5, 13); int64 5e5
+r = 8: 16 -> 0.77 ms (NumPy 1.2).
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as np
+from numba import njit, prange
+
+from ...runtime.cpu import cores
+from ...runtime.cpu.streams import launch
+from . import pointwise as _pointwise  # (SHORT_INNER, read per call: pointwise imports this)
+from .cold_route import ready_once
+
+__all__ = ["copy_short_rows", "copy_short_rows_serial"]
+
+# Rows of 8+ elements and fewer bytes keep the loop nest's long inner loop (1- and 2-byte rows
+# of 8-15 elements: 1.00-1.14x the nest's time on one thread; 32+ bytes 0.2-0.8x)
+ROW_BYTES_MIN = 32
+ROWS_PER_TASK = 4096
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _make(parallel, length):
+    rng = prange if parallel else range
+
+    @njit(cache=True, nogil=True, error_model="numpy", parallel=parallel)
+    def rows(out, o_off, a, a_off, n0, n1, s0, s1):
+        # out[o_off + i0 + i1 * n0] = a[a_off + i0 * s0 + i1 * s1]: n1 rows of n0 elements;
+        # ``length`` (a constant of the compiled code, 0: none) is n0 for the short lengths
+        # whose unrolled row beats a loop (see CONST_LENGTHS)
+        m = length if length else n0
+        for t in rng((n1 + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+            lo = t * ROWS_PER_TASK
+            for i1 in range(lo, min(n1, lo + ROWS_PER_TASK)):
+                o = o_off + i1 * m
+                p = a_off + i1 * s1
+                for i0 in range(m):
+                    # (unsigned indices: no negative-index wraparound per element; a negative
+                    # step's offset is its view's first element, so no index goes below 0)
+                    out[np.uint64(o + i0)] = a[np.uint64(p + i0 * s0)]
+    return rows
+
+
+# Rows of 2 to 7 elements get a kernel compiled for their length: LLVM unrolls the row (a
+# broadcast row becomes one splat store). One thread, 1e5 rows (Zen 4, 2026-12-06): 0.02-0.35
+# of the loop's time for broadcast rows, 0.33-0.97 for column slices (one case 1.24: 8-byte
+# words, rows of 4); from 8 elements on unrolled rows were as often slower (0.6-1.6).
+CONST_LENGTHS = range(2, 8)
+_kernels: dict = {}  # row length (0: any) -> its serial and parallel kernels
+
+
+def _kernels_for(n0):
+    key = n0 if n0 in CONST_LENGTHS else 0
+    pair = _kernels.get(key)
+    if pair is None:
+        pair = _kernels[key] = types.SimpleNamespace(serial=_make(False, key),
+                                                     parallel=_make(True, key))
+    return pair
+
+
+def _fits(size, n0, n1):
+    return (size in _WORDS and n0 < _pointwise.SHORT_INNER and n1 > 4 * n0
+            and (n0 in CONST_LENGTHS or n0 * size >= ROW_BYTES_MIN))
+
+
+def copy_short_rows(out, src, lay, grain) -> bool:
+    """Runs the copy of ``src`` into ``out`` (their TensorIterator ``lay``out, dims innermost
+    first) row by row when it is a same-dtype 2-D copy into dense rows of ``ROW_BYTES_MIN`` to
+    SHORT_INNER elements, and returns True; False for any other copy. From ``grain`` elements
+    the thread team shares the rows."""
+    if len(lay.shape) != 2 or out._dtype is not src._dtype:
+        return False
+    (os0, os1), (s0, s1) = lay.strides
+    n0, n1 = lay.shape
+    size = out._dtype.itemsize
+    if os0 != 1 or os1 != n0 or not _fits(size, n0, n1):
+        return False
+    word = _WORDS[size]
+    o_off, a_off = lay.offsets
+    args = (out._storage.typed(word), o_off, src._storage.typed(word), a_off, n0, n1, s0, s1)
+    kernels = _kernels_for(n0)
+    fn = kernels.serial
+    numel = n0 * n1
+    if numel >= grain and cores.team_ready(kernels, args, numel):
+        fn = kernels.parallel
+    launch(fn, "copy", out, (src,), *args, serial=kernels.serial)
+    return True
+
+
+def copy_short_rows_serial(dst, src) -> bool:
+    """``dst.copy_(src)`` below the copy's parallel grain (no stream, no profiler: the caller,
+    pointwise_fast.copy_strided, checked) for a C-order 2-D ``dst`` with short rows, as
+    copy_short_rows takes them, on the serial kernel once it is compiled or on disk
+    (cold_route's rule); False (nothing written) otherwise."""
+    size = dst._dtype.itemsize
+    n1, n0 = dst._shape
+    if not _fits(size, n0, n1):
+        return False
+    word = _WORDS[size]
+    s1, s0 = src._strides
+    args = (dst._storage.typed(word), dst._offset, src._storage.typed(word), src._offset,
+            n0, n1, s0, s1)
+    kernels = _kernels_for(n0)
+    if not ready_once(("short rows copy", size, n0 if n0 in CONST_LENGTHS else 0), n0 * n1,
+                      lambda: (kernels.serial, args)):
+        return False
+    kernels.serial(*args)
+    return True
