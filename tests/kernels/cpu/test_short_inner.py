@@ -56,20 +56,29 @@ def test_short_inner_layouts_match_numpy(n, dtype):
     np.testing.assert_array_equal(inplace.numpy(), img * scale)
 
 
-def test_short_broadcast_copies_leave_numpy_for_the_loop_nest(monkeypatch):
-    """copy_strided hands a short broadcast last dim to the full path (NumPy's copy would run
-    n short rows) and keeps NumPy's copy for other layouts."""
-    calls = []
+def test_short_broadcast_copies_leave_numpy(monkeypatch):
+    """copy_strided hands short 2-D rows to the short-rows kernel (kernels/cpu/
+    short_rows_copy.py) and a short broadcast last dim of a layout that stays 3-D to the full
+    path's loop nest (NumPy's copy would run n short rows either way)."""
+    from tensorlib.kernels.cpu import short_rows_copy
+    nests, rows = [], []
     monkeypatch.setattr(pointwise, "tile_meta",
-                        lambda lay: calls.append(lay.shape) or tile_meta(lay))
+                        lambda lay: nests.append(lay.shape) or tile_meta(lay))
+    kernels_for = short_rows_copy._kernels_for
+    monkeypatch.setattr(short_rows_copy, "_kernels_for",
+                        lambda n0: rows.append(n0) or kernels_for(n0))
     n = 20000
-    col = tl.asarray(np.arange(n, dtype=np.float32).reshape(n, 1))
+    values = np.arange(n, dtype=np.float32)
+    col = tl.asarray(values.reshape(n, 1))
     got = tl.broadcast_to(col, (n, 2)).contiguous()
-    np.testing.assert_array_equal(got.numpy(), np.repeat(np.arange(n, dtype=np.float32), 2)
-                                  .reshape(n, 2))
-    assert calls, "the broadcast copy did not run the loop nest"
-    calls.clear()
-    sliced = tl.asarray(np.arange(6 * n, dtype=np.float32).reshape(n, 6))[:, ::2].contiguous()
-    np.testing.assert_array_equal(sliced.numpy(),
-                                  np.arange(6 * n, dtype=np.float32).reshape(n, 6)[:, ::2])
-    assert not calls, "a stepped slice left NumPy's copy"
+    np.testing.assert_array_equal(got.numpy(), np.repeat(values, 2).reshape(n, 2))
+    assert rows == [2] and not nests, "the (n, 2) broadcast copy did not run the rows kernel"
+    rows.clear()
+    # rows of 2 whose source steps 2 within groups of 4 and 9 between them: three dims that
+    # do not merge, so the layout stays 3-D
+    base = np.arange(n // 4 * 9, dtype=np.float32).reshape(n // 4, 9)
+    view = tl.asarray(base)[:, :8:2].reshape((n // 4, 4, 1))
+    got = tl.broadcast_to(view, (n // 4, 4, 2)).contiguous()
+    np.testing.assert_array_equal(got.numpy(), np.repeat(base[:, :8:2], 2, axis=1)
+                                  .reshape(n // 4, 4, 2))
+    assert nests and not rows, "the 3-D broadcast copy did not run the loop nest"
