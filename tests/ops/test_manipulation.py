@@ -2,6 +2,8 @@
 meshgrid, broadcast_arrays, take, take_along_axis, diff (shapes, dtypes, layouts, errors)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -60,6 +62,26 @@ def test_flip_roll_match_numpy(x, data):
     if isinstance(axis, tuple):
         shift = (shift,) * len(axis)
     same(tl.roll(t(x), shift, axis=axis), np.roll(x, shift, axis=axis))
+
+
+@pytest.mark.parametrize("shape", [(1000,), (10, 100), (7, 3, 5), (1,), (0,), (4, 0)])
+@pytest.mark.parametrize("shift", [7, -3, 0, 10**6 + 3, -(10**6 + 3)])
+def test_roll_flattened_is_a_fresh_copy(shape, shift):
+    """roll without an axis (contiguous inputs take concat's byte copies of two views, others
+    the general path): NumPy's values, a result that shares no memory with x, and x's
+    gradient rolled back."""
+    x = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    for src, ref in ((t(x), x), (t(x).T, x.T)):
+        got = tl.roll(src, shift)
+        same(got, np.roll(ref, shift))
+        if got.size:
+            got.reshape((-1,))[0] = -1.0
+            same(src, ref)  # untouched
+    g = t(x)
+    g.requires_grad_(True)
+    w = np.arange(x.size, dtype=np.float64).reshape(shape) + 1
+    (tl.roll(g, shift) * t(w)).sum().backward()
+    same(g.grad, np.roll(w, -shift))
 
 
 def test_flip_is_a_view():

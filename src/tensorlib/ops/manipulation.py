@@ -244,6 +244,20 @@ def _roll_axis(x, shift, ax):
     return concat([narrow(x, ax, n - s, s), narrow(x, ax, 0, n - s)], axis=ax)
 
 
+def _roll_flat_dense(x, shift):
+    """roll(x, shift) over x's flattened order for a contiguous x: its last s elements, then
+    the rest, as concat's dense path joins them (two byte copies on the CPU), from views of x's
+    storage made directly (no reshape or narrow: 1e3 float32 8.1 -> 5.7 us, NumPy 5.6); None
+    where that path does not take them (the general way serves)."""
+    n = x._numel
+    s = shift % n if n else 0
+    if not s or not (x._contiguous or x.is_contiguous()):
+        return None
+    out = _concat_dense([x._view((s,), (1,), x._offset + n - s),
+                         x._view((n - s,), (1,), x._offset)], 0)
+    return None if out is None else out._view(x._shape, contiguous_strides(x._shape), 0)
+
+
 def roll(x, shift, axis=None):
     op = "roll"
     _tensor(op, x)
@@ -251,6 +265,9 @@ def roll(x, shift, axis=None):
     if axis is None:
         if len(shifts) != 1:
             raise ValueError(f"{op}(): a tuple 'shift' needs a matching 'axis'")
+        out = _roll_flat_dense(x, operator.index(shifts[0]))
+        if out is not None:
+            return out
         return reshape(_roll_axis(reshape(x, (-1,)), shifts[0], 0), x.shape)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     if len(shifts) == 1 and len(axes) > 1:
