@@ -292,13 +292,15 @@ def repeat(x, repeats, axis=None):
     op = "repeat"
     _tensor(op, x)
     if axis is None:
-        x = reshape(x, (-1,))
+        if len(x._shape) != 1:
+            x = reshape(x, (-1,))
         axis = 0
-    ax = normalize_axis(axis, x.ndim, op)
-    n = x.shape[ax] if x.ndim else 1
-    if x.ndim == 0:
+    nd = len(x._shape)
+    ax = normalize_axis(axis, nd, op)
+    n = x._shape[ax] if nd else 1
+    if nd == 0:
         x = reshape(x, (1,))
-    if isinstance(repeats, (tuple, list)):
+    if type(repeats) is list or isinstance(repeats, tuple):
         # the binding's int[]: one int repeats everything (as NumPy's length-1 list does)
         if len(repeats) == 1:
             repeats = repeats[0]
@@ -306,9 +308,9 @@ def repeat(x, repeats, axis=None):
             from .creation import tensor
             repeats = tensor(list(repeats), dtype=_dt.int64, device=x.device) if repeats \
                 else empty((0,), dtype=_dt.int64, device=x.device)
-    if isinstance(repeats, Tensor) and repeats.ndim == 0:
+    if type(repeats) is not int and isinstance(repeats, Tensor) and repeats.ndim == 0:
         repeats = int(repeats.item())
-    if not isinstance(repeats, Tensor):
+    if type(repeats) is int or not isinstance(repeats, Tensor):
         r = operator.index(repeats)
         if r < 0:
             raise ValueError(f"{op}(): argument 'repeats' must be non-negative, got {r}")
@@ -337,21 +339,24 @@ def repeat(x, repeats, axis=None):
 def tile(x, repetitions):
     op = "tile"
     _tensor(op, x)
-    reps = tuple(operator.index(r) for r in repetitions)
-    if any(r < 0 for r in reps):
+    reps = tuple([operator.index(r) for r in repetitions])
+    if reps and min(reps) < 0:
         raise ValueError(f"{op}(): argument 'repetitions' must be non-negative, got {reps}")
-    nd = max(len(reps), x.ndim)
-    reps = (1,) * (nd - len(reps)) + reps
-    shape = (1,) * (nd - x.ndim) + x._shape
-    strides = (0,) * (nd - x.ndim) + x._strides
+    shape, strides = x._shape, x._strides
+    pad = len(reps) - len(shape)
+    if pad > 0:
+        shape, strides = (1,) * pad + shape, (0,) * pad + strides
+    elif pad < 0:
+        reps = (1,) * -pad + reps
     # x viewed as (r1, n1, r2, n2, ...) with zero strides along each r, made dense and read as
-    # (r1 * n1, r2 * n2, ...) (views made directly, below the keys: no dispatch)
-    vshape, vstrides = [], []
+    # (r1 * n1, r2 * n2, ...) (views made directly, below the keys: no dispatch; plain loops,
+    # no generators: 1e3 float32 tile 6.6 -> 5.5 us)
+    vshape, vstrides, oshape = [], [], []
     for r, n, s in zip(reps, shape, strides):
-        vshape += [r, n]
-        vstrides += [0, s]
-    return _dense_as(x._view(tuple(vshape), tuple(vstrides), x._offset),
-                     tuple(r * n for r, n in zip(reps, shape)))
+        vshape += (r, n)
+        vstrides += (0, s)
+        oshape.append(r * n)
+    return _dense_as(x._view(tuple(vshape), tuple(vstrides), x._offset), tuple(oshape))
 
 
 def _dense_as(view, shape):
