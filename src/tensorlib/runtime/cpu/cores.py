@@ -245,17 +245,16 @@ def _team_call(fn, args, n, start, serial):
     if burst is None:
         burst = _tls.burst = _Burst()
     asleep = start - burst.team_end >= IDLE_S
-    if asleep and _wake_loses and IDLE_SERIAL:
+    if asleep and _renting(start):
         if start - burst.call_end >= IDLE_S:
             burst.rent_left = _wake_cost  # a new burst
-        if burst.rent_left > 0.0:
-            if serial is None:
-                use_threads(1)
-            try:
-                return (serial or fn)(*args)
-            finally:
-                burst.call_end = _mono()
-                burst.rent_left -= burst.call_end - start
+        if serial is None:
+            use_threads(1)
+        try:
+            return (serial or fn)(*args)
+        finally:
+            burst.call_end = _mono()
+            burst.rent_left -= burst.call_end - start
     use_threads(n)
     w0 = _perf()
     result = _timed(fn, args)
@@ -276,8 +275,10 @@ def _team_call(fn, args, n, start, serial):
 
 
 def _renting(now) -> bool:
-    """Whether a team call of the calling Python thread starting ``now`` runs on one thread
-    (_team_call's rent: a pause, waking seen to lose, rent left or a new burst)."""
+    """Whether a team call of the calling Python thread starting ``now`` runs on one thread:
+    the rule on, waking seen to lose, the team asleep (a pause of IDLE_S) and rent left or a
+    new burst (the calls themselves paused IDLE_S). _team_call rents by it; _free_team asks
+    it before sampling the load."""
     if not (IDLE_SERIAL and _wake_loses):
         return False
     burst = getattr(_tls, "burst", None)
