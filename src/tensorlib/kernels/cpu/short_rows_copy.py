@@ -20,10 +20,9 @@ import types
 import numpy as np
 from numba import njit, prange
 
-from ...runtime.cpu import cores
-from ...runtime.cpu.streams import launch
 from . import pointwise as _pointwise  # (SHORT_INNER, read per call: pointwise imports this)
 from .cold_route import ready_once
+from .word_copy import WORDS as _WORDS, launch_pair
 
 __all__ = ["copy_short_rows", "copy_short_rows_serial"]
 
@@ -31,9 +30,6 @@ __all__ = ["copy_short_rows", "copy_short_rows_serial"]
 # of 8-15 elements: 1.00-1.14x the nest's time on one thread; 32+ bytes 0.2-0.8x)
 ROW_BYTES_MIN = 32
 ROWS_PER_TASK = 4096
-
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
 
 def _make(parallel, length):
     rng = prange if parallel else range
@@ -80,25 +76,17 @@ def _fits(size, n0, n1):
 
 def copy_short_rows(out, src, lay, grain) -> bool:
     """Runs the copy of ``src`` into ``out`` (their TensorIterator ``lay``out, dims innermost
-    first) row by row when it is a same-dtype 2-D copy into dense rows of ``ROW_BYTES_MIN`` to
-    SHORT_INNER elements, and returns True; False for any other copy. From ``grain`` elements
-    the thread team shares the rows."""
+    first) row by row when it is a same-dtype 2-D copy into dense rows of 2 to SHORT_INNER - 1
+    elements (rows of 8 or more: at least ROW_BYTES_MIN bytes), and returns True; False for
+    any other copy. From ``grain`` elements the thread team shares the rows."""
     if len(lay.shape) != 2 or out._dtype is not src._dtype:
         return False
-    (os0, os1), (s0, s1) = lay.strides
+    os0, os1 = lay.strides[0]
     n0, n1 = lay.shape
     size = out._dtype.itemsize
     if os0 != 1 or os1 != n0 or not _fits(size, n0, n1):
         return False
-    word = _WORDS[size]
-    o_off, a_off = lay.offsets
-    args = (out._storage.typed(word), o_off, src._storage.typed(word), a_off, n0, n1, s0, s1)
-    kernels = _kernels_for(n0)
-    fn = kernels.serial
-    numel = n0 * n1
-    if numel >= grain and cores.team_ready(kernels, args, numel):
-        fn = kernels.parallel
-    launch(fn, "copy", out, (src,), *args, serial=kernels.serial)
+    launch_pair(_kernels_for(n0), out, src, _WORDS[size], lay, grain)
     return True
 
 

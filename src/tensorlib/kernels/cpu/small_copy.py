@@ -13,6 +13,7 @@ import numpy as np
 
 from .addresses import array_at
 from .pointwise import LONG_STEP_MAX, SHORT_INNER, _entry_point
+from .word_copy import WORDS as _WORDS
 
 __all__ = ["MAX_ELEMENTS", "HOT_CALLS", "fold_2d", "copy_loop"]
 
@@ -20,7 +21,6 @@ __all__ = ["MAX_ELEMENTS", "HOT_CALLS", "fold_2d", "copy_loop"]
 # orders its loops by the strides) or the tiled transpose copy serves large layouts better.
 MAX_ELEMENTS = 1 << 14
 
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 # as the dispatch fast paths wait before making their runners (ops/pointwise.py HOT_CALLS)
 HOT_CALLS = 32
 

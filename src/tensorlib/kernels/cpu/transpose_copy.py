@@ -24,18 +24,14 @@ import types
 import numpy as np
 from numba import njit, prange
 
-from ...runtime.cpu import cores
-from ...runtime.cpu.streams import launch
 from .cold_route import ready_once
+from .word_copy import WORDS as _WORDS, launch_pair
 
 __all__ = ["copy_transposed", "copy_transposed_serial"]
 
 LINE = 64      # bytes of one cache line
 MAX_ROWS = 16  # source rows per band at most
 COLS = 256     # source columns (output rows) per task
-
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
 
 def _make(parallel, rows):
     rng = prange if parallel else range
@@ -95,14 +91,7 @@ def copy_transposed(out, src, lay, grain) -> bool:
     word = _WORDS.get(size)
     if word is None or os0 != 1 or os1 != n0 or s1 != 1 or s0 <= 1:
         return False
-    o_off, a_off = lay.offsets
-    args = (out._storage.typed(word), o_off, src._storage.typed(word), a_off, n0, n1, s0, s1)
-    kernels = _KERNELS[band_rows(size, s0 * size)]
-    fn = kernels.serial
-    numel = n0 * n1
-    if numel >= grain and cores.team_ready(kernels, args, numel):
-        fn = kernels.parallel
-    launch(fn, "copy", out, (src,), *args, serial=kernels.serial)
+    launch_pair(_KERNELS[band_rows(size, s0 * size)], out, src, word, lay, grain)
     return True
 
 
