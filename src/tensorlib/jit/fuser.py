@@ -57,8 +57,8 @@ def compile_group(node):
     """The callable running a prim::FusionGroup node: ``run(*inputs) -> tuple of outputs``."""
     from ..kernels.cpu.casting import kernel_array
     from ..kernels.cpu.pointwise import GRAIN as PW_GRAIN, _entry_point, load_generated_module
-    from ..runtime.cpu import cores, streams as _streams, vector_width
-    from ..runtime.cpu.streams import launch
+    from ..runtime.cpu import streams as _streams, vector_width
+    from ..runtime.cpu.streams import launch_pair
     sub = node.attrs["subgraph"]
     mode = node.attrs.get("mode", "pw")
     if sub.outputs[0].type.device != "cpu":
@@ -132,10 +132,7 @@ def compile_group(node):
             if not dense:
                 ops = outs + list(ins)
                 args = (meta, *[kernel_array(t) for t in ops], *values)
-                fn = mod.serial
-                if numel >= grain and cores.team_ready(mod, args, numel):
-                    fn = mod.parallel
-                launch(fn, label, outs, ops, *args, serial=mod.serial)
+                launch_pair(mod, numel, grain, label, outs, ops, *args)
                 return tuple(outs)
             args = (numel, *[o._storage._ptr for o in outs],
                     *[t._storage._ptr + t._offset * it for t, it in zip(ins, in_items)],
@@ -149,10 +146,7 @@ def compile_group(node):
             if _streams._slow:
                 for t in ops:
                     kernel_array(t)  # waits for queued writers, as the full path's arrays do
-            fn = flat.serial
-            if numel >= grain and cores.team_ready(flat, args, numel):
-                fn = flat.parallel
-            launch(fn, label, outs, ops, *args, serial=flat.serial)
+            launch_pair(flat, numel, grain, label, outs, ops, *args)
             return tuple(outs)
     else:
         shape = next(n.inputs[0].type.shape for n in sub.nodes if n.op_name in REDUCE_OPS)
@@ -211,10 +205,7 @@ def compile_group(node):
                 for t in ins:
                     args += operand(t)
             args += values
-            fn = mod.serial
-            if R * C >= GRAIN and cores.team_ready(mod, tuple(args), R * C):
-                fn = mod.parallel
-            launch(fn, label, outs, list(ins), *args, serial=mod.serial)
+            launch_pair(mod, R * C, GRAIN, label, outs, list(ins), *args)
             return tuple(outs)
     run.__name__ = name
     run.source = src

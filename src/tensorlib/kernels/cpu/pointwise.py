@@ -20,7 +20,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...runtime.cpu import cores, streams as _streams, vector_width as _vector_width
-from ...runtime.cpu.streams import launch as _launch
+from ...runtime.cpu.streams import launch as _launch, launch_pair as _launch_pair
 from ...iterator import Layout
 from ...tensor import Tensor
 from .. import codegen as _codegen
@@ -202,9 +202,9 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
     block_fast forms): the block forms alone, up to the first block none of their guards holds
     for, whose start it returns (n when none). ``parallel``: the same loop in tiles of about
     TILE elements, as many for each thread of the team (``flat_parallel``: the dense loops
-    above the grain; raw addresses, so no meta array and no array to box per operand). The tensor arguments named
-    in ``reads_out`` are read through the output (``_reading_out``): their addresses are
-    taken and not read."""
+    above the grain; raw addresses, so no meta array and no array to box per operand). The
+    tensor arguments named in ``reads_out`` are read through the output (``_reading_out``):
+    their addresses are taken and not read."""
     tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
     arrays = _reading_out({0: "out", **{k: arr for k, (var, arr, code) in loads.items()}},
                           loads, reads_out)
@@ -433,7 +433,8 @@ def run_pointwise(it, info, scalar_values):
         values.append(scalar_to_compute(v, compute, info.name, arg))
     lay = it.layout()
     numel = it.numel
-    big = numel >= parallel_grain(info)
+    grain = parallel_grain(info)
+    big = numel >= grain
     reads = reads_out_of(info, ops, lay)
     plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
     if plan is not None:
@@ -442,22 +443,19 @@ def run_pointwise(it, info, scalar_values):
         # faster), on raw addresses.
         fkinds, fdtypes, args = plan
         flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype, reads)
+        fn = flat
         if big:
             par = combination_module(info, fkinds, fdtypes, compute, out._dtype,
                                      reads).flat_parallel
             if cores.team_ready(cores.twins(par, flat), (numel, *args), numel):
-                flat = par
-        _launch(flat, info.name, out, ops, numel, *args)  # on the current CPU stream
+                fn = par
+        _launch(fn, info.name, out, ops, numel, *args, serial=flat)  # on the current CPU stream
         return
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
     mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype, reads)
-    meta = tile_meta(lay)
-    if big and cores.team_ready(mod, (meta, *arrays, *values), numel):
-        fn = mod.parallel
-    else:
-        fn = mod.serial
-    _launch(fn, info.name, out, ops, meta, *arrays, *values)  # on the current CPU stream
+    _launch_pair(mod, numel, grain, info.name, out, ops, tile_meta(lay),
+                 *arrays, *values)  # on the current CPU stream
 
 
 def reads_out_of(info, ops, lay) -> tuple:

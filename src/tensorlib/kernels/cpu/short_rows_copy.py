@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from . import pointwise as _pointwise  # (SHORT_INNER, read per call: pointwise imports this)
 from .cold_route import ready_once
-from .word_copy import WORDS as _WORDS, launch_pair
+from .word_copy import WORDS as _WORDS, launch_copy
 
 __all__ = ["copy_short_rows", "copy_short_rows_serial"]
 
@@ -86,7 +86,7 @@ def copy_short_rows(out, src, lay, grain) -> bool:
     size = out._dtype.itemsize
     if os0 != 1 or os1 != n0 or not _fits(size, n0, n1):
         return False
-    launch_pair(_kernels_for(n0), out, src, _WORDS[size], lay, grain)
+    launch_copy(_kernels_for(n0), out, src, _WORDS[size], lay, grain)
     return True
 
 

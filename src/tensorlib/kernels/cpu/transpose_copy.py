@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cold_route import ready_once
-from .word_copy import WORDS as _WORDS, launch_pair
+from .word_copy import WORDS as _WORDS, launch_copy
 
 __all__ = ["copy_transposed", "copy_transposed_serial"]
 
@@ -91,7 +91,7 @@ def copy_transposed(out, src, lay, grain) -> bool:
     word = _WORDS.get(size)
     if word is None or os0 != 1 or os1 != n0 or s1 != 1 or s0 <= 1:
         return False
-    launch_pair(_KERNELS[band_rows(size, s0 * size)], out, src, word, lay, grain)
+    launch_copy(_KERNELS[band_rows(size, s0 * size)], out, src, word, lay, grain)
     return True
 
 

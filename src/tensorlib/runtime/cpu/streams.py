@@ -284,6 +284,17 @@ def launch(fn, name, writes, reads, *args, serial=None):
     return _launch(fn, name, writes, reads, args)
 
 
+def launch_pair(pair, work, grain, name, writes, reads, *args):
+    """:func:`launch` of a kernel pair (``pair.serial`` / ``pair.parallel``: a generated module,
+    ``cores.twins``): the parallel kernel from ``grain`` of ``work`` elements when the team is
+    ready for it (cores.team_ready), else the serial one; the serial twin goes along for a
+    call after a pause (cores.call)."""
+    fn = pair.serial
+    if work >= grain and _cores.team_ready(pair, args, work):
+        fn = pair.parallel
+    return launch(fn, name, writes, reads, *args, serial=pair.serial)
+
+
 def _storages(writes, reads):
     out = []
     st = getattr(writes, "_storage", None)
