@@ -458,6 +458,25 @@ def test_rented_calls_take_no_load_sample(idle_rule, monkeypatch):
     assert len(samples) == 1             # the rent spent: sampled, one core free
 
 
+def test_a_rented_first_call_still_takes_the_first_load_sample(idle_rule, monkeypatch):
+    """Skipping the sample needs one to count from: the process's first call samples even
+    when it rents (the wake that follows then has a rate, not a lone baseline)."""
+    clock, ran, kernel = idle_rule
+    samples = []
+    monkeypatch.setattr(cores, "FOLLOW_LOAD", True)
+    monkeypatch.setattr(cores, "_CPUS", 2)
+    monkeypatch.setattr(cores, "_sample", [float("-inf"), None, None, 0])
+    monkeypatch.setattr(cores, "_proc", lambda: 0.0)
+    monkeypatch.setattr(cores, "_machine_busy_s",
+                        lambda: samples.append(clock["now"]) or clock["now"] - 1000.0)
+    par, ser = kernel(2.0 ** -12, wake=2.0 ** -7)
+    cores.call(par, (), serial=ser)
+    assert ran == [("serial",)] and len(samples) == 1
+    clock["now"] += 0.5                  # a pause: rented again, and now with a baseline
+    cores.call(par, (), serial=ser)
+    assert ran[-1] == ("serial",) and len(samples) == 1
+
+
 def test_big_ops_after_pauses_get_right_answers(fresh_cores, monkeypatch):
     """The rule on with real time: a pointwise op above the parallel grain after a pause runs
     the serial twin (the team stays asleep), the next one the team, with the same bits."""

@@ -151,15 +151,18 @@ _recent: dict = {}       # Python thread -> when it last asked threads()
 
 
 def _free_team(n: int) -> int:
-    """``n`` threads, fewer when other processes leave fewer cores free (at least one). A
-    call that will run on one thread after a pause (:func:`_renting`) samples nothing: the
-    sample (/proc/stat read cold, 40-50 us) told it nothing it uses."""
+    """``n`` threads, fewer when other processes leave fewer cores free (at least one). Once
+    the load has a first sample to count from, a call that will run on one thread after a
+    pause (:func:`_renting`) samples nothing: the sample (/proc/stat read cold, 40-50 us) told
+    it nothing it uses. (Without that first sample, the process's first rate came only from
+    the call that woke the team, which saw no load for SAMPLE_S and woke it beside a busy
+    neighbour: 3e5-element take after 1 ms pauses 7 ms a call.)"""
     if n > 1 and FOLLOW_LOAD:
         last = _sample  # (taken_cores's check inlined: this runs before every big kernel)
         now = _mono()
         if now - last[0] < SAMPLE_S:
             free = _CPUS - last[3]
-        elif _renting(now):
+        elif last[1] is not None and _renting(now):
             return n
         else:
             free = _CPUS - taken_cores()
