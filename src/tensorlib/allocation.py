@@ -14,7 +14,7 @@ import math
 import operator
 
 from . import dtypes as _dt
-from .device import CPU, Device, to_device
+from .device import CPU, Device, plain_cpu, to_device
 from .dispatch.keys import BACKEND_MASK, backend_key_for
 from .shape import contiguous_strides, is_dense
 from .storage import Storage
@@ -91,8 +91,7 @@ def empty_strided(shape, strides, dtype=None, device=None, op="empty_strided",
 
 def empty(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
     shape = normalize_shape(shape, "empty")
-    if (device is None or device is CPU) and not pin_memory and (dtype is None
-                                                                  or type(dtype) is _dt.DType):
+    if plain_cpu(device) and not pin_memory and (dtype is None or type(dtype) is _dt.DType):
         # the common call: a C-order CPU tensor, without empty_strided's general checks
         t = new_dense_cpu(shape, _dt.default_float() if dtype is None else dtype)
         if t is not None:
@@ -161,7 +160,8 @@ _like_strides: dict = {}  # (shape, strides) of x -> strides of empty_like(x)
 
 def empty_like(x: Tensor, dtype=None, device=None) -> Tensor:
     """Same shape; keeps x's memory order when x is dense (PyTorch's preserve_format)."""
-    if device is None and type(x) is Tensor and (dtype is None or type(dtype) is _dt.DType):
+    if (type(x) is Tensor and (device is None or x._storage.device is CPU and plain_cpu(device))
+            and (dtype is None or type(dtype) is _dt.DType)):
         # The layout depends on x's shape and strides only: remembered per pair.
         dtype = x._dtype if dtype is None else dtype
         nbytes = x._numel * dtype.itemsize

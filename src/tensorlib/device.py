@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["Device", "to_device", "DEVICE_TYPES"]
+__all__ = ["Device", "to_device", "plain_cpu", "DEVICE_TYPES"]
 
 DEVICE_TYPES = ("cpu", "cuda")
 _PATTERN = re.compile(r"^([a-z]+)(?::(\d+))?$")
@@ -77,6 +77,13 @@ class Device:
 
 _CACHE: dict = {}
 CPU = Device("cpu")
+
+
+def plain_cpu(device) -> bool:
+    """True for the spellings of the CPU that need no resolving: None (the default device),
+    "cpu" and CPU itself; the creation ops' direct paths take these (a user's or a library's
+    ``device="cpu"`` is as common as no device at all)."""
+    return device is None or device is CPU or device == "cpu"
 
 
 def to_device(x, *, op=None, arg="device") -> Device:

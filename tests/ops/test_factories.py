@@ -317,3 +317,34 @@ def test_full_after_linspace_in_a_fresh_process():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int64", "float16", "bfloat16",
+                                   "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("n,m,k", [(4, 4, 0), (3, 6, 2), (6, 3, -2), (2, 5, 5), (5, 2, -5)])
+def test_eye_every_dtype_and_off_diagonals(dtype, n, m, k):
+    # the direct strided store (NumPy dtypes) and the diagonal view's fill_ (bfloat16) alike
+    t = tl.eye(n, m, k=k, dtype=getattr(tl, dtype))
+    assert t.dtype is getattr(tl, dtype) and t.shape == (n, m)
+    np.testing.assert_array_equal(to_numpy(t.astype(tl.float64)), np.eye(n, m, k))
+
+
+def test_eye_on_a_cpu_stream_matches():
+    # with a user stream current the fill kernels run in stream order, not by direct stores
+    side = tl.Stream(device="cpu")
+    with tl.stream(side):
+        t = tl.eye(5, 7, k=1, dtype=tl.int32)
+    side.synchronize()
+    assert t.tolist() == np.eye(5, 7, 1, dtype=np.int32).tolist()
+
+
+@pytest.mark.parametrize("device", [None, "cpu", tl.Device("cpu")])
+def test_creation_with_every_cpu_spelling(device):
+    x = tl.arange(6, dtype=tl.float32).reshape(2, 3).T  # a transposed layout to keep
+    for t in (tl.zeros((2, 3), device=device), tl.empty_like(x, device=device),
+              tl.zeros_like(x, device=device), tl.linspace(0, 1, 5, device=device),
+              tl.arange(5, device=device), tl.eye(3, device=device)):
+        assert t.device == tl.Device("cpu")
+    e = tl.empty_like(x, device=device)
+    assert e.shape == (3, 2) and e.stride() == x.stride()
+    assert to_numpy(tl.zeros_like(x, device=device)).tolist() == [[0, 0]] * 3

@@ -101,7 +101,8 @@ def conv_int_list(x, op, name):
             if type(v) is not int:
                 break
         else:
-            return tuple(x)  # plain ints (the common case): no per-item index() call
+            # plain ints (the common case): no per-item index() call; a tuple is kept
+            return x if type(x) is tuple else tuple(x)
         try:
             return tuple([operator.index(v) for v in x])
         except TypeError:

@@ -128,12 +128,14 @@ def zero_bytes(t: Tensor) -> bool:
     all-zero bytes (0 converts to every dtype without an error). False (nothing written) for
     bigger tensors, other devices, and while CPU streams or the profiler are in use (the fill
     kernel is launched then)."""
-    nbytes = t._numel * t._dtype.itemsize
-    if (t._ks != _CPU_KS or nbytes > ZERO_FILL_MAX_BYTES or t._storage.readonly
-            or _cpu_streams()._slow):
+    item = t._dtype.itemsize
+    nbytes = t._numel * item
+    st = t._storage
+    if (t._ks != _CPU_KS or nbytes > ZERO_FILL_MAX_BYTES or st.readonly
+            or (_streams_mod or _cpu_streams())._slow):
         return False
-    off = t._offset * t._dtype.itemsize
-    t._storage.buffer[off:off + nbytes].fill(0)
+    off = t._offset * item
+    st.buffer[off:off + nbytes].fill(0)
     return True
 
 
