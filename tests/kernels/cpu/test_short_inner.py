@@ -66,7 +66,7 @@ def test_short_broadcast_copies_leave_numpy(monkeypatch):
                         lambda lay: nests.append(lay.shape) or tile_meta(lay))
     kernels_for = short_rows_copy._kernels_for
     monkeypatch.setattr(short_rows_copy, "_kernels_for",
-                        lambda n0: rows.append(n0) or kernels_for(n0))
+                        lambda n0, s0: rows.append(n0) or kernels_for(n0, s0))
     n = 20000
     values = np.arange(n, dtype=np.float32)
     col = tl.asarray(values.reshape(n, 1))
