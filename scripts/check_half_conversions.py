@@ -3,7 +3,7 @@ f32_to_bf16) over every float32 bit pattern, 2**32 of them, against NumPy's floa
 cast (whose nan rule, the payload's top bits kept and forced non-zero, the helper follows) and
 the bfloat16 rule (round to nearest even, overflow to inf, nan to the quiet nan of its sign).
 The other direction, 65536 patterns, is exhaustive in tests/kernels/cpu/test_scalar_math.py.
-About ten minutes on 2 cores.
+About half an hour on 2 cores (2026-12-06: 0 mismatches for both).
 
     PYTHONPATH=src python scripts/check_half_conversions.py
 
