@@ -64,6 +64,26 @@ def ready_once(key, work, make) -> bool:
     return False
 
 
+_not_ready_until: dict = {}  # ready_soon's keys found not ready -> when to ask again
+RECHECK_S = 0.5
+
+
+def ready_soon(key, work, make) -> bool:
+    """ready_once for calls too small to pay its check each time (a few us of work): a
+    negative answer stands for RECHECK_S seconds (a kernel on disk is found at the first call;
+    one compiling meanwhile at a later check)."""
+    if key in _ready_keys:
+        return True
+    until = _not_ready_until.get(key)
+    now = cores._mono()
+    if until is not None and now < until:
+        return False
+    if ready_once(key, work, make):
+        return True
+    _not_ready_until[key] = now + RECHECK_S
+    return False
+
+
 _served_once: set = set()  # ``once`` kernels whose one cold call has run
 
 

@@ -794,8 +794,8 @@ def copy_strided(dst, src):
                                                           and not _streams.runs_inline()):
         return None
     dense = dst._contiguous or dst.is_contiguous()
-    if (n > SHORT_ROWS_MIN and dense and len(dst._shape) == 2
-            and _copy_short_rows_serial(dst, src)):
+    if (SHORT_ROWS_MIN < n <= _small_copy.MAX_ELEMENTS and dense and len(dst._shape) == 2
+            and _copy_short_rows_serial(dst, src, small=True)):
         # rows of 2-15 from 2048 elements once their kernel is compiled or on disk: the raw loop
         # below goes element by element (int64 x[:, 3:15].copy() of 1000 rows: 18.8 -> 8.4 us)
         return dst

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import pointwise as _pointwise  # (SHORT_INNER, read per call: pointwise imports this)
-from .cold_route import ready_once
+from .cold_route import ready_once, ready_soon
 from .word_copy import WORDS as _WORDS, launch_copy
 
 __all__ = ["copy_short_rows", "copy_short_rows_serial"]
@@ -150,11 +150,12 @@ def copy_short_rows(out, src, lay, grain) -> bool:
     return True
 
 
-def copy_short_rows_serial(dst, src) -> bool:
+def copy_short_rows_serial(dst, src, small=False) -> bool:
     """``dst.copy_(src)`` below the copy's parallel grain (no stream, no profiler: the caller,
     pointwise_fast.copy_strided, checked) for a C-order 2-D ``dst`` with short rows, as
     copy_short_rows takes them, on the serial kernel once it is compiled or on disk
-    (cold_route's rule); False (nothing written) otherwise."""
+    (cold_route's rule; for a ``small`` copy, one the caller has a cheap loop for, checked at
+    most every RECHECK_S seconds while it is not); False (nothing written) otherwise."""
     size = dst._dtype.itemsize
     n1, n0 = dst._shape
     s1, s0 = src._strides
@@ -164,8 +165,9 @@ def copy_short_rows_serial(dst, src) -> bool:
     args = (dst._storage.typed(word), dst._offset, src._storage.typed(word), src._offset,
             n0, n1, s0, s1)
     kernels = _kernels_for(n0, s0)
-    if not ready_once(("short rows copy", size) + _kernel_key(n0, s0), n0 * n1,
-                      lambda: (kernels.serial, args)):
+    if not (ready_soon if small else ready_once)(("short rows copy", size)
+                                                 + _kernel_key(n0, s0), n0 * n1,
+                                                 lambda: (kernels.serial, args)):
         return False
     kernels.serial(*args)
     return True
