@@ -34,6 +34,7 @@ __all__ = ["copy_short_rows", "copy_short_rows_serial"]
 ROW_BYTES_MIN = 32
 ROWS_PER_TASK = 4096
 
+
 @njit(inline="always")
 def _u(a, p, step, k):
     # a[p + k step] by an unsigned index (no negative-index wraparound: a negative step's
@@ -106,7 +107,7 @@ def _make(parallel, length, step):
 # 1.3-2.7x).
 CONST_LENGTHS = range(2, 8)
 HALF_ROW = 8
-_kernels: dict = {}  # row length (0: any; HALF_ROW: 8-15) -> its serial and parallel kernels
+_kernels: dict = {}  # _kernel_key's (length, step) -> its serial and parallel kernels
 
 
 def _kernel_key(n0, s0):
