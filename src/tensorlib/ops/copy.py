@@ -132,7 +132,7 @@ def zero_bytes(t: Tensor) -> bool:
     nbytes = t._numel * item
     st = t._storage
     if (t._ks != _CPU_KS or nbytes > ZERO_FILL_MAX_BYTES or st.readonly
-            or (_streams_mod or _cpu_streams())._slow):
+            or _cpu_streams()._slow):
         return False
     off = t._offset * item
     st.buffer[off:off + nbytes].fill(0)

@@ -300,7 +300,7 @@ def repeat(x, repeats, axis=None):
     n = x._shape[ax] if nd else 1
     if nd == 0:
         x = reshape(x, (1,))
-    if type(repeats) is list or isinstance(repeats, tuple):
+    if isinstance(repeats, (tuple, list)):
         # the binding's int[]: one int repeats everything (as NumPy's length-1 list does)
         if len(repeats) == 1:
             repeats = repeats[0]

@@ -33,6 +33,7 @@ LINE = 64      # bytes of one cache line
 MAX_ROWS = 16  # source rows per band at most
 COLS = 256     # source columns (output rows) per task
 
+
 def _make(parallel, rows):
     rng = prange if parallel else range
 
