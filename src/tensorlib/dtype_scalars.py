@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtype_info import iinfo
-from .dtype_table import DType, _from_np, bool_, complex64, float32, int64
+from .dtype_table import DType, _from_np, bool_, complex64, float16, float32, int64
 
 
 def python_scalar_dtype(value) -> DType:
@@ -48,5 +48,15 @@ def scalar_to_compute(value, compute, op, arg):
     if compute.kind != "c" and isinstance(value, complex):
         raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
                         f"in {compute}")
+    to = compute.np_dtype.type
+    lim = _FINITE_MAX.get(compute)
+    if lim is None or (abs(value.real) <= lim and abs(value.imag) <= lim):
+        # (no overflow to silence: errstate costs ~1 us a call; parts, as abs() of a complex
+        # near the float range raises)
+        return to(value)
     with np.errstate(all="ignore"):
-        return compute.np_dtype.type(value)
+        return to(value)
+
+
+# the largest finite values of the types whose conversion from a Python number can overflow
+_FINITE_MAX = {d: float(np.finfo(d.np_dtype).max) for d in (float16, float32, complex64)}

@@ -8,7 +8,7 @@ from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
 from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
-from ..shape import is_dense
+from ..shape import is_dense, span
 from ..dispatch.pointwise_info import COPY, FILL
 
 __all__ = ["copy_", "fill_", "fill_dense_fast", "fill_iterated", "clone", "contiguous", "astype",
@@ -20,6 +20,7 @@ _PY_SCALAR_TYPES = frozenset((bool, int, float, complex))
 _fill_fast: dict = {}  # backend key -> the device kernel's fill_dense (None: none)
 _copy_fast: dict = {}  # backend key -> the device kernel's copy_dense (None: none)
 _copy_strided: dict = {}  # backend key -> the device kernel's copy_strided (None: none)
+_fill_strided: dict = {}  # backend key -> the device kernel's fill_strided (None: none)
 
 
 def _fast_for(table, attr, t):
@@ -96,9 +97,22 @@ def _cpu_streams():
 
 
 def fill_(self: Tensor, value) -> Tensor:
-    if (type(value) in _PY_SCALAR_TYPES and type(self) is Tensor
-            and (self._contiguous or self.is_contiguous()) and fill_dense_fast(self, value)):
-        return self
+    if type(value) in _PY_SCALAR_TYPES and type(self) is Tensor:
+        if self._contiguous or self.is_contiguous():
+            if fill_dense_fast(self, value):
+                return self
+        elif is_dense(self._shape, self._strides):
+            # One block in another order (x[::-1], x.T): every element of the block is
+            # written, so it is filled as the contiguous run it occupies.
+            first, _ = span(self._shape, self._strides, self._offset)
+            block = self._view((self._numel,), (1,), first)
+            if not fill_dense_fast(block, value):
+                fill_iterated(block, value)
+            return self
+        else:
+            fast = _fast_for(_fill_strided, "fill_strided", self)
+            if fast is not None and fast(self, value) is not None:
+                return self
     return fill_iterated(self, value)
 
 

@@ -224,7 +224,7 @@ _MASK_WHERE_MIN = 8192
 
 def _setitem_small(self, key, value) -> bool:
     """The direct path of x[idx] = value / x[mask] = value / x[[i, j]] = value and of
-    x[i] = scalar / x[a:b] = scalar on the CPU, without planning the key: an in-place where
+    x[i] = scalar / x[a:b] = scalar / x[:, i] = scalar on the CPU, without planning the key: an in-place where
     for big masks and scalars, else kernels.cpu.indexing.setitem_dense; False: the general
     path runs."""
     global _setitem_dense
@@ -246,7 +246,8 @@ def _setitem_small(self, key, value) -> bool:
         key = np.asarray(key)
         if key.ndim != 1 or key.dtype.kind not in "iu":
             return False  # (bools mixed in, nested lists: the general path's rules)
-    elif (tk is not int and tk is not slice) or not isinstance(value, _PY_SCALARS):
+    elif not isinstance(value, _PY_SCALARS) or not (tk is int or tk is slice or
+                                                      (tk is tuple and _ints_and_slices(key))):
         return False
     if _setitem_dense is None:
         from ..kernels.cpu.indexing import setitem_dense as _setitem_dense
@@ -254,6 +255,16 @@ def _setitem_small(self, key, value) -> bool:
         # (a bad value raises here as the general path would)
         return _setitem_dense(self, key, _coerce_scalar(value, self._dtype, "__setitem__"))
     return type(value) is Tensor and value._ks == _CPU_KEY and _setitem_dense(self, key, value)
+
+
+def _ints_and_slices(key: tuple) -> bool:
+    """Whether every item of a tuple key is an int or a slice (x[:, 0], x[1:3, ::2]: NumPy's
+    basic indexing means the same for them; bools are masks, not ints)."""
+    for k in key:
+        tk = type(k)
+        if tk is not int and tk is not slice:
+            return False
+    return True
 
 
 # ---- advanced indexing ---------------------------------------------------------------------------

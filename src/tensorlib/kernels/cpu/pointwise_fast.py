@@ -12,7 +12,8 @@ operands, without a TensorIterator.
   strided views, mixed dtypes; functional, in place, out=, ``where``), per exact layout: the
   full path's loop nest and meta, worked out once.
 * ``inplace_runner``: ``x op= y`` into x's own memory below the grain.
-* ``fill_dense`` / ``copy_dense`` / ``copy_strided``: fill_ and copy_ of contiguous tensors, and
+* ``fill_dense`` / ``fill_strided`` / ``copy_dense`` / ``copy_strided``: fill_ of contiguous
+  tensors and of strided views (NumPy's strided assignment), copy_ of contiguous tensors, and
   same-dtype copies from a strided source (small ones: small_copy's raw-address loop; else
   NumPy's strided copy over the storages' bytes).
 
@@ -45,7 +46,7 @@ from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, paral
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
            "layout_runner", "inplace_runner",
-           "out_runner", "fill_dense", "copy_dense", "copy_strided", "host_call"]
+           "out_runner", "fill_dense", "fill_strided", "copy_dense", "copy_strided", "host_call"]
 
 _SCALAR_SAMPLES = {bool: True, int: 1, float: 1.0, complex: 1j}  # a value of each exact type
 
@@ -713,7 +714,28 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
     return run
 
 
-_fill_flats: dict = {}
+_fill_flats: dict = {}  # dtype -> the fill kernel's flat loop
+_fill_converts: dict = {}  # (dtype, Python type of the value) -> its converter
+
+
+def _fill_value(dtype, value):
+    """A fill ``value`` (a Python scalar of an exact type) in the type the fill kernel computes
+    in, as the full path converts it (same errors): ops.copy.fill_'s common dtype is the
+    tensor's, its compute dtype float64 for half types (one rounding, not two)."""
+    key = (dtype, type(value))
+    convert = _fill_converts.get(key)
+    if convert is None:
+        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+        convert = _fill_converts[key] = _last_value_cache(compute, "fill", "value")
+    return convert(value)
+
+
+def _fill_flat(dtype):
+    flat = _fill_flats.get(dtype)
+    if flat is None:
+        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+        flat = _fill_flats[dtype] = flat_entry(FILL, "S", (None,), compute, dtype)
+    return flat
 
 
 def fill_dense(t, value):
@@ -727,20 +749,39 @@ def fill_dense(t, value):
     if n >= GRAIN:
         return None
     dtype = t._dtype
-    key = (dtype, type(value))
-    ent = _fill_flats.get(key)
-    if ent is None:
-        # ops.copy.fill_: common dtype = the tensor's, compute = float64 for half types.
-        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
-        ent = _fill_flats[key] = (flat_entry(FILL, "S", (None,), compute, dtype),
-                                  _last_value_cache(compute, "fill", "value"))
-    flat, convert = ent
     st = t._storage
-    call = host_call(flat, "fill", st)
+    call = host_call(_fill_flat(dtype), "fill", st)
     if call is None:
         return None
-    v = convert(value)
+    v = _fill_value(dtype, value)
     call(n, st._ptr + t._offset * dtype.itemsize, v)
+    return t
+
+
+def fill_strided(t, value):
+    """``t.fill_(value)`` for a CPU tensor whose elements are not one block (``x[::2]``,
+    ``x[:, 0]``, a diagonal) and a Python scalar of an exact type (ops/copy.py checked both):
+    NumPy's strided assignment over the storage's bytes, of the element the fill kernel would
+    store (the value converted as the full path converts it; a half type's bits from the
+    kernel's own conversion; queued CPU-stream work on the storage is waited for). Returns
+    None for what the full path must do: big tensors, repeated elements (a zero stride: the
+    full path refuses them), a read-only storage, a user CPU stream or the profiler current."""
+    n = t._numel
+    if not n:
+        return t
+    st = t._storage
+    if n >= GRAIN or st.readonly or 0 in t._strides or (_streams._slow
+                                                       and not _streams.runs_inline()):
+        return None
+    dtype = t._dtype
+    v = _fill_value(dtype, value)
+    np_dtype = kernel_np_dtype(dtype)
+    if dtype is _dt.float16 or dtype is _dt.bfloat16:
+        # (a fresh scratch element per call: threads may fill at once)
+        one = np.empty(1, np_dtype)
+        _fill_flat(dtype)(1, one.ctypes.data, v)
+        v = one[0]
+    strided_array(t, np_dtype)[...] = v
     return t
 
 
@@ -849,5 +890,6 @@ run_pointwise.dense_runner3 = dense_runner3
 run_pointwise.dense_runner3_scalar = dense_runner3_scalar
 run_pointwise.dense_runner3_scalars = dense_runner3_scalars
 run_pointwise.fill_dense = fill_dense
+run_pointwise.fill_strided = fill_strided
 run_pointwise.copy_dense = copy_dense
 run_pointwise.copy_strided = copy_strided
