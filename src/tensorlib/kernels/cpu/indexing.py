@@ -22,7 +22,7 @@ from .indexing_source import (COMPACT_RAW_HEADER, COMPACT_RAW_SOURCE, COMPACT_SO
                               DIRECT_SOURCE, LOAD_SIGNED, LOAD_U64, MOVE_SOURCE, NONZERO_SOURCE,
                               OFFSETS_SOURCE, TAKE_RAW_HEADER, TAKE_RAW_SOURCE)
 from .. import codegen as _codegen
-from .pointwise import _entry_point, load_generated_module
+from .pointwise import GRAIN as _FILL_GRAIN, _entry_point, load_generated_module
 from .pointwise_fast import _wait_queued, fill_dense
 from .arrays import dense_view, kernel_np_dtype, strided_array
 from ...runtime.cpu import cores, streams as _streams
@@ -442,7 +442,7 @@ def setitem_dense(t, key, value):
         for k, n in zip(key, shape):
             if n:
                 written = written // n * (len(range(*k.indices(n))) if type(k) is slice else 1)
-        if written >= GRAIN:
+        if written >= _FILL_GRAIN:
             return False  # (the general path's fill runs the team)
         ix, count = key, None
     else:
@@ -466,11 +466,13 @@ def setitem_dense(t, key, value):
         block = Tensor._make(t._storage, (count * inner,), (1,), t._offset + first * inner,
                              t._dtype)
         return fill_dense(block, value) is not None
-    if count is not None and count * inner >= GRAIN and (inner != 1 or tk is slice):
+    if count is not None and count * inner >= (GRAIN if tk is not slice or type(value) is Tensor
+                                               else _FILL_GRAIN) and (inner != 1 or tk is slice):
         # (element by element into a 1-D target, NumPy's assignment at any size: 5e5
         # indices into 1e7 float32 / int64 1.0-1.05x NumPy's time this way, 1.4-1.75x on
         # the general path's offsets and parallel scatter; row copies and slices keep the
-        # team above the grain)
+        # team above the grain; a Python scalar into a slice, up to the fill kernels' grain:
+        # below it the general path's fill of the view is NumPy's assignment too)
         return False
     if type(value) is not Tensor:
         lim = _NARROW_MAX.get(npd)

@@ -716,6 +716,7 @@ def dense_runner3(info, dtypes, out_dtype, scalar_pos):
 
 _fill_flats: dict = {}  # dtype -> the fill kernel's flat loop
 _fill_converts: dict = {}  # (dtype, Python type of the value) -> its converter
+_half_elements: dict = {}  # half dtype -> (the last converted value, its element's bits)
 
 
 def _fill_value(dtype, value):
@@ -777,10 +778,14 @@ def fill_strided(t, value):
     v = _fill_value(dtype, value)
     np_dtype = kernel_np_dtype(dtype)
     if dtype is _dt.float16 or dtype is _dt.bfloat16:
-        # (a fresh scratch element per call: threads may fill at once)
-        one = np.empty(1, np_dtype)
-        _fill_flat(dtype)(1, one.ctypes.data, v)
-        v = one[0]
+        last = _half_elements.get(dtype)
+        if last is not None and last[0] is v:
+            v = last[1]  # (the converter hands back its last value itself)
+        else:
+            one = np.empty(1, np_dtype)  # (a fresh scratch element: threads may fill at once)
+            _fill_flat(dtype)(1, one.ctypes.data, v)
+            _half_elements[dtype] = (v, one[0])
+            v = one[0]
     strided_array(t, np_dtype)[...] = v
     return t
 
