@@ -561,8 +561,13 @@ def test_concat_matches_the_full_path(monkeypatch):
         a = tl.asarray(rng.standard_normal((2, 3)) * 10).astype(dtype)
         b = tl.asarray(rng.standard_normal((4, 3)) * 10).astype(dtype)
         e = a[:0]
+        c = tl.asarray(rng.standard_normal((2, 3, 4)) * 10).astype(dtype)
         for arrays, axis in (([a, b], 0), ([a, e, b], -2), ([a[0], b[1]], 0),
-                             ([a[None], b[None, :2]], 1), ([a], 0)):
+                             ([a[None], b[None, :2]], 1), ([a], 0),
+                             # inner axes: each input a band of every output row
+                             ([a, a[:, :1].contiguous(), a[:, :0]], 1), ([b, b], -1),
+                             ([c, c[:, :1].contiguous()], 1), ([c, c[..., :3].contiguous()], 2),
+                             ([e, e], 1), ([c[:, :, :0], c[:, :, :0]], 2)):
             full = _outcome(lambda: tl.concat([_strided(t) for t in arrays], axis=axis))
             builds = _Builds(monkeypatch)
             fast = _outcome(lambda: tl.concat(arrays, axis=axis))

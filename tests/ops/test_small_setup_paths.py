@@ -379,7 +379,15 @@ def test_concat_blocks_match_numpy(np_dtype):
     cases = [([ta, tb], 0, [a, b]), ([ta[5:], tb, ta[:0]], 0, [a[5:], b, a[:0]]),
              ([ta[3], tb[1], ta[0]], 0, [a[3], b[1], a[0]]),
              ([ta[None], tb[None, :4]], 1, [a[None], b[None, :4]]),
-             ([ta.reshape((120,)), tb.reshape((28,))], -1, [a.ravel(), b.ravel()])]
+             ([ta.reshape((120,)), tb.reshape((28,))], -1, [a.ravel(), b.ravel()]),
+             # along inner axes (a band of each output row per input)
+             ([ta, ta[:, 1:2].contiguous(), ta[:, :0]], 1, [a, a[:, 1:2], a[:, :0]]),
+             ([ta[3:9], tb[1:7]], -1, [a[3:9], b[1:7]]),
+             ([ta.reshape((5, 6, 4)), ta.reshape((5, 6, 4))[:, 2:3].contiguous()], 1,
+              [a.reshape(5, 6, 4), a.reshape(5, 6, 4)[:, 2:3]]),
+             ([ta.reshape((5, 6, 4)), ta.reshape((5, 6, 4))[..., :1].contiguous()], 2,
+              [a.reshape(5, 6, 4), a.reshape(5, 6, 4)[..., :1]]),
+             ([ta[:0], ta[:0]], 1, [a[:0], a[:0]])]
     for ts, axis, ns in cases:
         got = tl.concat(ts, axis=axis)
         ref = np.concatenate(ns, axis=axis)
@@ -391,6 +399,32 @@ def test_concat_blocks_match_numpy(np_dtype):
         got = tl.concat([u, tb])
     s.synchronize()
     _bits_equal(got, tl.asarray(np.concatenate([a, b])))
+
+
+def test_concat_and_stack_along_inner_axes_keep_stream_order():
+    """The row-band copies wait for work a CPU stream queued on an input; under a user stream
+    the join is queued there (after the input's writer)."""
+    import threading
+    from helpers import gated
+    s = tl.Stream(device="cpu")
+    a = tl.zeros((4, 3))
+    b = tl.ones((4, 2))
+    with tl.stream(s):
+        release = gated(s)
+        a.add_(2.0)  # queued behind the gate
+    threading.Timer(0.2, release.set).start()
+    want = np.concatenate([np.full((4, 3), 2.0, np.float32), np.ones((4, 2), np.float32)], 1)
+    np.testing.assert_array_equal(_np(tl.concat([a, b], axis=1)), want)
+    with tl.stream(s):
+        release = gated(s)
+        a.add_(1.0)
+        joined = tl.concat([a, b], axis=-1)
+        stacked = tl.stack([a, a], axis=1)
+    release.set()
+    s.synchronize()
+    want[:, :3] = 3.0
+    np.testing.assert_array_equal(_np(joined), want)
+    np.testing.assert_array_equal(_np(stacked), np.full((4, 2, 3), 3.0, np.float32))
 
 
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)

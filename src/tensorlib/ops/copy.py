@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from ..iterator import TensorIterator, memory_overlap
+from ..iterator import TensorIterator, has_internal_overlap, memory_overlap
 from ..dispatch.keys import BACKEND_MASK, backend_key_for
 from ..dispatch.stub import get_stub
 from ..allocation import MAX_BYTES as _MAX_BYTES, empty_like
@@ -52,9 +52,10 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
           and self._dtype is src._dtype and self._ks == src._ks
           and self._storage is not src._storage
           and self._storage.device == src._storage.device
-          and (self._contiguous or is_dense(self._shape, self._strides))):
-        # A strided source of self's dtype into a dense self (no element written twice): the
-        # device kernel's strided copy (it declines big tensors).
+          and (self._contiguous or not has_internal_overlap(self))):
+        # A strided source of self's dtype into a self with no element written twice (a
+        # window of a bigger tensor: concat along an inner axis, x[:, :3] = y): the device
+        # kernel's strided copy (it declines big tensors).
         fast = _fast_for(_copy_strided, "copy_strided", self)
         if fast is not None and fast(self, src) is not None:
             return self

@@ -9,7 +9,7 @@ from tensorlib.kernels.cpu import short_rows_copy
 
 @pytest.mark.parametrize("twin", ["serial", "parallel"])
 @pytest.mark.parametrize("word", [np.uint8, np.uint16, np.uint32, np.uint64])
-@pytest.mark.parametrize("n0", [2, 3, 7, 8, 9, 12, 15])
+@pytest.mark.parametrize("n0", [1, 2, 3, 7, 8, 9, 12, 15])
 @pytest.mark.parametrize("steps", ["broadcast", "columns", "reversed", "every other"])
 @pytest.mark.parametrize("kernel", ["chosen", "looped"])
 def test_rows_write_the_copy_and_nothing_else(twin, word, n0, steps, kernel):
@@ -71,3 +71,25 @@ def test_repeats_expands_and_column_slices_match_numpy(dtype, n):
         got = view.contiguous()
         got = got.astype(tl.float32).numpy() if dtype == "float16" else got.numpy()
         assert got.tobytes() == np.ascontiguousarray(expect).tobytes()
+
+
+@pytest.mark.parametrize("n", [30, 3000, 12000])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int8"])
+def test_single_column_copies_write_their_column_only(n, dtype):
+    """A column of one element per row (x[:, k:k + 1].contiguous(), a copy_ into an (n, 1)
+    tensor) is no short-rows copy: declined by the rows kernels (their halves write 8 elements
+    a row), copied right by the other paths, with nothing written past the destination."""
+    x = np.arange(n * 4).astype(dtype).reshape(n, 4)
+    t = tl.asarray(x)
+    word = np.dtype(dtype)
+    assert not short_rows_copy._fits(word.itemsize, 1, n, 1)
+    assert short_rows_copy._kernel_key(1, 1) == (0, 1)
+    dst = tl.empty((n, 1), dtype=getattr(tl, dtype))
+    assert short_rows_copy.copy_short_rows_serial(dst, t[:, 1:2]) is False
+    for _ in range(40):  # (past the small copies' compile thresholds)
+        got = t[:, 1:2].contiguous()
+        assert got.numpy().tobytes() == np.ascontiguousarray(x[:, 1:2]).tobytes()
+    guard = tl.zeros((n + 8, 1), dtype=getattr(tl, dtype))
+    guard[:n].copy_(t[:, 2:3])
+    assert guard.numpy()[:n].tobytes() == np.ascontiguousarray(x[:, 2:3]).tobytes()
+    assert not guard.numpy()[n:].any()

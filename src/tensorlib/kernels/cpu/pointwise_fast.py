@@ -829,7 +829,8 @@ SHORT_ROWS_MIN = 2048  # elements: below, the short-rows kernel's call costs mor
 
 def copy_strided(dst, src):
     """``dst.copy_(src)`` of one dtype and shape below the parallel grain, in different
-    storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source):
+    storages, any strides (a transpose made contiguous, a slice with steps, a broadcast source;
+    a destination with no element written twice, dense or a window of a bigger tensor):
     up to small_copy.MAX_ELEMENTS into a dense destination, small_copy's raw-address loop where
     the source folds to two dims, else NumPy's strided copy over the storages' bytes (a
     same-dtype copy moves bits, so half types copy as uint16). Returns None for what the full

@@ -117,7 +117,7 @@ def _kernel_key(n0, s0):
     step = s0 if s0 == 0 or s0 == 1 else -1
     if n0 in CONST_LENGTHS:
         return n0, step
-    return (HALF_ROW if step == 1 and n0 < 2 * HALF_ROW else 0), step
+    return (HALF_ROW if step == 1 and HALF_ROW <= n0 < 2 * HALF_ROW else 0), step
 
 
 def _kernels_for(n0, s0):
@@ -130,7 +130,9 @@ def _kernels_for(n0, s0):
 
 
 def _fits(size, n0, n1, s0):
-    return (size in _WORDS and n0 < _pointwise.SHORT_INNER and n1 > 4 * n0
+    # (rows of one element are a strided 1-D copy: their dim's stride is no row step, and the
+    # halves would write 8 elements per row)
+    return (size in _WORDS and 2 <= n0 < _pointwise.SHORT_INNER and n1 > 4 * n0
             and (n0 in CONST_LENGTHS or s0 == 0 or s0 == 1 or n0 * size >= ROW_BYTES_MIN))
 
 
