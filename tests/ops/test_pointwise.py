@@ -759,6 +759,58 @@ def test_serial_path_spanning_several_tiles():
     check_op(tl.multiply, np.multiply, a, a)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "float16", "bool",
+                                   "complex64"])
+def test_inner_broadcast_operands_match_numpy(dtype):
+    """Inputs broadcast along the inner dim (stride 0 there: x - x.mean(1, keepdims=True), an
+    outer product a[:, None] * b, where with a column condition) join the contiguous tile loop
+    through a scratch tile of their value: every mix of column, row and full operands, in
+    place and into out=, rows of several tiles, against NumPy."""
+    rng = np.random.default_rng(11)
+
+    def make(shape):
+        x = rng.standard_normal(shape) * 20
+        return x > 0 if dtype == "bool" else x.astype(dtype)
+
+    binary = (tl.not_equal, np.not_equal) if dtype == "bool" else (tl.add, np.add)
+    for rows, cols in ((37, 130), (3, 40000)):  # (40000: a row is three tiles)
+        full, col, row = make((rows, cols)), make((rows, 1)), make((1, cols))
+        for a, b in ((full, col), (col, full), (col, row), (row, col), (col, col[:1]),
+                     (full[::-1], col), (col, full[:, ::-2])):
+            check_op(binary[0], binary[1], a, b)
+            cond = col > col.mean() if dtype != "bool" else col
+            check_op(tl.where, np.where, cond, a, b)
+        if dtype != "bool":
+            t = tl.asarray(full.copy())
+            t += tl.asarray(col)  # read through the output, the column from its scratch
+            want = full.copy()
+            want += col
+            np.testing.assert_array_equal(host(t), want)
+            out = tl.empty((rows, cols), dtype=getattr(tl, dtype))
+            tl.add(tl.asarray(col), tl.asarray(row), out=out)
+            np.testing.assert_array_equal(host(out), col + row)
+
+
+@pytest.mark.parametrize("variant", ["serial", "parallel"])
+def test_broadcast_tiles_in_both_loop_variants(variant):
+    """The generated loop nest called directly on a column-broadcast layout (both twins: the
+    serial one fills a scratch made once, the threaded one a scratch per tile): NumPy's
+    product."""
+    from tensorlib.dispatch.registration import POINTWISE
+    from tensorlib.iterator import Layout
+    from tensorlib.kernels.cpu.pointwise import combination_module, tile_meta
+    f32 = tl.float32
+    mod = combination_module(POINTWISE["multiply"], "TT", (f32, f32), f32, f32)
+    rows, cols = 50, 20000
+    x = np.random.default_rng(2).standard_normal((rows, cols)).astype(np.float32)
+    c = np.arange(rows, dtype=np.float32) * 3
+    out = np.zeros(rows * cols + 7, np.float32)
+    lay = Layout((cols, rows), ((1, cols), (1, cols), (0, 1)), (0, 0, 0))  # innermost first
+    getattr(mod, variant)(tile_meta(lay), out, x.ravel(), c)
+    np.testing.assert_array_equal(out[:rows * cols].reshape(rows, cols), x * c[:, None])
+    assert not out[rows * cols:].any()
+
+
 def test_clip_composite():
     x = np.array([-3.0, 0.5, 4.0, np.nan], np.float32)
     got = tl.clip(tl.asarray(x), tl.asarray(np.float32(0.0)), tl.asarray(np.float32(1.0)))

@@ -744,6 +744,9 @@ def test_copy_strided_buffer_views_match_numpy(np_dtype, monkeypatch):
 
     def no_typed_views(*a, **k):
         raise AssertionError("copy_strided went through Storage.typed()")
+    from tensorlib.kernels.cpu import small_copy
+    for _ in range(small_copy.HOT_CALLS):  # (this width's raw loop compiled, as in a hot
+        t.T.contiguous()                   # program: before, the cold transposed route asks)
     for x, ref in ((t.T, base.T), (t[::-1], base[::-1]), (t[::3, ::-2], base[::3, ::-2]),
                    (t[:, 7], base[:, 7]), (t[5:, 3:].T, base[5:, 3:].T),
                    (t3.permute((2, 0, 1)), b3.transpose(2, 0, 1)), (t3[:, ::-2, 1:], b3[:, ::-2, 1:])):

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["array_at"]
+__all__ = ["array_at", "stack_scratch", "SCRATCH"]
+
+SCRATCH = 1024  # elements of a stack_scratch array
 
 
 def _address_as_pointer(builder, address, pty):
@@ -61,3 +64,27 @@ def array_at(typingctx, address, n, dtype):
         return arr._getvalue()
 
     return arrty(address, n, dtype), codegen
+
+
+@intrinsic
+def stack_scratch(typingctx, like):
+    """A contiguous 1-D array of SCRATCH elements of ``like``'s dtype in the calling kernel's
+    stack frame (allocated once, in its entry block, however often the call runs; each
+    thread of a parallel loop has its own), uninitialised. Like array_at, no NRT allocation
+    and nothing from ``numba.np.arrayobj`` (cached kernels load without it)."""
+    if not isinstance(like, types.Array):
+        return None
+    arrty = types.Array(like.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        eltype = context.get_data_type(arrty.dtype)
+        itemsize = context.get_abi_sizeof(eltype)
+        intp = context.get_value_type(types.intp)
+        data = cgutils.alloca_once(builder, eltype, size=SCRATCH)
+        arr = context.make_array(arrty)(context, builder)
+        context.populate_array(arr, data=data, shape=[ir.Constant(intp, SCRATCH)],
+                               strides=[ir.Constant(intp, itemsize)],
+                               itemsize=ir.Constant(intp, itemsize), meminfo=None)
+        return arr._getvalue()
+
+    return arrty(like), codegen
