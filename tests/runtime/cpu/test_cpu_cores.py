@@ -89,6 +89,9 @@ def follow_load(monkeypatch):
     monkeypatch.setattr(cores, "_sample", [float("-inf"), None, None, 0])
     monkeypatch.setattr(cores, "team_size", lambda: 2)
     monkeypatch.setattr(cores, "_until", 0.0)
+    # (no other Python thread's earlier ask: on the fake clock an entry from the real one
+    # would count as a thread asking now and halve the team)
+    monkeypatch.setattr(cores, "_recent", {})
     yield clock
     cores.use_threads(numba.config.NUMBA_NUM_THREADS)
 

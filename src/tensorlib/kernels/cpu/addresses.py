@@ -11,7 +11,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["array_at", "stack_scratch", "SCRATCH"]
+__all__ = ["array_at", "stack_scratch", "tile_view", "SCRATCH"]
 
 SCRATCH = 1024  # elements of a stack_scratch array
 
@@ -88,3 +88,32 @@ def stack_scratch(typingctx, like):
         return arr._getvalue()
 
     return arrty(like), codegen
+
+
+@intrinsic
+def tile_view(typingctx, like, scratch, use_scratch, start, n):
+    """``like[start:start + n]``, or ``scratch[:n]`` when ``use_scratch`` (contiguous 1-D
+    arrays of one dtype), as one array whose data pointer is selected: a branch choosing
+    between the two slices made LLVM compile the loop that reads the result ~0.1 s longer."""
+    if not (isinstance(like, types.Array) and isinstance(scratch, types.Array)
+            and like.dtype == scratch.dtype and isinstance(use_scratch, types.Boolean)
+            and isinstance(start, types.Integer) and isinstance(n, types.Integer)):
+        return None
+    arrty = types.Array(like.dtype, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        like_v, scratch_v, use_v, start_v, n_v = args
+        intp = context.get_value_type(types.intp)
+        eltype = context.get_data_type(arrty.dtype)
+        itemsize = context.get_abi_sizeof(eltype)
+        src = context.make_array(like)(context, builder, like_v)
+        tmp = context.make_array(scratch)(context, builder, scratch_v)
+        first = builder.gep(src.data, [context.cast(builder, start_v, start, types.intp)])
+        data = builder.select(use_v, tmp.data, first)
+        arr = context.make_array(arrty)(context, builder)
+        context.populate_array(arr, data=data, shape=[context.cast(builder, n_v, n, types.intp)],
+                               strides=[ir.Constant(intp, itemsize)],
+                               itemsize=ir.Constant(intp, itemsize), meminfo=None)
+        return arr._getvalue()
+
+    return arrty(like, scratch, use_scratch, start, n), codegen

@@ -82,7 +82,7 @@ import numpy as np
 from numba import njit, prange
 from tensorlib.kernels.cpu.scalar_math import *
 from tensorlib.kernels.cpu.casting import *
-from tensorlib.kernels.cpu.addresses import array_at, stack_scratch
+from tensorlib.kernels.cpu.addresses import array_at, stack_scratch, tile_view
 
 """
 
@@ -177,8 +177,8 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
     lines += [f"            for c0 in range(start, stop, {SCRATCH}):",
               f"                c1 = min(stop, c0 + {SCRATCH})",
               f"                v0 = {operand_names[0]}[p0 + c0:p0 + c1]"]
-    lines += [f"                v{k} = {loads[k][1]}[p{k} + c0:p{k} + c1] if s{k} else "
-              f"scratch{k}[:c1 - c0]" for k in own]
+    lines += [f"                v{k} = tile_view({loads[k][1]}, scratch{k}, s{k} == 0, p{k} + c0, "
+              f"c1 - c0)" for k in own]
     lines += _element_loop(info, loads, store, tiles, "c1 - c0", 16)
     lines.append("        else:")
     lines.append("            for i in range(start, stop):")
