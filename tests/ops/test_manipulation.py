@@ -172,3 +172,14 @@ def test_varargs_spellings():
     same(b, np.broadcast_to(A[0, :1], A[0].shape))
     with pytest.raises(TypeError, match="arrays"):
         manipulation.meshgrid_varargs(t(A[0, 0]), [1, 2])
+
+
+def test_joins_along_inner_axes_of_big_tensors():
+    """Outputs of several MiB (above the leading-axis byte copies' limit): concat / stack of
+    contiguous inputs along an inner axis give NumPy's result."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((1100, 600)).astype(np.float32)
+    b = rng.standard_normal((1100, 400)).astype(np.float32)
+    same(tl.concat([t(a), t(b)], axis=1), np.concatenate([a, b], axis=1))
+    c = rng.standard_normal((700, 800))
+    same(tl.stack([t(c), t(c[::-1].copy())], axis=1), np.stack([c, c[::-1]], axis=1))
