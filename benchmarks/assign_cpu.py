@@ -7,29 +7,12 @@ NumPy per size.
 
     PYTHONPATH=src python benchmarks/assign_cpu.py [--sizes 1e3,1e5] [--dtypes float32]
 """
-import argparse
 import math
-import time
 
 import numpy as np
 
 import tensorlib as tl
-
-
-def best_us(f, budget=0.05):
-    f()  # warm: compiles, or loads from disk
-    start = time.perf_counter()
-    f()
-    number = max(1, int(0.01 / max(time.perf_counter() - start, 1e-7)))
-    best, spent = math.inf, 0.0
-    while spent < budget:
-        start = time.perf_counter()
-        for _ in range(number):
-            f()
-        took = time.perf_counter() - start
-        spent += took
-        best = min(best, took / number)
-    return best * 1e6
+from _ratios import run_cases  # benchmarks/_ratios.py
 
 
 def cases(size, dt):
@@ -54,27 +37,5 @@ def cases(size, dt):
     ]
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sizes", default="1e3,1e4,1e5,1e6,1e7")
-    p.add_argument("--dtypes", default="float32,int64,float16")
-    args = p.parse_args()
-    sizes = [float(s) for s in args.sizes.split(",")]
-    rows = []  # (name, dtype, size, tensorlib us, NumPy us)
-    for size in sizes:
-        for dt in args.dtypes.split(","):
-            for name, ours, theirs in cases(size, dt):
-                row = (name, dt, size, best_us(ours), best_us(theirs))
-                rows.append(row)
-                print(f"{name:24s} {dt:8s} {size:7.0e} {row[3]:9.1f} {row[4]:9.1f} us "
-                      f"{row[3] / row[4]:6.2f}x", flush=True)
-    for size in sizes:
-        sel = [r for r in rows if r[2] == size]
-        geo = math.exp(sum(math.log(r[3] / r[4]) for r in sel) / len(sel))
-        worst = max(sel, key=lambda r: r[3] / r[4])
-        print(f"{size:7.0e} geomean {geo:5.2f} worst {worst[3] / worst[4]:5.2f} "
-              f"({worst[0]} {worst[1]}: {worst[3]:.1f} vs {worst[4]:.1f} us)")
-
-
 if __name__ == "__main__":
-    main()
+    run_cases(__doc__, cases, "float32,int64,float16")
