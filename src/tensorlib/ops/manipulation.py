@@ -55,7 +55,7 @@ def _index_tensor(op, ix, arg):
 
 # ---------------------------------------------------------------- concat, stack
 _CPU_KS = backend_key_for("cpu")
-_BYTE_COPY_MAX = 1 << 22  # (bigger joins use the copy kernel's threads)
+_BYTE_COPY_MAX = 1 << 22  # (bigger joins along a leading axis use the copy kernel's threads)
 
 
 def _concat_dense(arrays, axis):
@@ -91,30 +91,24 @@ def _concat_dense(arrays, axis):
 def _blocks(arrays, oshape, dtype, ks, first, rows=1):
     """A new C-order tensor of ``oshape`` holding the contiguous ``arrays`` (of ``dtype`` and
     key set ``ks``) one after the other in each of its ``rows`` (the product of the dims
-    before the joined axis): concat / stack, each input one block of every output row. None
-    where more than one row would need the device's copy kernel (the general path serves)."""
-    if rows != 1:
-        return _row_blocks(arrays, oshape, dtype, ks, rows)
-    device = first._storage.device
+    before the joined axis): concat / stack, each input one block of every output row. On the
+    host byte copies (_host_blocks); one row above _BYTE_COPY_MAX bytes, or on another device,
+    the device's copy_ per block. None where more than one row would need the device's copy
+    kernel (the general path serves)."""
     item = dtype.itemsize
-    cpu = ks & BACKEND_MASK == _CPU_KS
-    out = new_dense_cpu(oshape, dtype) if cpu else None
+    if ks & BACKEND_MASK == _CPU_KS and (rows != 1
+                                         or math.prod(oshape) * item <= _BYTE_COPY_MAX):
+        out = _host_blocks(arrays, oshape, dtype, rows)
+        if out is not None or rows != 1:
+            return out
+    elif rows != 1:
+        return None
+    device = first._storage.device
+    out = new_dense_cpu(oshape, dtype) if ks & BACKEND_MASK == _CPU_KS else None
     if out is None:
         out = Tensor._make(Storage.allocate(math.prod(oshape) * item, device), oshape,
                            contiguous_strides(oshape), 0, dtype)
     st = out._storage
-    if cpu and st.nbytes <= _BYTE_COPY_MAX and not _cpu_streams()._slow:
-        # Host memory, no CPU stream or profiler in use (nothing queued, nothing recorded):
-        # each input is one block of bytes of the output (a same-dtype copy moves bits).
-        buf = st.buffer
-        pos = 0
-        for a in arrays:
-            nb = a._numel * item
-            if nb:
-                off = a._offset * item
-                buf[pos:pos + nb] = a._storage.buffer[off:off + nb]
-                pos += nb
-        return out
     fast = _fast_for(_copy_fast, "copy_dense", first)  # the device's copy_ fast path
     start = 0
     for a in arrays:
@@ -128,20 +122,20 @@ def _blocks(arrays, oshape, dtype, ks, first, rows=1):
     return out
 
 
-def _row_blocks(arrays, oshape, dtype, ks, rows):
-    """_blocks over several rows on the host (x of (m, n) joined along axis 1): one 2-D byte
-    copy per input, its rows into a column band of the output's rows (concat of two (31, 31)
-    float32 along axis 1: 53 -> ~6 us, NumPy 2.3), after queued CPU-stream work on the inputs;
-    at every size (1e6 / 1e7 float32 elements: 207 / 6200 us, NumPy 196 / 12100, the general
-    path's window copies on the team ~650 / ~9000). None for other devices and while a user
-    CPU stream or the profiler is current (the general path launches the copies there)."""
-    item = dtype.itemsize
-    nbytes = math.prod(oshape) * item
+def _host_blocks(arrays, oshape, dtype, rows):
+    """_blocks on the host: one 2-D byte copy per input (a same-dtype copy moves bits), its
+    rows into a column band of the output's rows (one row: the input is one block of the
+    output), after queued CPU-stream work on the inputs. Along an inner axis at every size:
+    concat of two (31, 31) float32 along axis 1 53 -> ~6 us (NumPy 2.3); 1e6 / 1e7 float32
+    elements 207 / 6200 us (NumPy 196 / 12100; the general path's window copies on the team
+    ~650 / ~9000). None while a user CPU stream or the profiler is current (the copies are
+    launched there) and where the allocation needs the general checks."""
     streams = _cpu_streams()
-    if ks & BACKEND_MASK != _CPU_KS or (streams._slow and not streams.runs_inline()):
+    if streams._slow and not streams.runs_inline():
         return None
     out = new_dense_cpu(oshape, dtype)
-    if out is None or not nbytes:
+    nbytes = out._numel * dtype.itemsize if out is not None else 0
+    if not nbytes:
         return out
     for a in arrays:
         if a._storage._uses is not None:
@@ -150,9 +144,9 @@ def _row_blocks(arrays, oshape, dtype, ks, rows):
     grid = out._storage.buffer[:nbytes].reshape(rows, width)
     pos = 0
     for a in arrays:
-        w = a._numel // rows * item
+        w = a._numel // rows * dtype.itemsize
         if w:
-            off = a._offset * item
+            off = a._offset * dtype.itemsize
             grid[:, pos:pos + w] = a._storage.buffer[off:off + rows * w].reshape(rows, w)
             pos += w
     return out
