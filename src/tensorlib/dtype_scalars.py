@@ -49,7 +49,7 @@ def scalar_to_compute(value, compute, op, arg):
         raise TypeError(f"{op}(): argument '{arg}' = {value!r} is complex but the op computes "
                         f"in {compute}")
     to = compute.np_dtype.type
-    lim = _FINITE_MAX.get(compute)
+    lim = FINITE_MAX.get(compute)
     if lim is None or (abs(value.real) <= lim and abs(value.imag) <= lim):
         # (no overflow to silence: errstate costs ~1 us a call; parts, as abs() of a complex
         # near the float range raises)
@@ -59,4 +59,5 @@ def scalar_to_compute(value, compute, op, arg):
 
 
 # the largest finite values of the types whose conversion from a Python number can overflow
-_FINITE_MAX = {d: float(np.finfo(d.np_dtype).max) for d in (float16, float32, complex64)}
+# (NumPy warns then; complex64: of each part)
+FINITE_MAX = {d: float(np.finfo(d.np_dtype).max) for d in (float16, float32, complex64)}

@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from ... import dtypes as _dt
+from ...dtype_scalars import FINITE_MAX
 from .casting import kernel_array
 from .cold_route import kernel_ready, ready_once
 from .indexing_source import (COMPACT_RAW_HEADER, COMPACT_RAW_SOURCE, COMPACT_SOURCE,
@@ -402,12 +403,6 @@ _ZERO = np.zeros(1, np.int64)  # the offsets of an empty pre/post shape: one, at
 _posts: dict = {}
 
 
-# the largest finite value of the narrow float types, whose cast from a Python float NumPy
-# would warn about when it overflows
-_NARROW_MAX = {np.dtype(n): float(np.finfo(f).max) for n, f in (
-    ("float16", np.float16), ("float32", np.float32), ("complex64", np.float32))}
-
-
 def setitem_dense(t, key, value):
     """``t[key] = value`` on the host, for ``key`` a 1-D int32 / int64 index tensor over dim 0
     (or a NumPy integer array: a list key the caller converted) or a bool mask of t's shape,
@@ -475,7 +470,7 @@ def setitem_dense(t, key, value):
         # below it the general path's fill of the view is NumPy's assignment too)
         return False
     if type(value) is not Tensor:
-        lim = _NARROW_MAX.get(npd)
+        lim = FINITE_MAX.get(t._dtype)
         if lim is not None and (abs(value.real) > lim or abs(value.imag) > lim) and \
                 math.isfinite(abs(value)):
             return False  # (NumPy's cast would warn of the overflow; the general path: inf)

@@ -719,23 +719,26 @@ _fill_converts: dict = {}  # (dtype, Python type of the value) -> its converter
 _half_elements: dict = {}  # half dtype -> (the last converted value, its element's bits)
 
 
+def _fill_compute(dtype):
+    # ops.copy.fill_'s compute dtype: float64 for half types (one rounding, not two)
+    return _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
+
+
 def _fill_value(dtype, value):
     """A fill ``value`` (a Python scalar of an exact type) in the type the fill kernel computes
     in, as the full path converts it (same errors): ops.copy.fill_'s common dtype is the
-    tensor's, its compute dtype float64 for half types (one rounding, not two)."""
+    tensor's, its compute dtype _fill_compute's."""
     key = (dtype, type(value))
     convert = _fill_converts.get(key)
     if convert is None:
-        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
-        convert = _fill_converts[key] = _last_value_cache(compute, "fill", "value")
+        convert = _fill_converts[key] = _last_value_cache(_fill_compute(dtype), "fill", "value")
     return convert(value)
 
 
 def _fill_flat(dtype):
     flat = _fill_flats.get(dtype)
     if flat is None:
-        compute = _dt.float64 if dtype in (_dt.float16, _dt.bfloat16) else dtype
-        flat = _fill_flats[dtype] = flat_entry(FILL, "S", (None,), compute, dtype)
+        flat = _fill_flats[dtype] = flat_entry(FILL, "S", (None,), _fill_compute(dtype), dtype)
     return flat
 
 
