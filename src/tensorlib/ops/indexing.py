@@ -224,9 +224,9 @@ _MASK_WHERE_MIN = 8192
 
 def _setitem_small(self, key, value) -> bool:
     """The direct path of x[idx] = value / x[mask] = value / x[[i, j]] = value and of
-    x[i] = scalar / x[a:b] = scalar / x[:, i] = scalar on the CPU, without planning the key: an in-place where
-    for big masks and scalars, else kernels.cpu.indexing.setitem_dense; False: the general
-    path runs."""
+    x[i] = scalar / x[a:b] = scalar / x[:, i] = scalar on the CPU, without planning the key:
+    an in-place where for big masks and scalars, else kernels.cpu.indexing.setitem_dense;
+    False: the general path runs."""
     global _setitem_dense
     tk = type(key)
     if tk is Tensor:

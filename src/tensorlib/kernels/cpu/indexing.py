@@ -407,10 +407,9 @@ def setitem_dense(t, key, value):
     """``t[key] = value`` on the host, for ``key`` a 1-D int32 / int64 index tensor over dim 0
     (or a NumPy integer array: a list key the caller converted) or a bool mask of t's shape,
     on t's device, or an int or a slice over dim 0 or a tuple of ints and slices (a Python
-    scalar value only); ``value`` a
-    Python scalar already converted by setitem's rules, or a tensor of t's dtype that
-    broadcasts to the indexed shape (one element for a mask); key and value in other memory
-    than t's; below the grain, but for index arrays into a 1-D target at any size: NumPy's
+    scalar value only); ``value`` a Python scalar already converted by setitem's rules, or a
+    tensor of t's dtype that broadcasts to the indexed shape (one element for a mask); key and
+    value in other memory than t's; below the grain, but for index arrays into a 1-D target at any size: NumPy's
     assignment through views of the storages (it checks every index before writing: an
     out-of-range index writes nothing; repeated indices: the last write wins, as
     index_put's; tests/ops/test_indexing.py holds NumPy to both). The general path plans the
@@ -461,8 +460,9 @@ def setitem_dense(t, key, value):
         block = Tensor._make(t._storage, (count * inner,), (1,), t._offset + first * inner,
                              t._dtype)
         return fill_dense(block, value) is not None
-    if count is not None and count * inner >= (GRAIN if tk is not slice or type(value) is Tensor
-                                               else _FILL_GRAIN) and (inner != 1 or tk is slice):
+    # (a Python scalar into a slice: the fill kernels' grain, see below)
+    limit = _FILL_GRAIN if tk is slice and type(value) is not Tensor else GRAIN
+    if count is not None and count * inner >= limit and (inner != 1 or tk is slice):
         # (element by element into a 1-D target, NumPy's assignment at any size: 5e5
         # indices into 1e7 float32 / int64 1.0-1.05x NumPy's time this way, 1.4-1.75x on
         # the general path's offsets and parallel scatter; row copies and slices keep the
