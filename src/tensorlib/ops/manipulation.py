@@ -140,13 +140,21 @@ def _host_blocks(arrays, oshape, dtype, rows):
     for a in arrays:
         if a._storage._uses is not None:
             streams.wait_uses(a._storage)
-    width = nbytes // rows  # bytes of one output row
-    grid = out._storage.buffer[:nbytes].reshape(rows, width)
+    buffer = out._storage.buffer
+    item = dtype.itemsize
     pos = 0
+    if rows == 1:  # each input one block of the output: 1-D slices (2-D views cost ~0.4 us each)
+        for a in arrays:
+            w = a._numel * item
+            off = a._offset * item
+            buffer[pos:pos + w] = a._storage.buffer[off:off + w]
+            pos += w
+        return out
+    grid = buffer[:nbytes].reshape(rows, nbytes // rows)
     for a in arrays:
-        w = a._numel // rows * dtype.itemsize
+        w = a._numel // rows * item
         if w:
-            off = a._offset * dtype.itemsize
+            off = a._offset * item
             grid[:, pos:pos + w] = a._storage.buffer[off:off + rows * w].reshape(rows, w)
             pos += w
     return out
