@@ -36,6 +36,15 @@ def whole_team(monkeypatch):
     monkeypatch.setattr(cores, "_recent", {})  # no Python thread of an earlier test counts
 
 
+@pytest.fixture
+def kernel_sort_routes(monkeypatch):
+    """Small sorts take the sort kernel's own routes, not NumPy's sorts along an axis
+    (kernels/cpu/sort_small.py), so tests of those routes keep exercising them at test sizes."""
+    from tensorlib.kernels.cpu import sort_small
+    monkeypatch.setattr(sort_small, "SMALL_VALUES", 0)
+    monkeypatch.setattr(sort_small, "SMALL_INDICES", 0)
+
+
 def pytest_collection_modifyitems(config, items):
     from tensorlib.runtime.cuda.probe import cuda_gpu_present
     if cuda_gpu_present():

@@ -858,6 +858,7 @@ def test_small_take_matches_numpy_for_offsets_and_rows():
 
 
 # ---------------------------------------------------------------- sort: the zero-run fix-up
+@pytest.mark.usefixtures("kernel_sort_routes")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_small_sort_zero_and_nan_runs_keep_input_bits(dtype):
     # One row: the fix-up is skipped when the sorted row cannot hold a zero (smallest > 0 or

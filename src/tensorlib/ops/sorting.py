@@ -107,14 +107,18 @@ _sort_kernels: dict = {}  # dtype -> the CPU sort stub kernel (small-call path)
 
 
 def _sort_direct(x, axis, descending, want_indices):
-    """The full path's work for a non-empty contiguous real CPU tensor sorted along its last
-    dim (axis -1 or ndim - 1, as an int): the C-order result allocated directly and the
-    stub kernel called on x itself, without the axis / layout / allocation set-up. None for
-    anything else (the full path serves it and raises what it raises)."""
+    """The full path's work for a non-empty contiguous real CPU tensor: along any axis (an
+    int) the device kernel's small-sort route (``along_axis``: a C-order result, no
+    transposed copies), else along its last dim the C-order result allocated directly and
+    the stub kernel called on x itself, without the axis / layout / allocation set-up. None
+    for anything else (the full path serves it and raises what it raises)."""
     shape = x._shape
-    if (not shape or type(axis) is not int or (axis != -1 and axis != len(shape) - 1)
-            or x._ks & BACKEND_MASK != _CPU_KS or not x._numel
-            or not (x._contiguous or x.is_contiguous())):
+    if (not shape or type(axis) is not int or x._ks & BACKEND_MASK != _CPU_KS
+            or not x._numel or not (x._contiguous or x.is_contiguous())):
+        return None
+    nd = len(shape)
+    ax = axis + nd if axis < 0 else axis
+    if not 0 <= ax < nd:
         return None
     dtype = x._dtype
     kern = _sort_kernels.get(dtype)
@@ -122,6 +126,9 @@ def _sort_direct(x, axis, descending, want_indices):
         if dtype.kind == "c":
             return None
         kern = _sort_kernels[dtype] = get_stub("sort").kernel_for("cpu", dtype)
+    res = kern.along_axis(x, ax, bool(descending), want_indices)
+    if res is not None or ax != nd - 1:
+        return res
     if want_indices:
         res = new_dense_cpu(shape, _dt.default_index())
         if res is not None:

@@ -14,6 +14,9 @@ from tensorlib.runtime.cpu import cores
 from helpers import assert_bits, np_argsort_desc
 from test_sorting_numpy_paths import values
 
+# the kernel's routes, also where small sorts take NumPy's along an axis (sort_small.py)
+pytestmark = pytest.mark.usefixtures("kernel_sort_routes")
+
 N = 3001  # odd: halves of different lengths
 
 

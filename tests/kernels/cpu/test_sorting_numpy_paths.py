@@ -15,6 +15,9 @@ import tensorlib as tl
 from tensorlib.kernels.cpu import sorting
 from helpers import assert_bits, np_argsort_desc, sort_test_integers, to_numpy
 
+# the kernel's routes, also where small sorts take NumPy's along an axis (sort_small.py)
+pytestmark = pytest.mark.usefixtures("kernel_sort_routes")
+
 VALUE_DTYPES = sorted(sorting.NP_VALUES)
 # every key width / kind module up to 32 bits (bool shares uint8's; bfloat16 below)
 ARG_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", "float32", "int32",

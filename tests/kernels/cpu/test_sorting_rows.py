@@ -12,6 +12,9 @@ import tensorlib as tl
 from tensorlib.kernels.cpu import sort_network, sorting
 from helpers import assert_bits, np_argsort_desc, sort_test_integers, to_numpy
 
+# the kernel's routes, also where small sorts take NumPy's along an axis (sort_small.py)
+pytestmark = pytest.mark.usefixtures("kernel_sort_routes")
+
 # lanes (rows sorted together): float32 8, int64 4, uint8 32, float16 16
 ROW_DTYPES = ["float32", "int64", "uint8", "float16"]
 

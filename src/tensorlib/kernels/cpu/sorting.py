@@ -42,6 +42,7 @@ assembles its source from the sort_*.py templates, this module runs them.
 """
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -54,6 +55,7 @@ from .pointwise import load_generated_module
 from .arrays import dense_view
 from .sort_cold import canonical_keys, cold_order
 from .sort_network import lanes, W as NET_W
+from .sort_small import sort_along_axis
 from .sort_split import sort_into, sort_rows
 from .sort_source import SMALL, UINT as _UINT, key_spec, module_source
 from ...runtime.cpu import cores
@@ -341,6 +343,10 @@ def sort_kernel(src, values, indices, descending):
             cores.run(mod.rows_parallel, (keys, pay, rows, n, nch))
         else:
             mod.rows_serial(keys, pay, rows, n)
+
+
+# the ops layer's route for small sorts along any axis (sort_small.py)
+sort_kernel.along_axis = functools.partial(sort_along_axis, vectorized_sort=numpy_sort_fast)
 
 
 def _numpy_value_sort(dtype, src, values, rows, n, desc):
