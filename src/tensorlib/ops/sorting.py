@@ -126,7 +126,8 @@ def _sort_direct(x, axis, descending, want_indices):
         if dtype.kind == "c":
             return None
         kern = _sort_kernels[dtype] = get_stub("sort").kernel_for("cpu", dtype)
-    res = kern.along_axis(x, ax, bool(descending), want_indices)
+    along_axis = getattr(kern, "along_axis", None)
+    res = along_axis(x, ax, bool(descending), want_indices) if along_axis is not None else None
     if res is not None or ax != nd - 1:
         return res
     if want_indices:
