@@ -197,12 +197,13 @@ def test_searchsorted_with_sorter_edges_and_errors(device):
         tl.searchsorted(tl.zeros(2, device=device), tl.zeros(2, device=device), side="middle")
 
 
-@pytest.mark.parametrize("m", [1, 2, 7, 64, 65, 300])
+@pytest.mark.parametrize("m", [1, 2, 7, 64, 65, 300, 5000])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
 def test_searchsorted_few_and_many_keys(m, dtype):
-    """The CPU kernel counts up to 64 keys in one pass per query and binary-searches more: both
-    give NumPy's insertion points for each side, with and without a sorter, with repeated
-    keys, values outside the keys and (floats) nan, -0.0 and inf."""
+    """The CPU kernel counts up to 64 keys in one pass per query and binary-searches more
+    (5000 keys: the parallel variant, 3000 queries x 12 halvings): both give NumPy's
+    insertion points for each side, with and without a sorter, with repeated keys, values
+    outside the keys and (floats) nan, -0.0 and inf."""
     rng = np.random.default_rng(m)
     x1 = rng.integers(0, 40, m).astype(dtype)
     x2 = rng.integers(-3, 44, 3000).astype(dtype)
