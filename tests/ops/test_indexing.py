@@ -1033,3 +1033,29 @@ def test_nonzero_large_and_errors():
         nonzero(tl.asarray(np.float32(1)))
     with pytest.raises(TypeError, match="Tensor"):
         nonzero(np.ones(3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "complex128"])
+def test_row_gathers_of_every_post_layout_match_numpy(dtype):
+    """x[idx] along the first dim: rows that are one run in the source (C order: copied as
+    runs), rows that are not (a column-major, stepped or reversed source), rows of (8, 5),
+    rows of one element, negative indices, the parallel kernel (above the grain), and a bad
+    index's error."""
+    rng = np.random.default_rng(7)
+    base = (rng.standard_normal((300, 40)) * 50).astype(dtype)
+    idx = rng.integers(-300, 300, 50)
+    views = [  # (NumPy's view, the same view in tensorlib)
+        (lambda a: a, lambda t: t),
+        (lambda a: np.ascontiguousarray(a.T).T, lambda t: t.T.contiguous().T),
+        (lambda a: a[:, ::2], lambda t: t[:, ::2]),
+        (lambda a: a.reshape(300, 20, 2)[:, :, ::-1], lambda t: t.reshape((300, 20, 2))[:, :, ::-1]),
+        (lambda a: a.reshape(300, 8, 5), lambda t: t.reshape((300, 8, 5))),
+        (lambda a: a[:, 3:4], lambda t: t[:, 3:4]),
+    ]
+    for np_view, tl_view in views:
+        x, t = np_view(base), tl_view(tl.asarray(base))
+        np.testing.assert_array_equal(t[tl.asarray(idx)].numpy(), x[idx])
+    big = rng.integers(0, 300, 5000)  # 5000 x 40 elements: above the grain
+    np.testing.assert_array_equal(tl.asarray(base)[tl.asarray(big)].numpy(), base[big])
+    with pytest.raises(IndexError):
+        tl.asarray(base)[tl.asarray(np.array([1, 300]))]

@@ -256,6 +256,13 @@ def _direct_run(out, src, idx, ioff, size, stride, base, post, o0, start, stop):
             for k in range(seg.size):
                 dst[k] = src[np.uint64(off + np.int64(seg[k]) * stride)]
             return -1
+    # Rows whose post elements are one run in the source (x[idx] of a C-order matrix:
+    # embedding lookups) copy as runs, which vectorize; other post layouts read post.
+    run = Q > 1
+    for q in range(1, Q):
+        if post[q] != q0 + q:
+            run = False
+            break
     for b in range(start, stop):
         v = np.int64(idx[ioff + b])
         if v < 0:
@@ -265,6 +272,11 @@ def _direct_run(out, src, idx, ioff, size, stride, base, post, o0, start, stop):
         off = base + v * stride
         if Q == 1:
             out[np.uint64(o0 + b)] = src[np.uint64(off + q0)]
+        elif run:
+            o = o0 + b * Q
+            off += q0
+            for q in range(Q):
+                out[np.uint64(o + q)] = src[np.uint64(off + q)]
         else:
             o = o0 + b * Q
             for q in range(Q):
