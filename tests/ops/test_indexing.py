@@ -1059,3 +1059,43 @@ def test_row_gathers_of_every_post_layout_match_numpy(dtype):
     np.testing.assert_array_equal(tl.asarray(base)[tl.asarray(big)].numpy(), base[big])
     with pytest.raises(IndexError):
         tl.asarray(base)[tl.asarray(np.array([1, 300]))]
+
+
+def test_big_row_scatters_match_numpy_and_respect_aliasing():
+    """x[idx] = value above setitem's small path: a contiguous value of x's dtype is read in
+    place; a value of another dtype, a broadcast row, and a value sharing bytes with x (a view
+    of x, or another tensor over the same NumPy buffer) are copied first, so the result is
+    NumPy's (which reads the value before writing). Targets of every post layout (rows that
+    are runs, column-major, stepped) and scalar / column writes."""
+    rng = np.random.default_rng(11)
+    base = np.arange(400_000, dtype=np.float32).reshape(100_000, 4)
+    idx = np.arange(1, 90_000)
+    # a second storage over base's buffer, and a view of the target itself
+    for make_value in (lambda t, a: tl.asarray(a[0:89_999]), lambda t, a: t[0:89_999]):
+        a = base.copy()
+        want = a.copy()
+        want[idx] = a[0:89_999].copy()
+        t = tl.asarray(a)
+        t[tl.asarray(idx)] = make_value(t, a)
+        np.testing.assert_array_equal(t.numpy(), want)
+    ridx = rng.integers(-500, 500, 300)  # repeated indices: the last write wins
+    values = [rng.standard_normal((300, 600)).astype(np.float32),
+              rng.standard_normal((300, 600)),  # float64 into float32: cast copy
+              rng.standard_normal(600).astype(np.float32),  # one row, broadcast
+              np.float32(2.5)]
+    targets = [  # (NumPy's view, the same view in tensorlib)
+        (lambda a: a, lambda t: t),
+        (lambda a: a[:, ::-1], lambda t: t[:, ::-1]),
+        (lambda a: np.asfortranarray(a), lambda t: t.T.contiguous().T),
+    ]
+    for np_view, tl_view in targets:
+        for v in values:
+            b = rng.standard_normal((500, 600)).astype(np.float32)
+            a, t = np_view(b.copy()), tl_view(tl.asarray(b))
+            want = a.copy()
+            want[ridx] = v
+            t[tl.asarray(ridx)] = v if isinstance(v, np.floating) else tl.asarray(v)
+            np.testing.assert_array_equal(t.numpy(), want)
+            want[:, ridx[:100]] = 7.0
+            t[:, tl.asarray(ridx[:100])] = 7.0
+            np.testing.assert_array_equal(t.numpy(), want)

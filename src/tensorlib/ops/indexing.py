@@ -489,10 +489,18 @@ def advanced_setitem(t: Tensor, key, value) -> None:
         raise RuntimeError(f"{op}(): the tensor (shape {t.shape}, strides {t.stride()}) has "
                            f"elements that share memory; write to a contiguous copy instead")
     src = _value_tensor(value, t.dtype, t.device, plan.out_shape, op)
-    # The kernel reads a private contiguous copy (cast to t's dtype): the value may alias t.
-    shape = () if src._numel == 1 else plan.out_shape
-    vals = empty(shape, dtype=t.dtype, device=t.device)
-    vals.copy_(src.reshape(()) if src._numel == 1 else src)
+    vs, ts = src._storage, t._storage
+    if (src._dtype is t._dtype and src._shape == plan.out_shape and type(src) is Tensor
+            and vs.device == ts.device and src.is_contiguous()
+            # no shared byte (storages over one NumPy buffer are distinct objects)
+            and (vs._ptr + vs.nbytes <= ts._ptr or ts._ptr + ts.nbytes <= vs._ptr)):
+        vals = src  # (the kernel reads it as it is: x[idx] = rows, 2 MB of rows ~3x faster)
+    else:
+        # The kernel reads a private contiguous copy (cast to t's dtype): the value may alias
+        # t, have another dtype or layout, or broadcast.
+        shape = () if src._numel == 1 else plan.out_shape
+        vals = empty(shape, dtype=t.dtype, device=t.device)
+        vals.copy_(src.reshape(()) if src._numel == 1 else src)
     get_stub("index_put").kernel_for(t.device.type, t.dtype)(plan, vals)
 
 

@@ -14,6 +14,16 @@ _COMMON = """\
 import numpy as np
 from numba import njit, prange
 
+
+@njit(inline='always')
+def _is_run(post):
+    # whether the post offsets are one run (post[q] == post[0] + q: the rows of a C-order
+    # source, copied as runs that vectorize)
+    for q in range(1, post.size):
+        if post[q] != post[0] + q:
+            return False
+    return True
+
 """
 
 # The gather / scatter loops over pre x adv x post.
@@ -59,43 +69,61 @@ def gather_parallel(out, src, pre, adv, post, chunk):
                     base = pre[p] + adv[b]
 
 
+@njit(inline='always')
+def _scatter_rows(dst, val, vstep, base, o, Q, post, run, lo, hi):
+    # dst[base + post[q]] = val[(o + q) * vstep] for q in [lo, hi); a run of post as a run
+    if run:
+        base += post[0]
+        if vstep:
+            for q in range(lo, hi):
+                dst[np.uint64(base + q)] = val[np.uint64(o + q)]
+        else:
+            v = val[0]
+            for q in range(lo, hi):
+                dst[np.uint64(base + q)] = v
+    else:
+        for q in range(lo, hi):
+            dst[np.uint64(base + post[q])] = val[np.uint64((o + q) * vstep)]
+
+
 @njit(cache=True, nogil=True, error_model='numpy')
 def scatter_serial(dst, val, vstep, pre, adv, post):
     # Increasing b for each (p, q): with repeated indices the last write wins, as in NumPy.
     B = adv.size
     Q = post.size
+    run = _is_run(post)
     o = 0
     for p in range(pre.size):
         pp = pre[p]
         for b in range(B):
-            base = pp + adv[b]
-            for q in range(Q):
-                dst[np.uint64(base + post[q])] = val[np.uint64(o * vstep)]
-                o += 1
+            _scatter_rows(dst, val, vstep, pp + adv[b], o, Q, post, run, 0, Q)
+            o += Q
 
 
 @njit(cache=True, nogil=True, error_model='numpy', parallel=True)
 def scatter_parallel(dst, val, vstep, pre, adv, post):
-    # Threads split p (or q): distinct p / q address distinct elements, so only the b loop,
-    # where repeated indices collide, stays serial and in order.
+    # Threads split p, or blocks of q: distinct p / q address distinct elements, so only the
+    # b loop, where repeated indices collide, stays serial and in order. (Blocks of q, not
+    # single columns: each row's block stays a run.)
     P = pre.size
     B = adv.size
     Q = post.size
+    run = _is_run(post)
     if P >= Q:
         for p in prange(P):
             pp = pre[p]
             for b in range(B):
-                base = pp + adv[b]
-                o = (p * B + b) * Q
-                for q in range(Q):
-                    dst[np.uint64(base + post[q])] = val[np.uint64((o + q) * vstep)]
+                _scatter_rows(dst, val, vstep, pp + adv[b], (p * B + b) * Q, Q, post, run,
+                              0, Q)
     else:
-        for q in prange(Q):
-            pq = post[q]
+        nblk = max(1, min(64, Q // 128))
+        for k in prange(nblk):
+            lo = k * Q // nblk
+            hi = (k + 1) * Q // nblk
             for p in range(P):
-                pp = pre[p] + pq
                 for b in range(B):
-                    dst[np.uint64(pp + adv[b])] = val[np.uint64(((p * B + b) * Q + q) * vstep)]
+                    _scatter_rows(dst, val, vstep, pre[p] + adv[b], (p * B + b) * Q, Q, post,
+                                  run, lo, hi)
 """
 
 # adv[j] (=|+=) wrap(idx[...]) * stride over the broadcast index shape; returns the flat
@@ -258,11 +286,7 @@ def _direct_run(out, src, idx, ioff, size, stride, base, post, o0, start, stop):
             return -1
     # Rows whose post elements are one run in the source (x[idx] of a C-order matrix:
     # embedding lookups) copy as runs, which vectorize; other post layouts read post.
-    run = Q > 1
-    for q in range(1, Q):
-        if post[q] != q0 + q:
-            run = False
-            break
+    run = Q > 1 and _is_run(post)
     for b in range(start, stop):
         v = np.int64(idx[ioff + b])
         if v < 0:
