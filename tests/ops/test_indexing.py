@@ -1099,3 +1099,49 @@ def test_big_row_scatters_match_numpy_and_respect_aliasing():
             want[:, ridx[:100]] = 7.0
             t[:, tl.asarray(ridx[:100])] = 7.0
             np.testing.assert_array_equal(t.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex128", "float16"])
+def test_integer_array_keys_match_numpy(dtype):
+    """x[i, j] / x[i, j, :] / x[i[:, None], j] (integer index tensors alone, broadcast, of
+    int64 or int32; NumPy's indexing of the raw words below the grain, the general path above
+    it): NumPy's values and shapes, negative indices, strided sources, empty indices; an
+    out-of-range index raises IndexError and writes nothing."""
+    rng = np.random.default_rng(5)
+    base = (rng.standard_normal((30, 40, 6)) * 9).astype(dtype)
+    i = rng.integers(-30, 30, 50)
+    j = rng.integers(-40, 40, 50)
+    k = rng.integers(-6, 6, 50)
+    sources = [(base, tl.asarray(base)), (base[::-2, 1:], tl.asarray(base)[::-2, 1:])]
+    for a, t in sources:
+        i2 = i % a.shape[0]
+        keys = [(i2, j[:50] % a.shape[1]), (i2, j % a.shape[1], k), (i2[:, None], j[None, :10] % a.shape[1]),
+                (i2.astype(np.int32), (j % a.shape[1]).astype(np.int32), slice(None)),
+                (i2[:0], j[:0]), (i2[:7], j[:7] % a.shape[1], slice(None)),
+                (np.array(3), j % a.shape[1])]
+        for key in keys:
+            tkey = tuple(tl.asarray(v) if isinstance(v, np.ndarray) else v for v in key)
+            got = t[tkey]
+            want = a[key]
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(), want)
+    t = tl.asarray(base)
+    big = rng.integers(0, 30, 20000)  # 20000 x 6 elements: the general path
+    np.testing.assert_array_equal(t[tl.asarray(big), tl.asarray(big % 40)].numpy(),
+                                  base[big, big % 40])
+    for bad in ((np.array([0, 30]), np.array([0, 1])), (np.array([0, 1]), np.array([0, -41]))):
+        with pytest.raises(IndexError):
+            t[tuple(tl.asarray(v) for v in bad)]
+
+
+def test_integer_array_keys_below_the_grain_plan_nothing(monkeypatch):
+    from tensorlib.ops import indexing as ops_indexing
+
+    def no_plan(*args):
+        raise AssertionError("the general path planned the key")
+    a = np.arange(60, dtype=np.float32).reshape(6, 10)
+    t = tl.asarray(a)
+    monkeypatch.setattr(ops_indexing, "_plan", no_plan)
+    i, j = np.array([0, -1, 3]), np.array([9, 0, -10])
+    np.testing.assert_array_equal(t[tl.asarray(i), tl.asarray(j)].numpy(), a[i, j])
+    np.testing.assert_array_equal(t[tl.asarray(i), :].numpy(), a[i, :])

@@ -140,6 +140,7 @@ def _basic_simple(t: Tensor, key: tuple):
 
 
 _getitem_dense = None  # kernels.cpu.indexing.getitem_dense, imported on first use
+_getitem_arrays = None  # kernels.cpu.indexing.getitem_arrays, likewise
 _setitem_dense = None  # kernels.cpu.indexing.setitem_dense, likewise
 _new_tensor = object.__new__
 
@@ -192,6 +193,15 @@ def getitem(self: Tensor, key):
         if _getitem_dense is None:
             from ..kernels.cpu.indexing import getitem_dense as _getitem_dense
         out = _getitem_dense(self, key)
+        if out is not None:
+            return out
+    if tk is tuple and key and type(key[0]) is Tensor and key[0]._ks == _CPU_KEY and \
+            type(self) is Tensor and self._ks == _CPU_KEY:
+        # x[i, j]: integer index tensors alone (kernels.cpu.indexing.getitem_arrays)
+        global _getitem_arrays
+        if _getitem_arrays is None:
+            from ..kernels.cpu.indexing import getitem_arrays as _getitem_arrays
+        out = _getitem_arrays(self, key)
         if out is not None:
             return out
     if _is_basic(key):
