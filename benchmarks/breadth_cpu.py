@@ -8,7 +8,8 @@ Per case: the best of repeated timed batches (~0.15 s each side, warm kernels: p
 variants compile at once, as in the bench CLI), tensorlib's time over NumPy's; then the worst
 cases and the geometric mean. Families: unary and binary pointwise ops, Python-scalar operands,
 where / clip, full and per-axis reductions, sort / argsort / unique / searchsorted / isin,
-indexing (take, mask, nonzero, setitem by index and mask), joins and copies (concat, stack, flip, roll, diff, tile,
+indexing (take, rows, points, take_along_axis, mask, nonzero, setitem by index, rows and
+mask), small 2-D sorts along each axis, joins and copies (concat, stack, flip, roll, diff, tile,
 repeat, transpose, strided views), dot, casts. Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
@@ -90,6 +91,24 @@ def cases(rng, dt, n):
             out.append((name + "_ax0", lambda f=f: f(a2, axis=0), lambda g=g: g(t2, axis=0)))
             out.append((name + "_ax1", lambda f=f: f(a2, axis=1), lambda g=g: g(t2, axis=1)))
         out.append(("T_copy", lambda: np.ascontiguousarray(a2.T), lambda: t2.T.contiguous()))
+        out.append(("sort_ax0", lambda: np.sort(a2, axis=0), lambda: tl.sort(t2, axis=0)))
+        out.append(("sort_ax1", lambda: np.sort(a2, axis=1), lambda: tl.sort(t2, axis=1)))
+        out.append(("argsort_ax0", lambda: np.argsort(a2, axis=0, kind="stable"),
+                    lambda: tl.argsort(t2, axis=0)))
+        # row and point gathers (embedding lookups), take_along_axis, a row scatter
+        rows, cols = rng.integers(0, 100, 50), rng.integers(0, m, 50)
+        trows, tcols = tl.asarray(rows), tl.asarray(cols)
+        ci = rng.integers(0, m, (100, 1))
+        tci = tl.asarray(ci)
+        out.append(("take_rows", lambda: a2[rows], lambda: t2[trows]))
+        out.append(("take_points", lambda: a2[rows, cols], lambda: t2[trows, tcols]))
+        out.append(("take_along", lambda: np.take_along_axis(a2, ci, 1),
+                    lambda: tl.take_along_axis(t2, tci, axis=1)))
+        w2, tw2 = a2.copy(), tl.asarray(a2.copy())
+        v2 = a2[:50].copy()
+        tv2 = tl.asarray(v2)
+        out.append(("setitem_rows", lambda: w2.__setitem__(rows, v2),
+                    lambda: tw2.__setitem__(trows, tv2)))
         img = rng.random((n // 3, 3)).astype(dt)
         scale = np.array([2, 3, 5], dt)
         timg, tscale = tl.asarray(img), tl.asarray(scale)
@@ -114,6 +133,8 @@ def cases(rng, dt, n):
             ("mask", lambda: a[mask], lambda: ta[tmask]),
             ("nonzero", lambda: np.nonzero(mask), lambda: tl.nonzero(tmask)),
             ("searchsorted", lambda: np.searchsorted(srt, b), lambda: tl.searchsorted(tsrt, tb)),
+            ("search_1000", lambda: np.searchsorted(srt, b[:1000]),
+             lambda: tl.searchsorted(tsrt, tb[:1000])),
             ("isin", lambda: np.isin(a, b[:50]), lambda: tl.isin(ta, tb[:50])),
             ("astype", lambda: a.astype(other), lambda: ta.astype(tother)),
             ("strided_add", lambda: a[::2] + b[::2], lambda: ta[::2] + tb[::2]),

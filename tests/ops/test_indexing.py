@@ -462,10 +462,14 @@ def test_large_dense_mask_moves_the_kept_elements_bit_for_bit(dtype, threads, mo
         assert np.array_equal(host(got).view(np.uint8), want.view(np.uint8))
 
 
-def test_parallel_indexing_kernels_launch_through_the_core_scheduler(team_launches):
+def test_parallel_indexing_kernels_launch_through_the_core_scheduler(team_launches,
+                                                                     monkeypatch):
     """Gathers, scatters, offsets and nonzero on the team go through cores.call, which sets the
     calling thread's team size (a one-thread cool-down must not leave later launches on one
-    thread) and times stalls."""
+    thread) and times stalls. (Row writes by index take the scatter kernel here, not NumPy's
+    assignment.)"""
+    from tensorlib.kernels.cpu import indexing as cpu_indexing
+    monkeypatch.setattr(cpu_indexing, "ROWS_NUMPY_MIN", 1 << 40)
     rng = np.random.default_rng(2)
     a = rng.standard_normal((300, 400)).astype(np.float32)
     t = tl.asarray(a)
@@ -1061,12 +1065,18 @@ def test_row_gathers_of_every_post_layout_match_numpy(dtype):
         tl.asarray(base)[tl.asarray(np.array([1, 300]))]
 
 
-def test_big_row_scatters_match_numpy_and_respect_aliasing():
-    """x[idx] = value above setitem's small path: a contiguous value of x's dtype is read in
-    place; a value of another dtype, a broadcast row, and a value sharing bytes with x (a view
-    of x, or another tensor over the same NumPy buffer) are copied first, so the result is
-    NumPy's (which reads the value before writing). Targets of every post layout (rows that
-    are runs, column-major, stepped) and scalar / column writes."""
+@pytest.mark.parametrize("route", ["numpy rows", "scatter kernels"])
+def test_big_row_scatters_match_numpy_and_respect_aliasing(route, monkeypatch):
+    """x[idx] = value above the grain, by NumPy's assignment (rows of ROWS_NUMPY_MIN+
+    elements) and by the general path's scatter kernels (ROWS_NUMPY_MIN raised): there a
+    contiguous value of x's dtype is read in place; a value of another dtype, a broadcast row,
+    and a value sharing bytes with x (a view of x, or another tensor over the same NumPy
+    buffer) are copied first, so the result is NumPy's (which reads the value before writing).
+    Targets of every post layout (rows that are runs, column-major, stepped) and scalar /
+    column writes."""
+    from tensorlib.kernels.cpu import indexing as cpu_indexing
+    if route == "scatter kernels":
+        monkeypatch.setattr(cpu_indexing, "ROWS_NUMPY_MIN", 1 << 40)
     rng = np.random.default_rng(11)
     base = np.arange(400_000, dtype=np.float32).reshape(100_000, 4)
     idx = np.arange(1, 90_000)
