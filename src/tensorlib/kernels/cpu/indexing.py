@@ -409,8 +409,9 @@ def setitem_dense(t, key, value):
     on t's device, or an int or a slice over dim 0 or a tuple of ints and slices (a Python
     scalar value only); ``value`` a Python scalar already converted by setitem's rules, or a
     tensor of t's dtype that broadcasts to the indexed shape (one element for a mask); key and
-    value in other memory than t's; below the grain, but for index arrays into a 1-D target at any size: NumPy's
-    assignment through views of the storages (it checks every index before writing: an
+    value in other memory than t's; below the grain, but for index arrays into a 1-D target
+    or rows of ROWS_NUMPY_MIN+ elements at any size: NumPy's assignment through views of the
+    storages (it checks every index before writing: an
     out-of-range index writes nothing; repeated indices: the last write wins, as
     index_put's; tests/ops/test_indexing.py holds NumPy to both). The general path plans the
     key, makes the value a tensor and copies it before its kernel: x[idx] = v of 50 indices
