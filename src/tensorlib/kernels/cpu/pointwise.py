@@ -26,6 +26,7 @@ from ...tensor import Tensor
 from .. import codegen as _codegen
 from .addresses import SCRATCH
 from .casting import cast_code, kernel_array
+from .pointwise_cold import run_dense_copies
 from .short_rows_copy import copy_short_rows
 from .transpose_copy import copy_transposed
 from ...dtype_scalars import scalar_to_compute
@@ -469,7 +470,11 @@ def run_pointwise(it, info, scalar_values):
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
     mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype, reads)
-    _launch_pair(mod, numel, grain, info.name, out, ops, tile_meta(lay),
+    meta = tile_meta(lay)
+    if run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, values,
+                        flat_entry):
+        return  # a first call while the loop nest is not compiled: dense copies, flat loop
+    _launch_pair(mod, numel, grain, info.name, out, ops, meta,
                  *arrays, *values)  # on the current CPU stream
 
 

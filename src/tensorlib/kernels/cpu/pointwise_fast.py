@@ -525,6 +525,10 @@ def layout_runner(info, it, scalar_pos, into=False):
         if loops.flat is not None:
             return _run_blocks(ts, vals, dst, loops)
         mod = loops.module()
+        if not info.block_forms and not ready_once(mod, n, lambda: (mod.serial, (
+                meta, np.empty(0, np_out), *[t._storage.typed(d) for t, d in zip(ts, np_ins)],
+                *vals))):
+            return None  # the loop nest not compiled: the full path's cold route serves
         # (typed() waits for queued CPU-stream work on the operands, as the full path's; a
         # fresh result has none, and its view is not worth keeping)
         if dst is None:

@@ -1,0 +1,178 @@
+"""First calls of pointwise ops over strided / broadcast operands while their loop nest is not
+compiled (kernels/cpu/pointwise_cold.py: dense copies and the flat loop): bit for bit the loop
+nest's results (dtype, shape, strides) for every layout kind and dtype family, in place and
+into strided out= views; the route is taken (no loop nest launched) and declined where it
+must be (block_fast forms, CPU streams). Tests compile kernels at once, so the route is forced
+here by reporting the nest as not ready."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.kernels.cpu import pointwise, pointwise_cold
+
+DTYPES = ["float32", "float64", "int64", "int8", "bool", "float16", "bfloat16", "complex64"]
+
+
+def _arr(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return tl.asarray(rng.integers(0, 2, shape).astype(bool))
+    if dtype.startswith("int"):
+        return tl.asarray(rng.integers(-50, 50, shape).astype(dtype))
+    vals = rng.standard_normal(shape) * 3
+    if dtype == "complex64":
+        return tl.asarray((vals + 1j * rng.standard_normal(shape)).astype(np.complex64))
+    if dtype in ("float16", "bfloat16"):
+        return tl.asarray(vals.astype(np.float32)).astype(getattr(tl, dtype))
+    t = tl.asarray(vals.astype(dtype))
+    t[0] = float("nan") if t.ndim == 1 else t[0]
+    return t
+
+
+def _layouts(dtype):
+    a = _arr((6, 7), dtype, 0)
+    big = _arr((12, 15), dtype, 1)
+    return {
+        "row broadcast": (a, _arr((7,), dtype, 2)),
+        "column broadcast": (a, _arr((6, 1), dtype, 3)),
+        "outer": (_arr((6, 1), dtype, 4), _arr((1, 7), dtype, 5)),
+        "transposed": (a, _arr((7, 6), dtype, 6).T),
+        "2-D slices": (big[::2, 1::2], big[1::2, ::2][:, :7]),
+        "negative strides": (big[::-2, ::-2][:6, :7], a),
+        "offset 3-D": (_arr((2, 3, 4, 5), dtype, 7)[1, :, 1:], _arr((3, 1, 5), dtype, 8)),
+    }
+
+
+def _bits(t):
+    a = t.astype(tl.float32).numpy() if t.dtype is tl.bfloat16 else t.numpy()
+    return np.ascontiguousarray(a).view(np.uint8) if a.size else a
+
+
+def _same(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.fixture
+def cold(monkeypatch):
+    """Calls made inside ``with cold():`` see every loop nest as not ready, and launching one
+    fails the test."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def forced():
+        def no_nest(*args, **kwargs):
+            raise AssertionError("a loop nest was launched")
+        with monkeypatch.context() as m:
+            m.setattr(pointwise_cold, "ready_once", lambda *args: False)
+            m.setattr(pointwise, "_launch_pair", no_nest)
+            yield
+    return forced
+
+
+def _ops(dtype):
+    ops = {"add": lambda x, y: x + y, "multiply": lambda x, y: x * y,
+           "where": lambda x, y: tl.where(x == y, x, y), "scalar": lambda x, y: x * 2 + y}
+    if dtype != "complex64":
+        ops.update(maximum=tl.maximum, less=lambda x, y: x < y)
+    if dtype != "bool":
+        ops["subtract alpha"] = lambda x, y: tl.subtract(x, y, alpha=3)
+    if dtype not in ("bool", "complex64"):
+        ops["divide"] = lambda x, y: x / y  # (integers: a float result)
+    return ops
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cold_calls_give_the_loop_nests_bits(dtype, cold):
+    for name, (x, y) in _layouts(dtype).items():
+        for op_name, op in _ops(dtype).items():
+            want = op(x, y)  # the loop nest (compiled at once in tests)
+            with cold():
+                got = op(x, y)
+            _same(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "complex64"])
+def test_cold_calls_in_place_and_into_strided_out(dtype, cold):
+    base = _arr((12, 15), dtype, 9)
+    col = _arr((6, 1), dtype, 10)
+    for view in (lambda t: t[::2, 1::2], lambda t: t.T[::-3, ::2], lambda t: t[2:8, :7]):
+        want_t, got_t = base.clone(), base.clone()
+        w, g = view(want_t), view(got_t)
+        other = col if w.shape[0] == 6 else _arr((w.shape[0], 1), dtype, 11)
+        w.add_(other)
+        tl.multiply(w, other, out=w)
+        with cold():
+            g.add_(other)
+            tl.multiply(g, other, out=g)
+        _same(got_t, want_t)  # (and nothing outside the view was written)
+        x = view(base)
+        want = tl.subtract(x, x.T.T * 2)  # the input itself, read twice
+        with cold():
+            got = tl.subtract(x, x.T.T * 2)
+        _same(got, want)
+
+
+def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
+    calls = []
+    real = pointwise_cold.run_dense_copies
+
+    def spy(*args):
+        served = real(*args)
+        calls.append(served)
+        return served
+    monkeypatch.setattr(pointwise, "run_dense_copies", spy)
+    monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
+    x = _arr((6, 7), "float32", 12)
+    col = _arr((6, 1), "float32", 13)
+    np.testing.assert_allclose(tl.sin(x[::2, ::3]).numpy(), np.sin(x.numpy()[::2, ::3]), rtol=1e-6)
+    assert calls == [False]  # sin has block_fast forms: its loop nest ran
+    monkeypatch.setattr(pointwise_cold, "COLD_MAX", 10)
+    np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
+    assert calls[-1] is False
+    monkeypatch.setattr(pointwise_cold, "COLD_MAX", 1 << 24)
+    np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
+    assert calls[-1] is True
+    # a user CPU stream current: its launch path (queued in stream order)
+    from helpers import gated
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        release = gated(s)
+        y = x - col
+    assert calls[-1] is False
+    release.set()
+    s.synchronize()
+    np.testing.assert_array_equal(y.numpy(), x.numpy() - col.numpy())
+    # from the default stream, after work queued on the operands: waited for
+    z = tl.zeros((6, 7))
+    with tl.stream(s):
+        release = gated(s)
+        z.add_(x)
+    import threading
+    threading.Timer(0.2, release.set).start()
+    got = z - col
+    assert calls[-1] is True
+    np.testing.assert_array_equal(got.numpy(), x.numpy() - col.numpy())
+
+
+def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
+    """The layout runners (ops/pointwise.py: a layout called HOT_CALLS times skips the
+    TensorIterator) run the loop nest directly: while it is not ready they hand the call
+    back to the full path, whose cold route serves it (a runner compiling the nest in the
+    foreground stalled a loop of calls for ~0.5 s)."""
+    from tensorlib.kernels.cpu import pointwise_fast
+    from tensorlib.ops.pointwise import HOT_CALLS
+    served = []
+    real = pointwise_cold.run_dense_copies
+    monkeypatch.setattr(pointwise, "run_dense_copies",
+                        lambda *args: served.append(real(*args)) or served[-1])
+    monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
+    monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
+    x = _arr((40, 30), "float32", 14)
+    col = _arr((40, 1), "float32", 15)
+    calls = HOT_CALLS + 10
+    for _ in range(calls):
+        np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
+    assert served == [True] * calls
