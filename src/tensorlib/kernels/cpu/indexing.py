@@ -268,7 +268,7 @@ def index(plan, out):
         args = (dst, src, kernel_array(t), t._offset, t._numel, ix.size, ix.stride,
                 plan.base_offset, pre, post, CHUNK)
         fn = _direct_module(False).gather_direct
-        if big:
+        if big and t._numel > CHUNK:  # (its tasks split the indices: one chunk, one task)
             par = _direct_module(True).gather_direct
             fn = par if _ready(fn, par, args, out._numel) else fn
         if pre.size == 1 and post.size == 1 and not cores.is_parallel(fn) and \
@@ -585,7 +585,7 @@ def getitem_dense(t, key):
             out = Tensor._make(st, (nidx,), (1,), 0, t._dtype)
         dst, src, idx = dense_view(out, word), _raw(t), kernel_array(key)
         serial = _direct_serial or _direct_module(False)
-        if n >= GRAIN:  # (as index() runs it: the team once the parallel twin is compiled)
+        if n >= GRAIN and nidx > CHUNK:  # (as index() runs it: the team once compiled)
             args = (dst, src, idx, key._offset, nidx, t._shape[0], t._strides[0], t._offset,
                     _ZERO, post, CHUNK)
             par = _direct_module(True).gather_direct
