@@ -751,6 +751,26 @@ def test_big_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
         t[bad.tolist()]
 
 
+@pytest.mark.parametrize("dtype", ["bool", "float32", "int64", "complex128"])
+def test_row_gathers_before_their_kernel_is_compiled(dtype, monkeypatch):
+    """x[idx] of an N-D source below the grain while the gather run is neither compiled nor on
+    disk (forced here) is NumPy's take along dim 0: C-order, transposed, stepped and reversed
+    sources, 3-D rows, negative and int32 indices; an out-of-range index raises IndexError."""
+    from tensorlib.kernels.cpu import indexing as cpu_indexing
+    monkeypatch.setattr(cpu_indexing, "ready_once", lambda *a: False)
+    rng = np.random.default_rng(13)
+    a = np_values(dtype, (60, 24), seed=14)
+    t = tl.asarray(a)
+    idx = rng.integers(-60, 60, 40)
+    views = [(t, a), (t.T.contiguous().T, a), (t[::2, ::3], a[::2, ::3]),
+             (t[::-1], a[::-1]), (t.reshape((60, 4, 6)), a.reshape(60, 4, 6))]
+    for tv, av in views:
+        for key in (idx % tv.shape[0] - tv.shape[0] // 2, (idx % tv.shape[0]).astype(np.int32)):
+            same(tv[tl.asarray(key)], av[key])
+    with pytest.raises(IndexError):
+        t[tl.asarray(np.array([0, 60]))]
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "complex64"])
 def test_setitem_of_an_overflowing_python_float_is_quiet(dtype):
     """A Python float beyond a narrow float type's range stores inf as fill_ does, by every
