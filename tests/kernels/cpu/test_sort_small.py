@@ -109,13 +109,20 @@ def test_route_gives_c_order_results_and_declines_what_it_does_not_serve():
     lane = tl.asarray(np.zeros(sort_small.SCALAR_LANE_MAX, np.float32))
     assert sort_small.sort_along_axis(lane, 0, False, False, lambda: False) is None
     assert sort_small.sort_along_axis(lane, 0, False, False, fast) is not None
+    # many rows shorter than NETWORK_ROW along the last dim: the kernel's network (one such
+    # row, or such lanes along another dim, stay here)
+    rows = tl.asarray(np.zeros((50, sort_small.NETWORK_ROW - 1), np.float32))
+    assert sort_small.sort_along_axis(rows, 1, False, False, fast) is None
+    assert sort_small.sort_along_axis(rows, 0, False, False, fast) is not None
+    assert sort_small.sort_along_axis(rows[:1], 1, False, False, fast) is not None
+    assert sort_small.sort_along_axis(rows, 1, False, True, fast) is not None
 
 
 def test_public_sorts_take_the_route(monkeypatch):
     """tl.sort / tl.argsort of small contiguous tensors along any axis run no kernel."""
     def no_kernel(*args):
         raise AssertionError("the sort kernel ran")
-    x = np.random.default_rng(1).integers(-5, 5, (12, 10)).astype(np.int32)
+    x = np.random.default_rng(1).integers(-5, 5, (12, 20)).astype(np.int32)
     t = tl.asarray(x)
     monkeypatch.setattr(sorting, "_numpy_value_sort", no_kernel)
     monkeypatch.setattr(sorting, "_numpy_argsort", no_kernel)
