@@ -1072,7 +1072,8 @@ def test_row_gathers_of_every_post_layout_match_numpy(dtype):
         (lambda a: a, lambda t: t),
         (lambda a: np.ascontiguousarray(a.T).T, lambda t: t.T.contiguous().T),
         (lambda a: a[:, ::2], lambda t: t[:, ::2]),
-        (lambda a: a.reshape(300, 20, 2)[:, :, ::-1], lambda t: t.reshape((300, 20, 2))[:, :, ::-1]),
+        (lambda a: a.reshape(300, 20, 2)[:, :, ::-1],
+         lambda t: t.reshape((300, 20, 2))[:, :, ::-1]),
         (lambda a: a.reshape(300, 8, 5), lambda t: t.reshape((300, 8, 5))),
         (lambda a: a[:, 3:4], lambda t: t[:, 3:4]),
     ]
@@ -1145,7 +1146,8 @@ def test_integer_array_keys_match_numpy(dtype):
     sources = [(base, tl.asarray(base)), (base[::-2, 1:], tl.asarray(base)[::-2, 1:])]
     for a, t in sources:
         i2 = i % a.shape[0]
-        keys = [(i2, j[:50] % a.shape[1]), (i2, j % a.shape[1], k), (i2[:, None], j[None, :10] % a.shape[1]),
+        keys = [(i2, j[:50] % a.shape[1]), (i2, j % a.shape[1], k),
+                (i2[:, None], j[None, :10] % a.shape[1]),
                 (i2.astype(np.int32), (j % a.shape[1]).astype(np.int32), slice(None)),
                 (i2[:0], j[:0]), (i2[:7], j[:7] % a.shape[1], slice(None)),
                 (np.array(3), j % a.shape[1])]

@@ -70,7 +70,8 @@ def test_nan_payloads_and_signed_zeros_keep_the_inputs_bits(dtype):
     nans = np.array([0x7FC00001, 0xFFC00000, 0x7F800001] if d.itemsize == 4 else
                     [0x7FF8000000000001, 0xFFF8000000000000, 0x7FF0000000000001], u).view(d)
     rng = np.random.default_rng(3)
-    for special in (nans, np.array([-0.0, 0.0, -0.0], d), np.concatenate([nans, np.array([-0.0], d)])):
+    for special in (nans, np.array([-0.0, 0.0, -0.0], d),
+                    np.concatenate([nans, np.array([-0.0], d)])):
         x = rng.standard_normal((6, 7)).astype(d)
         flat = x.reshape(-1)
         flat[rng.choice(flat.size, special.size * 3, replace=False)] = np.tile(special, 3)

@@ -510,10 +510,10 @@ def getitem_arrays(t, key):
     """``t[i0, i1, ...]`` for a tuple of integer index tensors on t's device (one per leading
     dim, broadcast together; the dims after them whole, also as trailing ``:``), as long as
     every index tensor times those dims stays below the grain: NumPy's advanced indexing of
-    t's elements as raw words, copied into a new C-order tensor (the general path plans the key, works out an offsets
-    array per index and gathers: ~30-60 us for 500 points of a matrix, NumPy ~4). None for
-    anything else, and for an out-of-range index (the general path runs and raises its own
-    error; nothing was written)."""
+    t's elements as raw words, copied into a new C-order tensor (the general path plans the
+    key, works out an offsets array per index and gathers: ~30-60 us for 500 points of a
+    matrix, NumPy ~4). None for anything else, and for an out-of-range index (the general
+    path runs and raises its own error; nothing was written)."""
     shape = t._shape
     n = len(key)
     while n and type(key[n - 1]) is slice and key[n - 1] == _WHOLE:
