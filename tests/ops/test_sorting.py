@@ -198,7 +198,7 @@ def test_searchsorted_with_sorter_edges_and_errors(device):
 
 
 @pytest.mark.parametrize("m", [1, 2, 7, 64, 65, 300, 5000])
-@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "float16"])
 def test_searchsorted_few_and_many_keys(m, dtype):
     """The CPU kernel counts up to 64 keys in one pass per query and binary-searches more
     (5000 keys: the parallel variant, 3000 queries x 12 halvings): both give NumPy's
