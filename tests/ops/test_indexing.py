@@ -1177,3 +1177,42 @@ def test_integer_array_keys_below_the_grain_plan_nothing(monkeypatch):
     i, j = np.array([0, -1, 3]), np.array([9, 0, -10])
     np.testing.assert_array_equal(t[tl.asarray(i), tl.asarray(j)].numpy(), a[i, j])
     np.testing.assert_array_equal(t[tl.asarray(i), :].numpy(), a[i, :])
+
+
+@st.composite
+def _array_keys(draw):
+    """A source of 2-3 dims (C order, transposed or stepped) and a key of 2+ integer index
+    arrays over its leading dims (shapes broadcasting to one block, negative indices, int32 or
+    int64), maybe with trailing ':'."""
+    ndim = draw(st.integers(2, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=ndim, max_size=ndim)))
+    layout = draw(st.sampled_from(["c", "transposed", "stepped"]))
+    nidx = draw(st.integers(2, ndim))
+    block = draw(st.sampled_from([(), (3,), (2, 1), (1, 4), (2, 3), (0,)]))
+    itype = draw(st.sampled_from([np.int64, np.int32]))
+    key = []
+    for d in range(nidx):
+        shp = [1 if draw(st.booleans()) else n for n in block]
+        shp = shp[draw(st.integers(0, len(shp))):]
+        key.append(draw(hnp.arrays(itype, tuple(shp),
+                                   elements=st.integers(-shape[d], shape[d] - 1))))
+    key += [slice(None)] * draw(st.integers(0, ndim - nidx))
+    return shape, layout, tuple(key)
+
+
+@given(case=_array_keys())
+def test_integer_array_keys_property(case):
+    shape, layout, key = case
+    base = np.arange(int(np.prod(shape)) * 2, dtype=np.float32).reshape(shape[:-1] + (-1,))
+    t = tl.asarray(base)
+    a = base
+    if layout == "transposed":
+        a, t = np.ascontiguousarray(base.T).T, t.T.contiguous().T
+    a, t = a[..., ::2], t[..., ::2]  # (shape back to `shape`: the last dim was doubled)
+    if layout == "c":
+        a, t = np.ascontiguousarray(a), t.contiguous()
+    tkey = tuple(tl.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+    got = t[tkey]
+    want = a[key]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
