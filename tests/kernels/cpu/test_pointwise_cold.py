@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import tensorlib as tl
 from tensorlib.kernels.cpu import pointwise, pointwise_cold
@@ -176,3 +177,44 @@ def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
     for _ in range(calls):
         np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
     assert served == [True] * calls
+
+
+@st.composite
+def _broadcast_pair(draw):
+    """Two operands of 1-3 dims that broadcast (size-1 dims, missing leading dims), each C
+    order, transposed, reversed or stepped."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(["float32", "int64", "float16", "bool"]))
+
+    def operand(seed):
+        shp = [1 if draw(st.booleans()) else n for n in shape]
+        shp = shp[draw(st.integers(0, len(shp) - 1)):]
+        layout = draw(st.sampled_from(["c", "transposed", "reversed", "stepped"]))
+        if layout == "stepped":
+            t = _arr(tuple(n * 2 for n in shp), dtype, seed)[tuple(slice(None, None, 2)
+                                                                   for _ in shp)]
+        else:
+            t = _arr(tuple(shp), dtype, seed)
+            if layout == "transposed":
+                t = t.T.contiguous().T
+            elif layout == "reversed":
+                t = t[tuple(slice(None, None, -1) for _ in shp)]
+        return t
+    return operand(20), operand(21)
+
+
+@given(pair=_broadcast_pair(), op=st.sampled_from(["add", "multiply", "maximum", "less"]))
+def test_cold_calls_match_the_nest_on_random_layouts(pair, op):
+    from unittest import mock
+    x, y = pair
+    fn = {"add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "maximum": tl.maximum,
+          "less": lambda a, b: a < b}[op]
+    want = fn(x, y)
+
+    def no_nest(*args, **kwargs):
+        raise AssertionError("a loop nest was launched")
+    with mock.patch.object(pointwise_cold, "ready_once", lambda *args: False), \
+            mock.patch.object(pointwise, "_launch_pair", no_nest):
+        got = fn(x, y)
+    _same(got, want)
