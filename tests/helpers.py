@@ -185,6 +185,36 @@ def assert_bits(got, want):
                                   np.ascontiguousarray(want).view(np.uint8))
 
 
+def pointwise_layouts(arr):
+    """Named operand pairs of the layouts a pointwise op's dense and 1-D paths leave to its
+    loop nest: broadcast rows / columns, an outer product, transposed, 2-D slices, negative
+    strides, an offset 3-D view. ``arr(shape, seed)`` makes a C-order tensor."""
+    a = arr((6, 7), 0)
+    big = arr((12, 15), 1)
+    return {
+        "row broadcast": (a, arr((7,), 2)),
+        "column broadcast": (a, arr((6, 1), 3)),
+        "outer": (arr((6, 1), 4), arr((1, 7), 5)),
+        "transposed": (a, arr((7, 6), 6).T),
+        "2-D slices": (big[::2, 1::2], big[1::2, ::2][:, :7]),
+        "negative strides": (big[::-2, ::-2][:6, :7], a),
+        "offset 3-D": (arr((2, 3, 4, 5), 7)[1, :, 1:], arr((3, 1, 5), 8)),
+    }
+
+
+def tensor_bits(t):
+    """A tensor's elements as bytes (bfloat16 through float32, exact), for bit comparisons."""
+    a = t.astype(tl.float32).numpy() if t.dtype is tl.bfloat16 else t.numpy()
+    return np.ascontiguousarray(a).view(np.uint8) if a.dtype != np.bool_ and a.size else a
+
+
+def assert_same_tensor(got, want):
+    """Same dtype, shape, strides and bits (nan payloads and the sign of zero count)."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.stride() == want.stride()
+    np.testing.assert_array_equal(tensor_bits(got), tensor_bits(want))
+
+
 def sort_test_integers(rng, dtype, shape, kind):
     """Integers of ``dtype`` for the sort tests: the whole range, or (kind "ties") few
     distinct small values."""

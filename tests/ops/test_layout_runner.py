@@ -10,6 +10,7 @@ import tensorlib as tl
 from tensorlib.dispatch import dispatcher
 from tensorlib.iterator import TensorIterator
 from tensorlib.ops.pointwise import HOT_CALLS, LAYOUT_KEYS
+from helpers import assert_same_tensor, pointwise_layouts
 
 
 def _builds(monkeypatch):
@@ -18,17 +19,6 @@ def _builds(monkeypatch):
     monkeypatch.setattr(TensorIterator, "build",
                         classmethod(lambda cls, *a, **k: calls.append(1) or real(cls, *a, **k)))
     return calls
-
-
-def _bits(t):
-    a = t.astype(tl.float32).numpy() if t.dtype is tl.bfloat16 else t.numpy()
-    return np.ascontiguousarray(a).view(np.uint8) if a.dtype != np.bool_ and a.size else a
-
-
-def _same(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.stride() == want.stride()
-    np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
 def _arr(shape, dtype, seed=0):
@@ -45,17 +35,7 @@ def _arr(shape, dtype, seed=0):
 
 def _views(dtype):
     """(name, operands) of layouts the dense and 1-D runners leave to the full path."""
-    a = _arr((6, 7), dtype)
-    big = _arr((12, 15), dtype, 1)
-    return {
-        "row broadcast": (a, _arr((7,), dtype, 2)),
-        "column broadcast": (a, _arr((6, 1), dtype, 3)),
-        "outer": (_arr((6, 1), dtype, 4), _arr((1, 7), dtype, 5)),
-        "transposed": (a, _arr((7, 6), dtype, 6).T),
-        "2-D slices": (big[::2, 1::2], big[1::2, ::2][:, :7]),
-        "negative strides": (big[::-2, ::-2][:6, :7], a),
-        "offset 3-D": (_arr((2, 3, 4, 5), dtype, 7)[1, :, 1:], _arr((3, 1, 5), dtype, 8)),
-    }
+    return pointwise_layouts(lambda shape, seed: _arr(shape, dtype, seed))
 
 
 def _warm(fn, *args):
@@ -93,7 +73,7 @@ def test_hot_layouts_give_the_full_paths_result_and_skip_the_iterator(op, dtype,
             calls = _builds(monkeypatch)
             got = fn(a, b)
         assert not calls, f"{op} {dtype} {name}: the full path ran"
-        _same(got, first)
+        assert_same_tensor(got, first)
         monkeypatch.undo()
 
 
@@ -102,7 +82,7 @@ def test_int_to_float_on_integers_stays_on_the_full_path(monkeypatch):
     b = _arr((7,), tl.int32)
     first = _warm(tl.divide, a, b)  # int / int: the default float dtype decides
     calls = _builds(monkeypatch)
-    _same(tl.divide(a, b), first)
+    assert_same_tensor(tl.divide(a, b), first)
     assert calls
 
 
@@ -121,7 +101,7 @@ def test_one_dense_block_per_operand_runs_the_flat_loop(dtype, monkeypatch):
         calls = _builds(monkeypatch)
         got = fn()
         assert not calls
-        _same(got, first)
+        assert_same_tensor(got, first)
         monkeypatch.undo()
     acc = _arr((6, 8), dtype, 2).T
     want = acc.numpy() + y.numpy()
@@ -136,7 +116,7 @@ def test_mixed_dtypes_promote_as_the_full_path():
     for b in (_arr((4,), tl.float64), _arr((5, 4), tl.int64), _arr((5, 1), tl.float16)):
         first = _warm(tl.add, a, b)
         got = a + b
-        _same(got, first)
+        assert_same_tensor(got, first)
         np.testing.assert_allclose(got.numpy(), np.add(a.numpy(), b.astype(tl.float64).numpy()
                                                        if b.dtype is tl.float16
                                                        else b.numpy()), rtol=1e-6)
@@ -213,7 +193,7 @@ def test_property_broadcast_strided_and_mixed_layouts_match_numpy(case):
         b = _arr(bshape, db, 1)
     first = _warm(tl.add, a, b)
     got = a + b
-    _same(got, first)
+    assert_same_tensor(got, first)
     want = a.astype(tl.float64).numpy() + b.astype(tl.float64).numpy()
     np.testing.assert_allclose(got.astype(tl.float64).numpy(), want, rtol=2e-3, atol=1e-6)
 
@@ -294,5 +274,5 @@ def test_where_with_broadcast_operands(monkeypatch):
     calls = _builds(monkeypatch)
     got = tl.where(cond, x, y)
     assert not calls
-    _same(got, first)
+    assert_same_tensor(got, first)
     np.testing.assert_array_equal(got.numpy(), np.where(cond.numpy(), x.numpy(), y.numpy()))

@@ -3,15 +3,19 @@ compiled (kernels/cpu/pointwise_cold.py: dense copies and the flat loop): bit fo
 nest's results (dtype, shape, strides) for every layout kind and dtype family, in place and
 into strided out= views; the route is taken (no loop nest launched) and declined where it
 must be (block_fast forms, CPU streams). Tests compile kernels at once, so the route is forced
-here by reporting the nest as not ready."""
+here by reporting the nest as not ready (``nest_not_ready``)."""
 from __future__ import annotations
+
+import contextlib
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
 import tensorlib as tl
-from tensorlib.kernels.cpu import pointwise, pointwise_cold
+from tensorlib.kernels.cpu import pointwise, pointwise_cold, pointwise_fast
+from helpers import assert_same_tensor, pointwise_layouts
 
 DTYPES = ["float32", "float64", "int64", "int8", "bool", "float16", "bfloat16", "complex64"]
 
@@ -33,44 +37,22 @@ def _arr(shape, dtype, seed):
 
 
 def _layouts(dtype):
-    a = _arr((6, 7), dtype, 0)
-    big = _arr((12, 15), dtype, 1)
-    return {
-        "row broadcast": (a, _arr((7,), dtype, 2)),
-        "column broadcast": (a, _arr((6, 1), dtype, 3)),
-        "outer": (_arr((6, 1), dtype, 4), _arr((1, 7), dtype, 5)),
-        "transposed": (a, _arr((7, 6), dtype, 6).T),
-        "2-D slices": (big[::2, 1::2], big[1::2, ::2][:, :7]),
-        "negative strides": (big[::-2, ::-2][:6, :7], a),
-        "offset 3-D": (_arr((2, 3, 4, 5), dtype, 7)[1, :, 1:], _arr((3, 1, 5), dtype, 8)),
-    }
+    return pointwise_layouts(lambda shape, seed: _arr(shape, dtype, seed))
 
 
-def _bits(t):
-    a = t.astype(tl.float32).numpy() if t.dtype is tl.bfloat16 else t.numpy()
-    return np.ascontiguousarray(a).view(np.uint8) if a.size else a
+@contextlib.contextmanager
+def nest_not_ready():
+    """Inside it every loop nest is reported not ready (to the full path's cold route and to
+    the hot layout runners, which then hand the call back), and launching one fails."""
+    def no_nest(*args, **kwargs):
+        raise AssertionError("a loop nest was launched")
 
-
-def _same(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
-    np.testing.assert_array_equal(_bits(got), _bits(want))
-
-
-@pytest.fixture
-def cold(monkeypatch):
-    """Calls made inside ``with cold():`` see every loop nest as not ready, and launching one
-    fails the test."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def forced():
-        def no_nest(*args, **kwargs):
-            raise AssertionError("a loop nest was launched")
-        with monkeypatch.context() as m:
-            m.setattr(pointwise_cold, "ready_once", lambda *args: False)
-            m.setattr(pointwise, "_launch_pair", no_nest)
-            yield
-    return forced
+    def not_ready(*args):
+        return False
+    with mock.patch.object(pointwise_cold, "ready_once", not_ready), \
+            mock.patch.object(pointwise_fast, "ready_once", not_ready), \
+            mock.patch.object(pointwise, "_launch_pair", no_nest):
+        yield
 
 
 def _ops(dtype):
@@ -86,17 +68,17 @@ def _ops(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_cold_calls_give_the_loop_nests_bits(dtype, cold):
+def test_cold_calls_give_the_loop_nests_bits(dtype):
     for name, (x, y) in _layouts(dtype).items():
         for op_name, op in _ops(dtype).items():
             want = op(x, y)  # the loop nest (compiled at once in tests)
-            with cold():
+            with nest_not_ready():
                 got = op(x, y)
-            _same(got, want)
+            assert_same_tensor(got, want)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "complex64"])
-def test_cold_calls_in_place_and_into_strided_out(dtype, cold):
+def test_cold_calls_in_place_and_into_strided_out(dtype):
     base = _arr((12, 15), dtype, 9)
     col = _arr((6, 1), dtype, 10)
     for view in (lambda t: t[::2, 1::2], lambda t: t.T[::-3, ::2], lambda t: t[2:8, :7]):
@@ -105,15 +87,15 @@ def test_cold_calls_in_place_and_into_strided_out(dtype, cold):
         other = col if w.shape[0] == 6 else _arr((w.shape[0], 1), dtype, 11)
         w.add_(other)
         tl.multiply(w, other, out=w)
-        with cold():
+        with nest_not_ready():
             g.add_(other)
             tl.multiply(g, other, out=g)
-        _same(got_t, want_t)  # (and nothing outside the view was written)
+        assert_same_tensor(got_t, want_t)  # (and nothing outside the view was written)
         x = view(base)
         want = tl.subtract(x, x.T.T * 2)  # the input itself, read twice
-        with cold():
+        with nest_not_ready():
             got = tl.subtract(x, x.T.T * 2)
-        _same(got, want)
+        assert_same_tensor(got, want)
 
 
 def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
@@ -126,6 +108,8 @@ def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
         return served
     monkeypatch.setattr(pointwise, "run_dense_copies", spy)
     monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
+    # (a layout made hot by an earlier test would otherwise run the nest from its runner)
+    monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
     x = _arr((6, 7), "float32", 12)
     col = _arr((6, 1), "float32", 13)
     np.testing.assert_allclose(tl.sin(x[::2, ::3]).numpy(), np.sin(x.numpy()[::2, ::3]), rtol=1e-6)
@@ -163,7 +147,6 @@ def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
     TensorIterator) run the loop nest directly: while it is not ready they hand the call
     back to the full path, whose cold route serves it (a runner compiling the nest in the
     foreground stalled a loop of calls for ~0.5 s)."""
-    from tensorlib.kernels.cpu import pointwise_fast
     from tensorlib.ops.pointwise import HOT_CALLS
     served = []
     real = pointwise_cold.run_dense_copies
@@ -206,15 +189,10 @@ def _broadcast_pair(draw):
 
 @given(pair=_broadcast_pair(), op=st.sampled_from(["add", "multiply", "maximum", "less"]))
 def test_cold_calls_match_the_nest_on_random_layouts(pair, op):
-    from unittest import mock
     x, y = pair
     fn = {"add": lambda a, b: a + b, "multiply": lambda a, b: a * b, "maximum": tl.maximum,
           "less": lambda a, b: a < b}[op]
     want = fn(x, y)
-
-    def no_nest(*args, **kwargs):
-        raise AssertionError("a loop nest was launched")
-    with mock.patch.object(pointwise_cold, "ready_once", lambda *args: False), \
-            mock.patch.object(pointwise, "_launch_pair", no_nest):
+    with nest_not_ready():
         got = fn(x, y)
-    _same(got, want)
+    assert_same_tensor(got, want)
