@@ -103,7 +103,7 @@ def _complex_sort(x, ax, descending, want_indices):
 
 # ---------------------------------------------------------------- sort, argsort
 _CPU_KS = backend_key_for("cpu")
-_sort_kernels: dict = {}  # dtype -> the CPU sort stub kernel (small-call path)
+_sort_kernels: dict = {}  # dtype -> (the CPU sort stub kernel, its along_axis route or None)
 
 
 def _sort_direct(x, axis, descending, want_indices):
@@ -121,12 +121,13 @@ def _sort_direct(x, axis, descending, want_indices):
     if not 0 <= ax < nd:
         return None
     dtype = x._dtype
-    kern = _sort_kernels.get(dtype)
-    if kern is None:
+    entry = _sort_kernels.get(dtype)
+    if entry is None:
         if dtype.kind == "c":
             return None
-        kern = _sort_kernels[dtype] = get_stub("sort").kernel_for("cpu", dtype)
-    along_axis = getattr(kern, "along_axis", None)
+        kern = get_stub("sort").kernel_for("cpu", dtype)
+        entry = _sort_kernels[dtype] = (kern, getattr(kern, "along_axis", None))
+    kern, along_axis = entry
     res = along_axis(x, ax, bool(descending), want_indices) if along_axis is not None else None
     if res is not None or ax != nd - 1:
         return res
