@@ -907,3 +907,79 @@ def test_small_mask_on_raw_addresses(dtype):
         got = t[tl.asarray(full)]
         assert got.shape == (int(full.sum()),) and np.array_equal(got.numpy(), a[full])
     assert np.array_equal(t.numpy(), a)
+
+
+# ---- asarray / tensor of Python scalars and short flat sequences (the packed route) ---------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from tensorlib.ops import creation as _creation  # noqa: E402
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _general(obj, **kw):
+    """What asarray gives with the packed route off (NumPy's conversion)."""
+    saved = _creation._PACKABLE
+    _creation._PACKABLE = frozenset()
+    try:
+        return tl.asarray(obj, **kw)
+    finally:
+        _creation._PACKABLE = saved
+
+
+def _same_as_general(obj, **kw):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the packed route must not hide NumPy's warnings
+        try:
+            want = _general(obj, **kw)
+        except Exception as e:  # the same error type, whichever route
+            with pytest.raises(type(e)):
+                tl.asarray(obj, **kw)
+            return None
+        got = tl.asarray(obj, **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    g, w = _np(got), _np(want)
+    assert g.tobytes() == w.tobytes(), (obj, g, w)
+    return got
+
+
+@pytest.mark.parametrize("obj,dtype", [
+    (2.0, None), (-0.0, None), (1.5, tl.float64), (_F32_MAX, None), (-_F32_MAX, None),
+    (1e-45, None), (1e-46, None), (3.4028235e38 * (1 + 2 ** -25), None), (1e300, None),
+    (float("nan"), None), (float("-inf"), None), (3, None), (-2 ** 63, None), (2 ** 63 - 1, None),
+    (2 ** 63, None), (2 ** 64, None), (7, tl.int64), (True, None), (False, tl.bool),
+    (1.0, tl.float16), (3, tl.float32), (2.0, tl.int32), (1 + 2j, None),
+    ([1.0, 2.5, -0.0], None), ((1, 2, 3), None), ([True, False], None), ([1, 2.0], None),
+    ([1.0] * 64, None), ([1.0] * 65, None), ([0.1, 0.2], tl.float64), ([], None),
+    ([[1.0, 2.0]], None), ([1.0, 1e300], None), ([1.0, float("nan")], None),
+    ([2 ** 63, 1], None), ([1, 2], tl.int8), ([1.0, 2.0], tl.float16)],
+    ids=lambda v: repr(v)[:30])
+def test_packed_python_data_is_the_general_conversion(obj, dtype):
+    _same_as_general(obj, dtype=dtype)
+    got = _same_as_general(obj, dtype=dtype)
+    if got is not None:  # tensor() copies the same way
+        assert _np(tl.tensor(obj, dtype=dtype)).tobytes() == _np(got).tobytes()
+
+
+def test_packed_route_is_taken_and_owns_its_bytes():
+    t = tl.asarray([1.0, 2.0])
+    assert t._storage._owner is None and t._storage._block is not None  # a new allocation
+    t[0] = 5.0  # writable, and nobody else's
+    assert t.tolist() == [5.0, 2.0]
+    assert tl.asarray(2.0, requires_grad=True).requires_grad  # declines: the general path
+    with pytest.raises(ValueError, match="copy=False"):
+        tl.asarray(2.0, copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        tl.asarray([1.0], copy=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-2 ** 70, 2 ** 70), st.booleans(),
+    st.lists(st.floats(width=64), min_size=1, max_size=70),
+    st.lists(st.integers(-2 ** 64, 2 ** 64), min_size=1, max_size=8),
+    st.lists(st.booleans(), min_size=1, max_size=8)),
+    st.sampled_from([None, tl.float32, tl.float64, tl.int64, tl.bool]))
+def test_packed_python_data_property(obj, dtype):
+    _same_as_general(obj, dtype=dtype)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from struct import pack_into as _pack_into
+from struct import error as _StructError, pack_into as _pack_into
 
 import numpy as np
 
@@ -375,6 +375,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, requires_grad=False) 
             return t
     if dtype is not None:
         dtype = _dt.to_dtype(dtype, op="asarray")
+    if type(obj) in _PACKABLE and plain_cpu(device) and requires_grad is False and \
+            copy is not False:
+        t = _packed(obj, dtype)
+        if t is not None:
+            return t
     target = None if device is None else resolve_device(device, "asarray")
     private = False  # from_np made here from Python data or a NumPy scalar: nobody else's
     if isinstance(obj, Tensor):
@@ -436,6 +441,59 @@ def _borrow_dense(arr):
     item = npd.itemsize
     storage, _ = Storage.from_buffer(arr)  # (a dense writeable array: one block, offset 0)
     return Tensor._make(storage, arr.shape, tuple([s // item for s in arr.strides]), 0, dtype)
+
+
+# Python data packed straight into a new tensor's bytes: (element type, requested dtype) ->
+# (dtype, struct format). struct's native formats convert as C does, as NumPy's conversion
+# does: a float rounds to nearest into float32, -0.0 and nan payloads kept.
+_PACK = {(float, None): (_dt.float32, "f"), (float, _dt.float32): (_dt.float32, "f"),
+         (float, _dt.float64): (_dt.float64, "d"), (int, None): (_dt.int64, "q"),
+         (int, _dt.int64): (_dt.int64, "q"), (bool, None): (_dt.bool_, "?"),
+         (bool, _dt.bool_): (_dt.bool_, "?")}
+_PACKABLE = frozenset((float, int, bool, list, tuple))
+_F32_MAX = float(np.finfo(np.float32).max)
+_PACK_MAX = 64  # longer sequences: NumPy's conversion costs less per element
+
+
+def _packed(obj, dtype):
+    """``asarray(obj, dtype=dtype)`` for a Python float / int / bool, or a flat list / tuple of
+    1 to _PACK_MAX values of one of those types (exactly), into a dtype of _PACK: a new CPU
+    tensor holding the packed values (asarray(2.0) ~9 -> ~2 us). None for other data, and for
+    values struct refuses (ints beyond int64, floats beyond float32's range): the general path
+    converts them with NumPy's warnings and errors."""
+    if type(obj) is list or type(obj) is tuple:
+        n = len(obj)
+        if not 0 < n <= _PACK_MAX:
+            return None
+        kind = type(obj[0])
+        for x in obj:
+            if type(x) is not kind:
+                return None
+        shape = (n,)
+    else:
+        kind, n, shape = type(obj), 1, ()
+    entry = _PACK.get((kind, dtype))
+    if entry is None:
+        return None
+    if entry[1] == "f":
+        # native "f" casts without a range check (1e300 would be inf without NumPy's
+        # overflow warning); nan and inf go the general way too
+        big = _F32_MAX
+        if shape:
+            for x in obj:
+                if not -big <= x <= big:
+                    return None
+        elif not -big <= obj <= big:
+            return None
+    t = new_dense_cpu(shape, entry[0])
+    try:
+        if shape:
+            _pack_into(f"{n}{entry[1]}", t._storage.buffer, 0, *obj)
+        else:
+            _pack_into(entry[1], t._storage.buffer, 0, obj)
+    except (OverflowError, _StructError):
+        return None
+    return t
 
 
 def _owned_copy(arr) -> Tensor:
