@@ -86,28 +86,33 @@ def test_route_gives_c_order_results_and_declines_what_it_does_not_serve():
     x = np.random.default_rng(0).standard_normal((31, 31)).astype(np.float32)
     t = tl.asarray(x)
     fast = lambda: True  # noqa: E731
-    for ax in (0, 1):
-        for want_indices in (False, True):
-            r = sort_small.sort_along_axis(t, ax, False, want_indices, fast)
-            assert r is not None and r.is_contiguous()
-            want = np.argsort(x, axis=ax, kind="stable")
-            got = to_numpy(r)
-            if want_indices:
-                np.testing.assert_array_equal(got, want)
-            else:
-                assert_bits(got, np.take_along_axis(x, want, ax))
+    for ax, want_indices in ((0, False), (0, True), (1, False)):
+        r = sort_small.sort_along_axis(t, ax, False, want_indices, fast)
+        assert r is not None and r.is_contiguous()
+        want = np.argsort(x, axis=ax, kind="stable")
+        got = to_numpy(r)
+        if want_indices:
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert_bits(got, np.take_along_axis(x, want, ax))
+    # argsorts along the last dim and one row of values: the kernel's rows route (no
+    # transposed copy there either, and fewer steps)
+    assert sort_small.sort_along_axis(t, 1, False, True, fast) is None
+    assert sort_small.sort_along_axis(t[0], 0, False, False, fast) is None
+    assert sort_small.sort_along_axis(t[:1], 1, False, False, fast) is None
+    assert sort_small.sort_along_axis(t[:, :1], 0, False, False, fast) is not None
     # the half types and 1-byte values: the kernel's routes
     for dtype in (tl.float16, tl.bfloat16, tl.int8, tl.bool):
         assert sort_small.sort_along_axis(t.astype(dtype), 0, False, False, fast) is None
     assert sort_small.sort_along_axis(t.astype(tl.float16), 0, False, True, fast) is None
     # sizes: argsorts above SMALL_INDICES, value sorts above SMALL_VALUES, and (where NumPy's
     # sort is the scalar one) lanes from SCALAR_LANE_MAX
-    big = tl.asarray(np.zeros((2, sort_small.SMALL_INDICES), np.float32))
-    assert sort_small.sort_along_axis(big, 1, False, True, fast) is None
-    assert sort_small.sort_along_axis(big, 1, False, False, fast) is not None
-    huge = tl.asarray(np.zeros(sort_small.SMALL_VALUES + 1, np.float32))
+    big = tl.asarray(np.zeros((sort_small.SMALL_INDICES, 2), np.float32))
+    assert sort_small.sort_along_axis(big, 0, False, True, fast) is None
+    assert sort_small.sort_along_axis(big, 0, False, False, fast) is not None
+    huge = tl.asarray(np.zeros((sort_small.SMALL_VALUES + 1, 1), np.float32))
     assert sort_small.sort_along_axis(huge, 0, False, False, fast) is None
-    lane = tl.asarray(np.zeros(sort_small.SCALAR_LANE_MAX, np.float32))
+    lane = tl.asarray(np.zeros((sort_small.SCALAR_LANE_MAX, 2), np.float32))
     assert sort_small.sort_along_axis(lane, 0, False, False, lambda: False) is None
     assert sort_small.sort_along_axis(lane, 0, False, False, fast) is not None
     # many rows shorter than NETWORK_ROW along the last dim: the kernel's network (one such
@@ -115,12 +120,12 @@ def test_route_gives_c_order_results_and_declines_what_it_does_not_serve():
     rows = tl.asarray(np.zeros((50, sort_small.NETWORK_ROW - 1), np.float32))
     assert sort_small.sort_along_axis(rows, 1, False, False, fast) is None
     assert sort_small.sort_along_axis(rows, 0, False, False, fast) is not None
-    assert sort_small.sort_along_axis(rows[:1], 1, False, False, fast) is not None
-    assert sort_small.sort_along_axis(rows, 1, False, True, fast) is not None
+    assert sort_small.sort_along_axis(rows, 0, False, True, fast) is not None
 
 
 def test_public_sorts_take_the_route(monkeypatch):
-    """tl.sort / tl.argsort of small contiguous tensors along any axis run no kernel."""
+    """tl.sort of small contiguous tensors along any axis, and tl.argsort along the other
+    axes, run no kernel."""
     def no_kernel(*args):
         raise AssertionError("the sort kernel ran")
     x = np.random.default_rng(1).integers(-5, 5, (12, 20)).astype(np.int32)
@@ -128,8 +133,12 @@ def test_public_sorts_take_the_route(monkeypatch):
     monkeypatch.setattr(sorting, "_numpy_value_sort", no_kernel)
     monkeypatch.setattr(sorting, "_numpy_argsort", no_kernel)
     for axis in (0, 1, -1):
-        check(x, axis, False)
-        check(x, axis, True)
+        for desc in (False, True):
+            order = np_argsort_along(x, axis, desc)
+            assert_bits(to_numpy(tl.sort(t, axis=axis, descending=desc)),
+                        np.take_along_axis(x, order, axis))
+    for desc in (False, True):
+        check(x, 0, desc)
 
 
 def test_bigger_sorts_keep_the_kernels_routes():
