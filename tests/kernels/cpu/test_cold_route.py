@@ -20,5 +20,5 @@ def test_ready_soon_asks_again_only_after_its_recheck_time(monkeypatch):
     now[0] += 10 * cold_route.RECHECK_S
     answer[0] = False
     assert cold_route.ready_soon(key, 10, make) and len(asked) == 2     # ready stays known
-    cold_route._ready_keys.discard(key)
+    cold_route.READY.discard(key)
     cold_route._not_ready_until.pop(key, None)

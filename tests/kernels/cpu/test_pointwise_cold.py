@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import tensorlib as tl
-from tensorlib.kernels.cpu import pointwise, pointwise_cold, pointwise_fast
+from tensorlib.kernels.cpu import cold_route, pointwise, pointwise_cold, pointwise_fast
 from helpers import assert_same_tensor, pointwise_layouts
 
 DTYPES = ["float32", "float64", "int64", "int8", "bool", "float16", "bfloat16", "complex64"]
@@ -51,6 +51,7 @@ def nest_not_ready():
         return False
     with mock.patch.object(pointwise_cold, "ready_once", not_ready), \
             mock.patch.object(pointwise_fast, "ready_once", not_ready), \
+            mock.patch.object(cold_route, "READY", set()), \
             mock.patch.object(pointwise, "_launch_pair", no_nest):
         yield
 

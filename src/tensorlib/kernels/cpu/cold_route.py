@@ -20,7 +20,7 @@ from __future__ import annotations
 from ...runtime.cpu import cores
 from ...runtime.cpu.numba_cache_load import load_cached
 
-__all__ = ["COLD_COST", "COLD_CALL_WORK", "loaded", "kernel_ready", "ready_once", "go_cold"]
+__all__ = ["COLD_COST", "COLD_CALL_WORK", "READY", "loaded", "kernel_ready", "ready_once", "go_cold"]
 
 COLD_COST = 4
 COLD_CALL_WORK = 1 << 16
@@ -47,7 +47,7 @@ def kernel_ready(disp, args, work) -> bool:
         cores.twins(disp), args, max(COLD_COST * work, COLD_CALL_WORK))
 
 
-_ready_keys: set = set()  # ready_once's keys whose kernel was found ready
+READY: set = set()  # ready_once's keys whose kernel was found ready (hot callers test it first)
 
 
 def ready_once(key, work, make) -> bool:
@@ -55,11 +55,11 @@ def ready_once(key, work, make) -> bool:
     the answer is not known), remembered under the caller's ``key`` (what fixes the kernel's
     argument types: a dtype pair, an element width...) once true: kernel_ready types every
     argument (~37 us for a gather's eleven), too much for a hot call."""
-    if key in _ready_keys:
+    if key in READY:
         return True
     disp, args = make()
     if kernel_ready(disp, args, work):
-        _ready_keys.add(key)
+        READY.add(key)
         return True
     return False
 
@@ -72,7 +72,7 @@ def ready_soon(key, work, make) -> bool:
     """ready_once for calls too small to pay its check each time (a few us of work): a
     negative answer stands for RECHECK_S seconds (a kernel on disk is found at the first call;
     one compiling meanwhile at a later check)."""
-    if key in _ready_keys:
+    if key in READY:
         return True
     until = _not_ready_until.get(key)
     now = cores._mono()

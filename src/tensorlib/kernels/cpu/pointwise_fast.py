@@ -37,6 +37,7 @@ from ...dtype_scalars import scalar_to_compute
 from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
 from .casting import kernel_array
+from . import cold_route as _cold
 from .cold_route import ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
@@ -525,9 +526,10 @@ def layout_runner(info, it, scalar_pos, into=False):
         if loops.flat is not None:
             return _run_blocks(ts, vals, dst, loops)
         mod = loops.module()
-        if not info.block_forms and not ready_once(mod, n, lambda: (mod.serial, (
-                meta, np.empty(0, np_out), *[t._storage.typed(d) for t, d in zip(ts, np_ins)],
-                *vals))):
+        # (the READY test first: no closure, no call on a hot call)
+        if not info.block_forms and mod not in _cold.READY and not ready_once(
+                mod, n, lambda: (mod.serial, (meta, np.empty(0, np_out), *[
+                    t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals))):
             return None  # the loop nest not compiled: the full path's cold route serves
         # (typed() waits for queued CPU-stream work on the operands, as the full path's; a
         # fresh result has none, and its view is not worth keeping)
