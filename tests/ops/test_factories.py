@@ -348,3 +348,34 @@ def test_creation_with_every_cpu_spelling(device):
     e = tl.empty_like(x, device=device)
     assert e.shape == (3, 2) and e.stride() == x.stride()
     assert to_numpy(tl.zeros_like(x, device=device)).tolist() == [[0, 0]] * 3
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "bfloat16",
+                                   "float32", "float64", "complex64", "complex128"])
+def test_zeros_on_reused_dirty_memory_every_dtype(dtype):
+    """zeros' one-memset path: the block the allocator hands back held other bytes; every
+    element is a zero of its dtype (+0.0, not -0.0), at the sizes around the memset limit."""
+    from tensorlib.ops.copy import ZERO_FILL_MAX_BYTES
+    dt = getattr(tl, dtype)
+    for n in (1, 7, 1000, ZERO_FILL_MAX_BYTES // dt.itemsize, ZERO_FILL_MAX_BYTES // dt.itemsize
+              + 1):
+        dirty = tl.full((n,), 1, dtype=dt)  # its block comes back to the next zeros
+        del dirty
+        t = tl.zeros((n,), dtype=dt)
+        assert t.dtype is dt and t.shape == (n,) and t.is_contiguous()
+        assert not np.frombuffer(to_numpy(t).tobytes(), np.uint8).any()
+        assert tl.zeros(n, dtype=dt).shape == (n,)
+
+
+def test_zeros_under_a_cpu_stream_and_the_profiler():
+    """With a user CPU stream current or the profiler on, zeros fills through the kernel (in
+    stream order, recorded): the same zeros."""
+    s = tl.Stream(device="cpu")
+    with tl.stream(s):
+        t = tl.zeros((5000,))
+    s.synchronize()
+    np.testing.assert_array_equal(to_numpy(t), np.zeros(5000, np.float32))
+    with tl.profiler.profile() as prof:
+        t = tl.zeros((300,), dtype=tl.int32)
+    np.testing.assert_array_equal(to_numpy(t), np.zeros(300, np.int32))
+    assert any("fill" in str(getattr(e, "name", e)) for e in prof.events())
