@@ -183,3 +183,86 @@ def test_joins_along_inner_axes_of_big_tensors():
     same(tl.concat([t(a), t(b)], axis=1), np.concatenate([a, b], axis=1))
     c = rng.standard_normal((700, 800))
     same(tl.stack([t(c), t(c[::-1].copy())], axis=1), np.stack([c, c[::-1]], axis=1))
+
+
+def _take_along_general(x, idx, axis):
+    """take_along_axis with the small CPU route off (the aranges and x[key] path)."""
+    from tensorlib.kernels.cpu import indexing
+    manipulation._take_along_small = lambda *a: None
+    try:
+        return tl.take_along_axis(x, idx, axis=axis)
+    finally:
+        manipulation._take_along_small = indexing.take_along_small
+
+
+TAKE_ALONG_DTYPES = ["bool", "int8", "uint16", "int32", "int64", "float16", "bfloat16",
+                     "float32", "float64", "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", TAKE_ALONG_DTYPES)
+def test_take_along_axis_small_route_is_the_general_path(dtype):
+    """The small CPU route (NumPy's indexing of the raw words) gives the general path's
+    tensor bit for bit: every dtype, int32 / int64, negative indices, broadcasting either
+    way on the other dims, strided sources and indices, 1-3 dims, every axis."""
+    from tensorlib.kernels.cpu import indexing
+    served = []
+
+    def counted(*args):
+        out = indexing.take_along_small(*args)
+        served.append(out is not None)
+        return out
+    rng = np.random.default_rng(len(dtype))
+    dt = getattr(tl, dtype)
+    manipulation._take_along_small = counted
+    for shape in [(7,), (5, 6), (3, 4, 5), (1, 6), (4, 1)]:
+        base = rng.standard_normal(shape + (2,)) * 5
+        x = tl.asarray(base).astype(dt)[..., 0]  # a strided source
+        nd = len(shape)
+        for axis in range(-nd, nd):
+            ax = axis % nd
+            n = shape[ax]
+            for ishape in ([k if d != ax else 3 for d, k in enumerate(shape)],
+                           [1 if d != ax else 2 for d in range(nd)]):
+                for it in (np.int64, np.int32):
+                    ix = rng.integers(-n, n, ishape).astype(it)
+                    for idx in (tl.asarray(ix), tl.flip(tl.asarray(np.flip(ix, ax).copy()), axis=ax)):
+                        manipulation._take_along_small = counted
+                        got = tl.take_along_axis(x, idx, axis=axis)
+                        want = _take_along_general(x, idx, axis)
+                        assert got.dtype is want.dtype and got.shape == want.shape
+                        assert got.stride() == want.stride()
+                        assert to_numpy(got).tobytes() == to_numpy(want).tobytes()
+    # x broadcast against a bigger index (size-1 dims of x)
+    x = tl.asarray(rng.standard_normal((1, 5))).astype(dt)
+    idx = tl.asarray(rng.integers(0, 5, (4, 2)))
+    assert to_numpy(tl.take_along_axis(x, idx, axis=1)).tobytes() == \
+        to_numpy(_take_along_general(x, idx, 1)).tobytes()
+    assert served and all(served)  # every call above took the small route
+
+
+def test_take_along_axis_small_route_errors_and_declines():
+    x = tl.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    with pytest.raises(IndexError, match="out of bounds"):
+        tl.take_along_axis(x, tl.asarray(np.full((3, 1), 4)), axis=1)
+    with pytest.raises(IndexError, match="out of bounds"):
+        tl.take_along_axis(x, tl.asarray(np.full((3, 1), -5)), axis=1)
+    with pytest.raises(IndexError):  # shapes that do not broadcast
+        tl.take_along_axis(x, tl.asarray(np.zeros((2, 1), np.int64)), axis=1)
+    with pytest.raises(ValueError, match="dimensions"):
+        tl.take_along_axis(x, tl.asarray(np.zeros(3, np.int64)), axis=1)
+    with pytest.raises(TypeError, match="integer"):
+        tl.take_along_axis(x, tl.asarray(np.zeros((3, 1), np.float32)), axis=1)
+    with pytest.raises(IndexError):
+        tl.take_along_axis(x, tl.asarray(np.zeros((3, 1), np.int64)), axis=2)
+    # uint8 indices and autograd take the general path (same values; a gradient)
+    got = tl.take_along_axis(x, tl.asarray(np.array([[3], [0], [1]], np.uint8)), axis=1)
+    np.testing.assert_array_equal(to_numpy(got), [[3.0], [4.0], [9.0]])
+    w = x.clone().requires_grad_()
+    y = tl.take_along_axis(w, tl.asarray(np.array([[3], [0], [1]])), axis=1)
+    y.sum().backward()
+    assert to_numpy(w.grad).sum() == 3.0
+    # big results: the general path's gather
+    big = tl.asarray(np.arange(40000, dtype=np.float32).reshape(200, 200))
+    idx = tl.asarray(np.tile(np.arange(200)[::-1], (200, 1)))
+    np.testing.assert_array_equal(to_numpy(tl.take_along_axis(big, idx, axis=1)),
+                                  np.arange(40000, dtype=np.float32).reshape(200, 200)[:, ::-1])

@@ -507,9 +507,23 @@ def take(x, indices, axis=None):
     return x[(slice(None),) * ax + (ix,)]
 
 
+_take_along_small = None  # kernels.cpu.indexing.take_along_small (imported on first use)
+
+
 def take_along_axis(x, indices, axis=-1):
     op = "take_along_axis"
     _tensor(op, x)
+    if (type(x) is Tensor and type(indices) is Tensor and type(axis) is int
+            and x._ks == _CPU_KS and x._shape and not TLS_IN_USE[0]):
+        # small CPU calls: NumPy's take_along_axis of the raw words
+        global _take_along_small
+        if _take_along_small is None:
+            from ..kernels.cpu.indexing import take_along_small as _take_along_small
+        nd = len(x._shape)
+        if -nd <= axis < nd:
+            out = _take_along_small(x, indices, axis % nd)
+            if out is not None:
+                return out
     ix = _index_tensor(op, indices, "indices")
     if ix.ndim != x.ndim:
         raise ValueError(f"{op}(): 'indices' has {ix.ndim} dimensions but 'x' has {x.ndim}")

@@ -31,7 +31,7 @@ from ...runtime.cpu.streams import host_sync
 from ...storage import Storage
 from ...tensor import Tensor, contiguous_strides
 
-__all__ = ["index", "index_put", "nonzero", "getitem_dense", "getitem_arrays"]
+__all__ = ["index", "index_put", "nonzero", "getitem_dense", "getitem_arrays", "take_along_small"]
 
 CHUNK = 1 << 14          # flat elements per parallel task (index offsets, nonzero)
 # Elements from which gathers, scatters and nonzero use the thread team: 2**15, the pointwise
@@ -534,6 +534,55 @@ def getitem_arrays(t, key):
     try:
         res = strided_array(t, word)[tuple(arrays)]
     except IndexError:
+        return None
+    out = Tensor._make(Storage.allocate(res.nbytes), res.shape, contiguous_strides(res.shape),
+                       0, t._dtype)
+    if res.size:
+        np.copyto(dense_view(out, word).reshape(res.shape), res)
+    return out
+
+
+_aranges: dict = {}  # (length, dim, ndim) -> arange(length) shaped to broadcast along dim
+
+
+def take_along_small(t, idx, ax):
+    """``take_along_axis(t, idx, ax)`` for an int32 / int64 index tensor on t's device (same
+    ndim; the other dims broadcast) whose result stays below the grain: NumPy's
+    take_along_axis of t's elements as raw words, copied into a new C-order tensor (the
+    general path builds an arange tensor per other dim and plans x[key]: ~13 us for (100,
+    1000) by (100, 1), NumPy ~4). None for anything else, and for an out-of-range index or
+    shapes that do not broadcast (the general path raises its own error)."""
+    shape, ishape = t._shape, idx._shape
+    if (idx._ks != t._ks or (idx._dtype is not _dt.int64 and idx._dtype is not _dt.int32)
+            or len(ishape) != len(shape)
+            or (_streams._slow and _streams.tls.queue is not _streams.DEFAULT)):
+        return None
+    n = ishape[ax]
+    for d, (a, b) in enumerate(zip(shape, ishape)):
+        if d != ax:
+            n *= a if b == 1 else b
+    if n >= GRAIN:
+        return None
+    word = _BY_ITEMSIZE[t._dtype.itemsize]
+    # t[r0, ..., idx, ..., rk] with r_d = arange along dim d (what NumPy's take_along_axis
+    # builds, without its Python-level steps)
+    nd = len(shape)
+    key = []
+    for d in range(nd):
+        if d == ax:
+            key.append(strided_array(idx, idx._dtype.storage_np_dtype))
+        else:
+            r = _aranges.get((shape[d], d, nd))
+            if r is None:
+                if len(_aranges) > 256:
+                    _aranges.clear()
+                grid = [1] * nd
+                grid[d] = shape[d]
+                r = _aranges[(shape[d], d, nd)] = np.arange(shape[d]).reshape(grid)
+            key.append(r)
+    try:
+        res = strided_array(t, word)[tuple(key)]
+    except IndexError:  # (out of range, or shapes that do not broadcast)
         return None
     out = Tensor._make(Storage.allocate(res.nbytes), res.shape, contiguous_strides(res.shape),
                        0, t._dtype)
