@@ -111,6 +111,7 @@ def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
     monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
     # (a layout made hot by an earlier test would otherwise run the nest from its runner)
     monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
+    monkeypatch.setattr(cold_route, "READY", set())  # (nests an earlier test found ready)
     x = _arr((6, 7), "float32", 12)
     col = _arr((6, 1), "float32", 13)
     np.testing.assert_allclose(tl.sin(x[::2, ::3]).numpy(), np.sin(x.numpy()[::2, ::3]), rtol=1e-6)
@@ -155,6 +156,7 @@ def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
                         lambda *args: served.append(real(*args)) or served[-1])
     monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
     monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
+    monkeypatch.setattr(cold_route, "READY", set())  # (nests an earlier test found ready)
     x = _arr((40, 30), "float32", 14)
     col = _arr((40, 1), "float32", 15)
     calls = HOT_CALLS + 10
