@@ -934,6 +934,31 @@ def test_block_fast_forms_run_per_block(op, dtype):
 
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_parallel_loops_keep_the_serial_blocks(dtype, whole_team):
+    """Above the grain the dense loop runs in tiles on the team; each block of BLOCK elements
+    must be the serial loop's block (a block's form decides its bits), so a big call gives
+    the bits of the same elements called block by block: sin with huge values in some blocks
+    (the general form there, the short form elsewhere), x ** y with half-integer and general
+    exponents in alternate blocks, at lengths that split the team's tiles off the blocks."""
+    from tensorlib.kernels.cpu.pointwise import BLOCK
+    rng = np.random.default_rng(7)
+    for n in (300 * BLOCK + 517, 413 * BLOCK):
+        a = rng.uniform(-100, 100, n)
+        a[rng.choice(n, 40, replace=False)] = 3e30
+        x = tl.asarray(a.astype(dtype))
+        b = rng.uniform(0.5, 10, n)
+        e = np.where((np.arange(n) // BLOCK) % 2 == 0, np.round(rng.uniform(0, 16, n)) / 2,
+                     rng.uniform(-3, 3, n))
+        xb, eb = tl.asarray(b.astype(dtype)), tl.asarray(e.astype(dtype))
+        for big, piece in ((tl.sin(x), lambda s: tl.sin(x[s])),
+                           (xb ** eb, lambda s: xb[s] ** eb[s])):
+            got = to_numpy(big)
+            for k in range(0, n, BLOCK):
+                want = to_numpy(piece(slice(k, k + BLOCK)))
+                assert got[k:k + BLOCK].tobytes() == want.tobytes(), k
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "float16"])
 def test_clip_one_pass_matches_the_two_steps(dtype):
     """clip with both bounds keeping x's dtype runs its one-pass form (the internal op

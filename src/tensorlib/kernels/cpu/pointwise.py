@@ -235,9 +235,13 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
         # 1e5-element loop gave one thread 4 (0.66 of the work instead of 0.5). The team's
         # size is a constant of the source: numba.get_num_threads() in a kernel keeps Numba
         # from caching it.
+        # Tiles start at whole blocks where the loop has block_fast forms, so each block of
+        # BLOCK elements is the serial loop's (a block's form decides its bits: x ** y by
+        # the half-integer form in one, the general form in another), whatever the team.
         nt = cores.team_size()
+        step = BLOCK if info.block_forms else 64
         lines += [f"    ntiles = ((n + {TILE - 1}) // {TILE} + {nt - 1}) // {nt} * {nt}",
-                  "    tile = ((n + ntiles - 1) // ntiles + 63) // 64 * 64",
+                  f"    tile = ((n + ntiles - 1) // ntiles + {step - 1}) // {step} * {step}",
                   "    for t in prange(ntiles):",
                   "        start = min(n, t * tile)",
                   "        stop = min(n, start + tile)"]
