@@ -69,10 +69,13 @@ def _value_forms_f64(x, y, res):
 
 # float32 pow: |x|**y = exp(y log|x|) in double, then C99's cases in float32 operations (half
 # the vector width of double ones in the loop). Two forms of the two steps; pow_f32 is the
-# table form where table loads are cheap (base.TABLE_LOOKUPS), else the arithmetic one. Both
-# leave the double result within ~2**-40 relative of |x|**y for |t| <= 150 (t = y log2|x|):
-# correctly rounded to float32 but within ~2**-16 ulp of a halfway case; measured 0.500002 ulp
-# over 9e7 sampled pairs (tests/kernels/cpu/test_vector_math.py runs both forms).
+# table form where table loads are cheap (base.TABLE_LOOKUPS), else the arithmetic one. The
+# table form leaves the double result within ~2**-40 relative of |x|**y for |t| <= 150 (t = y
+# log2|x|): correctly rounded to float32 but within ~2**-16 ulp of a halfway case; measured
+# 0.500002 ulp over 9e7 sampled pairs. The arithmetic form is within 2**-30.9 (|t| ln2 2**-37.6
+# from the log, 2**-34.2 from the exp): at most ~0.51 ulp; measured 0.505 over 5e7 pairs
+# (scripts/check_pow_f32.py: 2.8e-4 of results an ulp off the correctly rounded one; NumPy's
+# powf: 0.97); tests/kernels/cpu/test_vector_math.py runs both forms.
 # * tables (1e5 per core on a CPU without the gather fix: x ** y 326 -> 251 us, x ** 0.3
 #   237 -> 181): log2: |x| = 2**k z with z in [0.6992, 1.3984) (the float32 bits less those
 #   of the range's start: k in the exponent field, the interval of z in the next
@@ -81,9 +84,14 @@ def _value_forms_f64(x, y, res):
 #   log2(1 + r) = r (L0 + L1 r + ... + L5 r^5), the Taylor coefficients (truncation 2**-44.8
 #   relative); exp2: t = n/32 + r2, |r2| <= 1/64, 2**t = 2**(n >> 5) T[n & 31] (1 + q(r2)), q
 #   of degree 5 (truncation 2**-48).
-# * arithmetic: log2|x| = k + 2 atanh(s) / ln2, s = f / (2 + f), the series to s**17
-#   (~2**-48); 2**t = 2**n exp(r ln2), n = round(t), by a degree-11 Taylor polynomial
-#   (~2**-48).
+# * arithmetic: log2|x| = k + 2 atanh(s) / ln2, s = f / (2 + f), 2 atanh(s) = 2s (1 + w P(w)),
+#   w = s*s, P of degree 3 fitted for the relative error (2**-37.6 on |s| <= 0.1716; the
+#   Taylor sum to s**17 it replaces was 2**-48 and four FMAs more); 2**t = 2**n exp(r ln2),
+#   n = round(t), exp(r) = 1 + r + r*r Q(r), Q of degree 5 fitted for the relative error
+#   (2**-34.2 on |r| <= ln2/2; the degree-11 Taylor polynomial before: ~2**-48, four FMAs
+#   more); scripts/check_pow_f32.py --fit rederives both. The loop is bound by its count of
+#   512-bit double operations (Zen 4): 1e5 float32 x ** y per core 214-225 -> 175-205 us,
+#   x ** 0.3 250-262 -> 200-208 (NumPy 66-158 / 141).
 # In both, log2 of a power of two is its exponent and 2**t of an integer t is exact, so
 # 2 ** -150 is the halfway case it is (rounded to 0, as NumPy).
 POWF_LOG_BITS = 7
@@ -134,6 +142,14 @@ def _exp2_pow(t):
     return fma(s, q, s)
 
 
+# the arithmetic form's fits (see above; scripts/check_pow_f32.py --fit)
+_PL0, _PL1, _PL2, _PL3 = (0.33333332822706535, 0.2000016759920767, 0.14268654072781775,
+                          0.11791078904518475)
+_PE0, _PE1, _PE2, _PE3, _PE4, _PE5 = (0.5000000067651138, 0.1666666586941819,
+                                      0.04166629506950245, 0.008333496996104396,
+                                      0.0013944650058642918, 0.00019790363287925368)
+
+
 @_vjit
 def _log2_f32d_arith(a):
     """log2 a (a double) for a positive finite float32 a, denormals included (arithmetic; a
@@ -142,13 +158,7 @@ def _log2_f32d_arith(a):
     f = z - 1.0
     s = f / (2.0 + f)
     z2 = s * s
-    p = fma(z2, 1.0 / 17.0, 1.0 / 15.0)
-    p = fma(p, z2, 1.0 / 13.0)
-    p = fma(p, z2, 1.0 / 11.0)
-    p = fma(p, z2, 1.0 / 9.0)
-    p = fma(p, z2, 1.0 / 7.0)
-    p = fma(p, z2, 1.0 / 5.0)
-    p = fma(p, z2, 1.0 / 3.0)
+    p = fma(fma(fma(_PL3, z2, _PL2), z2, _PL1), z2, _PL0)
     return k + fma(2.0 * s * z2, p, 2.0 * s) * _LOG2E
 
 
@@ -158,16 +168,7 @@ def _exp2_pow_arith(t):
     integer t gives 2**t exactly)."""
     kk = (t + _SHIFT) - _SHIFT
     r = (t - kk) * _LN2                                 # |r| <= ln2/2
-    e = 1.0 / 39916800.0
-    e = fma(e, r, 1.0 / 3628800.0)
-    e = fma(e, r, 1.0 / 362880.0)
-    e = fma(e, r, 1.0 / 40320.0)
-    e = fma(e, r, 1.0 / 5040.0)
-    e = fma(e, r, 1.0 / 720.0)
-    e = fma(e, r, 1.0 / 120.0)
-    e = fma(e, r, 1.0 / 24.0)
-    e = fma(e, r, 1.0 / 6.0)
-    e = fma(e, r, 0.5)
+    e = fma(fma(fma(fma(fma(_PE5, r, _PE4), r, _PE3), r, _PE2), r, _PE1), r, _PE0)
     e = fma(e, r * r, r) + 1.0
     return e * _pow2(kk)
 
