@@ -256,6 +256,48 @@ def test_unique_family_matches_numpy(x):
         np.testing.assert_array_equal(to_numpy(v)[to_numpy(inv)], x)
 
 
+UNIQUE_DTYPES = ["bool", "int8", "uint8", "int16", "uint32", "int64", "uint64", "float16",
+                 "bfloat16", "float32", "float64", "complex64"]
+
+
+@pytest.mark.parametrize("dtype", UNIQUE_DTYPES)
+def test_unique_values_distinct_route_is_the_general_path(dtype, monkeypatch):
+    """unique_values takes the CPU sort kernel's ``distinct`` step (NumPy's compare and
+    compaction of the sorted elements) where NumPy compares as tensorlib does: the general
+    path's tensor bit for bit, with nan payloads (each its own value), -0.0 and 0.0 (one value,
+    the first in sorted order kept), ties, 1 and 2 elements, 2-D and strided inputs."""
+    from tensorlib.kernels.cpu import sorting as cpu_sorting
+    rng = np.random.default_rng(len(dtype))
+    dt = getattr(tl, dtype)
+    nan_bits = np.array([0x7FC00001, 0xFFC00000, 0x7F800001, 0x7FC00000], np.uint32)
+    cases = [rng.integers(-3, 4, 1000), rng.integers(-3, 4, (20, 30)), rng.standard_normal(7),
+             np.array([2.0]), np.array([1.0, 1.0])]
+    if dtype.startswith("float"):
+        f = rng.integers(-3, 4, 500).astype(np.float32)
+        f[rng.choice(500, 8, replace=False)] = nan_bits[rng.integers(0, 4, 8)].view(np.float32)
+        f[rng.choice(500, 6, replace=False)] = [-0.0, 0.0, -0.0, np.inf, -np.inf, -0.0]
+        cases += [f, np.array([-0.0, 1.0, 0.0, -2.0]), np.array([0.0, -0.0, 3.0, -0.0])]
+    served = []
+    real = cpu_sorting.distinct_sorted
+
+    def counted(s):
+        out = real(s)
+        if s.numel() > 1:  # (one element: nothing to compare, the general path serves)
+            served.append(out is not None)
+        return out
+    for a in cases:
+        t = tl.asarray(a).astype(dt)
+        for x in (t, tl.asarray(np.repeat(to_numpy(t), 2)).astype(dt)[::2] if t.ndim == 1 else t.T):
+            monkeypatch.setattr(cpu_sorting.sort_kernel, "distinct", counted)
+            got = tl.unique_values(x)
+            monkeypatch.setattr(cpu_sorting.sort_kernel, "distinct", lambda s: None)
+            want = tl.unique_values(x)
+            assert got.dtype is want.dtype and got.shape == want.shape
+            assert to_numpy(got).tobytes() == to_numpy(want).tobytes()
+    taken = dtype not in ("bfloat16", "complex64")
+    assert served and (all(served) if taken else not any(served))
+
+
 # ---------------------------------------------------------------- inspection namespace
 def test_array_namespace_info():
     info = __array_namespace_info__()

@@ -261,6 +261,12 @@ def _unique(op, x, counts=False, index=False, inverse=False):
         # A value sort is bit for bit flat[argsort(flat)] (stable), needs no permutation
         # and shares its kernels with sort()
         s = sort(flat)
+        if type(s) is Tensor and s._ks & BACKEND_MASK == _CPU_KS:
+            # the CPU sort kernel's route for the runs' first elements, where it has one
+            distinct = getattr(get_stub("sort").kernel_for("cpu", s._dtype), "distinct", None)
+            values = distinct(s) if distinct is not None else None
+            if values is not None:
+                return values, None, None, None
     else:
         perm = argsort(flat)
         s = flat[perm]

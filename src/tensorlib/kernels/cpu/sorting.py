@@ -48,6 +48,7 @@ import time
 
 import numpy as np
 
+from ...allocation import new_dense_cpu
 from ...storage import Storage
 from .casting import kernel_array
 from .cold_route import kernel_ready
@@ -347,6 +348,35 @@ def sort_kernel(src, values, indices, descending):
 
 # the ops layer's route for small sorts along any axis (sort_small.py)
 sort_kernel.along_axis = functools.partial(sort_along_axis, vectorized_sort=numpy_sort_fast)
+
+# dtypes whose values NumPy compares as tensorlib does (nan unequal to every value, -0.0 equal
+# to 0.0)
+_DISTINCT = frozenset({"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                       "uint64", "float16", "float32", "float64"})
+
+
+def distinct_sorted(s):
+    """The first element of each run of equal values of ``s``, a sorted contiguous 1-D CPU
+    tensor, as a new tensor: unique_values' step after its sort, as NumPy steps on the
+    elements (the ops layer's route: a flags tensor, a not_equal of two views and a mask
+    compaction, ~12 us of a 1e3-element unique_values). None for dtypes outside _DISTINCT."""
+    dtype = s._dtype
+    n = s._numel
+    if dtype.name not in _DISTINCT or n < 2 or len(s._shape) != 1:
+        return None
+    host_sync()  # (inline, in stream order: as the kernel)
+    np_dtype = dtype.storage_np_dtype
+    a = dense_view(s, np_dtype)
+    keep = np.empty(n, np.bool_)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    res = a[keep]
+    out = new_dense_cpu((res.size,), dtype)
+    dense_view(out, np_dtype)[:] = res
+    return out
+
+
+sort_kernel.distinct = distinct_sorted
 
 
 def _numpy_value_sort(dtype, src, values, rows, n, desc):
