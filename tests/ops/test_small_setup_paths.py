@@ -682,8 +682,10 @@ def test_strided_raw_loop_matches_the_full_path(np_dtype):
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
 def test_strided_raw_loop_block_forms(np_dtype):
     # ops with a block_fast form (sin: per block of 1024 all below the short bound; x ** 2.5)
-    # in the strided raw loop: per block the same choice, so the same bits, as the dense loop
-    # over a contiguous copy; blocks holding a huge value, nan or inf take the plain form
+    # on a strided operand: per block the same choice, so the same bits, as the dense loop
+    # over a contiguous copy; blocks holding a huge value, nan or inf take the plain form.
+    # Compute-bound ops over real floats (these) copy the operand dense and run the dense
+    # loop itself (no strided raw loop: it ran one element at a time)
     rng = np.random.default_rng(3)
     xn = (rng.standard_normal(9000) * 10).astype(np_dtype)
     xn[5000:5003] = [np.nan, np.inf, 1e30]
@@ -699,7 +701,28 @@ def test_strided_raw_loop_block_forms(np_dtype):
             np.testing.assert_allclose(_np(got), ref, rtol=4e-7 if np_dtype == np.float32
                                        else 1e-15, equal_nan=True)
     from tensorlib.kernels.cpu import pointwise as kp
-    assert any(k[0] == "sin" and k[3].name == np.dtype(np_dtype).name for k in kp._strideds)
+    assert not any(k[0] == "sin" and k[3].name == np.dtype(np_dtype).name for k in kp._strideds)
+
+
+@pytest.mark.parametrize("np_dtype", [np.float16, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+def test_strided_compute_bound_ops_take_dense_copies(np_dtype, whole_team):
+    """A compute-bound op (ops.yaml wide_vectors) on strided 1-D operands, once its strided
+    fast path is hot, copies them dense and runs the dense loop (below and above the grain):
+    the bits of the same op on contiguous copies, for one- and two-operand ops, steps of
+    either sign, a contiguous operand beside a strided one."""
+    rng = np.random.default_rng(9)
+    ops = [tl.exp, tl.sin, tl.tanh, lambda t: t ** 2.7, lambda t: t ** 2.5,
+           lambda t: tl.atan2(t, t[::-1]), lambda t: tl.atan2(t, tl.asarray(_np(t).copy()))]
+    for n in (1000, 300_001):
+        xn = rng.uniform(0.1, 4, 3 * n).astype(np_dtype)
+        x = tl.asarray(xn)
+        for view in (x[::3], x[-1::-3]):
+            dense = tl.asarray(_np(view).copy())
+            for fn in ops:
+                for _ in range(34 if n == 1000 else 2):  # (hot: the fast path's runner)
+                    got = fn(view)
+                _bits_equal(got, fn(dense))
 
 
 def test_strided_raw_loop_declines():

@@ -181,12 +181,13 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
     lines += [f"                v{k} = tile_view({loads[k][1]}, scratch{k}, s{k} == 0, p{k} + c0, "
               f"c1 - c0)" for k in own]
     lines += _element_loop(info, loads, store, tiles, "c1 - c0", 16)
+    # Strided branch: each operand (the output too) by its step from the tile's start, in
+    # the contiguous branch's blocks (a block_fast form decides a block's bits)
     lines.append("        else:")
-    lines.append("            for i in range(start, stop):")
-    for k, (var, arr, code) in loads.items():
-        lines.append(f"                {var} = {code.format(f'{arr}[np.uint64(p{k} + i * s{k})]')}")
-    lines.append(f"                {operand_names[0]}[np.uint64(p0 + i * s0)] = "
-                 f"{store.format(f'({info.expr})')}")
+    lines += [f"            q{k} = p{k} + start * s{k}" for k in range(nops)]
+    lines += _element_loop(info, loads, store,
+                           {0: operand_names[0], **{k: loads[k][1] for k in loads}},
+                           "stop - start", 12, steps={k: (f"q{k}", f"s{k}") for k in range(nops)})
     return "\n".join(lines) + "\n"
 
 
@@ -326,7 +327,7 @@ def _element_loop(info, loads, store, arrays, count, indent, fast_only=False, st
         inner = pad + "    " * depth
         out = [f"{inner}{var} = {code.format(at(k, name, block))}"
                for k, (var, arr, code) in loads.items()]
-        return out + [f"{inner}{name(0)}[i] = {store.format(f'({expr})')}"]
+        return out + [f"{inner}{at(0, name, block)} = {store.format(f'({expr})')}"]
 
     if not info.block_forms:
         return [f"{pad}for i in range({count}):"] + body(info.expr, 1, arrays.get)
