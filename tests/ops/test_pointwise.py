@@ -892,9 +892,10 @@ def test_block_fast_forms_run_per_block(op, dtype):
     whose elements all pass the guard, the plain expression elsewhere, with huge values, inf
     and nan in some blocks, a length that is not a multiple of the block, at a storage offset,
     on the fast path and the out= path. The blocks holding a huge value, inf or nan have the
-    bits of the strided loop (plain expression only); the others too for complex64 and
-    float16, else (float32, float64) within 1 ulp (float32 tan: 1.1) of a wider result
-    (float32 sin / cos / tan compute in float32 there, float64 reduce by Cody-Waite)."""
+    bits of the plain expression (each element computed in a block that also holds a huge
+    value); the others too for complex64 and float16, else (float32, float64) within 1 ulp
+    (float32 tan: 1.1) of a wider result (float32 sin / cos / tan compute in float32 there,
+    float64 reduce by Cody-Waite)."""
     from tensorlib.kernels.cpu.pointwise import BLOCK
     rng = np.random.default_rng(4)
     n = 5 * BLOCK + 37
@@ -907,8 +908,13 @@ def test_block_fast_forms_run_per_block(op, dtype):
     dt = getattr(tl, dtype)
     base = tl.asarray(a).astype(dt)
     dense = base[1:]                                            # at a storage offset
-    strided = tl.asarray(np.repeat(a[1:], 2)).astype(dt)[::2]   # the plain expression
-    want = fn(strided)
+    # the plain expression: every element in a block led by a huge value
+    k = BLOCK - 1
+    rows = -(-n // k)
+    padded = np.concatenate([a[1:], np.zeros(rows * k - n, a.dtype)]).reshape(rows, k)
+    lead = np.full((rows, 1), 3e30, a.dtype)
+    want = fn(tl.asarray(np.concatenate([lead, padded], axis=1).reshape(-1)).astype(dt))
+    want = tl.asarray(to_numpy(want).reshape(rows, BLOCK)[:, 1:].reshape(-1)[:n].copy())
     same_bits = np.ones(n, bool)
     if dtype in ("float32", "float64"):
         from tensorlib.kernels.cpu import vector_math as vm
