@@ -10,7 +10,7 @@ cases and the geometric mean. Families: unary and binary pointwise ops, Python-s
 where / clip, full and per-axis reductions, sort / argsort / unique / searchsorted / isin,
 indexing (take, rows, points, take_along_axis, mask, nonzero, setitem by index, rows and
 mask), small 2-D sorts along each axis, joins and copies (concat, stack, flip, roll, diff, tile,
-repeat, transpose, strided views), dot, casts. Not a test: ratios for the issue notes.
+repeat, transpose, strided views, transcendentals of strided views), dot, casts. Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
 
@@ -138,6 +138,9 @@ def cases(rng, dt, n):
             ("isin", lambda: np.isin(a, b[:50]), lambda: tl.isin(ta, tb[:50])),
             ("astype", lambda: a.astype(other), lambda: ta.astype(tother)),
             ("strided_add", lambda: a[::2] + b[::2], lambda: ta[::2] + tb[::2]),
+            ("strided_sin", lambda: np.sin(a[::2]), lambda: tl.sin(ta[::2])),
+            ("strided_exp", lambda: np.exp(a[::-3]), lambda: tl.exp(ta[::-3])),
+            ("strided_pow", lambda: a[::2] ** a.dtype.type(2.7), lambda: ta[::2] ** 2.7),
             ("dot", lambda: np.dot(a, b), lambda: tl.dot(ta, tb)),
             ("tile", lambda: np.tile(a, 2), lambda: tl.tile(ta, 2)),
             ("repeat", lambda: np.repeat(a, 2), lambda: tl.repeat(ta, 2))]

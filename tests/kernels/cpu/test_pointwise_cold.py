@@ -49,8 +49,8 @@ def nest_not_ready():
 
     def not_ready(*args):
         return False
-    with mock.patch.object(pointwise_cold, "ready_once", not_ready), \
-            mock.patch.object(pointwise_fast, "ready_once", not_ready), \
+    with mock.patch.object(pointwise_cold, "ready_every", not_ready), \
+            mock.patch.object(pointwise_fast, "ready_every", not_ready), \
             mock.patch.object(cold_route, "READY", set()), \
             mock.patch.object(pointwise, "_launch_pair", no_nest):
         yield
@@ -108,9 +108,9 @@ def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
         calls.append(served)
         return served
     monkeypatch.setattr(pointwise, "run_dense_copies", spy)
-    monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
+    monkeypatch.setattr(pointwise_cold, "ready_every", lambda *args: False)
     # (a layout made hot by an earlier test would otherwise run the nest from its runner)
-    monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
+    monkeypatch.setattr(pointwise_fast, "ready_every", lambda *args: False)
     monkeypatch.setattr(cold_route, "READY", set())  # (nests an earlier test found ready)
     x = _arr((6, 7), "float32", 12)
     col = _arr((6, 1), "float32", 13)
@@ -154,8 +154,8 @@ def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
     real = pointwise_cold.run_dense_copies
     monkeypatch.setattr(pointwise, "run_dense_copies",
                         lambda *args: served.append(real(*args)) or served[-1])
-    monkeypatch.setattr(pointwise_cold, "ready_once", lambda *args: False)
-    monkeypatch.setattr(pointwise_fast, "ready_once", lambda *args: False)
+    monkeypatch.setattr(pointwise_cold, "ready_every", lambda *args: False)
+    monkeypatch.setattr(pointwise_fast, "ready_every", lambda *args: False)
     monkeypatch.setattr(cold_route, "READY", set())  # (nests an earlier test found ready)
     x = _arr((40, 30), "float32", 14)
     col = _arr((40, 1), "float32", 15)

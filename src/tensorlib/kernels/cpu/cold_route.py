@@ -20,7 +20,8 @@ from __future__ import annotations
 from ...runtime.cpu import cores
 from ...runtime.cpu.numba_cache_load import load_cached
 
-__all__ = ["COLD_COST", "COLD_CALL_WORK", "READY", "loaded", "kernel_ready", "ready_once", "go_cold"]
+__all__ = ["COLD_COST", "COLD_CALL_WORK", "READY", "loaded", "kernel_ready", "ready_once",
+           "ready_every", "go_cold"]
 
 COLD_COST = 4
 COLD_CALL_WORK = 1 << 16
@@ -39,18 +40,19 @@ def loaded(disp, args) -> bool:
     return load_cached(disp, sig)
 
 
-def kernel_ready(disp, args, work) -> bool:
+def kernel_ready(disp, args, work, calls=1) -> bool:
     """Whether a call of serial kernel ``disp`` on ``args`` (``work`` elements) runs it: yes
     once it is compiled or on disk; otherwise it starts compiling in the background when the
-    rule above says so, and this call goes cold."""
+    rule above says so (counting ``calls`` such calls: those a caller did not check), and
+    this call goes cold."""
     return loaded(disp, args) or cores.parallel_ready(
-        cores.twins(disp), args, max(COLD_COST * work, COLD_CALL_WORK))
+        cores.twins(disp), args, calls * max(COLD_COST * work, COLD_CALL_WORK))
 
 
 READY: set = set()  # ready_once's keys whose kernel was found ready (hot callers test it first)
 
 
-def ready_once(key, work, make) -> bool:
+def ready_once(key, work, make, calls=1) -> bool:
     """kernel_ready(*make(), work) (``make``: the kernel and its arguments, built only while
     the answer is not known), remembered under the caller's ``key`` (what fixes the kernel's
     argument types: a dtype pair, an element width...) once true: kernel_ready types every
@@ -58,9 +60,32 @@ def ready_once(key, work, make) -> bool:
     if key in READY:
         return True
     disp, args = make()
-    if kernel_ready(disp, args, work):
+    if kernel_ready(disp, args, work, calls):
         READY.add(key)
         return True
+    return False
+
+
+_unchecked: dict = {}  # ready_every's keys found not ready -> calls since their last check
+CHECK_EVERY = 16
+
+
+def ready_every(key, work, make) -> bool:
+    """ready_once for a kernel whose callers run often while it may be compiling (the
+    pointwise loop nests behind their cold route): while it is not ready, only every
+    CHECK_EVERY-th call checks (the check types every argument: ~40 us of a 1000-element
+    cold call's ~100), counting the calls between checks too, so the background compile
+    starts after as many calls as with a check per call."""
+    if key in READY:
+        return True
+    unchecked = _unchecked.get(key)
+    if unchecked is not None and unchecked < CHECK_EVERY - 1:
+        _unchecked[key] = unchecked + 1
+        return False
+    if ready_once(key, work, make, 1 if unchecked is None else unchecked + 1):
+        _unchecked.pop(key, None)
+        return True
+    _unchecked[key] = 0
     return False
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...runtime.cpu import streams as _streams
 from ...tensor import Tensor
-from .cold_route import ready_once
+from .cold_route import ready_every
 
 __all__ = ["run_dense_copies", "COLD_MAX"]
 
@@ -48,7 +48,7 @@ def run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, 
             or (_streams._slow and not _streams.runs_inline())
             or any(kind == "S" and name in info.bool_args  # (flat takes compute-dtype values)
                    for kind, name in zip(kinds, info.tensor_args))
-            or ready_once(mod, numel, lambda: (mod.serial, (meta, *arrays, *values)))):
+            or ready_every(mod, numel, lambda: (mod.serial, (meta, *arrays, *values)))):
         return False
     out = ops[0]
     shape = lay.shape[::-1]  # NumPy's C order: the layout's innermost dim last

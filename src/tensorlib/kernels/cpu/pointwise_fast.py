@@ -38,7 +38,7 @@ from . import small_copy as _small_copy
 from .arrays import kernel_np_dtype, strided_array
 from .casting import kernel_array
 from . import cold_route as _cold
-from .cold_route import ready_once
+from .cold_route import ready_every, ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
@@ -579,7 +579,7 @@ def layout_runner(info, it, scalar_pos, into=False):
             return _run_blocks(ts, vals, dst, loops)
         mod = loops.module()
         # (the READY test first: no closure, no call on a hot call)
-        if not info.block_forms and mod not in _cold.READY and not ready_once(
+        if not info.block_forms and mod not in _cold.READY and not ready_every(
                 mod, n, lambda: (mod.serial, (meta, np.empty(0, np_out), *[
                     t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals))):
             return None  # the loop nest not compiled: the full path's cold route serves
