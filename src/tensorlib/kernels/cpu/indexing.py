@@ -530,9 +530,16 @@ def getitem_arrays(t, key):
                 or (k._dtype is not _dt.int64 and k._dtype is not _dt.int32)):
             return None
         arrays.append(strided_array(k, k._dtype.storage_np_dtype))
+    return _indexed_words(t, tuple(arrays))
+
+
+def _indexed_words(t, key):
+    """NumPy's advanced indexing of t's elements as raw words by ``key`` (a tuple of NumPy
+    index arrays), copied into a new C-order tensor; None when NumPy raises IndexError (an
+    out-of-range index, shapes that do not broadcast: the general path raises its own)."""
     word = _BY_ITEMSIZE[t._dtype.itemsize]
     try:
-        res = strided_array(t, word)[tuple(arrays)]
+        res = strided_array(t, word)[key]
     except IndexError:
         return None
     out = Tensor._make(Storage.allocate(res.nbytes), res.shape, contiguous_strides(res.shape),
@@ -563,7 +570,6 @@ def take_along_small(t, idx, ax):
             n *= a if b == 1 else b
     if n >= GRAIN:
         return None
-    word = _BY_ITEMSIZE[t._dtype.itemsize]
     # t[r0, ..., idx, ..., rk] with r_d = arange along dim d (what NumPy's take_along_axis
     # builds, without its Python-level steps)
     nd = len(shape)
@@ -580,15 +586,7 @@ def take_along_small(t, idx, ax):
                 grid[d] = shape[d]
                 r = _aranges[(shape[d], d, nd)] = np.arange(shape[d]).reshape(grid)
             key.append(r)
-    try:
-        res = strided_array(t, word)[tuple(key)]
-    except IndexError:  # (out of range, or shapes that do not broadcast)
-        return None
-    out = Tensor._make(Storage.allocate(res.nbytes), res.shape, contiguous_strides(res.shape),
-                       0, t._dtype)
-    if res.size:
-        np.copyto(dense_view(out, word).reshape(res.shape), res)
-    return out
+    return _indexed_words(t, tuple(key))
 
 
 def getitem_dense(t, key):
