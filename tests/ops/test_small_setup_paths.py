@@ -725,6 +725,27 @@ def test_strided_compute_bound_ops_take_dense_copies(np_dtype, whole_team):
                 _bits_equal(got, fn(dense))
 
 
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_nd_strided_compute_bound_ops_gather_their_tiles(np_dtype):
+    """A compute-bound op's loop nest gathers a strided input a chunk at a time and runs its
+    vectorized block loop: the bits of the op on a contiguous copy (no block forms: exp,
+    atan2) or, for sin (block forms, blocks from each row's start), of each row on its own;
+    inner steps of 2, -3 and a transposed view's, a huge value and a nan in some blocks."""
+    rng = np.random.default_rng(11)
+    a = rng.uniform(-50, 50, (300, 2500)).astype(np_dtype)
+    a[10, 20], a[200, 1300] = 3e30, np.nan
+    t = tl.asarray(a)
+    for view in (t[::2, ::2], t[::-1, ::3], t.T[::2, :150]):
+        rows = _np(view)
+        dense = tl.asarray(rows.copy())
+        _bits_equal(tl.exp(view), tl.exp(dense))
+        _bits_equal(tl.atan2(view, view), tl.atan2(dense, dense))
+        got = _np(tl.sin(view))
+        for i in range(0, rows.shape[0], 37):
+            want = _np(tl.sin(tl.asarray(rows[i].copy())))
+            assert got[i].tobytes() == want.tobytes(), i
+
+
 def test_strided_raw_loop_declines():
     x = tl.asarray(_values(np.float32, (600,)))
     y = tl.asarray(_values(np.float32, (600,), seed=2))
