@@ -387,19 +387,14 @@ def dense_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar
     return run
 
 
-def _dense_copy_1d(t, n, item, np_in):
-    """New storage holding 1-D tensor ``t``'s ``n`` elements in order (raw words): the small
-    copy loop on raw addresses where it is compiled, else NumPy's strided copy."""
-    st = Storage.allocate(n * item)
-    s = t._strides[0]
-    loop = _small_copy.copy_loop(item) if s and n <= _small_copy.MAX_ELEMENTS else None
-    if loop is not None:
-        low = t._offset + (n - 1) * s if s < 0 else t._offset  # the lowest element
-        loop(n, st._ptr, t._storage._ptr + low * item, n, (n - 1) * abs(s) + 1,
-             0 if s > 0 else (n - 1) * -s, 0, s)
-    else:
-        np.copyto(np.ndarray((n,), np_in, st.buffer), strided_array(t, np_in))
-    return st
+def _dense_copy(t, n):
+    """A new dense 1-D tensor holding 1-D tensor ``t``'s ``n`` elements in order:
+    copy_strided's raw-address copy below the grain, the copy op above it."""
+    c = Tensor._make(Storage.allocate(n * t._dtype.itemsize), (n,), (1,), 0, t._dtype)
+    c._contiguous = True
+    if copy_strided(c, t) is None:
+        c.copy_(t)
+    return c
 
 
 def _dense_1d(st, like, out_dtype):
@@ -430,7 +425,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     mod = None
     raw = None
     # A compute-bound op (ops.yaml wide_vectors) over real floats copies its strided operands
-    # dense and runs the vectorized flat loop: the strided loop and the tile loop's strided
+    # dense (copy_strided) and runs the vectorized flat loop: the strided loop and the tile loop's strided
     # branch run one element at a time (1e5 float32 x[::2] ** 2.7 0.92 ms, dense 0.16 ms; sin
     # 1e6 16.5 ms, NumPy's strided 1.8 ms). The same elements in the same order and the same
     # blocks of BLOCK from the first: the same forms, the dense path's bits.
@@ -447,17 +442,12 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
         flat, state, timed, big = dense
         if _streams._slow:
             _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
-        ops = (a, b) if two else (a,)
+        ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
         if n >= state[0]:
-            return big(n, [t if t._strides[0] == 1 else Tensor._make(
-                _dense_copy_1d(t, n, item, np_in), (n,), (1,), 0, dtype) for t in ops],
-                vals, _dense_1d)
-        copies = [None if t._strides[0] == 1 else _dense_copy_1d(t, n, item, np_in)
-                  for t in ops]  # (kept alive through the call)
+            return big(n, ts, vals, _dense_1d)
         st = Storage.allocate(n * out_item)
         (timed if n >= state[2] else flat)(
-            n, st._ptr, *[t._storage._ptr + t._offset * item if c is None else c._ptr
-                          for t, c in zip(ops, copies)], *vals)
+            n, st._ptr, *[t._storage._ptr + t._offset * item for t in ts], *vals)
         return Tensor._make(st, (n,), (1,), 0, out_dtype)
 
     def run(a, b, args):
