@@ -106,6 +106,16 @@ _CPU_KS = backend_key_for("cpu")
 _sort_kernels: dict = {}  # dtype -> (the CPU sort stub kernel, its along_axis route or None)
 
 
+def _cpu_sort_kernel(dtype):
+    """(the CPU sort stub kernel of ``dtype``, its along_axis route or None), looked up once
+    per dtype."""
+    entry = _sort_kernels.get(dtype)
+    if entry is None:
+        kern = get_stub("sort").kernel_for("cpu", dtype)
+        entry = _sort_kernels[dtype] = (kern, getattr(kern, "along_axis", None))
+    return entry
+
+
 def _sort_direct(x, axis, descending, want_indices):
     """The full path's work for a non-empty contiguous real CPU tensor: along any axis (an
     int) the device kernel's small-sort route (``along_axis``: a C-order result, no
@@ -121,13 +131,9 @@ def _sort_direct(x, axis, descending, want_indices):
     if not 0 <= ax < nd:
         return None
     dtype = x._dtype
-    entry = _sort_kernels.get(dtype)
-    if entry is None:
-        if dtype.kind == "c":
-            return None
-        kern = get_stub("sort").kernel_for("cpu", dtype)
-        entry = _sort_kernels[dtype] = (kern, getattr(kern, "along_axis", None))
-    kern, along_axis = entry
+    if dtype.kind == "c":
+        return None
+    kern, along_axis = _cpu_sort_kernel(dtype)
     res = along_axis(x, ax, bool(descending), want_indices) if along_axis is not None else None
     if res is not None or ax != nd - 1:
         return res
@@ -263,7 +269,7 @@ def _unique(op, x, counts=False, index=False, inverse=False):
         s = sort(flat)
         if type(s) is Tensor and s._ks & BACKEND_MASK == _CPU_KS:
             # the CPU sort kernel's route for the runs' first elements, where it has one
-            distinct = getattr(get_stub("sort").kernel_for("cpu", s._dtype), "distinct", None)
+            distinct = getattr(_cpu_sort_kernel(s._dtype)[0], "distinct", None)
             values = distinct(s) if distinct is not None else None
             if values is not None:
                 return values, None, None, None
