@@ -74,6 +74,7 @@ def routes(monkeypatch):
     a machine whose NumPy sort counts as vectorized (where it is not, long rows take the radix
     routes: test_radix_routes_where_numpy_sort_is_scalar)."""
     monkeypatch.setattr(sorting, "_np_sort_fast", True)
+    monkeypatch.setattr(sorting, "_np_words_fast", True)
     seen = {"values": 0, "argsort": 0, "count": 0, "two_stage": 0, "keys": 0}
 
     def counting(name, key):
@@ -260,6 +261,7 @@ def test_radix_routes_where_numpy_sort_is_scalar(dtype, shape, routes, monkeypat
     keys wider than a byte) take the radix routes instead of the NumPy ones: NumPy's stable
     results, bit for bit."""
     monkeypatch.setattr(sorting, "_np_sort_fast", False)
+    monkeypatch.setattr(sorting, "_np_words_fast", False)
     rng = np.random.default_rng(shape[-1])
     for x in data(rng, dtype, shape).values():
         check(x)
@@ -274,7 +276,14 @@ def test_radix_routes_where_numpy_sort_is_scalar(dtype, shape, routes, monkeypat
 
 
 def test_numpy_sort_fast_probe_is_cached(monkeypatch):
+    """One probe per process and kind of row (value sorts, argsort's composite words), each
+    kept apart from the other."""
     monkeypatch.setattr(sorting, "_np_sort_fast", None)
+    monkeypatch.setattr(sorting, "_np_words_fast", None)
     first = sorting.numpy_sort_fast()
     assert isinstance(first, bool) and sorting._np_sort_fast is first
+    assert sorting._np_words_fast is None
     assert sorting.numpy_sort_fast() is first
+    words = sorting.numpy_sort_fast(words=True)
+    assert isinstance(words, bool) and sorting._np_words_fast is words
+    assert sorting._np_sort_fast is first and sorting.numpy_sort_fast(words=True) is words
