@@ -323,8 +323,8 @@ def test_zero_fill_memset_declines_under_cpu_streams():
     assert not np.any(_np(z)) and not np.any(_np(t))
 
 
-def test_zero_fill_threshold_respected(monkeypatch):
-    monkeypatch.setattr(_copy, "ZERO_FILL_MAX_BYTES", 0)  # the kernel path only
+def test_zero_fill_by_the_kernel_where_memset_declines(monkeypatch):
+    monkeypatch.setattr(_copy, "zero_bytes", lambda t: False)  # the kernel path only
     t = tl.ones((50_000,), dtype=tl.int32)
     t.fill_(0)
     assert not np.any(_np(t))

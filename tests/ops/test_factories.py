@@ -354,11 +354,9 @@ def test_creation_with_every_cpu_spelling(device):
                                    "float32", "float64", "complex64", "complex128"])
 def test_zeros_on_reused_dirty_memory_every_dtype(dtype):
     """zeros' one-memset path: the block the allocator hands back held other bytes; every
-    element is a zero of its dtype (+0.0, not -0.0), at the sizes around the memset limit."""
-    from tensorlib.ops.copy import ZERO_FILL_MAX_BYTES
+    element is a zero of its dtype (+0.0, not -0.0), small to big (a memset at every size)."""
     dt = getattr(tl, dtype)
-    for n in (1, 7, 1000, ZERO_FILL_MAX_BYTES // dt.itemsize, ZERO_FILL_MAX_BYTES // dt.itemsize
-              + 1):
+    for n in (1, 7, 1000, (4 << 20) // dt.itemsize + 1, (9 << 20) // dt.itemsize - 3):
         dirty = tl.full((n,), 1, dtype=dt)  # its block comes back to the next zeros
         del dirty
         t = tl.zeros((n,), dtype=dt)

@@ -64,7 +64,7 @@ def zeros(shape, dtype=None, device=None, pin_memory=False) -> Tensor:
             and not pin_memory and not TLS_IN_USE[0]):
         # The common call: copy.zero_bytes' one memset of the new C-order tensor, without
         # full's checks and fill dispatch around it (zeros((1000,)) ~2.45 -> ~2.2 us); what
-        # it declines (big, a CPU stream or the profiler in use) goes through full
+        # it declines (a CPU stream or the profiler in use) goes through full
         t = new_dense_cpu(shape, dtype or _dt.default_float())
         if t is not None and _zero_bytes(t):
             return t
