@@ -401,6 +401,22 @@ def test_concat_blocks_match_numpy(np_dtype):
     _bits_equal(got, tl.asarray(np.concatenate([a, b])))
 
 
+def test_big_joins_are_byte_copies_that_match_numpy():
+    """Joins of several MiB (once the copy kernel's, now byte copies at every size): pieces at
+    offsets into their storage, along the leading axis and along an inner one, and stack."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1 << 20) + 3).astype(np.float32)
+    b = rng.integers(-9, 9, (700, 1500)).astype(np.float64)
+    ta, tb = tl.asarray(a), tl.asarray(b)
+    for got, ref in ((tl.concat([ta[3:], ta, ta[:5]]), np.concatenate([a[3:], a, a[:5]])),
+                     (tl.concat([tb[1:], tb], axis=0), np.concatenate([b[1:], b], axis=0)),
+                     (tl.concat([tb, tb[:, 7:].contiguous()], axis=1),
+                      np.concatenate([b, b[:, 7:]], axis=1)),
+                     (tl.stack([tb, tb[::-1].contiguous()]), np.stack([b, b[::-1]]))):
+        assert got.shape == ref.shape and got.is_contiguous()
+        _bits_equal(got, tl.asarray(ref))
+
+
 def test_concat_and_stack_along_inner_axes_keep_stream_order():
     """The row-band copies wait for work a CPU stream queued on an input; under a user stream
     the join is queued there (after the input's writer)."""
