@@ -397,11 +397,6 @@ def _dense_copy(t, n):
     return c
 
 
-def _dense_1d(st, like, out_dtype):
-    """A 1-D C-order tensor over ``st`` of ``like``'s length (the strided runners' results)."""
-    return Tensor._make(st, like._shape, (1,), 0, out_dtype)
-
-
 def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
     """The fast path's runner for 1-D tensor operands of one length with any strides
     (``x[::2] * y[::-1]``, ``x[::3] + 2.0``): ``run(t, other, args)`` as dense_runner's, into a
@@ -425,10 +420,10 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     mod = None
     raw = None
     # A compute-bound op (ops.yaml wide_vectors) over real floats copies its strided operands
-    # dense (copy_strided) and runs the vectorized flat loop: the strided loop and the tile loop's strided
-    # branch run one element at a time (1e5 float32 x[::2] ** 2.7 0.92 ms, dense 0.16 ms; sin
-    # 1e6 16.5 ms, NumPy's strided 1.8 ms). The same elements in the same order and the same
-    # blocks of BLOCK from the first: the same forms, the dense path's bits.
+    # dense (copy_strided) and runs the vectorized flat loop: the strided loop and the tile
+    # loop's strided branch run one element at a time (1e5 float32 x[::2] ** 2.7 0.92 ms,
+    # dense 0.16 ms; sin 1e6 16.5 ms, NumPy's strided 1.8 ms). The same elements in the same
+    # order and the same blocks of BLOCK from the first: the same forms, the dense path's bits.
     wide = info.wide_vectors and compute.kind == "f"
     dense = None  # (flat entry, its grain state, timed flat, the above-grain runner)
 
@@ -444,11 +439,11 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
         ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
         if n >= state[0]:
-            return big(n, ts, vals, _dense_1d)
+            return big(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
         st = Storage.allocate(n * out_item)
         (timed if n >= state[2] else flat)(
             n, st._ptr, *[t._storage._ptr + t._offset * item for t in ts], *vals)
-        return Tensor._make(st, (n,), (1,), 0, out_dtype)
+        return Tensor._make_dense(st, ts[0], out_dtype)
 
     def run(a, b, args):
         nonlocal mod, raw

@@ -19,10 +19,10 @@ radix, composite-word argsorts) win. Along the last dim the kernel's own rows ro
 transposed copy either and it wins for argsorts ((20, 50) float32: 7.4 us, here 11.8) and for
 a single row of values ((1000,): 9.9 us, here 13.8; its one NumPy sort has fewer steps around
 it); many value rows along the last dim stay here ((20, 50): 8.7 us, the kernel 11.9).
-Measured 2026-12-06 on a 2-core Zen 4 VM, float32,
-tl.sort / tl.argsort before -> after (NumPy's sort / stable argsort): (31, 31) along axis 0
-44 -> 9.6 us (3.1), argsort 34 -> 11 (6.4); along axis 1 20 -> 9.3 (2.6); (125, 8) along
-axis 1 120 -> 12 (5.7); (8, 125) along axis 0 152 -> 14 (6.8).
+Measured 2026-12-06 on a 2-core Zen 4 VM, float32, tl.sort / tl.argsort before -> after
+(NumPy's sort / stable argsort): (31, 31) along axis 0 44 -> 9.6 us (3.1), argsort 34 -> 11
+(6.4); along axis 1 20 -> 9.3 (2.6); (125, 8) along axis 1 120 -> 12 (5.7); (8, 125) along
+axis 0 152 -> 14 (6.8).
 """
 from __future__ import annotations
 
