@@ -155,3 +155,59 @@ def test_a_variant_already_on_disk_loads_on_the_thread(kernel_module, monkeypatc
     assert par.signatures == [sig]
     # loaded from the cache directly: Dispatcher.compile (which counts hits and misses) not run
     assert not par.stats.cache_hits and not par.stats.cache_misses
+
+
+_EXITS_WHILE_COMPILING = """
+import importlib.util, sys, time
+import numpy as np
+from tensorlib.runtime.cpu import compile_child, cores
+
+spec = importlib.util.spec_from_file_location(sys.argv[1], sys.argv[2])
+mod = importlib.util.module_from_spec(spec)
+sys.modules[sys.argv[1]] = mod
+spec.loader.exec_module(mod)
+cores.DEFER_PARALLEL_COMPILE = True
+cores.threads = lambda: 2
+x = np.arange(64.0)
+out = np.empty_like(x)
+cores.parallel_ready(mod, (out, x))
+cores.parallel_ready(mod, (out, x))  # the second big call: the background compile starts
+deadline = time.monotonic() + 120
+while not compile_child._in_flight and time.monotonic() < deadline:
+    time.sleep(0.005)
+assert compile_child._in_flight, "no request reached the child"
+print(compile_child._proc.pid, flush=True)
+# the script ends here, its request in flight
+"""
+
+
+def test_a_compile_running_at_exit_finishes_in_the_child(kernel_module, tmp_path):
+    """A script that ends while the child compiles what it asked for: the script exits (its
+    waiting thread does not hold it), and the child finishes the compile into the disk cache,
+    where the next process finds it (a killed child left nothing: each run of a short script
+    went cold again)."""
+    import os
+    import subprocess
+    import time
+
+    script = tmp_path / "exits_while_compiling.py"
+    script.write_text(_EXITS_WHILE_COMPILING)
+    run = subprocess.run([sys.executable, str(script), kernel_module.__name__,
+                          kernel_module.__file__], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    child = int(run.stdout.split()[-1])
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # the orphaned child exits once its compile is done
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break  # exited (not reaped yet: a container's init may not reap)
+        except FileNotFoundError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the child did not exit after its compile")
+    par = kernel_module.parallel
+    par.compile((_ARR, _ARR))
+    assert sum(par.stats.cache_hits.values()) == 1  # what the child wrote
+    assert not par.stats.cache_misses
