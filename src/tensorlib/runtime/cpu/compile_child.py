@@ -82,6 +82,8 @@ def compile_in_child(dispatcher, sigs) -> bool:
         return False
     global _sent, _in_flight
     with _lock:
+        if _closing:
+            return False  # (exit began while this thread waited for the lock)
         proc = _child()
         if proc is None:
             return False
@@ -99,7 +101,7 @@ def compile_in_child(dispatcher, sigs) -> bool:
         except (OSError, ValueError):
             line = b""
         _in_flight = False
-        if line is None:
+        if line is None or _closing:
             return False  # the interpreter is exiting: the child finishes the compile alone
         if not line:
             _give_up()
