@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import tensorlib as tl
+from tensorlib.shape import is_contiguous
 
 NUMPY_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                 "float16", "float32", "float64", "complex64", "complex128"]
@@ -212,6 +213,8 @@ def assert_same_tensor(got, want):
     """Same dtype, shape, strides and bits (nan payloads and the sign of zero count)."""
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.stride() == want.stride()
+    for t in (got, want):  # a contiguity flag a fast path set on its result must be the truth
+        assert t._contiguous in (None, is_contiguous(t._shape, t._strides))
     np.testing.assert_array_equal(tensor_bits(got), tensor_bits(want))
 
 

@@ -67,7 +67,10 @@ class Tensor:
                         "tensorlib.tensor, tensorlib.empty or another factory")
 
     @staticmethod
-    def _make(storage, shape: tuple, strides: tuple, offset: int, dtype) -> "Tensor":
+    def _make(storage, shape: tuple, strides: tuple, offset: int, dtype,
+              contiguous=None) -> "Tensor":
+        """``contiguous``: is_contiguous() where the caller knows it (a plan's results: the next
+        op taking one as an operand then skips working it out); None: on first need."""
         t = object.__new__(Tensor)
         t._storage = storage
         t._shape = shape
@@ -76,7 +79,7 @@ class Tensor:
         t._dtype = dtype
         t._ks = backend_key_for(storage.device.type)
         t._numel = math.prod(shape)
-        t._contiguous = None  # computed on first is_contiguous()
+        t._contiguous = contiguous
         t._autograd = None
         return t
 

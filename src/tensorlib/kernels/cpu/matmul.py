@@ -311,7 +311,7 @@ def new_matmul(a, b, bias=None):
                              or bias._storage.device.type != "cpu"):
         return None
     st = Storage.allocate(nbytes)
-    res = Tensor._make(st, shape, strides, 0, dtype)
+    res = Tensor._make(st, shape, strides, 0, dtype, True)  # ((m, n), (n, 1))
     out = _ndarray(shape, np_dtype, st.buffer)  # fresh memory: nothing queued on it
     cores.blas_call(_np_matmul, (strided_array(a, np_dtype, a_strides),
                                  strided_array(b, np_dtype, b_strides), out), work)

@@ -526,6 +526,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     dtypes = tuple(x._dtype if isinstance(x, Tensor) else None for x in ops[1:])
     meta = tile_meta(lay)
     shape, strides = out._shape, out._strides
+    contiguous = out.is_contiguous()  # (every result of the runner: this layout)
     n = out._numel
     nbytes = n * out_dtype.itemsize  # (a fresh result: dense, in some dim order)
     np_out = kernel_np_dtype(out_dtype)
@@ -580,7 +581,8 @@ def layout_runner(info, it, scalar_pos, into=False):
             cores.call(mod.parallel, kargs, serial=mod.serial)
         else:
             mod.serial(*kargs)
-        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
+        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
+                                                        contiguous)
 
     def _run_blocks(ts, vals, dst, loops):
         if _streams._slow:
@@ -596,7 +598,8 @@ def layout_runner(info, it, scalar_pos, into=False):
             cores.call(loops.module().flat_parallel, fargs, serial=loops.flat)
         else:
             loops.flat(*fargs)
-        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype)
+        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
+                                                        contiguous)
     return run
 
 

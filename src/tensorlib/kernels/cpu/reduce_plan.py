@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...runtime.cpu import streams as _streams
+from ...shape import is_contiguous
 from ...storage import Storage
 from ...tensor import Tensor
 
@@ -132,6 +133,7 @@ def _entry(fn, args):
 def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np):
     allocate = Storage.allocate
     make = Tensor._make
+    contiguous = is_contiguous(shape, strides)  # (every result: this layout)
     out_dt, in_item = np.dtype(out_np), np.dtype(in_np).itemsize
     sample_out = np.empty(1, out_dt)
     if kind == "value":
@@ -145,7 +147,7 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             out = st.buffer.view(out_dt)
             xs = x._storage
             (fn if xs._ptr % in_item else ep)(meta, out, out, xs.typed(in_np), d)
-            return make(st, shape, strides, 0, dtype)
+            return make(st, shape, strides, 0, dtype, contiguous)
     else:
         ep = _entry(fn, (meta, sample_out, np.empty(1, in_np)))
 
@@ -155,7 +157,7 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             st = allocate(nbytes)
             xs = x._storage
             (fn if xs._ptr % in_item else ep)(meta, st.buffer.view(out_dt), xs.typed(in_np))
-            return make(st, shape, strides, 0, dtype)
+            return make(st, shape, strides, 0, dtype, contiguous)
     return run
 
 
@@ -164,6 +166,7 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
     """var / std: the mean into scratch memory, then the squared deviations from it."""
     allocate = Storage.allocate
     make = Tensor._make
+    contiguous = is_contiguous(shape, strides)
     m_d, d = np.float64(m_div), np.float64(div)
     m_dt, out_dt, in_item = np.dtype(m_np), np.dtype(out_np), np.dtype(in_np).itemsize
     sm, so, si = np.empty(1, m_dt), np.empty(1, out_dt), np.empty(1, in_np)
@@ -182,5 +185,5 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
         st = allocate(nbytes)
         (fn if odd else ep)(meta, st.buffer.view(out_dt), m, inp, d)
         del m_st
-        return make(st, shape, strides, 0, dtype)
+        return make(st, shape, strides, 0, dtype, contiguous)
     return run
