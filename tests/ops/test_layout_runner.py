@@ -276,3 +276,44 @@ def test_where_with_broadcast_operands(monkeypatch):
     assert not calls
     assert_same_tensor(got, first)
     np.testing.assert_array_equal(got.numpy(), np.where(cond.numpy(), x.numpy(), y.numpy()))
+
+
+def test_small_two_dim_layouts_run_the_rows_loop(monkeypatch):
+    """Layouts of two dims after coalescing, up to ROWS_MAX elements (broadcast rows and
+    columns, transposed and negative-stride views, in place, a Python-scalar operand, three
+    operands) run the rows loop on raw addresses, with the loop nest's bits; bigger layouts
+    and ops with block forms keep the nest."""
+    from tensorlib.kernels.cpu import pointwise_fast
+    taken = []
+    real = pointwise_fast.rows_entry
+
+    def counting(*args):
+        fn = real(*args)
+        return lambda *a: taken.append(1) or fn(*a)
+
+    monkeypatch.setattr(pointwise_fast, "rows_entry", counting)
+    f32 = tl.float32
+    a, big = _arr((6, 7), f32), _arr((12, 15), f32, 1)
+    row, col, m = _arr((7,), f32, 2), _arr((6, 1), f32, 3), _arr((6, 7), tl.bool, 4)
+    cases = {
+        "row": lambda: a - row, "column": lambda: a * col, "transposed": lambda: a + big[:7, :6].T,
+        "negative": lambda: big[::-2, ::-2][:6, :7] / a, "scalar": lambda: big[::2, 1::2] * 2.5,
+        "where": lambda: tl.where(m, a, col), "int": lambda: _arr((6, 7), tl.int32) + _arr(
+            (7,), tl.int32, 5), "mixed": lambda: a + _arr((7,), tl.float64, 6)}
+    for name, fn in cases.items():
+        before = len(taken)
+        first = _warm(fn)  # full path (the nest's bits), then hot
+        assert len(taken) > before, name
+        assert_same_tensor(fn(), first)
+    acc = a.clone()
+    want = a.numpy() + row.numpy() * (HOT_CALLS + 3)
+    before = len(taken)
+    for _ in range(HOT_CALLS + 3):
+        acc += row
+    assert len(taken) > before
+    np.testing.assert_allclose(acc.numpy(), want, rtol=1e-5)
+    for fn in (lambda: _arr((80, 60), f32) + _arr((60,), f32),  # 4800 > ROWS_MAX
+               lambda: tl.sin(big[::2, ::2])):  # (float32 sin: block forms)
+        before = len(taken)
+        _warm(fn)
+        assert len(taken) == before

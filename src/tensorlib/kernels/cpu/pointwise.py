@@ -293,6 +293,33 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
     return "\n".join(lines) + "\n"
 
 
+def _rows_source(signature, loads, store, dtypes, out_dtype, info):
+    """``rows(n, out_addr, rows, (address, step, row step) per tensor operand..., values...)``:
+    the elements of a two-dim layout (``rows`` rows of ``n``, e.g. ``s + row``, ``x * col``,
+    ``x.T + y``) into a dense output, each operand from the raw address of its lowest element
+    with its element and row steps (any sign, 0: broadcast); the strided loop's indexing, row by
+    row (the small-call route of the layout runners: integers in, no array to box, no meta).
+    Not for ops with block_fast forms (their blocks are the loop nest's tiles)."""
+    tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
+    params = ["n", "out_addr", "rows"] + [f"{t}_{p}" for t in tensors[1:]
+                                           for p in ("addr", "step", "rstep")]
+    lines = ["@njit(cache=True, nogil=True, error_model='numpy')",
+             f"def rows({', '.join(params + rest)}):",
+             f"    out = array_at(out_addr, n * rows, np.{elem['out']})"]
+    for t in tensors[1:]:
+        lines += [f"    {t} = array_at({t}_addr, max((n - 1) * abs({t}_step)"
+                  f" + (rows - 1) * abs({t}_rstep) + 1, 0), np.{elem[t]})",
+                  f"    {t}_first = (0 if {t}_step >= 0 else (n - 1) * -{t}_step)"
+                  f" + (0 if {t}_rstep >= 0 else (rows - 1) * -{t}_rstep)"]
+    lines += ["    for r in range(rows):",
+              "        row_out = out[r * n:r * n + n]"]
+    lines += [f"        {t}_row = {t}_first + r * {t}_rstep" for t in tensors[1:]]
+    arrays = {0: "row_out", **{k: arr for k, (var, arr, code) in loads.items()}}
+    steps = {k: (f"{arr}_row", f"{arr}_step") for k, (var, arr, code) in loads.items()}
+    lines += _element_loop(info, loads, store, arrays, "n", 8, steps=steps)
+    return "\n".join(lines) + "\n"
+
+
 BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then one loop
 
 
@@ -615,6 +642,37 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
                               [0, 1] * kinds.count("T"))
 
     return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype), build)
+
+
+_rows_modules: dict = {}
+
+
+def rows_module(info, kinds, dtypes, compute, out_dtype):
+    """The module of one combination's ``rows`` loop (``_rows_source``), for an op without
+    block_fast or value forms; its dispatcher compiles on first call (callers wait for it to
+    be compiled or on disk: cold_route's rule)."""
+    def build():
+        signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+        src = (_header(info, compute, what + " (rows of a 2-D layout)") + "\n"
+               + _rows_source(signature, loads, store, dtypes, out_dtype, info))
+        return load_generated_module(info.name + "_rows", src)
+
+    return _codegen.once(_rows_modules, _lock, (info.name, kinds, dtypes, compute, out_dtype),
+                         build)
+
+
+def rows_samples(info, kinds, compute):
+    """Arguments over no element that type a ``rows`` loop: n, the output's address, rows,
+    (address, step, row step) per tensor operand, the values."""
+    return ((0, 0, 0) + (0, 1, 1) * kinds.count("T")
+            + tuple(_value_samples(info, kinds, compute)))
+
+
+def rows_entry(mod, info, kinds, compute):
+    """The compiled entry point of ``mod.rows`` (compiled, or loaded from the disk cache, by a
+    call over no element)."""
+    return _entry_point(mod.rows, 1, _value_samples(info, kinds, compute),
+                        (0,) + (0, 1, 1) * kinds.count("T"))
 
 
 def _value_samples(info, kinds, compute):

@@ -42,7 +42,7 @@ from .cold_route import ready_every, ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
-    strided_entry, tile_meta
+    rows_entry, rows_module, rows_samples, strided_entry, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
@@ -545,6 +545,15 @@ def layout_runner(info, it, scalar_pos, into=False):
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
+    rows = _rows_plan(info, lay, kinds, tensors, out)
+    rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
+    if rows is not None:
+        n0, n1, row_ops = rows
+        rows_key = ("rows", info.name, kinds, dtypes, compute, out_dtype)  # (cold_route's)
+        rows_mod = rows_module(info, kinds, dtypes, compute, out_dtype)
+
+        def rows_make():
+            return rows_mod.rows, rows_samples(info, kinds, compute)
 
     def run(ts, v, args, dst=None):
         if _streams._slow and not _streams.runs_inline():
@@ -556,11 +565,17 @@ def layout_runner(info, it, scalar_pos, into=False):
                     reads += (arg,)
                 elif t._storage is dst._storage:
                     return None  # the full path copies an overlapping operand first
-        loops = variants.get(reads) or variants.setdefault(
-            reads, _Loops(info, kinds, dtypes, compute, out_dtype, reads, one_block))
         vals = () if value is None else (value(v),)  # the operand first, then the Scalar
         if sp is not None:
             vals += (scalar(args[sp]),)
+        if rows is not None:
+            fn = rows_fn[0]
+            if fn is None and (rows_key in _cold.READY or ready_every(rows_key, n, rows_make)):
+                fn = rows_fn[0] = rows_entry(rows_mod, info, kinds, compute)
+            if fn is not None:
+                return _run_rows(ts, vals, dst, fn)
+        loops = variants.get(reads) or variants.setdefault(
+            reads, _Loops(info, kinds, dtypes, compute, out_dtype, reads, one_block))
         if loops.flat is not None:
             return _run_blocks(ts, vals, dst, loops)
         mod = loops.module()
@@ -584,6 +599,21 @@ def layout_runner(info, it, scalar_pos, into=False):
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
                                                         contiguous)
 
+    def _run_rows(ts, vals, dst, fn):
+        if _streams._slow:
+            _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
+        if dst is None:
+            st = Storage.allocate(nbytes)
+            o = st._ptr
+        else:
+            o = dst._storage._ptr + starts[0]
+        fargs = [n0, o, n1]
+        for t, (low, step, rstep) in zip(ts, row_ops):
+            fargs += (t._storage._ptr + low, step, rstep)
+        fn(*fargs, *vals)
+        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
+                                                        contiguous)
+
     def _run_blocks(ts, vals, dst, loops):
         if _streams._slow:
             _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
@@ -601,6 +631,29 @@ def layout_runner(info, it, scalar_pos, into=False):
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
                                                         contiguous)
     return run
+
+
+ROWS_MAX = 4096  # elements: above, the loop nest's vectorized tiles beat the rows loop
+
+
+def _rows_plan(info, lay, kinds, tensors, out):
+    """(n, rows, (byte offset of the lowest element, step, row step) per tensor operand) of a
+    layout the ``rows`` loop serves: two dims after coalescing, at most ROWS_MAX elements, the
+    output dense in the iteration order, an op without block_fast forms (their per-block
+    choice follows the nest's tiles), no Python-scalar operand in a bool argument (the loops
+    take it in the compute dtype); else None. The same elements, expression and conversions
+    as the loop nest's: the same bits."""
+    if (len(lay.shape) != 2 or lay.shape[0] * lay.shape[1] > ROWS_MAX or info.block_forms
+            or tuple(lay.strides[0]) != (1, lay.shape[0])
+            or any(kind == "S" and name in info.bool_args
+                   for kind, name in zip(kinds, info.tensor_args))):
+        return None
+    n0, n1 = lay.shape
+    ops = []
+    for t, (step, rstep), offset in zip(tensors, lay.strides[1:], lay.offsets[1:]):
+        low = offset + min(0, (n0 - 1) * step) + min(0, (n1 - 1) * rstep)
+        ops.append((low * t._dtype.itemsize, step, rstep))
+    return n0, n1, tuple(ops)
 
 
 class _Loops:
