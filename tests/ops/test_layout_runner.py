@@ -293,13 +293,14 @@ def test_small_two_dim_layouts_run_the_rows_loop(monkeypatch):
 
     monkeypatch.setattr(pointwise_fast, "rows_entry", counting)
     f32 = tl.float32
-    a, big = _arr((6, 7), f32), _arr((12, 15), f32, 1)
-    row, col, m = _arr((7,), f32, 2), _arr((6, 1), f32, 3), _arr((6, 7), tl.bool, 4)
+    # (shapes no other test here uses: a runner another test made would not count)
+    a, big = _arr((5, 9), f32), _arr((11, 19), f32, 1)
+    row, col, m = _arr((9,), f32, 2), _arr((5, 1), f32, 3), _arr((5, 9), tl.bool, 4)
     cases = {
-        "row": lambda: a - row, "column": lambda: a * col, "transposed": lambda: a + big[:7, :6].T,
-        "negative": lambda: big[::-2, ::-2][:6, :7] / a, "scalar": lambda: big[::2, 1::2] * 2.5,
-        "where": lambda: tl.where(m, a, col), "int": lambda: _arr((6, 7), tl.int32) + _arr(
-            (7,), tl.int32, 5), "mixed": lambda: a + _arr((7,), tl.float64, 6)}
+        "row": lambda: a - row, "column": lambda: a * col, "transposed": lambda: a + big[:9, :5].T,
+        "negative": lambda: big[::-2, ::-2][:5, :9] / a, "scalar": lambda: big[::2, 1::2] * 2.5,
+        "where": lambda: tl.where(m, a, col), "int": lambda: _arr((5, 9), tl.int32) + _arr(
+            (9,), tl.int32, 5), "mixed": lambda: a + _arr((9,), tl.float64, 6)}
     for name, fn in cases.items():
         before = len(taken)
         first = _warm(fn)  # full path (the nest's bits), then hot
@@ -312,7 +313,7 @@ def test_small_two_dim_layouts_run_the_rows_loop(monkeypatch):
         acc += row
     assert len(taken) > before
     np.testing.assert_allclose(acc.numpy(), want, rtol=1e-5)
-    for fn in (lambda: _arr((80, 60), f32) + _arr((60,), f32),  # 4800 > ROWS_MAX
+    for fn in (lambda: _arr((80, 61), f32) + _arr((61,), f32),  # 4880 > ROWS_MAX
                lambda: tl.sin(big[::2, ::2])):  # (float32 sin: block forms)
         before = len(taken)
         _warm(fn)

@@ -599,37 +599,33 @@ def layout_runner(info, it, scalar_pos, into=False):
         return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
                                                         contiguous)
 
-    def _run_rows(ts, vals, dst, fn):
+    def _raw_output(ts, dst):
+        """(the fresh result's storage or None, the output's address) for a loop on raw
+        addresses, after queued CPU-stream work on the operands (as Storage.typed() would)."""
         if _streams._slow:
-            _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
+            _wait_queued(dst, *ts)
         if dst is None:
             st = Storage.allocate(nbytes)
-            o = st._ptr
-        else:
-            o = dst._storage._ptr + starts[0]
+            return st, st._ptr
+        return None, dst._storage._ptr + starts[0]
+
+    def _run_rows(ts, vals, dst, fn):
+        st, o = _raw_output(ts, dst)
         fargs = [n0, o, n1]
         for t, (low, step, rstep) in zip(ts, row_ops):
             fargs += (t._storage._ptr + low, step, rstep)
         fn(*fargs, *vals)
-        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
-                                                        contiguous)
+        return dst if st is None else Tensor._make(st, shape, strides, 0, out_dtype, contiguous)
 
     def _run_blocks(ts, vals, dst, loops):
-        if _streams._slow:
-            _wait_queued(dst, *ts)  # as Storage.typed() would (the raw addresses skip it)
-        if dst is None:
-            st = Storage.allocate(nbytes)
-            o = st._ptr
-        else:
-            o = dst._storage._ptr + starts[0]
+        st, o = _raw_output(ts, dst)
         fargs = (n, o, *[t._storage._ptr + b for t, b in zip(ts, starts[1:])], *vals)
         # (the combination's module only where its team may run)
         if big and cores.team_ready(loops.twins(), fargs, n):
             cores.call(loops.module().flat_parallel, fargs, serial=loops.flat)
         else:
             loops.flat(*fargs)
-        return dst if dst is not None else Tensor._make(st, shape, strides, 0, out_dtype,
-                                                        contiguous)
+        return dst if st is None else Tensor._make(st, shape, strides, 0, out_dtype, contiguous)
     return run
 
 
