@@ -211,3 +211,21 @@ def test_a_compile_running_at_exit_finishes_in_the_child(kernel_module, tmp_path
     par.compile((_ARR, _ARR))
     assert sum(par.stats.cache_hits.values()) == 1  # what the child wrote
     assert not par.stats.cache_misses
+
+
+def test_no_child_starts_once_the_interpreter_is_shutting_down(kernel_module, monkeypatch):
+    """A background thread asking for its first child while the script ends (threading's exit
+    hooks already running) starts none: no exit hook could tell it to stop, and exit would wait
+    for its whole compile."""
+    import threading
+
+    def shutting_down(func, *args, **kwargs):
+        raise RuntimeError("can't register atexit after shutdown")
+
+    for name, value in (("_proc", None), ("_pid", None), ("_broken", False), ("_sent", 0),
+                        ("_hooked_pid", None), ("_closing", False)):
+        monkeypatch.setattr(compile_child, name, value)  # no child yet in this "process"
+    monkeypatch.setattr(threading, "_register_atexit", shutting_down)
+    assert not compile_child.compile_in_child(kernel_module.plus_one, [(types.float64,)])
+    assert compile_child._proc is None
+    assert compile_child.closing()

@@ -153,6 +153,8 @@ def _child():
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    if not _exit_hook():
+        return None  # the interpreter is exiting: no child now
     if _wake is None:
         _wake = os.pipe()
     _unread = b""
@@ -166,13 +168,29 @@ def _child():
         _give_up()
         return None
     _pid = os.getpid()
-    register = getattr(threading, "_register_atexit", None)  # runs before non-daemon joins
+    return _proc
+
+
+_hooked_pid = None  # the process whose exit runs _close
+
+
+def _exit_hook() -> bool:
+    """Has _close run at this process's exit, before non-daemon threads are joined (threading's
+    exit hooks), registered before a child starts: registered after, a child started as the
+    script ended was never told, and its waiting thread held the exit for the whole compile.
+    False (and ``closing()`` from now on) once the interpreter is shutting down."""
+    global _hooked_pid, _closing
+    if _hooked_pid == os.getpid():
+        return True
+    register = getattr(threading, "_register_atexit", None)
     if register is not None:
         try:
             register(_close)
         except RuntimeError:  # the interpreter is already shutting down
-            pass
-    return _proc
+            _closing = True
+            return False
+    _hooked_pid = os.getpid()
+    return True
 
 
 def _after_fork_in_child():
