@@ -649,8 +649,9 @@ _rows_modules: dict = {}
 
 def rows_module(info, kinds, dtypes, compute, out_dtype):
     """The module of one combination's ``rows`` loop (``_rows_source``), for an op without
-    block_fast or value forms; its dispatcher compiles on first call (callers wait for it to
-    be compiled or on disk: cold_route's rule)."""
+    block_fast forms (value forms do not apply: like the loop nest, it computes the op's own
+    expression); its dispatcher compiles on first call (callers wait for it to be compiled or
+    on disk: cold_route's rule)."""
     def build():
         signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
         src = (_header(info, compute, what + " (rows of a 2-D layout)") + "\n"

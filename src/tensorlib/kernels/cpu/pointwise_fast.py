@@ -545,7 +545,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
-    rows = _rows_plan(info, lay, kinds, tensors, out)
+    rows = _rows_plan(info, lay, kinds, tensors)
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
         n0, n1, row_ops = rows
@@ -632,7 +632,7 @@ def layout_runner(info, it, scalar_pos, into=False):
 ROWS_MAX = 4096  # elements: above, the loop nest's vectorized tiles beat the rows loop
 
 
-def _rows_plan(info, lay, kinds, tensors, out):
+def _rows_plan(info, lay, kinds, tensors):
     """(n, rows, (byte offset of the lowest element, step, row step) per tensor operand) of a
     layout the ``rows`` loop serves: two dims after coalescing, at most ROWS_MAX elements, the
     output dense in the iteration order, an op without block_fast forms (their per-block
