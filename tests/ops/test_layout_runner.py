@@ -278,11 +278,8 @@ def test_where_with_broadcast_operands(monkeypatch):
     np.testing.assert_array_equal(got.numpy(), np.where(cond.numpy(), x.numpy(), y.numpy()))
 
 
-def test_small_two_dim_layouts_run_the_rows_loop(monkeypatch):
-    """Layouts of two dims after coalescing, up to ROWS_MAX elements (broadcast rows and
-    columns, transposed and negative-stride views, in place, a Python-scalar operand, three
-    operands) run the rows loop on raw addresses, with the loop nest's bits; bigger layouts
-    and ops with block forms keep the nest."""
+def _counting_rows(monkeypatch):
+    """A list that grows by one per call of a rows loop entry point made from now on."""
     from tensorlib.kernels.cpu import pointwise_fast
     taken = []
     real = pointwise_fast.rows_entry
@@ -292,29 +289,58 @@ def test_small_two_dim_layouts_run_the_rows_loop(monkeypatch):
         return lambda *a: taken.append(1) or fn(*a)
 
     monkeypatch.setattr(pointwise_fast, "rows_entry", counting)
-    f32 = tl.float32
+    return taken
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64, tl.int32, tl.int64, tl.uint8,
+                                   tl.float16, tl.bfloat16, tl.complex64, tl.bool],
+                         ids=str)
+def test_two_dim_layouts_run_the_rows_loop(dtype, monkeypatch):
+    """Layouts of two dims after coalescing (rows of 8+ elements: broadcast rows and columns,
+    transposed and negative-stride views, a Python-scalar operand, three operands, mixed dtypes,
+    in place) run the rows loop on raw addresses, with the loop nest's bits."""
+    taken = _counting_rows(monkeypatch)
     # (shapes no other test here uses: a runner another test made would not count)
-    a, big = _arr((5, 9), f32), _arr((11, 19), f32, 1)
-    row, col, m = _arr((9,), f32, 2), _arr((5, 1), f32, 3), _arr((5, 9), tl.bool, 4)
+    a, big = _arr((5, 9), dtype), _arr((11, 19), dtype, 1)
+    row, col, m = _arr((9,), dtype, 2), _arr((5, 1), dtype, 3), _arr((5, 9), tl.bool, 4)
     cases = {
-        "row": lambda: a - row, "column": lambda: a * col, "transposed": lambda: a + big[:9, :5].T,
-        "negative": lambda: big[::-2, ::-2][:5, :9] / a, "scalar": lambda: big[::2, 1::2] * 2.5,
-        "where": lambda: tl.where(m, a, col), "int": lambda: _arr((5, 9), tl.int32) + _arr(
-            (9,), tl.int32, 5), "mixed": lambda: a + _arr((9,), tl.float64, 6)}
-    for name, fn in cases.items():
+        "row": lambda: a * row, "column": lambda: a * col, "transposed": lambda: a * big[:9, :5].T,
+        "negative": lambda: big[::-2, ::-2][:5, :9] * a, "scalar": lambda: big[::2, 1::2] * 3,
+        "where": lambda: tl.where(m, a, col)}
+    if dtype.kind != "c":
+        cases["maximum"] = lambda: tl.maximum(a, row)
+        cases["less"] = lambda: a < col
+    if dtype.kind == "f":
+        cases["mixed"] = lambda: a + _arr((9,), tl.float64, 6)
+    with np.errstate(all="ignore"):
+        for name, fn in cases.items():
+            before = len(taken)
+            first = _warm(fn)  # full path (the nest's bits), then hot
+            assert len(taken) > before, name
+            assert_same_tensor(fn(), first)
+        if dtype is not tl.bool:
+            acc = a.clone()
+            want = _warm(lambda: acc.clone().add_(row))  # (the full path's bits, then hot)
+            before = len(taken)
+            acc += row
+            assert len(taken) > before
+            assert_same_tensor(acc, want)
+
+
+def test_which_layouts_take_the_rows_loop(monkeypatch):
+    """Above ROWS_MAX elements only layouts whose rows every operand reads contiguously, below
+    the parallel grain; never rows under ROWS_MIN_INNER elements or ops with block forms."""
+    from tensorlib.kernels.cpu.pointwise_fast import ROWS_MAX, ROWS_MIN_INNER
+    taken = _counting_rows(monkeypatch)
+    f32 = tl.float32
+    x, bias, col = _arr((80, 61), f32), _arr((61,), f32, 1), _arr((80, 1), f32, 2)
+    assert 80 * 61 > ROWS_MAX
+    short, short_row = _arr((600, ROWS_MIN_INNER - 1), f32, 3), _arr((ROWS_MIN_INNER - 1,), f32, 4)
+    big = _arr((11, 19), f32, 5)
+    for fn, runs in ((lambda: x + bias, True), (lambda: x * col, False),
+                     (lambda: short + short_row, False),
+                     (lambda: tl.sin(big[::2, ::2]), False)):  # (float32 sin: block forms)
         before = len(taken)
-        first = _warm(fn)  # full path (the nest's bits), then hot
-        assert len(taken) > before, name
+        first = _warm(fn)
+        assert (len(taken) > before) == runs
         assert_same_tensor(fn(), first)
-    acc = a.clone()
-    want = a.numpy() + row.numpy() * (HOT_CALLS + 3)
-    before = len(taken)
-    for _ in range(HOT_CALLS + 3):
-        acc += row
-    assert len(taken) > before
-    np.testing.assert_allclose(acc.numpy(), want, rtol=1e-5)
-    for fn in (lambda: _arr((80, 61), f32) + _arr((61,), f32),  # 4880 > ROWS_MAX
-               lambda: tl.sin(big[::2, ::2])):  # (float32 sin: block forms)
-        before = len(taken)
-        _warm(fn)
-        assert len(taken) == before
