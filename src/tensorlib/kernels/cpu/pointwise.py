@@ -293,7 +293,7 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
     return "\n".join(lines) + "\n"
 
 
-def _rows_source(signature, loads, store, dtypes, out_dtype, info):
+def _rows_source(info, signature, loads, store, dtypes, out_dtype):
     """``rows(n, out_addr, rows, (address, step, row step) per tensor operand..., values...)``:
     the elements of a two-dim layout (``rows`` rows of ``n``, e.g. ``s + row``, ``x * col``,
     ``x.T + y``) into a dense output, each operand from the raw address of its lowest element
@@ -655,25 +655,29 @@ def rows_module(info, kinds, dtypes, compute, out_dtype):
     def build():
         signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
         src = (_header(info, compute, what + " (rows of a 2-D layout)") + "\n"
-               + _rows_source(signature, loads, store, dtypes, out_dtype, info))
+               + _rows_source(info, signature, loads, store, dtypes, out_dtype))
         return load_generated_module(info.name + "_rows", src)
 
     return _codegen.once(_rows_modules, _lock, (info.name, kinds, dtypes, compute, out_dtype),
                          build)
 
 
+def _rows_ints(kinds):
+    """The integer arguments of a ``rows`` loop over no element after the output's address:
+    rows, then (address, step, row step) per tensor operand."""
+    return (0,) + (0, 1, 1) * kinds.count("T")
+
+
 def rows_samples(info, kinds, compute):
-    """Arguments over no element that type a ``rows`` loop: n, the output's address, rows,
-    (address, step, row step) per tensor operand, the values."""
-    return ((0, 0, 0) + (0, 1, 1) * kinds.count("T")
-            + tuple(_value_samples(info, kinds, compute)))
+    """Arguments over no element that type a ``rows`` loop (n, the output's address, the
+    integers of ``_rows_ints``, the values): what ``rows_entry`` compiles it for."""
+    return (0, 0, *_rows_ints(kinds), *_value_samples(info, kinds, compute))
 
 
 def rows_entry(mod, info, kinds, compute):
     """The compiled entry point of ``mod.rows`` (compiled, or loaded from the disk cache, by a
     call over no element)."""
-    return _entry_point(mod.rows, 1, _value_samples(info, kinds, compute),
-                        (0,) + (0, 1, 1) * kinds.count("T"))
+    return _entry_point(mod.rows, 1, _value_samples(info, kinds, compute), _rows_ints(kinds))
 
 
 def _value_samples(info, kinds, compute):

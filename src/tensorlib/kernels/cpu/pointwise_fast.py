@@ -549,8 +549,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
         n0, n1, row_ops = rows
-        rows_key = ("rows", info.name, kinds, dtypes, compute, out_dtype)  # (cold_route's)
-        rows_mod = rows_module(info, kinds, dtypes, compute, out_dtype)
+        rows_mod = rows_module(info, kinds, dtypes, compute, out_dtype)  # (cold_route's key)
 
         def rows_make():
             return rows_mod.rows, rows_samples(info, kinds, compute)
@@ -570,7 +569,7 @@ def layout_runner(info, it, scalar_pos, into=False):
             vals += (scalar(args[sp]),)
         if rows is not None:
             fn = rows_fn[0]
-            if fn is None and (rows_key in _cold.READY or ready_every(rows_key, n, rows_make)):
+            if fn is None and ready_every(rows_mod, n, rows_make):
                 fn = rows_fn[0] = rows_entry(rows_mod, info, kinds, compute)
             if fn is not None:
                 return _run_rows(ts, vals, dst, fn)

@@ -101,7 +101,7 @@ def compile_in_child(dispatcher, sigs) -> bool:
         except (OSError, ValueError):
             line = b""
         _in_flight = False
-        if line is None or _closing:
+        if _closing:  # (line is None: woken by _close)
             return False  # the interpreter is exiting: the child finishes the compile alone
         if not line:
             _give_up()
