@@ -42,14 +42,16 @@ def _layouts(dtype):
 
 @contextlib.contextmanager
 def nest_not_ready():
-    """Inside it every loop nest is reported not ready (to the full path's cold route and to
-    the hot layout runners, which then hand the call back), and launching one fails."""
+    """Inside it every loop nest and rows loop is reported not ready (to the full path and its
+    cold route and to the hot layout runners, which then hand the call back), and launching a
+    nest fails."""
     def no_nest(*args, **kwargs):
         raise AssertionError("a loop nest was launched")
 
     def not_ready(*args):
         return False
     with mock.patch.object(pointwise_cold, "ready_every", not_ready), \
+            mock.patch.object(pointwise, "ready_every", not_ready), \
             mock.patch.object(pointwise_fast, "ready_every", not_ready), \
             mock.patch.object(cold_route, "READY", set()), \
             mock.patch.object(pointwise, "_launch_pair", no_nest):
@@ -146,23 +148,60 @@ def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
 
 def test_hot_layouts_keep_the_cold_route_until_the_nest_is_ready(monkeypatch):
     """The layout runners (ops/pointwise.py: a layout called HOT_CALLS times skips the
-    TensorIterator) run the loop nest directly: while it is not ready they hand the call
-    back to the full path, whose cold route serves it (a runner compiling the nest in the
-    foreground stalled a loop of calls for ~0.5 s)."""
+    TensorIterator) run the loop nest (or the rows loop) directly: while it is not ready they
+    hand the call back to the full path, whose cold route serves it (a runner compiling the
+    nest in the foreground stalled a loop of calls for ~0.5 s)."""
     from tensorlib.ops.pointwise import HOT_CALLS
     served = []
     real = pointwise_cold.run_dense_copies
     monkeypatch.setattr(pointwise, "run_dense_copies",
                         lambda *args: served.append(real(*args)) or served[-1])
-    monkeypatch.setattr(pointwise_cold, "ready_every", lambda *args: False)
-    monkeypatch.setattr(pointwise_fast, "ready_every", lambda *args: False)
+    for module in (pointwise_cold, pointwise, pointwise_fast):
+        monkeypatch.setattr(module, "ready_every", lambda *args: False)
     monkeypatch.setattr(cold_route, "READY", set())  # (nests an earlier test found ready)
-    x = _arr((40, 30), "float32", 14)
-    col = _arr((40, 1), "float32", 15)
     calls = HOT_CALLS + 10
-    for _ in range(calls):
-        np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
-    assert served == [True] * calls
+    # a small two-dim layout (the rows loop's) and one of three dims (the nest's)
+    for x, col in ((_arr((40, 30), "float32", 14), _arr((40, 1), "float32", 15)),
+                   (_arr((3, 40, 30), "float32", 16), _arr((40, 1), "float32", 17))):
+        served.clear()
+        for _ in range(calls):
+            np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
+        assert served == [True] * calls
+
+
+def test_small_two_dim_layouts_wait_for_the_rows_loop_not_the_nest(monkeypatch):
+    """A small two-dim layout (pointwise.rows_plan's) in the full path: while its rows loop is
+    not ready the cold route serves it and only the rows loop is asked for (its loop nest is
+    never compiled); once ready, the rows loop runs, with the nest's bits."""
+    # (shapes no other test uses: no layout runner of another test serves these calls)
+    x, col = _arr((23, 41), "float32", 18), _arr((23, 1), "float32", 19)
+    with mock.patch.object(pointwise, "rows_plan", lambda *a: None):
+        want = tl.multiply(x, col)  # the loop nest
+    asked = []
+    monkeypatch.setattr(cold_route, "READY", set())
+    monkeypatch.setattr(pointwise, "ready_every", lambda key, *a: asked.append(key))
+    monkeypatch.setattr(pointwise_cold, "ready_every", lambda key, *a: asked.append(key))
+    monkeypatch.setattr(pointwise, "_launch_pair", mock.Mock(side_effect=AssertionError))
+    assert_same_tensor(tl.multiply(x, col), want)  # the cold route
+    assert len(asked) == 1 and hasattr(asked[0], "rows") and not hasattr(asked[0], "serial")
+    monkeypatch.setattr(pointwise, "ready_every", cold_route.ready_every)
+    taken = []
+    real = pointwise.rows_entry
+    monkeypatch.setattr(pointwise, "rows_entry",
+                        lambda *a: (lambda *args: taken.append(1) or real(*a)(*args)))
+    assert_same_tensor(tl.multiply(x, col), want)
+    assert taken == [1]
+    # into a dense out= view at an offset, and in place (read through the output)
+    buf = tl.zeros((25 * 41,))
+    o = buf[41:24 * 41].reshape((23, 41))
+    tl.multiply(x, col, out=o)
+    assert taken == [1, 1]
+    assert_same_tensor(o.clone(), want)
+    assert not buf.numpy()[:41].any() and not buf.numpy()[24 * 41:].any()
+    x_in = x.clone()
+    x_in *= col
+    assert taken == [1, 1, 1]
+    assert_same_tensor(x_in, want)
 
 
 @st.composite

@@ -41,14 +41,16 @@ def run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, 
                      flat_entry):
     """Serves a call of combination module ``mod`` (its nest's arguments: ``meta``,
     ``arrays``, ``values``) by dense copies and the flat loop when its loop nest is not ready
-    (see above); False (nothing done) otherwise. ``flat_entry``: pointwise.flat_entry (passed
-    in: this module sits below pointwise.py)."""
+    (see above); False (nothing done) otherwise. ``mod`` None: a call whose loop is not the
+    nest (a small two-dim layout's rows loop, which its caller found not ready). ``flat_entry``:
+    pointwise.flat_entry (passed in: this module sits below pointwise.py)."""
     numel = lay.numel
     if (info.block_forms or not numel or numel > COLD_MAX
             or (_streams._slow and not _streams.runs_inline())
             or any(kind == "S" and name in info.bool_args  # (flat takes compute-dtype values)
                    for kind, name in zip(kinds, info.tensor_args))
-            or ready_every(mod, numel, lambda: (mod.serial, (meta, *arrays, *values)))):
+            or mod is not None and ready_every(mod, numel,
+                                               lambda: (mod.serial, (meta, *arrays, *values)))):
         return False
     out = ops[0]
     shape = lay.shape[::-1]  # NumPy's C order: the layout's innermost dim last

@@ -42,7 +42,7 @@ from .cold_route import ready_every, ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
-    rows_entry, rows_module, rows_samples, strided_entry, tile_meta
+    rows_entry, rows_module, rows_plan, rows_samples, strided_entry, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
@@ -545,7 +545,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
-    rows = _rows_plan(info, lay, kinds, tensors)
+    rows = rows_plan(info, lay, kinds, tensors)
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
         n0, n1, row_ops = rows
@@ -569,10 +569,11 @@ def layout_runner(info, it, scalar_pos, into=False):
             vals += (scalar(args[sp]),)
         if rows is not None:
             fn = rows_fn[0]
-            if fn is None and ready_every(rows_mod, n, rows_make):
+            if fn is None:
+                if not ready_every(rows_mod, n, rows_make):
+                    return None  # the full path's cold route serves (no nest for this layout)
                 fn = rows_fn[0] = rows_entry(rows_mod, info, kinds, compute)
-            if fn is not None:
-                return _run_rows(ts, vals, dst, fn)
+            return _run_rows(ts, vals, dst, fn)
         loops = variants.get(reads) or variants.setdefault(
             reads, _Loops(info, kinds, dtypes, compute, out_dtype, reads, one_block))
         if loops.flat is not None:
@@ -610,7 +611,7 @@ def layout_runner(info, it, scalar_pos, into=False):
 
     def _run_rows(ts, vals, dst, fn):
         st, o = _raw_output(ts, dst)
-        fargs = [n0, o, n1]
+        fargs = [n0, o, n1]  # (rows_args inlined: a call is a noticeable share of ~5 us)
         for t, (low, step, rstep) in zip(ts, row_ops):
             fargs += (t._storage._ptr + low, step, rstep)
         fn(*fargs, *vals)
@@ -626,40 +627,6 @@ def layout_runner(info, it, scalar_pos, into=False):
             loops.flat(*fargs)
         return dst if st is None else Tensor._make(st, shape, strides, 0, out_dtype, contiguous)
     return run
-
-
-# The rows loop against the loop nest's serial call, measured 2026-12-07 on a Zen 3 VM (the
-# runner's call, both routes in one process): ahead at up to 4096 elements for every kind of
-# operand ((64, 64) * col 8.7 vs 12.2 us); above, ahead while every operand's rows are
-# contiguous (a broadcast row: (512, 400) + row 41-47 vs 55-66 us, (4000, 16) 44-47 vs
-# 159-166), behind for a broadcast column or a transposed operand ((256, 256) * col 33 vs 21,
-# (512, 400) + .T 530 vs 460); behind for rows under 8 elements ((2048, 2) + row 20 vs 15).
-ROWS_MAX = 4096  # elements served by the rows loop whatever the operands' steps
-ROWS_MIN_INNER = 8  # elements a row: below, the nest's tiles cost less per row
-
-
-def _rows_plan(info, lay, kinds, tensors):
-    """(n, rows, (byte offset of the lowest element, step, row step) per tensor operand) of a
-    layout the ``rows`` loop serves (see above): two dims after coalescing, rows of at least
-    ROWS_MIN_INNER elements, at most ROWS_MAX elements or, below the parallel grain, rows read
-    contiguously from every operand; the output dense in the iteration order; an op without
-    block_fast forms (their per-block choice follows the nest's tiles); no Python-scalar
-    operand in a bool argument (the loops take it in the compute dtype). Else None. The same
-    elements, expression and conversions as the loop nest's: the same bits."""
-    if len(lay.shape) != 2:
-        return None
-    n0, n1 = lay.shape
-    if (n0 < ROWS_MIN_INNER or info.block_forms or tuple(lay.strides[0]) != (1, n0)
-            or (n0 * n1 > ROWS_MAX and (n0 * n1 >= parallel_grain(info)
-                                         or any(s[0] != 1 for s in lay.strides[1:])))
-            or any(kind == "S" and name in info.bool_args
-                   for kind, name in zip(kinds, info.tensor_args))):
-        return None
-    ops = []
-    for t, (step, rstep), offset in zip(tensors, lay.strides[1:], lay.offsets[1:]):
-        low = offset + min(0, (n0 - 1) * step) + min(0, (n1 - 1) * rstep)
-        ops.append((low * t._dtype.itemsize, step, rstep))
-    return n0, n1, tuple(ops)
 
 
 class _Loops:
