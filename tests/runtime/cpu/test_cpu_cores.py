@@ -255,6 +255,40 @@ def test_parallel_variant_compiles_in_the_background(monkeypatch):
     assert cores.parallel_ready(mod2)  # not deferred: the caller compiles it now
 
 
+def test_background_loads_hand_the_gil_over_promptly(monkeypatch):
+    """A background compile's loads from the disk cache run with the GIL's switch interval at
+    most cores.LOAD_SWITCH_S (each llvmlite call releases the GIL; taking it back from a busy
+    user thread waited up to the whole interval); the interval before is put back after the
+    last of several overlapping loads, whatever order they end in."""
+    import sys
+    from tensorlib.runtime.cpu import compile_child, numba_cache_load
+    before = sys.getswitchinterval()
+    assert before > cores.LOAD_SWITCH_S
+    seen = []
+
+    class Dispatcher:
+        def compile(self, sig):
+            seen.append(("compile", sys.getswitchinterval()))
+
+    def load_cached(disp, sig):
+        seen.append(("load", sys.getswitchinterval()))
+        return False
+    monkeypatch.setattr(numba_cache_load, "load_cached", load_cached)
+    monkeypatch.setattr(compile_child, "compile_in_child",
+                        lambda disp, sigs: seen.append(("child", sys.getswitchinterval())))
+    cores._compile(Dispatcher(), [("sig",)])
+    short = pytest.approx(cores.LOAD_SWITCH_S, abs=1e-6)  # (kept in whole microseconds)
+    assert seen == [("load", short), ("child", before), ("compile", short)]
+    assert sys.getswitchinterval() == before
+    a, b = cores.prompt_handoffs(), cores.prompt_handoffs()
+    a.__enter__()
+    b.__enter__()
+    a.__exit__(None, None, None)
+    assert sys.getswitchinterval() == short  # b still loading
+    b.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before
+
+
 def test_one_thread_now_means_the_serial_twin(fresh_cores, monkeypatch):
     """A parallel variant on one thread does the serial twin's work plus the team's overhead
     (and the strided loop nest instead of the flat loop): team_ready says no while a launch
