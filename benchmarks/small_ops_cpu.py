@@ -39,6 +39,16 @@ def _cases(tl):
     m2 = tl.asarray(m2n)
     f32 = tl.float32
 
+    # a sliding window: a new offset each call (1000 of them, more layouts than an op keeps
+    # runners for: the full path's per-call cost)
+    seqn = rng.standard_normal((1024, 40)).astype(np.float32)
+    seq = tl.asarray(seqn)
+    at = [0]
+
+    def window(src):
+        k = at[0] = (at[0] + 1) % 1000
+        return src[k:k + 25]
+
     def np_softmax(v):
         e = np.exp(v - v.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
@@ -89,6 +99,7 @@ def _cases(tl):
         ("s + x3.T", lambda: s + x3.T, lambda: sn + x3n.T),
         ("w[::2 ::2] * 2.0", lambda: w[::2, ::2] * 2.0, lambda: wn[::2, ::2] * 2.0),
         ("acc += row", lambda: acc.__iadd__(r), lambda: accn.__iadd__(rn)),
+        ("window(25 40) * col", lambda: window(seq) * c, lambda: window(seqn) * cn),
         ("add(s row out=o)", lambda: tl.add(s, r, out=out), lambda: np.add(sn, rn, out=outn)),
         ("where(m2 s col)", lambda: tl.where(m2, s, c), lambda: np.where(m2n, sn, cn)),
         ("s - s.mean(1 keepdims)", lambda: s - s.mean(axis=1, keepdims=True),

@@ -356,3 +356,35 @@ def test_which_layouts_take_the_rows_loop(monkeypatch):
         first = _warm(fn)
         assert (len(taken) > before) == runs
         assert_same_tensor(fn(), first)
+
+
+@pytest.mark.parametrize("route", ["rows", "nest", "one block"])
+def test_a_runner_serves_views_at_other_offsets(route, monkeypatch):
+    """Runners into new results are keyed without the operands' offsets: a sliding window's
+    views (``x[i] * col`` over i) share one runner, which reads each call's offsets (the rows
+    loop, the flat loop over one-block layouts, and the loop nest, whose meta it copies with
+    them); no iterator is built for the other offsets and each result is NumPy's."""
+    f32 = tl.float32
+    if route == "rows":  # (shapes no other test here uses)
+        src, other = _arr((70, 41), f32, 1), _arr((23, 1), f32, 2)
+
+        def fn(k, s, o):
+            return s[k:k + 23] * o
+    elif route == "nest":  # three dims after coalescing
+        src, other = _arr((30, 5, 41), f32, 3), _arr((5, 1), f32, 4)
+
+        def fn(k, s, o):
+            return s[k:k + 3] * o
+    else:  # x.T + y.T: one dense block per operand, in the transposed order
+        src, other = _arr((70, 29), f32, 5), _arr((21, 29), f32, 6)
+
+        def fn(k, s, o):
+            return s[k:k + 21].T + o.T
+    src_np, other_np = src.numpy(), other.numpy()
+    _warm(fn, 0, src, other)
+    calls = _builds(monkeypatch)
+    for k in (5, 0, 2, 7, 0):
+        got = fn(k, src, other)
+        np.testing.assert_array_equal(got.numpy(), fn(k, src_np, other_np))
+        assert got.shape == fn(k, src_np, other_np).shape
+    assert not calls

@@ -106,19 +106,25 @@ def _runner_factory(stub, result, name):
 def _layout_of(by_layout, args, a, b, into, head=()):
     """``by_layout`` (see _layout_path) for tensor ``a`` and ``b`` (a tensor on a's backend, an
     exact-type Python scalar at position 1, or None for a unary op) into ``into``, keyed by
-    their layouts after ``head`` (the out= tensor's); None: the full path."""
+    their layouts after ``head`` (the out= tensor's); None: the full path. Into a new result
+    the key leaves the operands' offsets out (the runner reads them per call: a sliding
+    window's views, ``x[i] * col`` over i, share one runner); into a given tensor it keeps
+    them (whether an operand is that tensor itself follows them)."""
+    if into is None:
+        key = head + (a._dtype, a._ks, a._shape, a._strides)
+    else:
+        key = head + (a._dtype, a._ks, a._shape, a._strides, a._offset)
     if b is None:
-        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset),
-                         (a,), None, into)
+        return by_layout(args, key, (a,), None, into)
     if type(b) is Tensor:
         if (a._ks ^ b._ks) & BACKEND_MASK:
             return None
-        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
-                                       b._dtype, b._shape, b._strides, b._offset),
-                         (a, b), None, into)
+        if into is None:
+            return by_layout(args, key + (b._dtype, b._shape, b._strides), (a, b), None, into)
+        return by_layout(args, key + (b._dtype, b._shape, b._strides, b._offset), (a, b), None,
+                         into)
     if type(b) in _PY_SCALAR_TYPES:
-        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
-                                       type(b)), (a,), b, into)
+        return by_layout(args, key + (type(b),), (a,), b, into)
     return None
 
 
@@ -296,9 +302,10 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
                              dtypes, (pos, type(v)), a, t, v)
         elif (type(a) is Tensor and type(b) is Tensor and type(c) is Tensor
               and not ((a._ks ^ b._ks) | (a._ks ^ c._ks)) & BACKEND_MASK):
-            out = by_layout(args, (a._ks, a._dtype, a._shape, a._strides, a._offset,
-                                   b._dtype, b._shape, b._strides, b._offset,
-                                   c._dtype, c._shape, c._strides, c._offset), (a, b, c))
+            # (a new result: the offsets are read per call, see _layout_of)
+            out = by_layout(args, (a._ks, a._dtype, a._shape, a._strides,
+                                   b._dtype, b._shape, b._strides,
+                                   c._dtype, c._shape, c._strides), (a, b, c))
             if out is not None:
                 return out
         return kernel(*args, None)
@@ -329,8 +336,8 @@ STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operan
 
 def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
     """``by_layout(args, key, tensors, value=None, into=None)``: the layout runner learned for
-    ``key`` (an exact layout: the operands' dtypes, shapes, strides and offsets, and ``into``'s
-    for the in-place and out= forms) run on the tensor operands ``tensors`` (op order), the
+    ``key`` (a layout: the operands' dtypes, shapes and strides, their offsets and ``into``'s
+    layout too for the in-place and out= forms: _layout_of) run on the tensor operands ``tensors`` (op order), the
     Python-scalar operand ``value`` and, with ``into``, into that tensor; the full path
     (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until
     the layout is hot. None: the caller takes the full path (a runner declined the call)."""
@@ -362,8 +369,9 @@ def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
     return by_layout
 
 
-# Exact operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop
-# over many distinct views (sliding windows: a new offset each) must not grow them without end.
+# Operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop over
+# many distinct layouts (views of many shapes; in place or out= into a sliding window, whose
+# keys hold offsets) must not grow them without end.
 LAYOUT_KEYS = 256
 
 
@@ -553,7 +561,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     if out is not None:
                         return out
                 else:
-                    out = by_layout(args, (b._dtype, b._ks, b._shape, b._strides, b._offset,
+                    out = by_layout(args, (b._dtype, b._ks, b._shape, b._strides,
                                            type(a), 0), (b,), a)
                     if out is not None:
                         return out

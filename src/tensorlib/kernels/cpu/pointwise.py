@@ -495,12 +495,12 @@ def run_pointwise(it, info, scalar_values):
     numel = it.numel
     grain = parallel_grain(info)
     big = numel >= grain
-    reads = reads_out_of(info, ops, lay)
     plan = _flat_plan(info, lay, ops, kinds, dtypes, arrays, values, compute)
     if plan is not None:
         # Dense operands: the flat loops (the dense fast path's, compiled once for both; the
         # serial one much smaller than the strided loop nest, so a cold first call compiles
         # faster), on raw addresses.
+        reads = reads_out_of(info, ops, lay)
         fkinds, fdtypes, args = plan
         flat = flat_entry(info, fkinds, fdtypes, compute, out._dtype, reads)
         fn = flat
@@ -529,7 +529,8 @@ def run_pointwise(it, info, scalar_values):
                 return
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
-    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype, reads)
+    mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype,
+                             reads_out_of(info, ops, lay))
     meta = tile_meta(lay)
     if run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, values,
                         flat_entry):
@@ -715,8 +716,9 @@ ROWS_MIN_INNER = 8  # elements a row: below, the nest's tiles cost less per row
 
 
 def rows_plan(info, lay, kinds, tensors):
-    """(n, rows, (byte offset of the lowest element, step, row step) per tensor operand in
-    ``tensors``) of a layout the ``rows`` loop serves (see above): two dims after coalescing,
+    """(n, rows, (bytes from the operand's first element to its lowest one, element size,
+    step, row step) per tensor operand in ``tensors``) of a layout the ``rows`` loop serves
+    (see above; the operands' offsets are read per call: rows_args): two dims after coalescing,
     rows of at least ROWS_MIN_INNER elements, at most ROWS_MAX elements or, below the parallel
     grain, rows read contiguously from every operand; the output dense in the iteration order;
     an op without block_fast forms (their per-block choice follows the nest's tiles); no
@@ -725,26 +727,34 @@ def rows_plan(info, lay, kinds, tensors):
     if len(lay.shape) != 2:
         return None
     n0, n1 = lay.shape
-    if (n0 < ROWS_MIN_INNER or info.block_forms or tuple(lay.strides[0]) != (1, n0)
-            or (n0 * n1 > ROWS_MAX and (n0 * n1 >= parallel_grain(info)
-                                         or any(s[0] != 1 for s in lay.strides[1:])))
-            or any(kind == "S" and name in info.bool_args
-                   for kind, name in zip(kinds, info.tensor_args))):
+    strides = lay.strides
+    if (n0 < ROWS_MIN_INNER or info.block_forms or strides[0][0] != 1 or strides[0][1] != n0
+            or info.bool_args and any(kind == "S" and name in info.bool_args
+                                      for kind, name in zip(kinds, info.tensor_args))):
         return None
+    contiguous_rows = True
     ops = []
-    for t, (step, rstep), offset in zip(tensors, lay.strides[1:], lay.offsets[1:]):
-        low = offset + min(0, (n0 - 1) * step) + min(0, (n1 - 1) * rstep)
-        ops.append((low * t._dtype.itemsize, step, rstep))
-    return n0, n1, tuple(ops)
+    for t, (step, rstep) in zip(tensors, strides[1:]):
+        low = 0
+        if step < 0:
+            low += (n0 - 1) * step
+        if rstep < 0:
+            low += (n1 - 1) * rstep
+        item = t._dtype.itemsize
+        ops.append((low * item, item, step, rstep))
+        contiguous_rows = contiguous_rows and step == 1
+    if n0 * n1 > ROWS_MAX and (n0 * n1 >= parallel_grain(info) or not contiguous_rows):
+        return None
+    return n0, n1, ops
 
 
 def rows_args(rows, out_addr, tensors) -> list:
     """The integer arguments of a ``rows`` loop call: the plan ``rows`` (rows_plan's) over
-    ``tensors`` into the output at ``out_addr``."""
+    ``tensors`` (at their offsets now) into the output at ``out_addr``."""
     n0, n1, row_ops = rows
     args = [n0, out_addr, n1]
-    for t, (low, step, rstep) in zip(tensors, row_ops):
-        args += (t._storage._ptr + low, step, rstep)
+    for t, (low, item, step, rstep) in zip(tensors, row_ops):
+        args += (t._storage._ptr + t._offset * item + low, step, rstep)
     return args
 
 

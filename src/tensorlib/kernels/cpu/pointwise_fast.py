@@ -494,8 +494,9 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
 def layout_runner(info, it, scalar_pos, into=False):
     """The fast path's runner for one exact operand layout the dense and 1-D runners do not take
     (broadcast shapes, transposed or N-D strided views, mixed dtypes; the caller keys runners by
-    the operands' dtypes, shapes, strides and offsets, and those of the tensor written into
-    for the in-place and out= forms, ``into``): from ``it``, the TensorIterator of a full call
+    the operands' dtypes, shapes and strides, and for the in-place and out= forms by their
+    offsets and the layout of the tensor written into, ``into``; a call reads the operands'
+    offsets: a runner made for one view serves another of its layout): from ``it``, the TensorIterator of a full call
     over its result, the full path's loop nest, meta and result layout are worked out once, so
     a call allocates the result (or takes ``into``) and runs the same kernel on the same meta
     (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
@@ -544,7 +545,10 @@ def layout_runner(info, it, scalar_pos, into=False):
               for t, s, o in zip(tensors, lay.strides[1:], lay.offsets[1:])]
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
-    starts = [o * t._dtype.itemsize for o, t in zip(lay.offsets, [out] + tensors)]
+    items = [t._dtype.itemsize for t in tensors]
+    # (the operands' offsets in the meta: a call whose operands sit elsewhere, a sliding
+    # window's view, runs the nest on a copy of the meta with its own)
+    nest_offsets = lay.offsets[1:]
     rows = rows_plan(info, lay, kinds, tensors)
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
@@ -591,7 +595,12 @@ def layout_runner(info, it, scalar_pos, into=False):
             target = st.buffer[:nbytes].view(np_out)
         else:
             target = dst._storage.typed(np_out)
-        kargs = (meta, target, *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
+        m = meta
+        offsets = tuple([t._offset for t in ts])
+        if offsets != nest_offsets:
+            m = meta.copy()
+            m[len(m) - len(offsets):] = offsets
+        kargs = (m, target, *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)
         if big and cores.team_ready(mod, kargs, n):
             cores.call(mod.parallel, kargs, serial=mod.serial)
         else:
@@ -607,19 +616,19 @@ def layout_runner(info, it, scalar_pos, into=False):
         if dst is None:
             st = Storage.allocate(nbytes)
             return st, st._ptr
-        return None, dst._storage._ptr + starts[0]
+        return None, dst._storage._ptr + dst._offset * out_dtype.itemsize
 
     def _run_rows(ts, vals, dst, fn):
         st, o = _raw_output(ts, dst)
         fargs = [n0, o, n1]  # (rows_args inlined: a call is a noticeable share of ~5 us)
-        for t, (low, step, rstep) in zip(ts, row_ops):
-            fargs += (t._storage._ptr + low, step, rstep)
+        for t, (low, item, step, rstep) in zip(ts, row_ops):
+            fargs += (t._storage._ptr + t._offset * item + low, step, rstep)
         fn(*fargs, *vals)
         return dst if st is None else Tensor._make(st, shape, strides, 0, out_dtype, contiguous)
 
     def _run_blocks(ts, vals, dst, loops):
         st, o = _raw_output(ts, dst)
-        fargs = (n, o, *[t._storage._ptr + b for t, b in zip(ts, starts[1:])], *vals)
+        fargs = (n, o, *[t._storage._ptr + t._offset * i for t, i in zip(ts, items)], *vals)
         # (the combination's module only where its team may run)
         if big and cores.team_ready(loops.twins(), fargs, n):
             cores.call(loops.module().flat_parallel, fargs, serial=loops.flat)
