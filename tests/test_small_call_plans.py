@@ -386,3 +386,37 @@ def test_reduction_plans_serve_aligned_and_borrowed_odd_inputs(dtype):
     finally:
         reduce_plan._entry = orig
     assert seen and all(seen)  # an entry point was found for every plan made
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_reduction_plans_serve_views_at_other_offsets(dtype, monkeypatch):
+    """Reduction plans are keyed without the input's offset: one made for a view serves the
+    views of its layout at other offsets (``x[k:k + 25].sum(1)`` over k; value, arg, scan and
+    var / std plans), each reading its own elements (the full path's bits for that view,
+    NumPy's values; the plan's meta not changed for the first view), with the plans of the
+    first view kept."""
+    import tensorlib.ops.reduction as reduction
+    src = _values((60, 41), dtype, 7)
+    t = tl.asarray(src)
+    calls = [(lambda v: tl.sum(v, axis=1), lambda v: np.sum(v, axis=1)),
+             (lambda v: tl.argmax(v, axis=1), lambda v: np.argmax(v, axis=1)),
+             (lambda v: tl.max(v), np.max),
+             (lambda v: tl.cumsum(v, axis=1), lambda v: np.cumsum(v, axis=1))]
+    if np.dtype(dtype).kind == "f":
+        calls.append((lambda v: tl.std(v, axis=1), None))
+    reduction._plans.clear()
+    for f, _ in calls:
+        f(t[0:25])  # the plans, made at offset 0
+    planned = dict(reduction._plans)
+    assert all(planned.values())
+    real_key = reduction._plan_key
+    for k in (9, 0, 30, 1, 0):
+        for f, ref in calls:
+            got = f(t[k:k + 25])
+            if ref is not None:
+                np.testing.assert_allclose(_np(got), ref(src[k:k + 25]), rtol=1e-5)
+            monkeypatch.setattr(reduction, "_plan_key", lambda *a: None)  # the full path
+            _bits_equal(_np(got), _np(f(t[k:k + 25])))
+            monkeypatch.setattr(reduction, "_plan_key", real_key)
+    assert reduction._plans.keys() >= planned.keys()
+    assert all(reduction._plans[key] is run for key, run in planned.items())

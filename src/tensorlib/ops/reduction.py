@@ -86,11 +86,12 @@ def _real_only(op, x):
 
 
 # ---------------------------------------------------------------- plans
-# Small-call fast path: per (op, input dtype, backend, shape, strides, offset, axis, keepdims,
-# dtype) the device kernel may hand back a plan from the first full-path call (its
-# ``capture``): the kernel and loop metadata that call used, which later calls with the same
-# key run directly. Everything the full path checks is a function of the key, so a key that
-# raised once never gets a plan; a plan declines (returns None) whatever it cannot serve.
+# Small-call fast path: per (op, input dtype, backend, shape, strides, axis, keepdims, dtype)
+# the device kernel may hand back a plan from the first full-path call (its ``capture``): the
+# kernel and loop metadata that call used, which later calls with the same key run directly,
+# with their input's offset (a sliding window's views, ``x[i].sum()`` over i, share one plan).
+# Everything the full path checks is a function of the key, so a key that raised once never
+# gets a plan; a plan declines (returns None) whatever it cannot serve.
 _plans: dict = {}
 _MAX_PLANS = 4096
 
@@ -100,7 +101,7 @@ def _plan_key(op, x, axis, keepdims, variant):
     correction), hashable."""
     if type(x) is not Tensor or not (axis is None or type(axis) in (int, tuple)):
         return None
-    return (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, keepdims, variant)
+    return (op, x._dtype, x._ks, x._shape, x._strides, axis, keepdims, variant)
 
 
 def _planned(key, x, full, *args):

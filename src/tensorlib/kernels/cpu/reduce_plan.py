@@ -17,10 +17,10 @@ from ...tensor import Tensor
 __all__ = ["capture"]
 
 
-# ops/reduction.py caches, per (op, input dtype/shape/strides/offset, axis, keepdims, dtype),
+# ops/reduction.py caches, per (op, input dtype/shape/strides, axis, keepdims, dtype),
 # what one full-path call launched: the serial kernels and their meta. A later call with the
-# same key allocates the result and calls those kernels directly, skipping
-# TensorIterator.reduce and the meta packing. Planned: one launch (a value, arg or scan
+# same key allocates the result and calls those kernels directly (with its input's offset in
+# a copy of the meta where it differs), skipping TensorIterator.reduce and the meta packing. Planned: one launch (a value, arg or scan
 # kernel), or var / std's two (the mean into a scratch result, then the squared deviations
 # reading it as their aux operand), each below the parallel grain (their meta does not depend
 # on the thread count). A plan declines while a user CPU stream is current or the profiler
@@ -35,11 +35,12 @@ class _Capture(threading.local):
 _cap = _Capture()
 
 
-def _captured(out, aux, inp, kind, fn, unplannable, meta, div):
+def _captured(out, aux, inp, kind, fn, unplannable, meta, div, in_at):
     """A launch during a capture: ``out`` / ``aux`` / ``inp`` the output, aux (None: none) and
     input operands (views of their storages), ``kind`` the kernel's signature (value: meta,
-    out, aux, inp, div; arg: meta, out, inp); None is recorded for an unplannable launch."""
-    _cap.got.append(None if unplannable else (out, aux, inp, kind, fn, meta, div))
+    out, aux, inp, div; arg: meta, out, inp), ``in_at`` where ``meta`` holds the input's
+    offset; None is recorded for an unplannable launch."""
+    _cap.got.append(None if unplannable else (out, aux, inp, kind, fn, meta, div, in_at))
 
 
 def _captured_later():
@@ -72,7 +73,9 @@ class capture:
         if (st is None or res._offset or st._owner is not None or st.device.type != "cpu"
                 or not all(_reads_x(g, x) for g in got)):
             return None
-        out, aux, _, kind, fn, meta, div = got[-1]
+        if any(g[5][g[7]] != x._offset for g in got):
+            return None  # (the input's offset is not where the launch said: no plan)
+        out, aux, _, kind, fn, meta, div, in_at = got[-1]
         if out._storage is not st or out._offset or out._dtype is not res._dtype:
             return None  # e.g. the result is not fresh
         in_np = input_np(x._dtype)
@@ -80,8 +83,8 @@ class capture:
             if aux is not None:
                 return None
             return _make_plan(kind, fn, meta, div, st.nbytes, res._shape, res._strides,
-                              res._dtype, _kernel_np(res._dtype), in_np)
-        m_out, m_aux, _, m_kind, m_fn, m_meta, m_div = got[0]
+                              res._dtype, _kernel_np(res._dtype), in_np, in_at)
+        m_out, m_aux, _, m_kind, m_fn, m_meta, m_div, m_in_at = got[0]
         m_st = m_out._storage
         if (kind != "value" or m_kind != "value" or m_aux is not None or aux is None
                 or aux._storage is not m_st or m_out._offset or aux._offset
@@ -89,7 +92,7 @@ class capture:
             return None
         return _make_two_plan(m_fn, m_meta, m_div, m_st.nbytes, _kernel_np(m_out._dtype), fn,
                               meta, div, st.nbytes, res._shape, res._strides, res._dtype,
-                              _kernel_np(res._dtype), in_np)
+                              _kernel_np(res._dtype), in_np, m_in_at, in_at)
 
 
 def _reads_x(launch, x):
@@ -130,7 +133,17 @@ def _entry(fn, args):
 # types of the first call's arrays; an input storage at an address that is not a multiple of
 # its itemsize (borrowed memory) types differently and goes through the dispatcher.
 
-def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np):
+def _at_offset(meta, in_at, offset):
+    """``meta`` for an input at element ``offset`` (its entry ``in_at``): the plans' key leaves
+    the input's offset out (ops/reduction.py), so a sliding window's views share one plan."""
+    if meta[in_at] == offset:
+        return meta
+    meta = meta.copy()
+    meta[in_at] = offset
+    return meta
+
+
+def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np, in_at):
     allocate = Storage.allocate
     make = Tensor._make
     contiguous = is_contiguous(shape, strides)  # (every result: this layout)
@@ -146,7 +159,8 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             st = allocate(nbytes)
             out = st.buffer.view(out_dt)
             xs = x._storage
-            (fn if xs._ptr % in_item else ep)(meta, out, out, xs.typed(in_np), d)
+            (fn if xs._ptr % in_item else ep)(_at_offset(meta, in_at, x._offset), out, out,
+                                              xs.typed(in_np), d)
             return make(st, shape, strides, 0, dtype, contiguous)
     else:
         ep = _entry(fn, (meta, sample_out, np.empty(1, in_np)))
@@ -156,13 +170,14 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
                 return None
             st = allocate(nbytes)
             xs = x._storage
-            (fn if xs._ptr % in_item else ep)(meta, st.buffer.view(out_dt), xs.typed(in_np))
+            (fn if xs._ptr % in_item else ep)(_at_offset(meta, in_at, x._offset),
+                                              st.buffer.view(out_dt), xs.typed(in_np))
             return make(st, shape, strides, 0, dtype, contiguous)
     return run
 
 
 def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, shape, strides,
-                   dtype, out_np, in_np):
+                   dtype, out_np, in_np, m_in_at, in_at):
     """var / std: the mean into scratch memory, then the squared deviations from it."""
     allocate = Storage.allocate
     make = Tensor._make
@@ -181,9 +196,10 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
         # (m_st held until both kernels ran: its array alone would not keep the block allocated)
         m_st = allocate(m_nbytes)
         m = m_st.buffer.view(m_dt)
-        (m_fn if odd else m_ep)(m_meta, m, m, inp, m_d)
+        (m_fn if odd else m_ep)(_at_offset(m_meta, m_in_at, x._offset), m, m, inp, m_d)
         st = allocate(nbytes)
-        (fn if odd else ep)(meta, st.buffer.view(out_dt), m, inp, d)
+        (fn if odd else ep)(_at_offset(meta, in_at, x._offset), st.buffer.view(out_dt), m, inp,
+                            d)
         del m_st
         return make(st, shape, strides, 0, dtype, contiguous)
     return run

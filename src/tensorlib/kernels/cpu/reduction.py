@@ -179,7 +179,7 @@ def _run_value(it, spec, div=1.0, name=None):
            np.float64(div))
     if _cap.on:
         _captured(it.operands[0], it.operands[1] if it.naux else None, it.operands[-1],
-                  "value", fn, parallel, meta, div)
+                  "value", fn, parallel, meta, div, 7)
 
 
 def input_array(t):
@@ -361,7 +361,7 @@ def _arg_reduce(it, op):
         return
     launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
-        _captured(it.operands[0], None, it.operands[-1], "arg", fn, parallel, meta, None)
+        _captured(it.operands[0], None, it.operands[-1], "arg", fn, parallel, meta, None, 5)
 
 
 def argmax_kernel(it):
@@ -409,7 +409,7 @@ def _scan(it, n, out_stride, in_stride, op):
         return
     launch(fn, op, it.operands[0], it.operands[1:], meta, out_a, in_a)
     if _cap.on:
-        _captured(it.operands[0], None, it.operands[1], "arg", fn, parallel, meta, None)
+        _captured(it.operands[0], None, it.operands[1], "arg", fn, parallel, meta, None, 7)
 
 
 def cumsum_kernel(it, n, out_stride, in_stride):
