@@ -422,3 +422,29 @@ def test_compiled_launch_arguments_compile(interpret_backend, monkeypatch):
         assert set(sig) == set(kernel.arg_names)
         triton.compile(ASTSource(kernel, sig, const), target=GPUTarget("cuda", 90, 32),
                        options=options)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("view", ["rows", "columns"])
+def test_plans_serve_views_at_other_offsets(op, view, monkeypatch):
+    """softmax / log_softmax plans are keyed without x's offset: one made for a view serves
+    the views of its layout at other offsets (a sliding window), each reading its own rows:
+    the full path's bits for that view."""
+    from tensorlib.ops import normalization
+    src = tl.asarray(np.random.default_rng(11).standard_normal((60, 37)).astype(np.float32))
+    fn = getattr(tl, op)
+
+    def window(k):
+        return src[k:k + 23] if view == "rows" else src[k:k + 23, 1::2].T
+
+    normalization._plans.clear()
+    fn(window(0), axis=-1)
+    assert len(normalization._plans) == 1
+    plan = next(iter(normalization._plans.values()))
+    for k in (4, 0, 31, 2):
+        got = fn(window(k), axis=-1)
+        monkeypatch.setattr(normalization, "_plans", {})  # (the full path, storing no plan)
+        want = fn(window(k), axis=-1)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(to_numpy(got), to_numpy(want))
+    assert list(normalization._plans.values()) == [plan]

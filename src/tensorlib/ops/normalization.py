@@ -100,9 +100,10 @@ def _softmax_dtypes(op, x, dtype):
     return x.dtype, compute_dtype_for(x.dtype)
 
 
-# Small-call plans: per (op, x's dtype / backend / shape / strides / offset, axis, dtype) the
-# result layout and RowLayout the first full call computed without copying x (the result's
-# offset is always 0); later calls allocate the result and run the stub. Only what the full
+# Small-call plans: per (op, x's dtype / backend / shape / strides, axis, dtype) the result
+# layout and RowLayout the first full call computed without copying x (the result's offset is
+# always 0); later calls allocate the result and run the stub, the RowLayout moved to their
+# x's offset where it differs (a sliding window's views share one plan). Only what the full
 # path accepted is stored, so it raises every error.
 _plans: dict = {}
 _MAX_PLANS = 4096
@@ -110,13 +111,15 @@ _MAX_PLANS = 4096
 
 def _softmax_like(op, x, axis, dtype):
     if type(x) is Tensor:
-        key = (op, x._dtype, x._ks, x._shape, x._strides, x._offset, axis, dtype)
+        key = (op, x._dtype, x._ks, x._shape, x._strides, axis, dtype)
         try:
             plan = _plans.get(key)
         except TypeError:  # an unhashable axis: the full path says what is wrong with it
             plan = key = None
         if plan is not None:
-            nbytes, device, strides, res_dt, rows, acc = plan
+            nbytes, device, strides, res_dt, rows, acc, x_from = plan
+            if x._offset + x_from != rows.x_offset:
+                rows = rows._replace(x_offset=x._offset + x_from)
             out = Tensor._make(Storage.allocate(nbytes, device), x._shape, strides, 0, res_dt)
             get_stub(op).kernel_for(device.type, res_dt)(out, x, rows, acc)
             return out
@@ -158,7 +161,8 @@ def _softmax_full(op, x, axis, dtype, key):
         if len(_plans) >= _MAX_PLANS:
             _plans.clear()
         st = out._storage
-        _plans[key] = (st.nbytes, st.device, out._strides, res_dt, rows, acc)
+        _plans[key] = (st.nbytes, st.device, out._strides, res_dt, rows, acc,
+                       rows.x_offset - x._offset)
     return out
 
 
