@@ -110,19 +110,21 @@ def _layout_of(by_layout, args, a, b, into, head=()):
     the key leaves the operands' offsets out (the runner reads them per call: a sliding
     window's views, ``x[i] * col`` over i, share one runner); into a given tensor it keeps
     them (whether an operand is that tensor itself follows them)."""
+    if type(b) is Tensor:  # (each key one tuple display: no concatenation on a hot call)
+        if (a._ks ^ b._ks) & BACKEND_MASK:
+            return None
+        if into is None:
+            return by_layout(args, (a._dtype, a._ks, a._shape, a._strides, b._dtype, b._shape,
+                                    b._strides), (a, b))
+        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
+                                       b._dtype, b._shape, b._strides, b._offset),
+                         (a, b), None, into)
     if into is None:
-        key = head + (a._dtype, a._ks, a._shape, a._strides)
+        key = (a._dtype, a._ks, a._shape, a._strides)
     else:
         key = head + (a._dtype, a._ks, a._shape, a._strides, a._offset)
     if b is None:
         return by_layout(args, key, (a,), None, into)
-    if type(b) is Tensor:
-        if (a._ks ^ b._ks) & BACKEND_MASK:
-            return None
-        if into is None:
-            return by_layout(args, key + (b._dtype, b._shape, b._strides), (a, b), None, into)
-        return by_layout(args, key + (b._dtype, b._shape, b._strides, b._offset), (a, b), None,
-                         into)
     if type(b) in _PY_SCALAR_TYPES:
         return by_layout(args, key + (type(b),), (a,), b, into)
     return None

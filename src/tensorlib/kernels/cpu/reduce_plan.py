@@ -134,10 +134,9 @@ def _entry(fn, args):
 # its itemsize (borrowed memory) types differently and goes through the dispatcher.
 
 def _at_offset(meta, in_at, offset):
-    """``meta`` for an input at element ``offset`` (its entry ``in_at``): the plans' key leaves
-    the input's offset out (ops/reduction.py), so a sliding window's views share one plan."""
-    if meta[in_at] == offset:
-        return meta
+    """A copy of ``meta`` for an input at element ``offset`` (its entry ``in_at``): the plans'
+    key leaves the input's offset out (ops/reduction.py), so a sliding window's views share one
+    plan. (Callers test the offset against the captured one first: a plain int compare.)"""
     meta = meta.copy()
     meta[in_at] = offset
     return meta
@@ -149,6 +148,7 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
     contiguous = is_contiguous(shape, strides)  # (every result: this layout)
     out_dt, in_item = np.dtype(out_np), np.dtype(in_np).itemsize
     sample_out = np.empty(1, out_dt)
+    at = int(meta[in_at])  # the captured input's offset
     if kind == "value":
         d = np.float64(div)
         ep = _entry(fn, (meta, sample_out, sample_out, np.empty(1, in_np), d))
@@ -159,8 +159,9 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
             st = allocate(nbytes)
             out = st.buffer.view(out_dt)
             xs = x._storage
-            (fn if xs._ptr % in_item else ep)(_at_offset(meta, in_at, x._offset), out, out,
-                                              xs.typed(in_np), d)
+            (fn if xs._ptr % in_item else ep)(
+                meta if x._offset == at else _at_offset(meta, in_at, x._offset), out, out,
+                xs.typed(in_np), d)
             return make(st, shape, strides, 0, dtype, contiguous)
     else:
         ep = _entry(fn, (meta, sample_out, np.empty(1, in_np)))
@@ -170,8 +171,9 @@ def _make_plan(kind, fn, meta, div, nbytes, shape, strides, dtype, out_np, in_np
                 return None
             st = allocate(nbytes)
             xs = x._storage
-            (fn if xs._ptr % in_item else ep)(_at_offset(meta, in_at, x._offset),
-                                              st.buffer.view(out_dt), xs.typed(in_np))
+            (fn if xs._ptr % in_item else ep)(
+                meta if x._offset == at else _at_offset(meta, in_at, x._offset),
+                st.buffer.view(out_dt), xs.typed(in_np))
             return make(st, shape, strides, 0, dtype, contiguous)
     return run
 
@@ -185,6 +187,7 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
     m_d, d = np.float64(m_div), np.float64(div)
     m_dt, out_dt, in_item = np.dtype(m_np), np.dtype(out_np), np.dtype(in_np).itemsize
     sm, so, si = np.empty(1, m_dt), np.empty(1, out_dt), np.empty(1, in_np)
+    at = int(meta[in_at])  # the captured input's offset (runner(): m_meta's too)
     m_ep, ep = _entry(m_fn, (m_meta, sm, sm, si, m_d)), _entry(fn, (meta, so, sm, si, d))
 
     def run(x):
@@ -196,10 +199,12 @@ def _make_two_plan(m_fn, m_meta, m_div, m_nbytes, m_np, fn, meta, div, nbytes, s
         # (m_st held until both kernels ran: its array alone would not keep the block allocated)
         m_st = allocate(m_nbytes)
         m = m_st.buffer.view(m_dt)
-        (m_fn if odd else m_ep)(_at_offset(m_meta, m_in_at, x._offset), m, m, inp, m_d)
+        moved = x._offset != at
+        (m_fn if odd else m_ep)(_at_offset(m_meta, m_in_at, x._offset) if moved else m_meta, m,
+                                m, inp, m_d)
         st = allocate(nbytes)
-        (fn if odd else ep)(_at_offset(meta, in_at, x._offset), st.buffer.view(out_dt), m, inp,
-                            d)
+        (fn if odd else ep)(_at_offset(meta, in_at, x._offset) if moved else meta,
+                            st.buffer.view(out_dt), m, inp, d)
         del m_st
         return make(st, shape, strides, 0, dtype, contiguous)
     return run
