@@ -104,6 +104,8 @@ def _cases(tl):
          lambda: np.sum(window(seqn), axis=1)),
         ("softmax window(25 40)", lambda: tl.softmax(window(seq), axis=-1),
          lambda: np_softmax(window(seqn))),
+        ("window(25 40) -= row", lambda: window(seq).__isub__(r),
+         lambda: window(seqn).__isub__(rn)),
         ("add(s row out=o)", lambda: tl.add(s, r, out=out), lambda: np.add(sn, rn, out=outn)),
         ("where(m2 s col)", lambda: tl.where(m2, s, c), lambda: np.where(m2n, sn, cn)),
         ("s - s.mean(1 keepdims)", lambda: s - s.mean(axis=1, keepdims=True),

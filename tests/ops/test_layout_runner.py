@@ -388,3 +388,45 @@ def test_a_runner_serves_views_at_other_offsets(route, monkeypatch):
         np.testing.assert_array_equal(got.numpy(), fn(k, src_np, other_np))
         assert got.shape == fn(k, src_np, other_np).shape
     assert not calls
+
+
+@pytest.mark.parametrize("route", ["rows", "nest", "one block"])
+@pytest.mark.parametrize("form", ["in place", "out="])
+def test_runners_write_into_views_at_other_offsets(route, form, monkeypatch):
+    """In place and out= keys leave offsets out too (they say which operands are the written
+    tensor itself): a runner made for one view writes into views of its layout at other
+    offsets (``frames[i] -= mean`` over i), reading operands and output at theirs; no iterator
+    is built for them, each result is NumPy's and nothing outside the view is written."""
+    f32 = tl.float32
+    if route == "rows":
+        shape, other, view = (70, 41), _arr((23, 1), f32, 2), lambda t, k: t[k:k + 23]
+    elif route == "nest":
+        shape, other, view = (30, 5, 41), _arr((5, 1), f32, 4), lambda t, k: t[k:k + 3]
+    else:
+        shape, other, view = (70, 29), _arr((29, 21), f32, 6), lambda t, k: t[k:k + 21].T
+    other_np = other.numpy()
+    src = _arr(shape, f32, 7)
+
+    def call(k, acc, dst):
+        if form == "in place":
+            v = view(acc, k)
+            v *= other
+        else:
+            tl.multiply(view(src, k), other, out=view(dst, k))
+
+    acc, dst = src.clone(), tl.zeros(shape, dtype=f32)
+    for _ in range(HOT_CALLS + 1):
+        call(0, acc.clone(), dst)
+    calls = _builds(monkeypatch)
+    for k in (5, 0, 2, 7):
+        acc, dst = src.clone(), tl.zeros(shape, dtype=f32)
+        want_acc, want_dst = src.numpy().copy(), np.zeros(shape, np.float32)
+        call(k, acc, dst)
+        if form == "in place":
+            v = view(want_acc, k)
+            v *= other_np
+        else:
+            np.multiply(view(src.numpy(), k), other_np, out=view(want_dst, k))
+        np.testing.assert_array_equal(acc.numpy(), want_acc)
+        np.testing.assert_array_equal(dst.numpy(), want_dst)
+    assert not calls

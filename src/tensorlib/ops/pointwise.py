@@ -106,23 +106,24 @@ def _runner_factory(stub, result, name):
 def _layout_of(by_layout, args, a, b, into, head=()):
     """``by_layout`` (see _layout_path) for tensor ``a`` and ``b`` (a tensor on a's backend, an
     exact-type Python scalar at position 1, or None for a unary op) into ``into``, keyed by
-    their layouts after ``head`` (the out= tensor's); None: the full path. Into a new result
-    the key leaves the operands' offsets out (the runner reads them per call: a sliding
-    window's views, ``x[i] * col`` over i, share one runner); into a given tensor it keeps
-    them (whether an operand is that tensor itself follows them)."""
+    their layouts after ``head`` (the out= tensor's); None: the full path. The keys leave the
+    offsets out (the runner reads them per call: a sliding window's views, ``x[i] * col`` or
+    ``frames[i] -= mean`` over i, share one runner); into a given tensor they say which
+    operands are that tensor itself (read through it; another view of its memory goes the
+    full path)."""
     if type(b) is Tensor:  # (each key one tuple display: no concatenation on a hot call)
         if (a._ks ^ b._ks) & BACKEND_MASK:
             return None
         if into is None:
             return by_layout(args, (a._dtype, a._ks, a._shape, a._strides, b._dtype, b._shape,
                                     b._strides), (a, b))
-        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a._offset,
-                                       b._dtype, b._shape, b._strides, b._offset),
+        return by_layout(args, head + (a._dtype, a._ks, a._shape, a._strides, a is into,
+                                       b._dtype, b._shape, b._strides, b is into),
                          (a, b), None, into)
     if into is None:
         key = (a._dtype, a._ks, a._shape, a._strides)
     else:
-        key = head + (a._dtype, a._ks, a._shape, a._strides, a._offset)
+        key = head + (a._dtype, a._ks, a._shape, a._strides, a is into)
     if b is None:
         return by_layout(args, key, (a,), None, into)
     if type(b) in _PY_SCALAR_TYPES:
@@ -207,7 +208,7 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
         out = None
         if type(d) is Tensor and type(a) is Tensor and not (a._ks ^ d._ks) & BACKEND_MASK:
             out = _layout_of(by_layout, args, a, None if unary else args[tensor_pos[1]], d,
-                             (d._dtype, d._shape, d._strides, d._offset))
+                             (d._dtype, d._shape, d._strides))
         return out if out is not None else kernel(*args)
 
     def with_out(*args):
@@ -338,8 +339,8 @@ STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operan
 
 def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
     """``by_layout(args, key, tensors, value=None, into=None)``: the layout runner learned for
-    ``key`` (a layout: the operands' dtypes, shapes and strides, their offsets and ``into``'s
-    layout too for the in-place and out= forms: _layout_of) run on the tensor operands ``tensors`` (op order), the
+    ``key`` (a layout: the operands' dtypes, shapes and strides, and for the in-place and out=
+    forms ``into``'s and which operands are ``into``: _layout_of) run on the tensor operands ``tensors`` (op order), the
     Python-scalar operand ``value`` and, with ``into``, into that tensor; the full path
     (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until
     the layout is hot. None: the caller takes the full path (a runner declined the call)."""
@@ -372,8 +373,7 @@ def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
 
 
 # Operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop over
-# many distinct layouts (views of many shapes; in place or out= into a sliding window, whose
-# keys hold offsets) must not grow them without end.
+# many distinct layouts (views of many shapes or strides) must not grow them without end.
 LAYOUT_KEYS = 256
 
 

@@ -174,7 +174,7 @@ def test_small_two_dim_layouts_wait_for_the_rows_loop_not_the_nest(monkeypatch):
     not ready the cold route serves it and only the rows loop is asked for (its loop nest is
     never compiled); once ready, the rows loop runs, with the nest's bits."""
     # (shapes no other test uses: no layout runner of another test serves these calls)
-    x, col = _arr((23, 41), "float32", 18), _arr((23, 1), "float32", 19)
+    x, col = _arr((19, 43), "float32", 18), _arr((19, 1), "float32", 19)
     with mock.patch.object(pointwise, "rows_plan", lambda *a: None):
         want = tl.multiply(x, col)  # the loop nest
     asked = []
@@ -192,12 +192,12 @@ def test_small_two_dim_layouts_wait_for_the_rows_loop_not_the_nest(monkeypatch):
     assert_same_tensor(tl.multiply(x, col), want)
     assert taken == [1]
     # into a dense out= view at an offset, and in place (read through the output)
-    buf = tl.zeros((25 * 41,))
-    o = buf[41:24 * 41].reshape((23, 41))
+    buf = tl.zeros((21 * 43,))
+    o = buf[43:20 * 43].reshape((19, 43))
     tl.multiply(x, col, out=o)
     assert taken == [1, 1]
     assert_same_tensor(o.clone(), want)
-    assert not buf.numpy()[:41].any() and not buf.numpy()[24 * 41:].any()
+    assert not buf.numpy()[:43].any() and not buf.numpy()[20 * 43:].any()
     x_in = x.clone()
     x_in *= col
     assert taken == [1, 1, 1]

@@ -494,9 +494,9 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
 def layout_runner(info, it, scalar_pos, into=False):
     """The fast path's runner for one exact operand layout the dense and 1-D runners do not take
     (broadcast shapes, transposed or N-D strided views, mixed dtypes; the caller keys runners by
-    the operands' dtypes, shapes and strides, and for the in-place and out= forms by their
-    offsets and the layout of the tensor written into, ``into``; a call reads the operands'
-    offsets: a runner made for one view serves another of its layout): from ``it``, the TensorIterator of a full call
+    the operands' dtypes, shapes and strides, and for the in-place and out= forms by the
+    layout of the tensor written into, ``into``, and which operands are that tensor; a call
+    reads the offsets: a runner made for one view serves another of its layout): from ``it``, the TensorIterator of a full call
     over its result, the full path's loop nest, meta and result layout are worked out once, so
     a call allocates the result (or takes ``into``) and runs the same kernel on the same meta
     (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
@@ -546,9 +546,9 @@ def layout_runner(info, it, scalar_pos, into=False):
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
     items = [t._dtype.itemsize for t in tensors]
-    # (the operands' offsets in the meta: a call whose operands sit elsewhere, a sliding
-    # window's view, runs the nest on a copy of the meta with its own)
-    nest_offsets = lay.offsets[1:]
+    # (the output's and operands' offsets in the meta: a call whose tensors sit elsewhere, a
+    # sliding window's views, runs the nest on a copy of the meta with its own)
+    nest_offsets = lay.offsets
     rows = rows_plan(info, lay, kinds, tensors)
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
@@ -596,7 +596,7 @@ def layout_runner(info, it, scalar_pos, into=False):
         else:
             target = dst._storage.typed(np_out)
         m = meta
-        offsets = tuple([t._offset for t in ts])
+        offsets = (0 if dst is None else dst._offset, *[t._offset for t in ts])
         if offsets != nest_offsets:
             m = meta.copy()
             m[len(m) - len(offsets):] = offsets
