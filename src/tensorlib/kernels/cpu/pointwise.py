@@ -511,7 +511,8 @@ def run_pointwise(it, info, scalar_values):
                 fn = par
         _launch(fn, info.name, out, ops, numel, *args, serial=flat)  # on the current CPU stream
         return
-    if _streams.runs_inline():  # (queued work on the operands: waited for by kernel_array)
+    # (queued work on the operands: waited for by kernel_array above)
+    if len(lay.shape) == 2 and not big and _streams.runs_inline():
         tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
         rows = rows_plan(info, lay, kinds, tensors)
         if rows is not None:
@@ -732,7 +733,12 @@ def rows_plan(info, lay, kinds, tensors):
             or info.bool_args and any(kind == "S" and name in info.bool_args
                                       for kind, name in zip(kinds, info.tensor_args))):
         return None
-    contiguous_rows = True
+    if n0 * n1 > ROWS_MAX:
+        if n0 * n1 >= parallel_grain(info):
+            return None
+        for step, _ in strides[1:]:
+            if step != 1:
+                return None
     ops = []
     for t, (step, rstep) in zip(tensors, strides[1:]):
         low = 0
@@ -742,9 +748,6 @@ def rows_plan(info, lay, kinds, tensors):
             low += (n1 - 1) * rstep
         item = t._dtype.itemsize
         ops.append((low * item, item, step, rstep))
-        contiguous_rows = contiguous_rows and step == 1
-    if n0 * n1 > ROWS_MAX and (n0 * n1 >= parallel_grain(info) or not contiguous_rows):
-        return None
     return n0, n1, ops
 
 
