@@ -358,7 +358,7 @@ def test_which_layouts_take_the_rows_loop(monkeypatch):
         assert_same_tensor(fn(), first)
 
 
-@pytest.mark.parametrize("route", ["rows", "nest", "one block"])
+@pytest.mark.parametrize("route", ["rows", "nest", "one block", "where"])
 def test_a_runner_serves_views_at_other_offsets(route, monkeypatch):
     """Runners into new results are keyed without the operands' offsets: a sliding window's
     views (``x[i] * col`` over i) share one runner, which reads each call's offsets (the rows
@@ -375,11 +375,17 @@ def test_a_runner_serves_views_at_other_offsets(route, monkeypatch):
 
         def fn(k, s, o):
             return s[k:k + 3] * o
-    else:  # x.T + y.T: one dense block per operand, in the transposed order
+    elif route == "one block":  # x.T + y.T: one dense block per operand, transposed
         src, other = _arr((70, 29), f32, 5), _arr((21, 29), f32, 6)
 
         def fn(k, s, o):
             return s[k:k + 21].T + o.T
+    else:  # three tensor operands, two of them windows of one source
+        src, other = _arr((70, 37), f32, 8), _arr((19, 1), f32, 9)
+
+        def fn(k, s, o):
+            return (tl if isinstance(s, tl.Tensor) else np).where(
+                s[k + 1:k + 20] > s[k:k + 19], s[k:k + 19], o)
     src_np, other_np = src.numpy(), other.numpy()
     _warm(fn, 0, src, other)
     calls = _builds(monkeypatch)
