@@ -339,11 +339,11 @@ STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operan
 
 def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
     """``by_layout(args, key, tensors, value=None, into=None)``: the layout runner learned for
-    ``key`` (a layout: the operands' dtypes, shapes and strides, and for the in-place and out=
-    forms ``into``'s and which operands are ``into``: _layout_of) run on the tensor operands ``tensors`` (op order), the
-    Python-scalar operand ``value`` and, with ``into``, into that tensor; the full path
-    (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until
-    the layout is hot. None: the caller takes the full path (a runner declined the call)."""
+    ``key`` (a layout: the operands' dtypes, shapes and strides, and for the in-place and out= forms
+    ``into``'s and which operands are ``into``: _layout_of) run on the tensor operands ``tensors``
+    (op order), the Python-scalar operand ``value`` and, with ``into``, into that tensor; the full
+    path (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until the
+    layout is hot. None: the caller takes the full path (a runner declined the call)."""
     layouts = {}
     counts = {}
 

@@ -492,23 +492,22 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
 
 
 def layout_runner(info, it, scalar_pos, into=False):
-    """The fast path's runner for one exact operand layout the dense and 1-D runners do not take
-    (broadcast shapes, transposed or N-D strided views, mixed dtypes; the caller keys runners by
-    the operands' dtypes, shapes and strides, and for the in-place and out= forms by the
-    layout of the tensor written into, ``into``, and which operands are that tensor; a call
-    reads the offsets: a runner made for one view serves another of its layout): from ``it``, the TensorIterator of a full call
-    over its result, the full path's loop nest, meta and result layout are worked out once, so
-    a call allocates the result (or takes ``into``) and runs the same kernel on the same meta
-    (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
-    Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there),
-    the tensor to write (None: a new one). A layout that coalesces to one dense block per
-    operand (the same dim order for all) runs the flat loops on raw addresses, as the full path
-    does. None for one-dim layouts with other strides (a broadcast element: the full path
-    serves it as a value) and for int -> float ops on integer tensors (their result follows
-    the default float dtype); a call returns None (the full path) on a user CPU stream,
-    under the profiler, or when an operand other than ``into`` itself shares its memory.
-    Operands that are ``into`` itself are read through it (the in-place loops, built on first
-    need: see pointwise._reading_out)."""
+    """The fast path's runner for one operand layout the dense and 1-D runners do not take
+    (broadcast shapes, transposed or N-D strided views, mixed dtypes; the caller keys runners by the
+    operands' dtypes, shapes and strides, and for the in-place and out= forms by the layout of the
+    tensor written into, ``into``, and which operands are that tensor; a call reads the offsets: a
+    runner made for one view serves another of its layout): from ``it``, the TensorIterator of a
+    full call over its result, the full path's loop nest, meta and result layout are worked out
+    once, so a call allocates the result (or takes ``into``) and runs the same kernel on the same
+    meta (the same bits). ``run(tensors, value, args, into)``: the tensor operands in op order, the
+    Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there), the
+    tensor to write (None: a new one). A layout that coalesces to one dense block per operand (the
+    same dim order for all) runs the flat loops on raw addresses, as the full path does. None for
+    one-dim layouts with other strides (a broadcast element: the full path serves it as a value) and
+    for int -> float ops on integer tensors (their result follows the default float dtype); a call
+    returns None (the full path) on a user CPU stream, under the profiler, or when an operand other
+    than ``into`` itself shares its memory. Operands that are ``into`` itself are read through it
+    (the in-place loops, built on first need: see pointwise._reading_out)."""
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]

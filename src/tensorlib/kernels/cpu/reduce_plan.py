@@ -17,14 +17,14 @@ from ...tensor import Tensor
 __all__ = ["capture"]
 
 
-# ops/reduction.py caches, per (op, input dtype/shape/strides, axis, keepdims, dtype),
-# what one full-path call launched: the serial kernels and their meta. A later call with the
-# same key allocates the result and calls those kernels directly (with its input's offset in
-# a copy of the meta where it differs), skipping TensorIterator.reduce and the meta packing. Planned: one launch (a value, arg or scan
-# kernel), or var / std's two (the mean into a scratch result, then the squared deviations
-# reading it as their aux operand), each below the parallel grain (their meta does not depend
-# on the thread count). A plan declines while a user CPU stream is current or the profiler
-# records (the full path launches then).
+# ops/reduction.py caches, per (op, input dtype/shape/strides, axis, keepdims, dtype), what one
+# full-path call launched: the serial kernels and their meta. A later call with the same key
+# allocates the result and calls those kernels directly (with its input's offset in a copy of the
+# meta where it differs), skipping TensorIterator.reduce and the meta packing. Planned: one launch
+# (a value, arg or scan kernel), or var / std's two (the mean into a scratch result, then the
+# squared deviations reading it as their aux operand), each below the parallel grain (their meta
+# does not depend on the thread count). A plan declines while a user CPU stream is current or the
+# profiler records (the full path launches then).
 class _Capture(threading.local):
     def __init__(self):
         self.on = False
