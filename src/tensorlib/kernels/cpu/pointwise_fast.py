@@ -543,8 +543,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     as_out = [t._dtype is out_dtype and s == lay.strides[0] and o == lay.offsets[0]
               for t, s, o in zip(tensors, lay.strides[1:], lay.offsets[1:])]
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
-    # (byte offsets of the blocks' first elements: the output's, then each tensor operand's)
-    items = [t._dtype.itemsize for t in tensors]
+    items = [t._dtype.itemsize for t in tensors]  # (a call's byte offsets: its offsets times these)
     # (the output's and operands' offsets in the meta: a call whose tensors sit elsewhere, a
     # sliding window's views, runs the nest on a copy of the meta with its own)
     nest_offsets = lay.offsets
