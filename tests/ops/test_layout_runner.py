@@ -436,3 +436,22 @@ def test_runners_write_into_views_at_other_offsets(route, form, monkeypatch):
         np.testing.assert_array_equal(acc.numpy(), want_acc)
         np.testing.assert_array_equal(dst.numpy(), want_dst)
     assert not calls
+
+
+def test_no_runner_from_a_call_that_read_a_copy():
+    """out= into a tensor a strided operand partly overlaps: the full path reads that operand
+    from a dense copy, so a runner made from such a call would hold the copy's layout; later
+    calls of the key (the same layouts, no overlap) must get NumPy's values."""
+    rng = np.random.default_rng(12)
+    base = tl.asarray(rng.random((10, 10)).astype(np.float32))
+    b = tl.asarray(rng.random((5, 10)).astype(np.float32))
+    for _ in range(HOT_CALLS + 2):
+        x = base.clone()
+        tl.add(x.T[0:5], b, out=x[1:6])  # (x.T[0:5] partly overlaps x[1:6])
+        want = base.numpy().copy()
+        want[1:6] = base.numpy().T[0:5] + b.numpy()
+        np.testing.assert_array_equal(x.numpy(), want)
+    for _ in range(HOT_CALLS + 2):
+        src, dst = base.clone(), tl.zeros((10, 10))
+        tl.add(src.T[0:5], b, out=dst[1:6])
+        np.testing.assert_array_equal(dst.numpy()[1:6], base.numpy().T[0:5] + b.numpy())
