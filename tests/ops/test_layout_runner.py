@@ -455,3 +455,23 @@ def test_no_runner_from_a_call_that_read_a_copy():
         src, dst = base.clone(), tl.zeros((10, 10))
         tl.add(src.T[0:5], b, out=dst[1:6])
         np.testing.assert_array_equal(dst.numpy()[1:6], base.numpy().T[0:5] + b.numpy())
+
+
+def test_one_dim_strided_layouts_run_the_rows_loop_as_one_row(monkeypatch):
+    """Views that coalesce to one dim of steps other than 1 (``x2[:, ::2] * 2.0`` of a
+    contiguous x2) run the rows loop as one row, in the full path and from their runner, with
+    the nest's bits; one dense block per operand (``x.T + y.T``) keeps the flat loop."""
+    f32 = tl.float32
+    taken = _counting_rows(monkeypatch)
+    x2, y2 = _arr((13, 42), f32, 1), _arr((13, 42), f32, 2)  # (shapes no other test uses)
+    for fn in (lambda: x2[:, ::2] * 2.0, lambda: x2[:, ::2] + y2[:, 1::2],
+               lambda: tl.maximum(x2[:, 1::2], y2[:, ::2]), lambda: x2[:, ::3] < 0.5):
+        want = _nest(fn)
+        before = len(taken)
+        assert_same_tensor(_warm(fn), want)
+        assert len(taken) > before
+        assert_same_tensor(fn(), want)
+    a, b = _arr((42, 13), f32, 3), _arr((42, 13), f32, 4)
+    before = len(taken)
+    np.testing.assert_array_equal(_warm(lambda: a.T + b.T).numpy(), a.numpy().T + b.numpy().T)
+    assert len(taken) == before

@@ -512,7 +512,7 @@ def run_pointwise(it, info, scalar_values):
         _launch(fn, info.name, out, ops, numel, *args, serial=flat)  # on the current CPU stream
         return
     # (queued work on the operands: waited for by kernel_array above)
-    if len(lay.shape) == 2 and not big and _streams.runs_inline():
+    if len(lay.shape) <= 2 and not big and _streams.runs_inline():
         tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
         rows = rows_plan(info, lay, kinds, tensors)
         if rows is not None:
@@ -724,7 +724,12 @@ def rows_plan(info, lay, kinds, tensors):
     grain, rows read contiguously from every operand; the output dense in the iteration order;
     an op without block_fast forms (their per-block choice follows the nest's tiles); no
     Python-scalar operand in a bool argument (the loops take it in the compute dtype). Else
-    None. The same elements, expression and conversions as the loop nest's: the same bits."""
+    None. The same elements, expression and conversions as the loop nest's: the same bits.
+    A layout of one dim with other steps than 1 (``x2[:, ::2]`` of a contiguous ``x2``
+    coalesces to one) is one row, below the parallel grain where no operand's step is 0 (the
+    strided runner's loop for 1-D views, on raw addresses as this one)."""
+    if len(lay.shape) == 1:
+        return _one_row_plan(info, lay, kinds, tensors)
     if len(lay.shape) != 2:
         return None
     n0, n1 = lay.shape
@@ -749,6 +754,24 @@ def rows_plan(info, lay, kinds, tensors):
         item = t._dtype.itemsize
         ops.append((low * item, item, step, rstep))
     return n0, n1, ops
+
+
+def _one_row_plan(info, lay, kinds, tensors):
+    """rows_plan for a one-dim layout (see there)."""
+    (n,) = lay.shape
+    strides = lay.strides
+    if (n < ROWS_MIN_INNER or info.block_forms or strides[0][0] != 1
+            or n >= parallel_grain(info) or all(s[0] == 1 for s in strides[1:])
+            or info.bool_args and any(kind == "S" and name in info.bool_args
+                                      for kind, name in zip(kinds, info.tensor_args))):
+        return None  # (all steps 1: the flat loop's)
+    ops = []
+    for t, (step,) in zip(tensors, strides[1:]):
+        if not step:
+            return None
+        item = t._dtype.itemsize
+        ops.append(((n - 1) * step * item if step < 0 else 0, item, step, 0))
+    return n, 1, ops
 
 
 def rows_args(rows, out_addr, tensors) -> list:

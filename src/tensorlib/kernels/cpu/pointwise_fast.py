@@ -511,10 +511,13 @@ def layout_runner(info, it, scalar_pos, into=False):
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
+    kinds = "".join("T" if isinstance(x, Tensor) else "S" for x in ops[1:])
     # one dim after coalescing: every operand one dense block in the same order (x.T + y.T,
-    # exp(x.T)): the flat loops on raw addresses, as the full path runs them
+    # exp(x.T)): the flat loops on raw addresses, as the full path runs them; other steps
+    # (x2[:, ::2] * 2.0): the rows loop as one row, as the full path runs it
     one_block = len(lay.shape) == 1
-    if ((one_block and any(s != (1,) for s in lay.strides))
+    rows = rows_plan(info, lay, kinds, tensors)
+    if ((one_block and rows is None and any(s != (1,) for s in lay.strides))
             or (lay.offsets[0] != 0 and not into) or not tensors
             or len(scalar_pos) > 1 or not it.numel
             or (info.int_to_float and all(t._dtype.kind in "biu" for t in tensors))):
@@ -522,7 +525,6 @@ def layout_runner(info, it, scalar_pos, into=False):
     out = ops[0]
     out_dtype = out._dtype
     compute = it.compute_dtype
-    kinds = "".join("T" if isinstance(x, Tensor) else "S" for x in ops[1:])
     dtypes = tuple(x._dtype if isinstance(x, Tensor) else None for x in ops[1:])
     meta = tile_meta(lay)
     shape, strides = out._shape, out._strides
@@ -547,7 +549,6 @@ def layout_runner(info, it, scalar_pos, into=False):
     # (the output's and operands' offsets in the meta: a call whose tensors sit elsewhere, a
     # sliding window's views, runs the nest on a copy of the meta with its own)
     nest_offsets = lay.offsets
-    rows = rows_plan(info, lay, kinds, tensors)
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
         n0, n1, row_ops = rows
