@@ -247,6 +247,15 @@ class TensorIterator:
     def numel(self) -> int:
         return math.prod(self.shape)
 
+    def reads_a_copy(self, inputs) -> bool:
+        """Whether this iterator reads one of the tensors of ``inputs`` (the call's inputs in
+        order; Python scalars among them or left out) from a private copy: an input partly
+        overlapping an output is (see build), and a layout worked out from this iterator is
+        then the copy's, not the input's."""
+        mine = (x for x in self.operands[self.noutputs:] if isinstance(x, Tensor))
+        given = (t for t in inputs if isinstance(t, Tensor))
+        return any(x is not t for x, t in zip(mine, given))
+
     def tensor_operands(self):
         """Indices of operands that are tensors (Python scalars are passed by value)."""
         return [i for i, x in enumerate(self.operands) if isinstance(x, Tensor)]
@@ -402,11 +411,9 @@ def _operands_with_copies(outs, inputs):
 
 
 def _store_plan(key, it, outputs, inputs):
-    n = it.noutputs
+    if it.reads_a_copy(inputs):
+        return  # an input was copied (overlap with out=): that depends on more than the key
     ops = it.operands
-    for i, x in enumerate(inputs):
-        if ops[n + i] is not x:
-            return  # an input was copied (overlap with out=): that depends on more than the key
     allocs = []  # (output position, what to allocate there) per allocated output
     for i, o in enumerate(outputs):
         if o is None:

@@ -362,26 +362,20 @@ def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
             # (an out= tensor the full path resized is not the layout the key names)
             same = into is None or (into._shape, into._strides, into._offset) == before
             make = same and _runner_factory(stub, result, "layout_runner")
-            it = make and iterate(result, args)
-            if it and not _reads_a_copy(it, tensors):
-                layouts[key] = make(info, it, scalar_pos, into is not None)
-            elif not make:
+            if not make:
                 layouts[key] = None
-            # (else an input overlapping the written tensor was read from a copy, whose
-            # layout is not the key's: no runner from this call; a later one may make it)
+            else:
+                it = iterate(result, args)
+                # (an input overlapping the written tensor read from a copy: the copy's layout
+                # is not the key's, so no runner from this call; a later one may make it)
+                if not it.reads_a_copy(tensors):
+                    layouts[key] = make(info, it, scalar_pos, into is not None)
         elif len(counts) >= 16 * LAYOUT_KEYS:
             counts.clear()
         return result
 
     by_layout.layouts = layouts
     return by_layout
-
-
-def _reads_a_copy(it, tensors) -> bool:
-    """Whether iterator ``it`` reads one of ``tensors`` (the call's tensor operands, in op
-    order) from a copy (an input partly overlapping the written tensor)."""
-    inputs = [x for x in it.operands[it.noutputs:] if isinstance(x, Tensor)]
-    return any(x is not t for x, t in zip(inputs, tensors))
 
 
 # Operand layouts whose runners (or counts) one op keeps before it starts afresh: a loop over

@@ -728,50 +728,29 @@ def rows_plan(info, lay, kinds, tensors):
     A layout of one dim with other steps than 1 (``x2[:, ::2]`` of a contiguous ``x2``
     coalesces to one) is one row, below the parallel grain where no operand's step is 0 (the
     strided runner's loop for 1-D views, on raw addresses as this one)."""
-    if len(lay.shape) == 1:
-        return _one_row_plan(info, lay, kinds, tensors)
-    if len(lay.shape) != 2:
-        return None
-    n0, n1 = lay.shape
-    strides = lay.strides
-    if (n0 < ROWS_MIN_INNER or info.block_forms or strides[0][0] != 1 or strides[0][1] != n0
+    shape, strides = lay.shape, lay.strides
+    n0 = shape[0] if shape else 0
+    if (len(shape) > 2 or n0 < ROWS_MIN_INNER or info.block_forms or strides[0][0] != 1
             or info.bool_args and any(kind == "S" and name in info.bool_args
                                       for kind, name in zip(kinds, info.tensor_args))):
         return None
-    if n0 * n1 > ROWS_MAX:
-        if n0 * n1 >= parallel_grain(info):
+    steps = [s[0] for s in strides[1:]]
+    if len(shape) == 1:  # one row (all steps 1 is the flat loop's layout)
+        if n0 >= parallel_grain(info) or 0 in steps or all(s == 1 for s in steps):
             return None
-        for step, _ in strides[1:]:
-            if step != 1:
-                return None
+        n1, rsteps = 1, [0] * len(steps)
+    else:
+        n1 = shape[1]
+        if strides[0][1] != n0 or n0 * n1 > ROWS_MAX and (
+                n0 * n1 >= parallel_grain(info) or any(s != 1 for s in steps)):
+            return None
+        rsteps = [s[1] for s in strides[1:]]
     ops = []
-    for t, (step, rstep) in zip(tensors, strides[1:]):
-        low = 0
-        if step < 0:
-            low += (n0 - 1) * step
-        if rstep < 0:
-            low += (n1 - 1) * rstep
-        item = t._dtype.itemsize
+    for t, step, rstep in zip(tensors, steps, rsteps):
+        item = t._dtype.itemsize  # (the lowest element's place relative to the first's)
+        low = (n0 - 1) * min(step, 0) + (n1 - 1) * min(rstep, 0)
         ops.append((low * item, item, step, rstep))
     return n0, n1, ops
-
-
-def _one_row_plan(info, lay, kinds, tensors):
-    """rows_plan for a one-dim layout (see there)."""
-    (n,) = lay.shape
-    strides = lay.strides
-    if (n < ROWS_MIN_INNER or info.block_forms or strides[0][0] != 1
-            or n >= parallel_grain(info) or all(s[0] == 1 for s in strides[1:])
-            or info.bool_args and any(kind == "S" and name in info.bool_args
-                                      for kind, name in zip(kinds, info.tensor_args))):
-        return None  # (all steps 1: the flat loop's)
-    ops = []
-    for t, (step,) in zip(tensors, strides[1:]):
-        if not step:
-            return None
-        item = t._dtype.itemsize
-        ops.append(((n - 1) * step * item if step < 0 else 0, item, step, 0))
-    return n, 1, ops
 
 
 def rows_args(rows, out_addr, tensors) -> list:

@@ -503,11 +503,12 @@ def layout_runner(info, it, scalar_pos, into=False):
     Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there), the
     tensor to write (None: a new one). A layout that coalesces to one dense block per operand (the
     same dim order for all) runs the flat loops on raw addresses, as the full path does. None for
-    one-dim layouts with other strides (a broadcast element: the full path serves it as a value) and
-    for int -> float ops on integer tensors (their result follows the default float dtype); a call
-    returns None (the full path) on a user CPU stream, under the profiler, or when an operand other
-    than ``into`` itself shares its memory. Operands that are ``into`` itself are read through it
-    (the in-place loops, built on first need: see pointwise._reading_out)."""
+    one-dim layouts of other steps the rows loop does not take (a broadcast element: the full path
+    serves it as a value) and for int -> float ops on integer tensors (their result follows the
+    default float dtype); a call returns None (the full path) on a user CPU stream, under the
+    profiler, or when an operand other than ``into`` itself shares its memory. Operands that are
+    ``into`` itself are read through it (the in-place loops, built on first need: see
+    pointwise._reading_out)."""
     lay = it.layout()
     ops = it.operands
     tensors = [x for x in ops[1:] if isinstance(x, Tensor)]
@@ -546,9 +547,6 @@ def layout_runner(info, it, scalar_pos, into=False):
               for t, s, o in zip(tensors, lay.strides[1:], lay.offsets[1:])]
     variants = {}  # reads_out -> its _Loops (built on first need: in place never reads ())
     items = [t._dtype.itemsize for t in tensors]  # (a call's byte offsets: its offsets times these)
-    # (the output's and operands' offsets in the meta: a call whose tensors sit elsewhere, a
-    # sliding window's views, runs the nest on a copy of the meta with its own)
-    nest_offsets = lay.offsets
     rows_fn = [None]  # the rows loop's entry point, once compiled or on disk
     if rows is not None:
         n0, n1, row_ops = rows
@@ -594,9 +592,11 @@ def layout_runner(info, it, scalar_pos, into=False):
             target = st.buffer[:nbytes].view(np_out)
         else:
             target = dst._storage.typed(np_out)
+        # (the meta holds the making call's offsets, output's first, last: a call whose
+        # tensors sit elsewhere, a sliding window's views, runs on a copy with its own)
         m = meta
         offsets = (0 if dst is None else dst._offset, *[t._offset for t in ts])
-        if offsets != nest_offsets:
+        if offsets != lay.offsets:
             m = meta.copy()
             m[len(m) - len(offsets):] = offsets
         kargs = (m, target, *[t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals)

@@ -73,8 +73,9 @@ class capture:
         if (st is None or res._offset or st._owner is not None or st.device.type != "cpu"
                 or not all(_reads_x(g, x) for g in got)):
             return None
-        if any(g[5][g[7]] != x._offset for g in got):
-            return None  # (the input's offset is not where the launch said: no plan)
+        for *_, meta, _, in_at in got:
+            if meta[in_at] != x._offset:
+                return None  # (the input's offset is not where the launch said: no plan)
         out, aux, _, kind, fn, meta, div, in_at = got[-1]
         if out._storage is not st or out._offset or out._dtype is not res._dtype:
             return None  # e.g. the result is not fresh
