@@ -12,7 +12,7 @@ import tensorlib as tl
 from tensorlib.dispatch import dispatcher
 from tensorlib.iterator import TensorIterator
 from tensorlib.ops.pointwise import HOT_CALLS, LAYOUT_KEYS
-from helpers import assert_same_tensor, pointwise_layouts
+from helpers import assert_same_tensor, pointwise_layouts, tensor_bits
 
 
 def _builds(monkeypatch):
@@ -475,3 +475,77 @@ def test_one_dim_strided_layouts_run_the_rows_loop_as_one_row(monkeypatch):
     before = len(taken)
     np.testing.assert_array_equal(_warm(lambda: a.T + b.T).numpy(), a.numpy().T + b.numpy().T)
     assert len(taken) == before
+
+
+_CASTS = [(tl.float32, tl.float64), (tl.float64, tl.float32), (tl.float32, tl.int32),
+          (tl.int64, tl.float32), (tl.float32, tl.bool), (tl.bool, tl.float32),
+          (tl.float16, tl.float64), (tl.int32, tl.int8), (tl.float32, tl.complex64)]
+
+
+@pytest.mark.parametrize("src_dtype,dst_dtype", _CASTS, ids=str)
+def test_casts_from_strided_layouts_skip_the_iterator(src_dtype, dst_dtype, monkeypatch):
+    """A cast from a strided, broadcast or reversed source (``x[:, ::2].astype(float64)``,
+    ``out.copy_(row)``) is learned per layout as the pointwise ops are: once hot, no iterator
+    is built, and the result is NumPy's cast, bit for bit (int8 from int32 wraps as NumPy's)."""
+    def cast_np(v):
+        with np.errstate(all="ignore"):
+            return v.astype(dst_dtype.np_dtype)
+
+    base = _arr((9, 16), src_dtype, 3)
+    views = {**{name: a for name, (a, b) in _views(src_dtype).items()},
+             "one-dim steps": base[:, ::2], "reversed": base.reshape(-1)[::-3]}
+    for name, v in views.items():
+        first = _warm(lambda: v.astype(dst_dtype))
+        calls = _builds(monkeypatch)
+        got = v.astype(dst_dtype)
+        assert not calls, f"{name}: the full path ran"
+        assert_same_tensor(got, first)
+        want = cast_np(v.numpy())
+        assert got.numpy().dtype == want.dtype
+        np.testing.assert_array_equal(tensor_bits(got), tensor_bits(tl.asarray(want)))
+        monkeypatch.undo()
+    # a broadcast source into an existing tensor
+    row, dst = _arr((16,), src_dtype, 4), tl.zeros((9, 16), dtype=dst_dtype)
+    _warm(lambda: dst.copy_(row))
+    calls = _builds(monkeypatch)
+    dst.fill_(0)
+    dst.copy_(row)
+    assert not calls
+    want = np.broadcast_to(row.numpy(), (9, 16))
+    np.testing.assert_array_equal(dst.numpy(), cast_np(want))
+
+
+def test_cast_runners_serve_windows_and_out_views_at_other_offsets(monkeypatch):
+    """A cast runner reads each call's offsets, the source's and the destination's: a sliding
+    window cast into views of a bigger tensor writes NumPy's values there and nothing else."""
+    src = _arr((40, 30), tl.float32, 5)
+    dst = tl.zeros((40, 15), dtype=tl.float64)
+    _warm(lambda: dst[0:7].copy_(src[0:7, ::2]))
+    calls = _builds(monkeypatch)
+    for k in (5, 0, 3, 20):
+        dst.fill_(0)
+        dst[k:k + 7].copy_(src[k + 1:k + 8, ::2])
+        want = np.zeros((40, 15))
+        want[k:k + 7] = src.numpy()[k + 1:k + 8, ::2]
+        np.testing.assert_array_equal(dst.numpy(), want)
+        np.testing.assert_array_equal(src[k:k + 7, 1::2].astype(tl.float64).numpy(),
+                                      src.numpy()[k:k + 7, 1::2].astype(np.float64))
+    assert not calls
+
+
+def test_a_cast_between_views_of_one_storage_goes_the_full_way():
+    """A source in the destination's own memory (another dtype's view of it) is no runner's:
+    the full path reads it from a copy first, so the cast sees the values before the write."""
+    from tensorlib.tensor import Tensor
+    st = tl.zeros(64, dtype=tl.float64)._storage
+    src = Tensor._make(st, (8, 8), (8, 1), 0, tl.float32)  # float32 view of the first half
+    dst = Tensor._make(st, (8, 4), (4, 1), 4, tl.float64)  # its row 0 over src's row 1
+    other_src = _arr((8, 8), tl.float32, 6)
+    other_dst = tl.zeros((8, 4), dtype=tl.float64)
+    for _ in range(HOT_CALLS + 2):  # the layout hot without overlap
+        other_dst.copy_(other_src[:, ::2])
+    np.testing.assert_array_equal(other_dst.numpy(), other_src.numpy()[:, ::2])
+    src.copy_(other_src)  # fills the float32 view (and so most of dst's bytes)
+    want = src.numpy()[:, ::2].astype(np.float64)
+    dst.copy_(src[:, ::2])
+    np.testing.assert_array_equal(dst.numpy(), want)

@@ -10,6 +10,7 @@ from ..storage import Storage
 from ..tensor import Tensor, contiguous_strides
 from ..shape import is_dense, span
 from ..dispatch.pointwise_info import COPY, FILL
+from .pointwise import layout_of, layout_path
 
 __all__ = ["copy_", "fill_", "fill_dense_fast", "fill_iterated", "clone", "contiguous", "astype",
            "fill_range"]
@@ -68,14 +69,33 @@ def copy_(self: Tensor, src: Tensor) -> Tensor:
         return self
     if src._shape != self._shape:
         src = src.broadcast_to(self.shape) if src.ndim <= self.ndim else _bad_copy(self, src)
-    it = TensorIterator.build("copy_", [self], [src], promote_inputs=False,
-                              enforce_safe_cast=False)
+    if src._dtype is not self._dtype and type(self) is Tensor and type(src) is Tensor:
+        # A cast from a strided or broadcast source (x[:, ::2].astype(float64), out[:] = a
+        # row of another dtype): learned per layout as the pointwise ops' are, so a repeated
+        # one skips the TensorIterator. Same-dtype copies keep the full path's bands and
+        # short-row kernels (copy_strided serves the small ones above).
+        out = layout_of(_cast_by_layout, (src,), src, None, self,
+                        (self._dtype, self._shape, self._strides))
+        if out is not None:
+            return out
+    return _copy_iterated(src, self)
+
+
+def _iterate_copy(out, args):
+    return TensorIterator.build("copy_", [out], [args[0]], promote_inputs=False,
+                                enforce_safe_cast=False)
+
+
+def _copy_iterated(src, self):
+    """The full path of ``self.copy_(src)`` (src already of self's shape)."""
+    it = _iterate_copy(self, (src,))
     if it.numel:
         _COPY_STUB.kernel_for(it.device.type, src.dtype)(it, COPY, [])
     return self
 
 
 _COPY_STUB = _FILL_STUB = get_stub("pointwise")  # copy and fill are pointwise kernels
+_cast_by_layout = layout_path(COPY, _copy_iterated, _COPY_STUB, _iterate_copy, ())
 
 
 def _bad_copy(dst, src):
@@ -206,7 +226,24 @@ def astype(self: Tensor, dtype, copy: bool = True, device=None) -> Tensor:
         out = _dense_copy(self, dtype)
         if out is not None:
             return out
+        if dtype is not self._dtype:
+            # a strided source (x[:, ::2].astype(float64)): its runner allocates the result
+            # as empty_like does, with no iterator
+            by_layout = _astypes.get(dtype) or _astype_path(dtype)
+            out = layout_of(by_layout, (self,), self, None, None)
+            if out is not None:
+                return out
     return copy_(empty_like(self, dtype=dtype), self)
+
+
+_astypes: dict = {}  # dtype -> the layout path of casts to it (layout_path)
+
+
+def _astype_path(dtype):
+    def cast(src, _into):
+        return copy_(empty_like(src, dtype=dtype), src)
+    by_layout = _astypes[dtype] = layout_path(COPY, cast, _COPY_STUB, _iterate_copy, ())
+    return by_layout
 
 
 def _dense_copy(self, dtype):

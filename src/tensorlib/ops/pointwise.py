@@ -103,8 +103,8 @@ def _runner_factory(stub, result, name):
     return getattr(stub.kernels.get(result.device.type), name, None)
 
 
-def _layout_of(by_layout, args, a, b, into, head=()):
-    """``by_layout`` (see _layout_path) for tensor ``a`` and ``b`` (a tensor on a's backend, an
+def layout_of(by_layout, args, a, b, into, head=()):
+    """``by_layout`` (see layout_path) for tensor ``a`` and ``b`` (a tensor on a's backend, an
     exact-type Python scalar at position 1, or None for a unary op) into ``into``, keyed by
     their layouts after ``head`` (the out= tensor's); None: the full path. The keys leave the
     offsets out (the runner reads them per call: a sliding window's views, ``x[i] * col`` or
@@ -138,17 +138,17 @@ def _dense_inplace_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
     at position 1. Per (dtype, backend[, scalar type]) once HOT_CALLS full calls succeeded (so
     the full path has raised any cast error for that combination); the device kernel's
     ``inplace_runner`` makes the runner, which declines big tensors and user streams. Other
-    layouts (``h += bias``, a strided self) are learned per exact layout (_layout_path)."""
+    layouts (``h += bias``, a strided self) are learned per exact layout (layout_path)."""
     if tensor_pos[0] != 0:
         return None
     runners = {}
     counts = {}
     unary = len(tensor_pos) == 1
     scalars = _PY_SCALAR_TYPES
-    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos)
+    by_layout = layout_path(info, kernel, stub, iterate, scalar_pos)
 
     def layout(args, a, b):
-        out = _layout_of(by_layout, args, a, b, a)
+        out = layout_of(by_layout, args, a, b, a)
         return out if out is not None else kernel(*args, a)
 
     def inplace(*args):
@@ -195,19 +195,19 @@ def _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
     the full path has raised any cast or shape error for that combination); the device
     kernel's ``out_runner`` makes the runner, which declines user streams (above the parallel
     grain also the profiler). Other layouts are learned per exact layout, out's included
-    (_layout_path)."""
+    (layout_path)."""
     if tensor_pos[0] != 0:
         return None
     runners = {}
     counts = {}
     unary = len(tensor_pos) == 1
     scalars = _PY_SCALAR_TYPES
-    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=True)
+    by_layout = layout_path(info, kernel, stub, iterate, scalar_pos, with_out=True)
 
     def layout(args, d, a):
         out = None
         if type(d) is Tensor and type(a) is Tensor and not (a._ks ^ d._ks) & BACKEND_MASK:
-            out = _layout_of(by_layout, args, a, None if unary else args[tensor_pos[1]], d,
+            out = layout_of(by_layout, args, a, None if unary else args[tensor_pos[1]], d,
                              (d._dtype, d._shape, d._strides))
         return out if out is not None else kernel(*args)
 
@@ -257,11 +257,11 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
     or ``other`` (``where(mask, 0, x)``), per (dtypes, backend, scalar type, position) through
     ``dense_runner3_scalar``; with two (``clip_bounds(x, 0.2, 0.8)``), per (dtype, backend,
     scalar types) through ``dense_runner3_scalars``. Three tensors of other layouts
-    (broadcasting) are learned per exact layout (_layout_path)."""
+    (broadcasting) are learned per exact layout (layout_path)."""
     runners = {}
     counts = {}
     p0, p1, p2 = tensor_pos
-    by_layout = _layout_path(info, kernel, stub, iterate, ())
+    by_layout = layout_path(info, kernel, stub, iterate, ())
 
     def serve(args, key, factory, dtypes, extra, x, y, z):
         """The runner of ``key`` on (x, y, z), or the full path, which makes the runner with
@@ -305,7 +305,7 @@ def _dense_fast_path3(info, kernel, tensor_pos, stub, iterate):
                              dtypes, (pos, type(v)), a, t, v)
         elif (type(a) is Tensor and type(b) is Tensor and type(c) is Tensor
               and not ((a._ks ^ b._ks) | (a._ks ^ c._ks)) & BACKEND_MASK):
-            # (a new result: the offsets are read per call, see _layout_of)
+            # (a new result: the offsets are read per call, see layout_of)
             out = by_layout(args, (a._ks, a._dtype, a._shape, a._strides,
                                    b._dtype, b._shape, b._strides,
                                    c._dtype, c._shape, c._strides), (a, b, c))
@@ -337,10 +337,10 @@ def _single_value(t, other):
 STRIDED = "strided"  # last item of the runner keys of 1-D non-contiguous operands
 
 
-def _layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
+def layout_path(info, kernel, stub, iterate, scalar_pos, with_out=False):
     """``by_layout(args, key, tensors, value=None, into=None)``: the layout runner learned for
     ``key`` (a layout: the operands' dtypes, shapes and strides, and for the in-place and out= forms
-    ``into``'s and which operands are ``into``: _layout_of) run on the tensor operands ``tensors``
+    ``into``'s and which operands are ``into``: layout_of) run on the tensor operands ``tensors``
     (op order), the Python-scalar operand ``value`` and, with ``into``, into that tensor; the full
     path (``kernel(*args, into)``; ``kernel(*args)`` ``with_out``, whose args end with it) until the
     layout is hot. None: the caller takes the full path (a runner declined the call)."""
@@ -451,7 +451,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
             return counted_scalar(key, t, pos, kernel(*args, None))
         return None
 
-    by_layout = _layout_path(info, kernel, stub, iterate, scalar_pos)
+    by_layout = layout_path(info, kernel, stub, iterate, scalar_pos)
 
     # One variant per operand count: a generic one (tuples, loops) costs a sizeable part
     # of the ~3 us a tiny op takes.
@@ -476,7 +476,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     if out is not None:
                         return out
                 else:
-                    out = _layout_of(by_layout, args, a, None, None)
+                    out = layout_of(by_layout, args, a, None, None)
                     if out is not None:
                         return out
             return kernel(*args, None)
@@ -527,11 +527,11 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                             elif key not in runners:
                                 return counted(key, a, kernel(*args, None))
                         else:
-                            out = _layout_of(by_layout, args, a, b, None)
+                            out = layout_of(by_layout, args, a, b, None)
                             if out is not None:
                                 return out
                     else:  # mixed dtypes (float32 + float64): by layout too
-                        out = _layout_of(by_layout, args, a, b, None)
+                        out = layout_of(by_layout, args, a, b, None)
                         if out is not None:
                             return out
                 elif type(b) in scalars and (a._contiguous or a.is_contiguous()):
@@ -550,7 +550,7 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
                     if out is not None:
                         return out
                 elif type(b) in scalars:
-                    out = _layout_of(by_layout, args, a, b, None)
+                    out = layout_of(by_layout, args, a, b, None)
                     if out is not None:
                         return out
             elif type(b) is Tensor and type(a) in scalars:
