@@ -7,14 +7,16 @@ from __future__ import annotations
 import math
 
 from ... import dtypes as _dt
+from .addresses import SCRATCH
 from .casting import cast_code
 
 __all__ = ["BLOCK", "MINMAX_BLOCK", "FAN", "np_type", "lit", "extreme", "bit_scan", "load_code"]
 
-BLOCK = 1024          # elements per vectorized block of an inner reduction
+BLOCK = 1024          # elements per vectorized block of an inner reduction (<= SCRATCH)
 # float max / min blocks: exact in any order, so larger (each block ends in a horizontal
 # reduction of its accumulators: ~25% of the time at 1024 elements)
 MINMAX_BLOCK = 16 * BLOCK
+assert BLOCK <= SCRATCH  # a strided block is gathered into a stack scratch
 FAN = 256             # blocks summed into the first cascade level before spilling
 
 
@@ -34,6 +36,7 @@ import numpy as np
 from numba import njit, prange
 from tensorlib.kernels.cpu.scalar_math import *
 from tensorlib.kernels.cpu.casting import *
+from tensorlib.kernels.cpu.addresses import stack_scratch, tile_view
 
 """
 

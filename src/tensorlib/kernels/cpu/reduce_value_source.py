@@ -26,15 +26,17 @@ def rowoff(meta, rb, nr, r):
 @BLOCKJIT
 def block(a, q, st, nb@M):
     acc = BLOCK_INIT
-    if st == 1:
-        # A slice indexed from 0: LLVM then knows the index is non-negative, drops Numba's
-        # wraparound check and vectorizes.
-        seg = a[q:q + nb]
-        for k in range(nb):
-            acc = BLOCK_STEP_CONTIG
-    else:
+    # A block of other steps is gathered into a stack scratch first and runs the contiguous
+    # block's loop: vectorized, and its bits (one accumulator along the steps ran a chain of
+    # dependent adds: float32 x[::2].sum() of 1e5, 80 us against NumPy's 24). Indexed from 0
+    # (a slice or the scratch): LLVM drops Numba's wraparound check and vectorizes.
+    buf = stack_scratch(a)
+    if st != 1:
         for i in range(nb):
-            acc = BLOCK_STEP_STRIDED
+            buf[i] = a[np.uint64(q + i * st)]
+    seg = tile_view(a, buf, st != 1, q, nb)
+    for k in range(nb):
+        acc = BLOCK_STEP_CONTIG
     return BLOCK_RESULT
 
 """.replace(
@@ -293,7 +295,6 @@ class ValueSpec:
                 "comb(acc, fmap(load({})@M))")
         return {"BLOCK_INIT": "np.int32(0)" if narrow else "INIT",
                 "BLOCK_STEP_CONTIG": step.format("seg[k]"),
-                "BLOCK_STEP_STRIDED": step.format("a[np.uint64(q + i * st)]"),
                 "BLOCK_RESULT": "ACCT(acc)" if narrow else "acc"}
 
     def key(self):
