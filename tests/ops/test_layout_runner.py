@@ -341,7 +341,8 @@ def test_two_dim_layouts_run_the_rows_loop(dtype, monkeypatch):
 
 def test_which_layouts_take_the_rows_loop(monkeypatch):
     """Above ROWS_MAX elements only layouts whose rows every operand reads contiguously, below
-    the parallel grain; never rows under ROWS_MIN_INNER elements or ops with block forms."""
+    the parallel grain; never rows under ROWS_MIN_INNER elements, ops with block forms, or a
+    compute-bound op (wide_vectors) over an operand of other steps (the nest gathers it)."""
     from tensorlib.kernels.cpu.pointwise import ROWS_MAX, ROWS_MIN_INNER
     taken = _counting_rows(monkeypatch)
     f32 = tl.float32
@@ -351,7 +352,9 @@ def test_which_layouts_take_the_rows_loop(monkeypatch):
     big = _arr((11, 19), f32, 5)
     for fn, runs in ((lambda: x + bias, True), (lambda: x * col, False),
                      (lambda: short + short_row, False),
-                     (lambda: tl.sin(big[::2, ::2]), False)):  # (float32 sin: block forms)
+                     (lambda: tl.sin(big[::2, ::2]), False),  # (float32 sin: block forms)
+                     (lambda: tl.exp(big[:, ::2]), False), (lambda: tl.exp(big[::3]), True),
+                     (lambda: tl.exp(big[:10, :18].reshape(6, 30)[:, ::2]), False)):
         before = len(taken)
         first = _warm(fn)
         assert (len(taken) > before) == runs
@@ -549,3 +552,25 @@ def test_a_cast_between_views_of_one_storage_goes_the_full_way():
     want = src.numpy()[:, ::2].astype(np.float64)
     dst.copy_(src[:, ::2])
     np.testing.assert_array_equal(dst.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [tl.float32, tl.float64], ids=str)
+def test_one_dim_strided_layouts_of_nest_ops_get_a_runner(dtype, monkeypatch):
+    """Views coalescing to one dim of other steps under ops the rows loop leaves to the loop
+    nest (block forms: log, sin; compute-bound: exp, whose nest gathers the operand and runs
+    vectorized) are served by a runner over the nest: no iterator once hot (the full path ran
+    every call), the full path's bits."""
+    x2 = _arr((14, 38), dtype, 3)  # (shapes no other test uses)
+    pos = tl.abs(x2) + 0.5
+    cases = [(tl.exp, np.exp, (x2[:, ::2],)), (tl.sin, np.sin, (x2[:, 1::2],)),
+             (tl.log, np.log, (pos[:, ::2],)), (tl.atan2, np.arctan2, (x2[:, ::2], pos[:, ::2]))]
+    for fn, np_fn, operands in cases:
+        want = fn(*operands)
+        _warm(fn, *operands)
+        calls = _builds(monkeypatch)
+        got = fn(*operands)
+        assert not calls, fn.__name__
+        monkeypatch.undo()
+        assert_same_tensor(got, want)
+        np.testing.assert_allclose(got.numpy(), np_fn(*[t.numpy() for t in operands]),
+                                   rtol=2e-6 if dtype is tl.float32 else 1e-14)

@@ -503,7 +503,7 @@ def layout_runner(info, it, scalar_pos, into=False):
     Python-scalar operand (or None), the op's arguments (its Scalar arguments are read there), the
     tensor to write (None: a new one). A layout that coalesces to one dense block per operand (the
     same dim order for all) runs the flat loops on raw addresses, as the full path does. None for
-    one-dim layouts of other steps the rows loop does not take (a broadcast element: the full path
+    one-dim layouts with a broadcast element (step 0) the rows loop does not take (the full path
     serves it as a value) and for int -> float ops on integer tensors (their result follows the
     default float dtype); a call returns None (the full path) on a user CPU stream, under the
     profiler, or when an operand other than ``into`` itself shares its memory. Operands that are
@@ -515,10 +515,12 @@ def layout_runner(info, it, scalar_pos, into=False):
     kinds = "".join("T" if isinstance(x, Tensor) else "S" for x in ops[1:])
     # one dim after coalescing: every operand one dense block in the same order (x.T + y.T,
     # exp(x.T)): the flat loops on raw addresses, as the full path runs them; other steps
-    # (x2[:, ::2] * 2.0): the rows loop as one row, as the full path runs it
-    one_block = len(lay.shape) == 1
+    # (x2[:, ::2] * 2.0): the rows loop as one row where it takes them, else (exp, log of
+    # x2[:, ::2]: compute-bound or with block forms) the loop nest, as the full path runs them;
+    # a broadcast element (step 0) is left to the full path (it serves it as a value)
+    one_block = len(lay.shape) == 1 and all(s == (1,) for s in lay.strides)
     rows = rows_plan(info, lay, kinds, tensors)
-    if ((one_block and rows is None and any(s != (1,) for s in lay.strides))
+    if ((len(lay.shape) == 1 and rows is None and any(s == (0,) for s in lay.strides))
             or (lay.offsets[0] != 0 and not into) or not tensors
             or len(scalar_pos) > 1 or not it.numel
             or (info.int_to_float and all(t._dtype.kind in "biu" for t in tensors))):
