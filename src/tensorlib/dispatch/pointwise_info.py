@@ -34,6 +34,9 @@ class PointwiseInfo:
     bool_args: tuple = ()
     no_half: bool = False        # float16/bfloat16 refused (they compute in float32)
     wide_vectors: bool = False   # compute-bound: CPU kernels prefer 512-bit vectors
+    # ops.yaml gathers (and every wide_vectors op): a scalar element costs more than gathering
+    # strided operands, so the CPU loops gather them into a scratch and run vectorized
+    gathers: bool = False
     # ops.yaml block_fast: ((when, expr), ...): CPU loops run the first form's expr (as
     # accurate, cheaper) whose guard ``when`` holds throughout a block of elements
     block_forms: tuple = ()

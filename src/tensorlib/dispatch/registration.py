@@ -112,6 +112,7 @@ def _parse_entry(raw, where) -> OpEntry:
             output=raw.get("output", "same"), bool_args=tuple(raw.get("bool_args", ())),
             no_half="no_half" in raw.get("tags", ()),
             wide_vectors="wide_vectors" in raw.get("tags", ()),
+            gathers=bool({"gathers", "wide_vectors"} & set(raw.get("tags", ()))),
             block_forms=tuple((str(f["when"]), str(f["pointwise"])) for f in blocks),
             value_forms=tuple(forms))
     elif structured and "kernel" not in raw:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 import threading
 
 import numpy as np
@@ -160,10 +161,11 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
     lines = tile_loop_head(fname, parallel, operand_names, nops)
     tiles = _reading_out({k: f"v{k}" for k in range(nops)}, loads, reads_out)
     own = [k for k in range(1, nops) if tiles[k] != "v0"]  # inputs read from their own arrays
-    # A compute-bound op (wide_vectors) gathers an input of any other step into the scratch
-    # too, a chunk at a time, so its tile runs the vectorized loop in the contiguous branch's
-    # blocks ((1000, 1000)[::2, ::2] float32 sin: the strided branch took 1.9 ms, NumPy 0.3)
-    gather = info.wide_vectors
+    # An op whose scalar element is dear (ops.yaml wide_vectors or gathers) gathers an input
+    # of any other step into the scratch too, a chunk at a time, so its tile runs the
+    # vectorized loop in the contiguous branch's blocks ((1000, 1000)[::2, ::2] float32 sin:
+    # the strided branch took 1.9 ms, NumPy 0.3)
+    gather = info.gathers
     unit = " and ".join(["s0 == 1"] + [
         ("True" if gather else f"s{k} >= 0 and s{k} <= 1") if k in own else f"s{k} == 1"
         for k in range(1, nops)])
@@ -288,9 +290,26 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
     for t in tensors[1:]:
         lines += [f"    {t} = array_at({t}_addr, (n - 1) * abs({t}_step) + 1, np.{elem[t]})",
                   f"    {t}_first = 0 if {t}_step > 0 else (n - 1) * -{t}_step"]
-    arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
-    steps = {k: (f"{arr}_first", f"{arr}_step") for k, (var, arr, code) in loads.items()}
-    lines += _element_loop(info, loads, store, arrays, "n", 4, steps=steps)
+    if info.gathers:
+        # A dear element (ops.yaml gathers, wide_vectors): each chunk of SCRATCH (= BLOCK:
+        # the dense loop's blocks, so its block forms and bits) gathered into a stack scratch
+        # and run through the vectorized loop
+        lines += [f"    scratch{k} = stack_scratch({arr})" for k, (var, arr, code) in loads.items()]
+        lines += [f"    for c0 in range(0, n, {SCRATCH}):",
+                  f"        c1 = min(n, c0 + {SCRATCH})",
+                  "        v0 = out[c0:c1]"]
+        for k, (var, arr, code) in loads.items():
+            lines += [f"        q{k} = {arr}_first + c0 * {arr}_step",
+                      f"        if {arr}_step != 1:",
+                      "            for i in range(c1 - c0):",
+                      f"                scratch{k}[i] = {arr}[np.uint64(q{k} + i * {arr}_step)]",
+                      f"        v{k} = tile_view({arr}, scratch{k}, {arr}_step != 1, q{k}, c1 - c0)"]
+        lines += _element_loop(info, loads, store, {k: f"v{k}" for k in (0, *loads)},
+                               "c1 - c0", 8)
+    else:
+        arrays = {0: "out", **{k: arr for k, (var, arr, code) in loads.items()}}
+        steps = {k: (f"{arr}_first", f"{arr}_step") for k, (var, arr, code) in loads.items()}
+        lines += _element_loop(info, loads, store, arrays, "n", 4, steps=steps)
     return "\n".join(lines) + "\n"
 
 
@@ -322,6 +341,7 @@ def _rows_source(info, signature, loads, store, dtypes, out_dtype):
 
 
 BLOCK = 1024  # elements per block of a block_fast loop: one guard pass, then one loop
+assert BLOCK == SCRATCH  # a gathered chunk is one block
 
 
 def _loop_info(info, compute):
@@ -714,6 +734,11 @@ def rows_entry(mod, info, kinds, compute):
 # (512, 400) + .T 530 vs 460); behind for rows under 8 elements ((2048, 2) + row 20 vs 15).
 ROWS_MAX = 4096  # elements served by the rows loop whatever the operands' steps
 ROWS_MIN_INNER = 8  # elements a row: below, the nest's tiles cost less per row
+# Elements from which an op of ops.yaml gathers (not wide_vectors) over operands of other
+# steps leaves the rows loop for the nest's gathered vectorized loop: float32 sqrt of
+# x2[:, ::2] (one strided dim), 500 elements 4.4-4.7 us in rows, 5.6-6.0 in the nest; 5000
+# 12.6 against 9.6 (compute-bound ops gain from the nest at any size: exp 500 6.4 / 6.3)
+GATHER_MIN = 1024
 
 
 def rows_plan(info, lay, kinds, tensors):
@@ -723,9 +748,9 @@ def rows_plan(info, lay, kinds, tensors):
     rows of at least ROWS_MIN_INNER elements, at most ROWS_MAX elements or, below the parallel
     grain, rows read contiguously from every operand; the output dense in the iteration order;
     an op without block_fast forms (their per-block choice follows the nest's tiles); no
-    operand of other steps under a compute-bound op (wide_vectors: the nest gathers it, then
-    runs vectorized; exp of float32 x2[:, ::2], 5e4 elements: one row 202-215 us, the
-    nest 70-105); no Python-scalar operand in a bool argument (the loops take it in the compute dtype). Else
+    operand of other steps under an op with a dear element (ops.yaml wide_vectors, or gathers
+    above GATHER_MIN elements: the nest gathers it, then runs vectorized; exp of float32
+    x2[:, ::2], 5e4 elements: one row 202-215 us, the nest 70-105); no Python-scalar operand in a bool argument (the loops take it in the compute dtype). Else
     None. The same elements, expression and conversions as the loop nest's: the same bits.
     A layout of one dim with other steps than 1 (``x2[:, ::2]`` of a contiguous ``x2``
     coalesces to one) is one row, below the parallel grain where no operand's step is 0 (the
@@ -737,7 +762,8 @@ def rows_plan(info, lay, kinds, tensors):
                                       for kind, name in zip(kinds, info.tensor_args))):
         return None
     steps = [s[0] for s in strides[1:]]
-    if info.wide_vectors and any(s != 1 for s in steps):
+    if info.gathers and any(s != 1 for s in steps) and (
+            info.wide_vectors or math.prod(shape) > GATHER_MIN):
         return None  # the nest gathers such operands and runs its vectorized loop
     if len(shape) == 1:  # one row (all steps 1 is the flat loop's layout)
         if n0 >= parallel_grain(info) or 0 in steps or all(s == 1 for s in steps):

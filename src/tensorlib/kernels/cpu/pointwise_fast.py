@@ -419,12 +419,13 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
              if scalar_operand is not None else None)
     mod = None
     raw = None
-    # A compute-bound op (ops.yaml wide_vectors) over real floats copies its strided operands
-    # dense (copy_strided) and runs the vectorized flat loop: the strided loop and the tile
-    # loop's strided branch run one element at a time (1e5 float32 x[::2] ** 2.7 0.92 ms,
-    # dense 0.16 ms; sin 1e6 16.5 ms, NumPy's strided 1.8 ms). The same elements in the same
-    # order and the same blocks of BLOCK from the first: the same forms, the dense path's bits.
-    wide = info.wide_vectors and compute.kind == "f"
+    # An op whose scalar element is dear (ops.yaml wide_vectors or gathers) over real floats:
+    # below the grain its strided loop gathers the operands a block at a time; from the grain
+    # (where the tile loop's strided branch would run one element at a time: sin 1e6 16.5 ms,
+    # NumPy's strided 1.8) it copies them dense and runs the vectorized flat loops on the
+    # team. Either way the same elements in the same blocks of BLOCK from the first: the same
+    # forms, the dense path's bits.
+    wide = info.gathers and compute.kind == "f"
     dense = None  # (flat entry, its grain state, timed flat, the above-grain runner)
 
     def via_dense(a, b, n, vals):
@@ -455,8 +456,6 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             vals += (scalar(args[sp]),)
         s0 = a._strides[0]
         s1 = b._strides[0] if two else 1
-        if wide:
-            return via_dense(a, b, n, vals)
         if n < grain and s0 and s1:
             # the raw-address loop: each operand from its lowest element, with its step
             if raw is None:
@@ -473,6 +472,8 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             t = Tensor._make_dense(st, a, out_dtype)
             t._strides = (1,)  # (a's shape, dense)
             return t
+        if wide:
+            return via_dense(a, b, n, vals)
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         st = Storage.allocate(n * out_item)
