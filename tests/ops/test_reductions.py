@@ -815,3 +815,57 @@ def test_strided_sums_give_the_contiguous_copys_bits(view, dtype):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     np.testing.assert_allclose(v.sum(axis=axis).numpy().astype(np.float64),
                                v.numpy().astype(np.float64).sum(axis=axis), rtol=2e-3)
+
+
+_FLOAT_CASES = ["plain", "tie across chunks", "nan late", "two nans", "signed zeros", "all -inf"]
+
+
+@pytest.mark.parametrize("case,dtype", [(c, d) for d in (tl.float32, tl.float64)
+                                        for c in _FLOAT_CASES]
+                         + [("plain", d) for d in (tl.int32, tl.uint8, tl.bool)], ids=str)
+def test_strided_max_and_argmax_match_the_contiguous_copy(case, dtype):
+    """max / min / argmax / argmin over elements of other steps gather chunks of the row and
+    scan each as a contiguous one: a contiguous copy's values (a nan wins, canonical) and
+    indices (the first extreme, the first nan), also when the extreme or a nan sits in a later
+    chunk; NumPy's answer. (The sign of a zero extreme is not held to: within a chunk -0.0 and
+    +0.0 go as IEEE maximum / minimum, between chunks, as between blocks, the earlier wins a
+    tie; NumPy's own depends on the order.)"""
+    rng = np.random.default_rng(5)
+    n = 6000  # x[::2] is 3000 elements: three chunks of 1024
+    vals = rng.standard_normal(n) * 10
+    if dtype.kind == "f":
+        if case == "tie across chunks":
+            vals[2 * 100] = vals[2 * 2500] = 1e6
+            vals[2 * 1800] = -1e6
+        elif case == "nan late":
+            vals[2 * 2100] = np.nan
+        elif case == "two nans":
+            vals[2 * 1500] = vals[2 * 2900] = np.nan
+        elif case == "signed zeros":
+            vals[:] = 0.0
+            vals[2 * 1200::2] = -0.0
+        elif case == "all -inf":
+            vals[:] = -np.inf
+    if dtype.kind in "iu":
+        vals = rng.integers(0, 100, n)
+    elif dtype.kind == "b":
+        vals = rng.integers(0, 2, n) == 1
+    x = tl.asarray(np.asarray(vals).astype(dtype.np_dtype))
+    x2 = x.reshape(20, 300)
+    for v, axis in ((x[::2], None), (x[::-3], None), (x[1::2], 0), (x2[:, ::2], 1),
+                    (x2[::-1, 1::3], 1)):
+        dense = v.contiguous()
+        want_np = v.numpy()
+        for op in ("max", "min", "argmax", "argmin"):
+            got, want = getattr(v, op)(axis=axis), getattr(dense, op)(axis=axis)
+            assert got.dtype == want.dtype
+            if op.startswith("arg"):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+                np.testing.assert_array_equal(got.numpy(), getattr(np, op)(want_np, axis=axis))
+            else:
+                g, w = got.numpy(), want.numpy()
+                if case != "signed zeros":
+                    assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), op
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    np.testing.assert_array_equal(g, getattr(np, op)(want_np, axis=axis))

@@ -6,6 +6,7 @@ _ROWS_SRC (contiguous rows); ValueSpec.source fills them.
 from __future__ import annotations
 
 from ... import dtypes as _dt
+from .addresses import SCRATCH
 from .casting import cast_code
 from .reduce_common import (BLOCK, FAN, MINMAX_BLOCK, _HEADER, _bit_keys, _fill, _njit,
                             _split_modes, bit_scan, load_code, np_type)
@@ -61,13 +62,21 @@ from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
 
 @BLOCKJIT
 def block(a, q, st, nb):
-    if st == 1:
-        seg = a[q:q + nb]
-""" + bit_scan("nb") + """            return ACCT(np.nan)
-        return _from_bits(ACCT(0), PICK)
+    # A block of other steps is gathered a chunk of SCRATCH at a time into a stack scratch and
+    # scanned as a contiguous one (a comb chain along the steps before: float32 x[::2].max()
+    # of 1e5, the whole call, 46-54 -> 15-17 us; NumPy 27-39); a contiguous block is one
+    # chunk.
+    buf = stack_scratch(a)
+    chunk = max(nb, 1) if st == 1 else SCRATCHN
     acc = INIT
-    for i in range(nb):
-        acc = comb(acc, load(a[np.uint64(q + i * st)]))
+    for c0 in range(0, nb, chunk):
+        m = min(chunk, nb - c0)
+        if st != 1:
+            gather(buf, a, q + c0 * st, st, m)
+        seg = tile_view(a, buf, st != 1, q + c0, m)
+""" + bit_scan("m") + """            return ACCT(np.nan)
+        r = _from_bits(ACCT(0), PICK)
+        acc = comb(acc, r) if c0 else r
     return acc
 
 """
@@ -315,6 +324,7 @@ class ValueSpec:
         acct = np_type(self.acc_dt)
         rep = {"@M": ", m" if has_aux else "", "@MV": ", mv[i]" if has_aux else "",
                "INIT": self.init, "ACCT": acct, "BLOCKN": str(BLOCK), "FANN": str(FAN),
+               "SCRATCHN": str(SCRATCH),
                "@BLOCKJIT": _njit(fastmath=True) if self.reassoc else inl, "@INLJIT": inl}
         # A stop is checked every 4th block: a check per block cost 30% of a full scan of
         # 1e7 bytes (the branch serialized the blocks' horizontal reductions); once more at a
