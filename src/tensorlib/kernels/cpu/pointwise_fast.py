@@ -418,36 +418,22 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     value = (_last_value_cache(compute, name, info.tensor_args[scalar_operand])
              if scalar_operand is not None else None)
     mod = None
-    raw = None
-    # An op whose scalar element is dear (ops.yaml wide_vectors or gathers) over real floats:
-    # below the grain its strided loop gathers the operands a block at a time; from the grain
-    # (where the tile loop's strided branch would run one element at a time: sin 1e6 16.5 ms,
-    # NumPy's strided 1.8) it copies them dense and runs the vectorized flat loops on the
-    # team. Either way the same elements in the same blocks of BLOCK from the first: the same
-    # forms, the dense path's bits.
-    wide = info.gathers and compute.kind == "f"
-    dense = None  # (flat entry, its grain state, timed flat, the above-grain runner)
-
-    def via_dense(a, b, n, vals):
-        nonlocal dense
-        if dense is None:
-            flat = flat_entry(info, kinds, dtypes, compute, out_dtype)
-            state, timed = _grain_probe(info, flat)
-            dense = (flat, state, timed,
-                     _above_grain(info, kinds, dtypes, compute, out_dtype, flat))
-        flat, state, timed, big = dense
-        if _streams._slow:
-            _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
-        ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
-        if n >= state[0]:
-            return big(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
-        st = Storage.allocate(n * out_item)
-        (timed if n >= state[2] else flat)(
-            n, st._ptr, *[t._storage._ptr + t._offset * item for t in ts], *vals)
-        return Tensor._make_dense(st, ts[0], out_dtype)
+    raw = None  # (the strided loop, that loop timed into the grain state)
+    # An op whose scalar element is dear (ops.yaml gathers, wide_vectors) gathers its strided
+    # operands a block at a time: in the strided loop below the grain, in the tile loop's
+    # contiguous branch from it (the strided branches ran one element at a time: sin 1e6 16.5
+    # ms, NumPy's strided 1.8). A compute-bound one (wide_vectors) over real floats, from its
+    # timed grain on (lowered for a costly loop: pow, tan; see TEAM_PAYS_S), copies them dense
+    # and runs the flat loops on the team, as the dense path does (float32 x[::2] ** 2.7 of
+    # 1e5 elements: the gathering strided loop alone 424-434 us, this 293-344). Either way the
+    # same elements in the same blocks of BLOCK from the first: the same forms, the dense
+    # path's bits.
+    wide = info.wide_vectors and compute.kind == "f"
+    state = _grain_state(info) if wide else None
+    team = None  # a compute-bound op's above-grain runner on dense copies (_above_grain)
 
     def run(a, b, args):
-        nonlocal mod, raw
+        nonlocal mod, raw, team
         n = a._numel
         if not n or (_streams._slow and not _streams.runs_inline()):
             return None
@@ -456,24 +442,30 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
             vals += (scalar(args[sp]),)
         s0 = a._strides[0]
         s1 = b._strides[0] if two else 1
+        if _streams._slow:
+            _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
+        if wide and n >= state[0]:
+            if team is None:
+                team = _above_grain(info, kinds, dtypes, compute, out_dtype,
+                                    flat_entry(info, kinds, dtypes, compute, out_dtype))
+            ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
+            return team(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
         if n < grain and s0 and s1:
             # the raw-address loop: each operand from its lowest element, with its step
             if raw is None:
-                raw = strided_entry(info, kinds, dtypes, compute, out_dtype)
-            if _streams._slow:
-                _wait_queued(a, b)  # as Storage.typed() would (a user stream declined above)
+                loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
+                raw = (loop, _timed_flat(info, state, loop) if wide else loop)
             st = Storage.allocate(n * out_item)
             pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
+            fn = raw[1] if wide and n >= state[2] else raw[0]
             if two:
                 pb = b._storage._ptr + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item
-                raw(n, st._ptr, pa, s0, pb, s1, *vals)
+                fn(n, st._ptr, pa, s0, pb, s1, *vals)
             else:
-                raw(n, st._ptr, pa, s0, *vals)
+                fn(n, st._ptr, pa, s0, *vals)
             t = Tensor._make_dense(st, a, out_dtype)
             t._strides = (1,)  # (a's shape, dense)
             return t
-        if wide:
-            return via_dense(a, b, n, vals)
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         st = Storage.allocate(n * out_item)
