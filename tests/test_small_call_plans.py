@@ -420,3 +420,29 @@ def test_reduction_plans_serve_views_at_other_offsets(dtype, monkeypatch):
             monkeypatch.setattr(reduction, "_plan_key", real_key)
     assert reduction._plans.keys() >= planned.keys()
     assert all(reduction._plans[key] is run for key, run in planned.items())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_flat_argmax_of_strided_views_takes_a_plan(dtype, monkeypatch):
+    """argmax / argmin without an axis index the flattened C order: a strided view is copied
+    contiguous first, and the copy's layout holds a plan (no iterator once warm; the view's
+    own full path built one every call), giving NumPy's index, keepdims' shape too."""
+    src = _values((30, 47), dtype, 3)
+    t = tl.asarray(src)
+    views = [(t.T, src.T), (t[::-1], src[::-1]), (t[:, 1:-1], src[:, 1:-1]),
+             (t[::2, ::3], src[::2, ::3])]
+    for v, vn in views:
+        for op in ("argmax", "argmin"):
+            for _ in range(3):
+                getattr(tl, op)(v)
+                getattr(tl, op)(v, keepdims=True)
+            builds = []
+            real = TensorIterator.reduce.__func__
+            monkeypatch.setattr(TensorIterator, "reduce", classmethod(
+                lambda cls, *a, **k: builds.append(1) or real(cls, *a, **k)))
+            got = getattr(tl, op)(v)
+            kept = getattr(tl, op)(v, keepdims=True)
+            monkeypatch.undo()
+            assert not builds, op
+            assert int(got) == getattr(np, op)(vn)
+            assert kept.shape == (1, 1) and int(kept.reshape(())) == getattr(np, op)(vn)
