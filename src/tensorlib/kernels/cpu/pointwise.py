@@ -161,14 +161,13 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
     lines = tile_loop_head(fname, parallel, operand_names, nops)
     tiles = _reading_out({k: f"v{k}" for k in range(nops)}, loads, reads_out)
     own = [k for k in range(1, nops) if tiles[k] != "v0"]  # inputs read from their own arrays
-    # An op whose scalar element is dear (ops.yaml wide_vectors or gathers) gathers an input
-    # of any other step into the scratch too, a chunk at a time, so its tile runs the
-    # vectorized loop in the contiguous branch's blocks ((1000, 1000)[::2, ::2] float32 sin:
-    # the strided branch took 1.9 ms, NumPy 0.3)
-    gather = info.gathers
-    unit = " and ".join(["s0 == 1"] + [
-        ("True" if gather else f"s{k} >= 0 and s{k} <= 1") if k in own else f"s{k} == 1"
-        for k in range(1, nops)])
+    # An input of any other step is gathered into the scratch too, a chunk at a time, so the
+    # tile runs the vectorized loop in the contiguous branch's blocks; the strided branch went
+    # one element at a time (float32 (1000, 1000)[::2, ::2] sin 1.9 ms, NumPy 0.3; 1e6
+    # x[::2] * 2.0 269-807 us, gathered 153; transposed operands gathered no slower: (1000,
+    # 1000) q.T + q2 0.44-0.65 of NumPy's time against 0.73-1.49)
+    unit = " and ".join(["s0 == 1"] + ["True" if k in own else f"s{k} == 1"
+                                       for k in range(1, nops)])
     # Contiguous branch: slice each operand to the tile so the index runs from 0 and LLVM can
     # drop Numba's negative-index check and vectorize. Strided branch: unsigned indices skip
     # that check too (offsets are never negative). An input broadcast along the inner dim
@@ -188,11 +187,9 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
               f"                v0 = {operand_names[0]}[p0 + c0:p0 + c1]"]
     for k in own:
         arr = loads[k][1]
-        if gather:
-            lines += [f"                if s{k} != 0 and s{k} != 1:",
-                      f"                    gather(scratch{k}, {arr}, p{k} + c0 * s{k}, s{k}, c1 - c0)"]
-        lines.append(f"                v{k} = tile_view({arr}, scratch{k}, "
-                     f"{f's{k} != 1' if gather else f's{k} == 0'}, p{k} + c0, c1 - c0)")
+        lines += [f"                if s{k} != 0 and s{k} != 1:",
+                  f"                    gather(scratch{k}, {arr}, p{k} + c0 * s{k}, s{k}, c1 - c0)",
+                  f"                v{k} = tile_view({arr}, scratch{k}, s{k} != 1, p{k} + c0, c1 - c0)"]
     lines += _element_loop(info, loads, store, tiles, "c1 - c0", 16)
     # Strided branch: each operand (the output too) by its step from the tile's start, in
     # the contiguous branch's blocks (a block_fast form decides a block's bits)
