@@ -30,11 +30,16 @@ def block(a, q, st, nb@M):
     # A block of other steps is gathered into a stack scratch first and runs the contiguous
     # block's loop: vectorized, and its bits (one accumulator along the steps ran a chain of
     # dependent adds: float32 x[::2].sum() of 1e5, 80 us against NumPy's 24). Indexed from 0
-    # (a slice or the scratch): LLVM drops Numba's wraparound check and vectorizes.
+    # (a slice or the scratch): LLVM drops Numba's wraparound check and vectorizes. (The
+    # contiguous block keeps its own loop: one loop over tile_view's pointer was slower.)
+    if st == 1:
+        seg = a[q:q + nb]
+        for k in range(nb):
+            acc = BLOCK_STEP_CONTIG
+        return BLOCK_RESULT
     buf = stack_scratch(a)
-    if st != 1:
-        gather(buf, a, q, st, nb)
-    seg = tile_view(a, buf, st != 1, q, nb)
+    gather(buf, a, q, st, nb)
+    seg = buf[:nb]
     for k in range(nb):
         acc = BLOCK_STEP_CONTIG
     return BLOCK_RESULT
@@ -64,16 +69,18 @@ from tensorlib.kernels.cpu.vector_math import f32_bits, f64_bits
 def block(a, q, st, nb):
     # A block of other steps is gathered a chunk of SCRATCH at a time into a stack scratch and
     # scanned as a contiguous one (a comb chain along the steps before: float32 x[::2].max()
-    # of 1e5, the whole call, 46-54 -> 15-17 us; NumPy 27-39); a contiguous block is one
-    # chunk.
+    # of 1e5, the whole call, 46-54 -> 15-17 us; NumPy 27-39). (One loop over tile_view's
+    # selected pointer for both kinds made the contiguous scan ~15% slower.)
+    if st == 1:
+        seg = a[q:q + nb]
+""" + bit_scan("nb") + """            return ACCT(np.nan)
+        return _from_bits(ACCT(0), PICK)
     buf = stack_scratch(a)
-    chunk = max(nb, 1) if st == 1 else SCRATCHN
     acc = INIT
-    for c0 in range(0, nb, chunk):
-        m = min(chunk, nb - c0)
-        if st != 1:
-            gather(buf, a, q + c0 * st, st, m)
-        seg = tile_view(a, buf, st != 1, q + c0, m)
+    for c0 in range(0, nb, SCRATCHN):
+        m = min(SCRATCHN, nb - c0)
+        gather(buf, a, q + c0 * st, st, m)
+        seg = buf[:m]
 """ + bit_scan("m") + """            return ACCT(np.nan)
         r = _from_bits(ACCT(0), PICK)
         acc = comb(acc, r) if c0 else r
