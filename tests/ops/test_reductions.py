@@ -804,7 +804,8 @@ def test_strided_sums_give_the_contiguous_copys_bits(view, dtype):
     x = tl.asarray(np.asarray(vals).astype(dtype.np_dtype))
     x2 = x.reshape(40, 150)
     pick = {"x[::2]": lambda: (x[::2], None), "x[::-3]": lambda: (x[::-3], None),
-            "x2[:, ::2] rows": lambda: (x2[:, ::2], 1), "x2[:, ::2] all": lambda: (x2[:, ::2], None),
+            "x2[:, ::2] rows": lambda: (x2[:, ::2], 1),
+            "x2[:, ::2] all": lambda: (x2[:, ::2], None),
             "x2[::-1, 1::3] rows": lambda: (x2[::-1, 1::3], 1)}
     v, axis = pick[view]()
     dense = v.contiguous()

@@ -189,7 +189,8 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
         arr = loads[k][1]
         lines += [f"                if s{k} != 0 and s{k} != 1:",
                   f"                    gather(scratch{k}, {arr}, p{k} + c0 * s{k}, s{k}, c1 - c0)",
-                  f"                v{k} = tile_view({arr}, scratch{k}, s{k} != 1, p{k} + c0, c1 - c0)"]
+                  f"                v{k} = tile_view({arr}, scratch{k}, s{k} != 1, p{k} + c0, "
+                  f"c1 - c0)"]
     lines += _element_loop(info, loads, store, tiles, "c1 - c0", 16)
     # Strided branch: each operand (the output too) by its step from the tile's start, in
     # the contiguous branch's blocks (a block_fast form decides a block's bits)
@@ -298,7 +299,8 @@ def _strided_source(info, signature, loads, store, dtypes, out_dtype, fname="str
             lines += [f"        q{k} = {arr}_first + c0 * {arr}_step",
                       f"        if {arr}_step != 1:",
                       f"            gather(scratch{k}, {arr}, q{k}, {arr}_step, c1 - c0)",
-                      f"        v{k} = tile_view({arr}, scratch{k}, {arr}_step != 1, q{k}, c1 - c0)"]
+                      f"        v{k} = tile_view({arr}, scratch{k}, {arr}_step != 1, q{k}, "
+                      f"c1 - c0)"]
         lines += _element_loop(info, loads, store, {k: f"v{k}" for k in (0, *loads)},
                                "c1 - c0", 8)
     else:
@@ -745,7 +747,8 @@ def rows_plan(info, lay, kinds, tensors):
     an op without block_fast forms (their per-block choice follows the nest's tiles); no
     operand of other steps under an op with a dear element (ops.yaml wide_vectors, or gathers
     above GATHER_MIN elements: the nest gathers it, then runs vectorized; exp of float32
-    x2[:, ::2], 5e4 elements: one row 202-215 us, the nest 70-105); no Python-scalar operand in a bool argument (the loops take it in the compute dtype). Else
+    x2[:, ::2], 5e4 elements: one row 202-215 us, the nest 70-105); no Python-scalar operand
+    in a bool argument (the loops take it in the compute dtype). Else
     None. The same elements, expression and conversions as the loop nest's: the same bits.
     A layout of one dim with other steps than 1 (``x2[:, ::2]`` of a contiguous ``x2``
     coalesces to one) is one row, below the parallel grain where no operand's step is 0 (the
