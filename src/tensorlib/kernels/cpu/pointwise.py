@@ -165,9 +165,14 @@ def _loop_source(fname, parallel, info, operand_names, loads, store, nops, reads
     # tile runs the vectorized loop in the contiguous branch's blocks; the strided branch went
     # one element at a time (float32 (1000, 1000)[::2, ::2] sin 1.9 ms, NumPy 0.3; 1e6
     # x[::2] * 2.0 269-807 us, gathered 153; transposed operands gathered no slower: (1000,
-    # 1000) q.T + q2 0.44-0.65 of NumPy's time against 0.73-1.49)
-    unit = " and ".join(["s0 == 1"] + ["True" if k in own else f"s{k} == 1"
-                                       for k in range(1, nops)])
+    # 1000) q.T + q2 0.44-0.65 of NumPy's time against 0.73-1.49). Of an op with a cheap
+    # element (not ops.yaml gathers / wide_vectors) at most one input is gathered: two
+    # gathers cost more than the strided branch (a[::2] * b[::2] of 2e6 937 us, 693 strided)
+    parts = ["s0 == 1"] + [f"s{k} == 1" for k in range(1, nops) if k not in own]
+    if len(own) > 1 and not info.gathers:
+        plain = " + ".join(f"(s{k} == 0 or s{k} == 1)" for k in own)
+        parts.append(f"{plain} >= {len(own) - 1}")
+    unit = " and ".join(parts)
     # Contiguous branch: slice each operand to the tile so the index runs from 0 and LLVM can
     # drop Numba's negative-index check and vectorize. Strided branch: unsigned indices skip
     # that check too (offsets are never negative). An input broadcast along the inner dim
