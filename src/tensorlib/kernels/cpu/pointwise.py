@@ -753,8 +753,8 @@ def rows_plan(info, lay, kinds, tensors):
     operand of other steps under an op with a dear element (ops.yaml wide_vectors, or gathers
     above GATHER_MIN elements: the nest gathers it, then runs vectorized; exp of float32
     x2[:, ::2], 5e4 elements: one row 202-215 us, the nest 70-105); no Python-scalar operand
-    in a bool argument (the loops take it in the compute dtype). Else
-    None. The same elements, expression and conversions as the loop nest's: the same bits.
+    in a bool argument (the loops take it in the compute dtype). Else None. The same elements,
+    expression and conversions as the loop nest's: the same bits.
     A layout of one dim with other steps than 1 (``x2[:, ::2]`` of a contiguous ``x2``
     coalesces to one) is one row, below the parallel grain where no operand's step is 0 (the
     strided runner's loop for 1-D views, on raw addresses as this one)."""

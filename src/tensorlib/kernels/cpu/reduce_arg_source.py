@@ -116,9 +116,9 @@ _ARG_ROW_BITS = """\
 # A row of other steps: scanned element by element, or, where the contiguous row has a scan
 # of its own (ROWFN: arg_of_bits, arg_of_ints), gathered a chunk of SCRATCH at a time into a
 # stack scratch and each chunk scanned so (float32 x[::2].argmax() of 1e5, the whole call,
-# 80-85 -> 23-25 us; NumPy 25-31); a later
-# chunk's extreme wins only when strictly better (a nan over a number), so the first index
-# of the extreme, and the first nan, as the scalar scan finds them.
+# 80-85 -> 23-25 us; NumPy 25-31); a later chunk's extreme wins only when strictly better (a
+# nan over a number), so the first index of the extreme, and the first nan, as the scalar
+# scan finds them.
 _ARG_STRIDED_SCALAR = """\
                 for i in range(n0):
                     v = load(inp[np.uint64(pi + i * is0)])
