@@ -238,3 +238,79 @@ def test_cold_calls_match_the_nest_on_random_layouts(pair, op):
     with nest_not_ready():
         got = fn(x, y)
     assert_same_tensor(got, want)
+
+
+_STRIDED_LOOP_PENDING = r"""
+import sys
+import numpy as np
+import tensorlib as tl
+from tensorlib.iterator import TensorIterator
+from tensorlib.kernels.cpu import pointwise, pointwise_cold, pointwise_fast as pf
+from tensorlib.ops.pointwise import HOT_CALLS
+from tensorlib.runtime.cpu import cores
+
+route = sys.argv[1]
+asked, made, dense, rows, builds = [], [], [], [], []
+strided_loop_ready = [False]
+
+
+def ready(key, n, make):
+    asked.append(make()[0])  # (the strided loop's dispatcher and its sample arguments)
+    return strided_loop_ready[0]
+
+
+pf.ready_every = ready
+if route == "dense copies":  # the full path's cold route serves first calls, building the
+    pointwise.ready_every = pointwise_cold.ready_every = lambda *args: False  # flat loop
+else:  # the full path compiles its loops at once (rows loop, nest); no flat loop built
+    cores.DEFER_PARALLEL_COMPILE = False
+    pf.built_flat_entry = lambda *args: None
+real_entry, real_dense = pf.strided_entry, pf._via_dense_copies
+pf.strided_entry = lambda *args: made.append(args[0].name) or real_entry(*args)
+pf._via_dense_copies = lambda *args: dense.append(1) or real_dense(*args)
+real_row = pf._one_row
+pf._one_row = lambda *args: rows.append(1) or real_row(*args)
+real_build = TensorIterator.build.__func__
+TensorIterator.build = classmethod(lambda cls, *a, **k: builds.append(1) or real_build(cls, *a, **k))
+xn = np.linspace(0.1, 3, 4001).astype(np.float32)
+x = tl.asarray(xn)
+views = (lambda t: t[::2], lambda t: t[::-3], lambda t: t[1::4])
+ops = {"exp": tl.exp, "sqrt": tl.sqrt, "sin": tl.sin, "multiply": lambda t: t * 2.5,
+       "add": lambda t: tl.add(t, t)}
+got = {}
+for name, op in ops.items():
+    for k, view in enumerate(views):
+        got[name, k] = [op(view(x)) for _ in range(HOT_CALLS + 1)]
+        before, dense_before, rows_before = len(builds), len(dense), len(rows)
+        got[name, k] += [op(view(x)) for _ in range(3)]
+        assert len(builds) == before, (name, k)  # hot: the runner served, not the full path
+        # the cold route builds no flat loop for an op with block forms (sin: its nest runs);
+        # the full path runs 1-D views of cheap ops in its rows loop, of the others in its nest
+        assert (len(dense) > dense_before) == (route == "dense copies" and name != "sin")
+        assert (len(rows) > rows_before) == (route == "compiled" and name in ("multiply", "add"))
+assert not made, made  # no strided loop compiled in the foreground
+assert asked and all(hasattr(d, "overloads") for d in asked)
+strided_loop_ready[0] = True  # compiled: the runners take it
+for (name, k), results in got.items():
+    results.append(ops[name](views[k](x)))
+assert sorted(set(made)) == sorted(ops), made
+for (name, k), results in got.items():
+    want = ops[name](tl.asarray(views[k](xn).copy())).numpy()  # the dense path's bits
+    for r in results:
+        assert r.is_contiguous()
+        np.testing.assert_array_equal(r.numpy().view(np.uint8), want.view(np.uint8))
+"""
+
+
+@pytest.mark.parametrize("route", ["dense copies", "compiled"])
+def test_strided_runner_compiles_its_loop_in_the_background(route):
+    """A 1-D strided view's runner (pointwise_fast.strided_runner) asks cold_route for its
+    strided loop and, while that compiles, serves calls without compiling anything (the rows
+    loop the full path compiled, as one row; dense copies and the flat loop its cold route
+    built; its tile loop), with the dense path's bits; once the loop is ready it runs it. In a fresh process: the runners of
+    this one are made already."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _STRIDED_LOOP_PENDING, route],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]

@@ -665,6 +665,19 @@ def flat_entry(info, kinds, dtypes, compute, out_dtype, reads_out=()):
     return _codegen.once(_flats, _lock, key, build)
 
 
+def built_flat_entry(info, kinds, dtypes, compute, out_dtype):
+    """``flat_entry``'s entry point where it is built (so compiled) already, else None: for a
+    caller that must not compile in the foreground."""
+    return _flats.get((info.name, kinds, dtypes, compute, out_dtype, ()))
+
+
+def built_rows_entry(info, kinds, dtypes, compute, out_dtype):
+    """``rows_entry``'s entry point of the combination's rows module where it is built (so
+    compiled) already, else None (as built_flat_entry)."""
+    mod = _rows_modules.get((info.name, kinds, dtypes, compute, out_dtype))
+    return None if mod is None else _rows_entries.get(mod)
+
+
 _strideds: dict = {}
 
 
@@ -673,16 +686,33 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
     loop of one combination (kinds / dtypes as in ``flat_entry``; at least one tensor operand,
     1-D, of nonzero step): in a module of its own, so the combination's module keeps its text
     and disk-cached compiles."""
-    def build():
-        signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+    return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype),
+                         lambda: _guarded_entry(*_strided_parts(info, kinds, dtypes, compute,
+                                                                out_dtype)))
 
-        def source(form, fname):
-            return _strided_source(form, signature, loads, store, dtypes, out_dtype, fname)
-        return _guarded_entry(info, kinds, dtypes, out_dtype, compute,
-                              what + " (strided 1-D loop)", "_strided", "strided", source, 1,
-                              [0, 1] * kinds.count("T"))
 
-    return _codegen.once(_strideds, _lock, (info.name, kinds, dtypes, compute, out_dtype), build)
+def strided_loop(info, kinds, dtypes, compute, out_dtype):
+    """(the Numba dispatcher of the combination's strided loop, arguments over no element that
+    type it) where one loop serves every value (no value forms, no values-only guard: exp,
+    sqrt, x * 2.0): what a caller checks with cold_route, so the loop compiles in the
+    background while the full path serves, before ``strided_entry`` takes it. None where the
+    call's values pick among loops (``x ** 2.0``): strided_entry compiles what they pick."""
+    parts = _strided_parts(info, kinds, dtypes, compute, out_dtype)
+    if not _one_loop(info, kinds, compute):
+        return None
+    fname, naddresses, sample_ints = parts[7], parts[9], parts[10]
+    disp = getattr(_plain_module(*parts[:9]), fname)
+    return disp, (0, *([0] * naddresses), *sample_ints, *_value_samples(info, kinds, compute))
+
+
+def _strided_parts(info, kinds, dtypes, compute, out_dtype):
+    """_guarded_entry's arguments for the combination's strided loop."""
+    signature, loads, store, nops, what = _parts(info, kinds, dtypes, compute, out_dtype)
+
+    def source(form, fname):
+        return _strided_source(form, signature, loads, store, dtypes, out_dtype, fname)
+    return (info, kinds, dtypes, out_dtype, compute, what + " (strided 1-D loop)", "_strided",
+            "strided", source, 1, [0, 1] * kinds.count("T"))
 
 
 _rows_modules: dict = {}
@@ -935,20 +965,17 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
     call goes through a chooser that runs the guard on its values (or reuses the last choice
     for the same value object). When the guard reads tensor data, a flat loop is split as
     ``_block_split`` does."""
-    info = _loop_info(info, compute)
     samples = _value_samples(info, kinds, compute)
-    forms = info.block_forms
-    if not forms or not _reads_values_only(forms[0][0], info, kinds):
-        src = _header(info, compute, what) + "\n" + source(info, fname)
-        split = bool(forms) and fname == "flat"
-        if split:
-            src += "\n\n" + source(info, fname + "_fast", True)
-        mod = load_generated_module(info.name + suffix, src)
-        if not split:
+    if _one_guard(info, kinds, compute):
+        mod = _plain_module(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source)
+        info = _loop_info(info, compute)
+        if not (info.block_forms and fname == "flat"):
             return _entry_point(getattr(mod, fname), naddresses, samples, sample_ints)
         return _block_split(_entry_point(mod.flat_fast, naddresses, samples),
                             lambda: _entry_point(mod.flat, naddresses, samples),
                             _address_steps(kinds, dtypes, out_dtype), len(samples))
+    info = _loop_info(info, compute)
+    forms = info.block_forms
     (when, expr), rest = forms[0], dataclasses.replace(info, block_forms=forms[1:])
     fast = dataclasses.replace(info, expr=expr, block_forms=())
     values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
@@ -975,6 +1002,31 @@ def _guarded_rest(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, 
         return fn
 
     return _value_chooser(form, skip, len(samples))
+
+
+def _one_guard(info, kinds, compute) -> bool:
+    """Whether _guarded_rest builds one module for every value: no block_fast guard, or a
+    first one that reads tensor data (decided per block inside the loop)."""
+    forms = _loop_info(info, compute).block_forms
+    return not forms or not _reads_values_only(forms[0][0], info, kinds)
+
+
+def _one_loop(info, kinds, compute) -> bool:
+    """Whether one loop serves every value of the combination: no value form that
+    _guarded_entry picks by the call's values, and _one_guard."""
+    return _one_guard(info, kinds, compute) and not any(
+        compute.name in names and _reads_values_only(when, info, kinds)
+        for when, expr, names in info.value_forms)
+
+
+def _plain_module(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source):
+    """The module of _guarded_rest's loop where _one_guard holds: ``fname``'s loop (for a flat
+    loop with block forms also its ``_fast`` half, see _block_split)."""
+    info = _loop_info(info, compute)
+    src = _header(info, compute, what) + "\n" + source(info, fname)
+    if info.block_forms and fname == "flat":
+        src += "\n\n" + source(info, fname + "_fast", True)
+    return load_generated_module(info.name + suffix, src)
 
 
 def _python_guard(expr, names):

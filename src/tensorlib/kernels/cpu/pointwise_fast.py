@@ -41,8 +41,9 @@ from . import cold_route as _cold
 from .cold_route import ready_every, ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
-from .pointwise import GRAIN, SHORT_INNER, combination_module, flat_entry, parallel_grain, run_pointwise, \
-    rows_entry, rows_module, rows_plan, rows_samples, strided_entry, tile_meta
+from .pointwise import GRAIN, SHORT_INNER, built_flat_entry, built_rows_entry, combination_module, \
+    flat_entry, parallel_grain, run_pointwise, rows_entry, rows_module, rows_plan, rows_samples, \
+    strided_entry, strided_loop, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
@@ -397,6 +398,23 @@ def _dense_copy(t, n):
     return c
 
 
+def _one_row(rows, two):
+    """Rows loop entry point ``rows`` called as a strided loop (one row)."""
+    if two:
+        return lambda n, out, pa, sa, pb, sb, *vals: rows(n, out, 1, pa, sa, 0, pb, sb, 0, *vals)
+    return lambda n, out, pa, sa, *vals: rows(n, out, 1, pa, sa, 0, *vals)
+
+
+def _via_dense_copies(flat, n, tensors, vals, np_in, out_item, out_dtype):
+    """A new 1-D result of flat loop ``flat`` over NumPy's dense copies of 1-D ``tensors``
+    (``n`` elements of NumPy dtype ``np_in`` each): compiles nothing, the strided runner's
+    route while its own loop compiles."""
+    keep = [np.ascontiguousarray(strided_array(t, np_in)) for t in tensors]
+    st = Storage.allocate(n * out_item)
+    flat(n, st._ptr, *[x.ctypes.data for x in keep], *vals)
+    return Tensor._make(st, (n,), (1,), 0, out_dtype)
+
+
 def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scalar_type=None):
     """The fast path's runner for 1-D tensor operands of one length with any strides
     (``x[::2] * y[::-1]``, ``x[::3] + 2.0``): ``run(t, other, args)`` as dense_runner's, into a
@@ -419,6 +437,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
              if scalar_operand is not None else None)
     mod = None
     raw = None  # (the strided loop, that loop timed into the grain state)
+    pending = None  # strided_loop's answer ((): the values pick the loop), until raw is made
     # An op whose scalar element is dear (ops.yaml gathers, wide_vectors) gathers its strided
     # operands a block at a time: in the strided loop below the grain, in the tile loop's
     # contiguous branch from it (the strided branches ran one element at a time: sin 1e6 16.5
@@ -431,6 +450,15 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     wide = info.wide_vectors and compute.kind == "f"
     state = _grain_state(info) if wide else None
     team = None  # a compute-bound op's above-grain runner on dense copies (_above_grain)
+
+    def raw_ready(n):
+        """Whether the strided loop may be made now: it serves every value and is compiled
+        or on disk (else it starts compiling in the background, cold_route's rule), or the
+        values pick the loop (strided_entry compiles what they pick)."""
+        nonlocal pending
+        if pending is None:
+            pending = strided_loop(info, kinds, dtypes, compute, out_dtype) or ()
+        return not pending or ready_every(pending[0], n, lambda: pending)
 
     def run(a, b, args):
         nonlocal mod, raw, team
@@ -450,24 +478,44 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
                                     flat_entry(info, kinds, dtypes, compute, out_dtype))
             ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
             return team(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
+        pending = False  # the strided loop compiling (the raw-address route below)
         if n < grain and s0 and s1:
-            # the raw-address loop: each operand from its lowest element, with its step
-            if raw is None:
-                loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
-                raw = (loop, _timed_flat(info, state, loop) if wide else loop)
-            st = Storage.allocate(n * out_item)
-            pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
-            fn = raw[1] if wide and n >= state[2] else raw[0]
-            if two:
-                pb = b._storage._ptr + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item
-                fn(n, st._ptr, pa, s0, pb, s1, *vals)
+            # raw addresses: each operand from its lowest element, with its step
+            if raw is not None or raw_ready(n):
+                if raw is None:
+                    loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
+                    raw = (loop, _timed_flat(info, state, loop) if wide else loop)
+                fn = raw[1] if wide and n >= state[2] else raw[0]
             else:
-                fn(n, st._ptr, pa, s0, *vals)
-            t = Tensor._make_dense(st, a, out_dtype)
-            t._strides = (1,)  # (a's shape, dense)
-            return t
+                # The strided loop compiles in the background (in the foreground it stalled
+                # the 32nd call of exp(x[::2]) 0.3-0.5 s). Meanwhile what the full path
+                # compiled: its rows loop as one row (cheap ops), else (below) the flat loop
+                # over dense copies (its cold route) or its tile loop (ops with block forms);
+                # else the full path serves.
+                pending = True
+                fn = built_rows_entry(info, kinds, dtypes, compute, out_dtype)
+                fn = fn and _one_row(fn, two)
+            if fn is not None:
+                st = Storage.allocate(n * out_item)
+                pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
+                if two:
+                    pb = (b._storage._ptr
+                          + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item)
+                    fn(n, st._ptr, pa, s0, pb, s1, *vals)
+                else:
+                    fn(n, st._ptr, pa, s0, *vals)
+                t = Tensor._make_dense(st, a, out_dtype)
+                t._strides = (1,)  # (a's shape, dense)
+                return t
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
+        if pending:
+            flat = built_flat_entry(info, kinds, dtypes, compute, out_dtype)
+            if flat is not None:
+                return _via_dense_copies(flat, n, (a, b) if two else (a,), vals, np_in,
+                                         out_item, out_dtype)
+            if not mod.serial.overloads:
+                return None
         st = Storage.allocate(n * out_item)
         if two:
             meta = np.array((1, n, 1, s0, s1, 0, a._offset, b._offset), np.int64)
