@@ -317,9 +317,14 @@ def test_two_dim_layouts_run_the_rows_loop(dtype, monkeypatch):
         "row": lambda: a * row, "column": lambda: a * col, "transposed": lambda: a * big[:9, :5].T,
         "negative": lambda: big[::-2, ::-2][:5, :9] * a, "scalar": lambda: big[::2, 1::2] * 3,
         "where": lambda: tl.where(m, a, col)}
+    # bool results over rows every operand reads contiguously (at row offsets, in reverse):
+    # the rows loop's loop over row slices
+    cases["equal rows"] = lambda: big[2:7, 3:12] == a[::-1]
     if dtype.kind != "c":
         cases["maximum"] = lambda: tl.maximum(a, row)
         cases["less"] = lambda: a < col
+        cases["less rows"] = lambda: a[::-1] < row
+        cases["less stepped rows"] = lambda: big[::2, ::2][:5, :9] < a[::-1]
     if dtype.kind == "f":
         cases["mixed"] = lambda: a + _arr((9,), tl.float64, 6)
     with np.errstate(all="ignore"):

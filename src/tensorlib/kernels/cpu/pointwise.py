@@ -338,7 +338,20 @@ def _rows_source(info, signature, loads, store, dtypes, out_dtype):
     lines += [f"        {t}_row = {t}_first + r * {t}_rstep" for t in tensors[1:]]
     arrays = {0: "row_out", **{k: arr for k, (var, arr, code) in loads.items()}}
     steps = {k: (f"{arr}_row", f"{arr}_step") for k, (var, arr, code) in loads.items()}
-    lines += _element_loop(info, loads, store, arrays, "n", 8, steps=steps)
+    if info.output != "bool" or not loads:
+        lines += _element_loop(info, loads, store, arrays, "n", 8, steps=steps)
+        return "\n".join(lines) + "\n"
+    # A bool store behind runtime steps is not vectorized (X[::-1] < y of 1e5 elements took
+    # 2.2-2.7x NumPy's time; X[::-1] + y is vectorized): rows that every operand reads
+    # contiguously run over row slices
+    lines.append("        if " + " and ".join(f"{arr}_step == 1"
+                                             for var, arr, code in loads.values()) + ":")
+    lines += [f"            {arr}_dense = {arr}[{arr}_row:{arr}_row + n]"
+              for var, arr, code in loads.values()]
+    dense = {0: "row_out", **{k: f"{arr}_dense" for k, (var, arr, code) in loads.items()}}
+    lines += _element_loop(info, loads, store, dense, "n", 12)
+    lines.append("        else:")
+    lines += _element_loop(info, loads, store, arrays, "n", 12, steps=steps)
     return "\n".join(lines) + "\n"
 
 
