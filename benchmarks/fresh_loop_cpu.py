@@ -10,9 +10,11 @@ median per half second. Compare trees by running it with PYTHONPATH pointing at 
     python benchmarks/fresh_loop_cpu.py [--seconds 4] [--sizes 1e3,1e5] [--cases exp,sqrt,...]
 
 Measured 2026-12-07 (Zen 3 VM, 2 vCPUs, quiet), 1e3 float32 elements, before -> after the
-strided runner's loop moved to the background compile: slowest later call exp(x[::2])
-0.33-0.53 -> 0.004 s, sqrt 0.36-0.41 -> 0.012-0.017, sin 0.51-0.57 -> 0.07 (the first call
-itself), x[::2] * 2.0 0.11-0.15 -> 0.014-0.040; calls meanwhile 12-28 us against ~6 steady.
+strided runner's gathering loop moved to the background compile: slowest later call
+exp(x[::2]) 0.33-0.53 -> 0.004 s, sqrt 0.36-0.41 -> 0.012-0.034, sin 0.51-0.61 -> 0.07-0.09
+(its first call itself takes 2.3-2.6 s); calls meanwhile 12-27 us against ~6 steady, for 1-3
+s (fewer calls done in a 3 s script: exp 165k -> 73k). Cheap ops (abs, x * 2.0, x + y)
+compile their plain strided loop at the 32nd call as before (0.14-0.18 s).
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ while time.perf_counter() < end:
     fn()
     times.append(time.perf_counter() - t)
 ts = np.array(times)
-later = ts[1:]
+later = ts[1:] if len(ts) > 1 else np.zeros(1)  # (a first call longer than SECONDS)
 cum = np.cumsum(ts)
 windows = np.searchsorted(cum, np.arange(0.0, cum[-1], 0.5))
 halves = [np.median(ts[a:b]) * 1e6 for a, b in zip(windows[:-1], windows[1:]) if b > a]

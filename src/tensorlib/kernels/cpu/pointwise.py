@@ -684,13 +684,6 @@ def built_flat_entry(info, kinds, dtypes, compute, out_dtype):
     return _flats.get((info.name, kinds, dtypes, compute, out_dtype, ()))
 
 
-def built_rows_entry(info, kinds, dtypes, compute, out_dtype):
-    """``rows_entry``'s entry point of the combination's rows module where it is built (so
-    compiled) already, else None (as built_flat_entry)."""
-    mod = _rows_modules.get((info.name, kinds, dtypes, compute, out_dtype))
-    return None if mod is None else _rows_entries.get(mod)
-
-
 _strideds: dict = {}
 
 

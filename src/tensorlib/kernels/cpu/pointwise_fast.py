@@ -41,8 +41,8 @@ from . import cold_route as _cold
 from .cold_route import ready_every, ready_once
 from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
-from .pointwise import GRAIN, SHORT_INNER, built_flat_entry, built_rows_entry, combination_module, \
-    flat_entry, parallel_grain, run_pointwise, rows_entry, rows_module, rows_plan, rows_samples, \
+from .pointwise import GRAIN, SHORT_INNER, built_flat_entry, combination_module, flat_entry, \
+    parallel_grain, run_pointwise, rows_entry, rows_module, rows_plan, rows_samples, \
     strided_entry, strided_loop, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
@@ -398,13 +398,6 @@ def _dense_copy(t, n):
     return c
 
 
-def _one_row(rows, two):
-    """Rows loop entry point ``rows`` called as a strided loop (one row)."""
-    if two:
-        return lambda n, out, pa, sa, pb, sb, *vals: rows(n, out, 1, pa, sa, 0, pb, sb, 0, *vals)
-    return lambda n, out, pa, sa, *vals: rows(n, out, 1, pa, sa, 0, *vals)
-
-
 def _via_dense_copies(flat, n, tensors, vals, np_in, out_item, out_dtype):
     """A new 1-D result of flat loop ``flat`` over NumPy's dense copies of 1-D ``tensors``
     (``n`` elements of NumPy dtype ``np_in`` each): compiles nothing, the strided runner's
@@ -437,7 +430,7 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
              if scalar_operand is not None else None)
     mod = None
     raw = None  # (the strided loop, that loop timed into the grain state)
-    pending = None  # strided_loop's answer ((): the values pick the loop), until raw is made
+    pending = None  # strided_loop's answer ((): compiled at once), until raw is made
     # An op whose scalar element is dear (ops.yaml gathers, wide_vectors) gathers its strided
     # operands a block at a time: in the strided loop below the grain, in the tile loop's
     # contiguous branch from it (the strided branches ran one element at a time: sin 1e6 16.5
@@ -452,12 +445,16 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
     team = None  # a compute-bound op's above-grain runner on dense copies (_above_grain)
 
     def raw_ready(n):
-        """Whether the strided loop may be made now: it serves every value and is compiled
-        or on disk (else it starts compiling in the background, cold_route's rule), or the
-        values pick the loop (strided_entry compiles what they pick)."""
+        """Whether the strided loop may be made now: for an op that gathers (its loop gathers
+        blocks and runs the block loop: 0.36-0.61 s to compile, exp / sqrt / sin of float32 on
+        a Zen 3 VM) where one loop serves every value, once compiled or on disk (else it starts
+        compiling in the background, cold_route's rule); at once for the others (a cheap op's
+        plain loop, 0.14-0.18 s: less than a loop of calls loses on the routes meanwhile,
+        beside a second compile on the same cores; likewise where the values pick the loop)."""
         nonlocal pending
         if pending is None:
-            pending = strided_loop(info, kinds, dtypes, compute, out_dtype) or ()
+            pending = (info.gathers and strided_loop(info, kinds, dtypes, compute, out_dtype)
+                       or ())
         return not pending or ready_every(pending[0], n, lambda: pending)
 
     def run(a, b, args):
@@ -478,26 +475,16 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
                                     flat_entry(info, kinds, dtypes, compute, out_dtype))
             ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
             return team(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
-        pending = False  # the strided loop compiling (the raw-address route below)
+        pending = False  # the strided loop compiling in the background
         if n < grain and s0 and s1:
-            # raw addresses: each operand from its lowest element, with its step
             if raw is not None or raw_ready(n):
+                # raw addresses: each operand from its lowest element, with its step
                 if raw is None:
                     loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
                     raw = (loop, _timed_flat(info, state, loop) if wide else loop)
-                fn = raw[1] if wide and n >= state[2] else raw[0]
-            else:
-                # The strided loop compiles in the background (in the foreground it stalled
-                # the 32nd call of exp(x[::2]) 0.3-0.5 s). Meanwhile what the full path
-                # compiled: its rows loop as one row (cheap ops), else (below) the flat loop
-                # over dense copies (its cold route) or its tile loop (ops with block forms);
-                # else the full path serves.
-                pending = True
-                fn = built_rows_entry(info, kinds, dtypes, compute, out_dtype)
-                fn = fn and _one_row(fn, two)
-            if fn is not None:
                 st = Storage.allocate(n * out_item)
                 pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
+                fn = raw[1] if wide and n >= state[2] else raw[0]
                 if two:
                     pb = (b._storage._ptr
                           + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item)
@@ -507,9 +494,14 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
                 t = Tensor._make_dense(st, a, out_dtype)
                 t._strides = (1,)  # (a's shape, dense)
                 return t
+            # (in the foreground its compile stalled the 32nd call of exp(x[::2]) 0.33-0.53 s)
+            pending = True
         if mod is None:
             mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         if pending:
+            # what the full path compiled: the flat loop over dense copies (its cold route or
+            # a dense call built it), else its tile loop (ops with block forms), else the
+            # full path serves
             flat = built_flat_entry(info, kinds, dtypes, compute, out_dtype)
             if flat is not None:
                 return _via_dense_copies(flat, n, (a, b) if two else (a,), vals, np_in,
