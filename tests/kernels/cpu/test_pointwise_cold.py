@@ -101,6 +101,37 @@ def test_cold_calls_in_place_and_into_strided_out(dtype):
         assert_same_tensor(got, want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["sin", "log", "pow"])
+def test_cold_calls_of_block_form_ops_over_one_dim_layouts(op, dtype, monkeypatch):
+    """Ops with block_fast forms over one-dim layouts (1-D views, a 2-D view coalescing to one
+    strided dim) take the cold route: the dense copies' blocks are the nest's (TILE is a
+    multiple of BLOCK), so each block picks the same form, including blocks whose guard fails
+    and blocks past the first tile: the nest's bits."""
+    served = []
+    real = pointwise_cold.run_dense_copies
+    monkeypatch.setattr(pointwise, "run_dense_copies",
+                        lambda *args: served.append(real(*args)) or served[-1])
+    n = 50_000  # (three tiles and a part)
+    assert 3 * pointwise.TILE < n < 4 * pointwise.TILE
+    rng = np.random.default_rng(30)
+    vals = rng.uniform(0.5, 40, 2 * n)
+    vals[2 * 1500] = 3e9 if op == "sin" else -1.0  # a block the guard fails for (2nd block)
+    vals[2 * (pointwise.TILE + 7)] = float("nan")  # and one in the second tile
+    x = tl.asarray(vals.astype(dtype))
+    e = tl.asarray(rng.choice([0.5, 1.5, 2.5], 2 * n).astype(dtype))  # (pow's exponents)
+    fn = {"sin": lambda t, u: tl.sin(t), "log": lambda t, u: tl.log(t), "pow": tl.pow}[op]
+    # (the grid's rows of 50: [:, ::2] coalesces to one dim of step 2)
+    for view in (lambda t: t[::2], lambda t: t[::-3], lambda t: t.reshape((-1, 50))[:, ::2]):
+        with np.errstate(all="ignore"):
+            want = fn(view(x), view(e))  # the loop nest (compiled at once in tests)
+            served.clear()
+            with nest_not_ready():
+                got = fn(view(x), view(e))
+        assert served == [True]
+        assert_same_tensor(got, want)
+
+
 def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
     calls = []
     real = pointwise_cold.run_dense_copies
@@ -285,8 +316,7 @@ for name, op in ops.items():
         assert len(builds) == before, (name, k)  # hot: the runner served, not the full path
         if name not in gather:
             continue  # (a cheap op's plain strided loop compiles at once)
-        # the cold route builds no flat loop for an op with block forms (sin: its nest runs)
-        assert (len(dense) > dense_before) == (route == "dense copies" and name != "sin")
+        assert (len(dense) > dense_before) == (route == "dense copies")
 assert sorted(set(made)) == ["add", "multiply"], made  # no gathering loop in the foreground
 assert asked and all(hasattr(d, "overloads") for d in asked)
 strided_loop_ready[0] = True  # compiled: the runners take it
@@ -305,7 +335,7 @@ for (name, k), results in got.items():
 def test_strided_runner_compiles_its_loop_in_the_background(route):
     """A 1-D strided view's runner (pointwise_fast.strided_runner) of an op that gathers asks
     cold_route for its strided loop and, while that compiles, serves calls without compiling
-    anything (dense copies and the flat loop the full path built, else its tile loop), with
+    anything (dense copies and the flat loop the cold route built, else its tile loop), with
     the dense path's bits; once the loop is ready it runs it. A cheap op's strided loop
     compiles at once. In a fresh process: the runners of this one are made already."""
     import subprocess

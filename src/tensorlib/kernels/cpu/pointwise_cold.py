@@ -16,11 +16,13 @@ contiguous subtract: first call 0.43-0.71 s -> 7-11 ms; cold calls ~130-240 us (
 over 40 ms.
 
 The flat loop computes each element as the nest does (the same expression and conversions; no
-reassociation), so the bits are the nest's. Not for ops with block_fast forms (their forms
-are chosen per block, and the blocks of a dense copy are not the nest's tiles), nor while a
-user CPU stream is current or the profiler records (the launch path queues and records the
-kernels); queued CPU-stream work on the operands was waited for when the caller took their
-arrays (Storage.typed).
+reassociation), so the bits are the nest's. For ops with block_fast forms (their forms are
+chosen per block of BLOCK elements) only over one-dim layouts: there the nest's tiles (TILE, a
+multiple of BLOCK) hold the dense copy's blocks; over more dims they do not (sin(x[::2]) cold
+2.4-2.9 s, its nest compiled at the first call, against 1.3 s). Not while a user CPU stream is
+current or the profiler records (the launch path queues and records the kernels); queued
+CPU-stream work on the operands was waited for when the caller took their arrays
+(Storage.typed).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ def run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, 
     nest (a small two-dim layout's rows loop, which its caller found not ready). ``flat_entry``:
     pointwise.flat_entry (passed in: this module sits below pointwise.py)."""
     numel = lay.numel
-    if (info.block_forms or not numel or numel > COLD_MAX
+    if (info.block_forms and len(lay.shape) > 1 or not numel or numel > COLD_MAX
             or (_streams._slow and not _streams.runs_inline())
             or any(kind == "S" and name in info.bool_args  # (flat takes compute-dtype values)
                    for kind, name in zip(kinds, info.tensor_args))
