@@ -272,15 +272,12 @@ def test_cold_calls_match_the_nest_on_random_layouts(pair, op):
 
 
 _STRIDED_LOOP_PENDING = r"""
-import sys
 import numpy as np
 import tensorlib as tl
 from tensorlib.iterator import TensorIterator
 from tensorlib.kernels.cpu import pointwise, pointwise_cold, pointwise_fast as pf
 from tensorlib.ops.pointwise import HOT_CALLS
-from tensorlib.runtime.cpu import cores
 
-route = sys.argv[1]
 asked, made, dense, builds = [], [], [], []
 strided_loop_ready = [False]
 
@@ -290,12 +287,8 @@ def ready(key, n, make):
     return strided_loop_ready[0]
 
 
-pf.ready_every = ready
-if route == "dense copies":  # the full path's cold route serves first calls, building the
-    pointwise.ready_every = pointwise_cold.ready_every = lambda *args: False  # flat loop
-else:  # the full path compiles its loop nest at once; no flat loop built
-    cores.DEFER_PARALLEL_COMPILE = False
-    pf.built_flat_entry = lambda *args: None
+# the strided loop compiling in the background: the full path's cold route serves first calls
+pointwise.ready_every = pointwise_cold.ready_every = pf.ready_every = ready
 real_entry, real_dense = pf.strided_entry, pf._via_dense_copies
 pf.strided_entry = lambda *args: made.append(args[0].name) or real_entry(*args)
 pf._via_dense_copies = lambda *args: dense.append(1) or real_dense(*args)
@@ -314,9 +307,8 @@ for name, op in ops.items():
         before, dense_before = len(builds), len(dense)
         got[name, k] += [op(view(x)) for _ in range(3)]
         assert len(builds) == before, (name, k)  # hot: the runner served, not the full path
-        if name not in gather:
-            continue  # (a cheap op's plain strided loop compiles at once)
-        assert (len(dense) > dense_before) == (route == "dense copies")
+        # (the flat loop over dense copies, which the full path's cold route built)
+        assert (len(dense) > dense_before) == (name in gather), (name, k)
 assert sorted(set(made)) == ["add", "multiply"], made  # no gathering loop in the foreground
 assert asked and all(hasattr(d, "overloads") for d in asked)
 strided_loop_ready[0] = True  # compiled: the runners take it
@@ -331,15 +323,60 @@ for (name, k), results in got.items():
 """
 
 
-@pytest.mark.parametrize("route", ["dense copies", "compiled"])
-def test_strided_runner_compiles_its_loop_in_the_background(route):
+def test_strided_runner_compiles_its_loop_in_the_background():
     """A 1-D strided view's runner (pointwise_fast.strided_runner) of an op that gathers asks
     cold_route for its strided loop and, while that compiles, serves calls without compiling
-    anything (dense copies and the flat loop the cold route built, else its tile loop), with
-    the dense path's bits; once the loop is ready it runs it. A cheap op's strided loop
-    compiles at once. In a fresh process: the runners of this one are made already."""
+    anything (dense copies and the flat loop the full path's cold route built), with the
+    dense path's bits; once the loop is ready it runs it. A cheap op's strided loop compiles
+    at once. In a fresh process: the runners of this one are made already."""
     import subprocess
     import sys
-    r = subprocess.run([sys.executable, "-c", _STRIDED_LOOP_PENDING, route],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, "-c", _STRIDED_LOOP_PENDING], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+_ONE_DIM_GATHERS = r"""
+import numpy as np
+import tensorlib as tl
+from tensorlib.kernels.cpu import pointwise, pointwise_fast as pf
+from tensorlib.ops.pointwise import HOT_CALLS
+from tensorlib.runtime.cpu import cores
+
+cores.DEFER_PARALLEL_COMPILE = False  # (compiles at once: the loops each route takes)
+nests, loops = [], []
+real_pair, real_full, real_fast = (pointwise._launch_pair, pointwise.strided_entry,
+                                   pf.strided_entry)
+pointwise._launch_pair = lambda *args: nests.append(1) or real_pair(*args)
+pointwise.strided_entry = lambda *args: loops.append("full") or real_full(*args)
+pf.strided_entry = lambda *args: loops.append("runner") or real_fast(*args)
+xn = np.linspace(0.1, 3, 8000).astype(np.float32)
+x = tl.asarray(xn)
+grid = x.reshape((80, 100))
+cases = {"exp x[::2]": (lambda: tl.exp(x[::2]), lambda: xn[::2]),
+         "sqrt x[::-3]": (lambda: tl.sqrt(x[::-3]), lambda: xn[::-3]),
+         "sin grid[:, ::2]": (lambda: tl.sin(grid[:, ::2]), lambda: xn.reshape(80, 100)[:, ::2]),
+         "exp into": (lambda: tl.exp(x[1::2], out=tl.empty(4000)), lambda: xn[1::2])}
+ops = {"exp x[::2]": tl.exp, "sqrt x[::-3]": tl.sqrt, "sin grid[:, ::2]": tl.sin,
+       "exp into": tl.exp}
+for name, (call, src) in cases.items():
+    loops.clear()
+    results = [call() for _ in range(HOT_CALLS + 3)]
+    assert loops[0] == "full" and "runner" in loops, (name, loops)  # full path, then runner
+    want = ops[name](tl.asarray(np.ascontiguousarray(src()))).numpy()  # the dense path
+    for r in results:
+        np.testing.assert_array_equal(r.numpy().view(np.uint8), want.view(np.uint8))
+assert not nests  # no loop nest compiled or launched for these layouts
+"""
+
+
+def test_one_dim_layouts_of_ops_that_gather_run_the_strided_loop():
+    """A one-dim layout (a 1-D view, a 2-D view coalescing to one strided dim, into a dense
+    out=) of an op that gathers, below the grain: the full path and then the runner (strided
+    or layout runner) run the same gathering strided loop, never the loop nest (one kernel to
+    compile), with the dense path's bits. In a fresh process (runners of this one are made)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _ONE_DIM_GATHERS], capture_output=True,
+                       text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]

@@ -563,6 +563,20 @@ def run_pointwise(it, info, scalar_values):
             if run_dense_copies(None, info, lay, None, ops, kinds, dtypes, compute, arrays,
                                 values, flat_entry):
                 return
+        elif strided_layout(info, lay, compute, dtypes, out._dtype):
+            # A one-dim layout of an op that gathers (exp(x[::2])): the strided runner's
+            # gathering loop once compiled or on disk, the cold route until then; its nest is
+            # never compiled (one background compile for the full path and the runner)
+            loop = strided_loop(info, kinds, tuple(dtypes), compute, out._dtype)
+            if loop is not None:
+                if ready_every(loop[0], numel, lambda: loop):
+                    strided_entry(info, kinds, tuple(dtypes), compute, out._dtype)(
+                        numel, out._storage._ptr + lay.offsets[0] * out._dtype.itemsize,
+                        *_lowest_addresses(lay, tensors), *values)
+                    return
+                if run_dense_copies(None, info, lay, None, ops, kinds, dtypes, compute,
+                                    arrays, values, flat_entry):
+                    return
     # (built only where it runs: a dense call with a Python-scalar operand imports only its
     # flat loop's module)
     mod = combination_module(info, kinds, tuple(dtypes), compute, out._dtype,
@@ -573,6 +587,29 @@ def run_pointwise(it, info, scalar_values):
         return  # a first call while the loop nest is not compiled: dense copies, flat loop
     _launch_pair(mod, numel, grain, info.name, out, ops, meta,
                  *arrays, *values)  # on the current CPU stream
+
+
+def strided_layout(info, lay, compute, dtypes, out_dtype) -> bool:
+    """Whether a call of ``lay`` below the parallel grain runs the strided loop (the full path
+    and the layout runner): one dim, a dense output, operands of nonzero steps (not all 1: the
+    flat loop's), an op that gathers (its loop gathers blocks: pointwise_fast's strided runner
+    runs the same loop on 1-D views) over real floats of its compute dtype."""
+    return (info.gathers and compute.kind == "f" and out_dtype is compute
+            and len(lay.shape) == 1 and lay.strides[0] == (1,)
+            and all(d is None or d is compute for d in dtypes)
+            and all(s[0] for s in lay.strides[1:])
+            and not all(s == (1,) for s in lay.strides))
+
+
+def _lowest_addresses(lay, tensors) -> list:
+    """(address of the lowest element, step) of each tensor operand of one-dim layout
+    ``lay``, the strided loop's operand arguments."""
+    n = lay.shape[0]
+    args = []
+    for t, (step,), offset in zip(tensors, lay.strides[1:], lay.offsets[1:]):
+        low = offset + (n - 1) * step if step < 0 else offset
+        args += (t._storage._ptr + low * t._dtype.itemsize, step)
+    return args
 
 
 def reads_out_of(info, ops, lay) -> tuple:

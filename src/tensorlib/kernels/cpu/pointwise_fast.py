@@ -43,7 +43,7 @@ from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, built_flat_entry, combination_module, flat_entry, \
     parallel_grain, run_pointwise, rows_entry, rows_module, rows_plan, rows_samples, \
-    strided_entry, strided_loop, tile_meta
+    strided_entry, strided_layout, strided_loop, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
@@ -475,39 +475,34 @@ def strided_runner(info, dtype, out_dtype, scalar_pos, scalar_operand=None, scal
                                     flat_entry(info, kinds, dtypes, compute, out_dtype))
             ts = [t if t._strides[0] == 1 else _dense_copy(t, n) for t in ((a, b) if two else (a,))]
             return team(n, ts, vals, Tensor._make_dense)  # (ts[0]: dense, 1-D)
-        pending = False  # the strided loop compiling in the background
         if n < grain and s0 and s1:
-            if raw is not None or raw_ready(n):
-                # raw addresses: each operand from its lowest element, with its step
-                if raw is None:
-                    loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
-                    raw = (loop, _timed_flat(info, state, loop) if wide else loop)
-                st = Storage.allocate(n * out_item)
-                pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
-                fn = raw[1] if wide and n >= state[2] else raw[0]
-                if two:
-                    pb = (b._storage._ptr
-                          + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item)
-                    fn(n, st._ptr, pa, s0, pb, s1, *vals)
-                else:
-                    fn(n, st._ptr, pa, s0, *vals)
-                t = Tensor._make_dense(st, a, out_dtype)
-                t._strides = (1,)  # (a's shape, dense)
-                return t
-            # (in the foreground its compile stalled the 32nd call of exp(x[::2]) 0.33-0.53 s)
-            pending = True
-        if mod is None:
-            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
-        if pending:
-            # what the full path compiled: the flat loop over dense copies (its cold route or
-            # a dense call built it), else its tile loop (ops with block forms), else the
-            # full path serves
-            flat = built_flat_entry(info, kinds, dtypes, compute, out_dtype)
-            if flat is not None:
+            if raw is None and not raw_ready(n):
+                # Compiling in the background (in the foreground it stalled the 32nd call of
+                # exp(x[::2]) 0.33-0.53 s): the flat loop over dense copies where the full
+                # path's cold route (or a dense call) built it, else the full path (whose
+                # cold route builds it)
+                flat = built_flat_entry(info, kinds, dtypes, compute, out_dtype)
+                if flat is None:
+                    return None
                 return _via_dense_copies(flat, n, (a, b) if two else (a,), vals, np_in,
                                          out_item, out_dtype)
-            if not mod.serial.overloads:
-                return None
+            # raw addresses: each operand from its lowest element, with its step
+            if raw is None:
+                loop = strided_entry(info, kinds, dtypes, compute, out_dtype)
+                raw = (loop, _timed_flat(info, state, loop) if wide else loop)
+            st = Storage.allocate(n * out_item)
+            pa = a._storage._ptr + (a._offset + (n - 1) * s0 if s0 < 0 else a._offset) * item
+            fn = raw[1] if wide and n >= state[2] else raw[0]
+            if two:
+                pb = b._storage._ptr + (b._offset + (n - 1) * s1 if s1 < 0 else b._offset) * item
+                fn(n, st._ptr, pa, s0, pb, s1, *vals)
+            else:
+                fn(n, st._ptr, pa, s0, *vals)
+            t = Tensor._make_dense(st, a, out_dtype)
+            t._strides = (1,)  # (a's shape, dense)
+            return t
+        if mod is None:
+            mod = combination_module(info, kinds, dtypes, compute, out_dtype)
         st = Storage.allocate(n * out_item)
         if two:
             meta = np.array((1, n, 1, s0, s1, 0, a._offset, b._offset), np.int64)
@@ -590,6 +585,15 @@ def layout_runner(info, it, scalar_pos, into=False):
 
         def rows_make():
             return rows_mod.rows, rows_samples(info, kinds, compute)
+    # a one-dim layout of an op that gathers, below the grain: the strided loop the full path
+    # runs ((dispatcher, samples) for cold_route; each operand's lowest element, in bytes from
+    # its first, and step), once compiled or on disk
+    strided = (strided_layout(info, lay, compute, dtypes, out_dtype) and not big
+               and strided_loop(info, kinds, dtypes, compute, out_dtype)) or None
+    strided_fn = [None]
+    if strided is not None:
+        strided_ops = [(((n - 1) * s if s < 0 else 0) * t._dtype.itemsize, t._dtype.itemsize, s)
+                       for t, (s,) in zip(tensors, lay.strides[1:])]
 
     def run(ts, v, args, dst=None):
         if _streams._slow and not _streams.runs_inline():
@@ -611,6 +615,19 @@ def layout_runner(info, it, scalar_pos, into=False):
                     return None  # the full path's cold route serves (no nest for this layout)
                 fn = rows_fn[0] = rows_entry(rows_mod, info, kinds, compute)
             return _run_rows(ts, vals, dst, fn)
+        if strided is not None:
+            fn = strided_fn[0]
+            if fn is None:
+                if not ready_every(strided[0], n, lambda: strided):
+                    return None  # the full path's cold route serves (no nest for this layout)
+                fn = strided_fn[0] = strided_entry(info, kinds, dtypes, compute, out_dtype)
+            st, o = _raw_output(ts, dst)
+            fargs = [n, o]
+            for t, (low, item, step) in zip(ts, strided_ops):
+                fargs += (t._storage._ptr + t._offset * item + low, step)
+            fn(*fargs, *vals)
+            return dst if st is None else Tensor._make(st, shape, strides, 0, out_dtype,
+                                                       contiguous)
         loops = variants.get(reads) or variants.setdefault(
             reads, _Loops(info, kinds, dtypes, compute, out_dtype, reads, one_block))
         if loops.flat is not None:
