@@ -734,18 +734,26 @@ def strided_entry(info, kinds, dtypes, compute, out_dtype):
                                                                 out_dtype)))
 
 
+_strided_loops: dict = {}
+
+
 def strided_loop(info, kinds, dtypes, compute, out_dtype):
     """(the Numba dispatcher of the combination's strided loop, arguments over no element that
     type it) where one loop serves every value (no value forms, no values-only guard: exp,
     sqrt, x * 2.0): what a caller checks with cold_route, so the loop compiles in the
     background while the full path serves, before ``strided_entry`` takes it. None where the
-    call's values pick among loops (``x ** 2.0``): strided_entry compiles what they pick."""
-    parts = _strided_parts(info, kinds, dtypes, compute, out_dtype)
-    if not _one_loop(info, kinds, compute):
-        return None
-    fname, naddresses, sample_ints = parts[7], parts[9], parts[10]
-    disp = getattr(_plain_module(*parts[:9]), fname)
-    return disp, (0, *([0] * naddresses), *sample_ints, *_value_samples(info, kinds, compute))
+    call's values pick among loops (``x ** 2.0``): strided_entry compiles what they pick.
+    Worked out once per combination (its source text: ~150 us)."""
+    def build():
+        if not _one_loop(info, kinds, compute):
+            return ()
+        parts = _strided_parts(info, kinds, dtypes, compute, out_dtype)
+        fname, naddresses, sample_ints = parts[7], parts[9], parts[10]
+        disp = getattr(_plain_module(*parts[:9]), fname)
+        return disp, (0, *([0] * naddresses), *sample_ints,
+                      *_value_samples(info, kinds, compute))
+    return _codegen.once(_strided_loops, _lock, (info.name, kinds, dtypes, compute, out_dtype),
+                         build) or None
 
 
 def _strided_parts(info, kinds, dtypes, compute, out_dtype):
