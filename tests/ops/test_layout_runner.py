@@ -579,3 +579,36 @@ def test_one_dim_strided_layouts_of_nest_ops_get_a_runner(dtype, monkeypatch):
         assert_same_tensor(got, want)
         np.testing.assert_allclose(got.numpy(), np_fn(*[t.numpy() for t in operands]),
                                    rtol=2e-6 if dtype is tl.float32 else 1e-14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=st.sampled_from(["exp", "sqrt", "sin", "log", "tanh", "reciprocal"]),
+       dtype=st.sampled_from([tl.float32, tl.float64]), n=st.integers(1, 2600),
+       step=st.sampled_from([-3, -2, -1, 2, 3, 7]), start=st.integers(0, 5),
+       shape=st.sampled_from(["1-D", "rows", "out"]))
+def test_one_dim_views_of_gathering_ops_give_the_dense_bits(op, dtype, n, step, start, shape):
+    """One-dim layouts of ops that gather (a 1-D view, rows of a 2-D view coalescing to one
+    strided dim, into a dense out= view at an offset), whose full path and runners run the
+    gathering strided loop (blocks of 1024 gathered from the first element): the same bits as
+    the op over a contiguous copy, at every length, step, offset; nan, inf, -0.0, negatives."""
+    fn = getattr(tl, op)
+    rng = np.random.default_rng(n * 31 + start)
+    span = start + n * abs(step) + 1
+    vals = rng.uniform(-4, 40, span)
+    vals[rng.integers(0, span, 4)] = [np.nan, np.inf, -0.0, -np.inf]
+    base = tl.asarray(vals.astype(dtype.np_dtype))
+    view = base[start::step] if step > 0 else base[start:][::-1][::-step]
+    view = view[:n]
+    want = fn(view.contiguous())
+    with np.errstate(all="ignore"):
+        if shape == "rows" and n % 2 == 0 and step > 0:
+            # (n // 2 rows of 2 elements of step `step`: coalesce to one dim)
+            grid = base[start:start + n * step].reshape((n // 2, 2 * step))[:, ::step]
+            got = fn(grid).reshape(-1)
+        elif shape == "out":
+            buf = tl.zeros(n + 3, dtype=dtype)
+            got = fn(view, out=buf[2:2 + n])
+            assert not buf.numpy()[:2].any() and not buf.numpy()[2 + n:].any()
+        else:
+            got = fn(view)
+    np.testing.assert_array_equal(tensor_bits(got), tensor_bits(want))
