@@ -103,11 +103,12 @@ def test_cold_calls_in_place_and_into_strided_out(dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["sin", "log", "pow"])
-def test_cold_calls_of_block_form_ops_over_one_dim_layouts(op, dtype, monkeypatch):
-    """Ops with block_fast forms over one-dim layouts (1-D views, a 2-D view coalescing to one
-    strided dim) take the cold route: the dense copies' blocks are the nest's (TILE is a
-    multiple of BLOCK), so each block picks the same form, including blocks whose guard fails
-    and blocks past the first tile: the nest's bits."""
+def test_cold_calls_of_block_form_ops(op, dtype, monkeypatch):
+    """Ops with block_fast forms take the cold route over one-dim layouts (1-D views, a 2-D
+    view coalescing to one strided dim) and, a flat loop call per innermost row, over more
+    dims (strided, transposed, 3-D, rows longer than a tile): the blocks are the nest's (from
+    each row's start; TILE is a multiple of BLOCK), so each block picks the same form,
+    including blocks whose guard fails and blocks past a row's first tile: the nest's bits."""
     served = []
     real = pointwise_cold.run_dense_copies
     monkeypatch.setattr(pointwise, "run_dense_copies",
@@ -122,7 +123,10 @@ def test_cold_calls_of_block_form_ops_over_one_dim_layouts(op, dtype, monkeypatc
     e = tl.asarray(rng.choice([0.5, 1.5, 2.5], 2 * n).astype(dtype))  # (pow's exponents)
     fn = {"sin": lambda t, u: tl.sin(t), "log": lambda t, u: tl.log(t), "pow": tl.pow}[op]
     # (the grid's rows of 50: [:, ::2] coalesces to one dim of step 2)
-    for view in (lambda t: t[::2], lambda t: t[::-3], lambda t: t.reshape((-1, 50))[:, ::2]):
+    for view in (lambda t: t[::2], lambda t: t[::-3], lambda t: t.reshape((-1, 50))[:, ::2],
+                 lambda t: t.reshape((-1, 50))[::2, ::3], lambda t: t.reshape((250, 400)).T[::2],
+                 lambda t: t.reshape((10, 50, 200))[::3, ::-2, 1::2],
+                 lambda t: t.reshape((2, -1))[:, 1:-1:2]):  # (rows of 24,999: 2 tiles)
         with np.errstate(all="ignore"):
             want = fn(view(x), view(e))  # the loop nest (compiled at once in tests)
             served.clear()
@@ -132,7 +136,7 @@ def test_cold_calls_of_block_form_ops_over_one_dim_layouts(op, dtype, monkeypatc
         assert_same_tensor(got, want)
 
 
-def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
+def test_route_declines_many_rows_of_block_forms_streams_and_big_calls(monkeypatch):
     calls = []
     real = pointwise_cold.run_dense_copies
 
@@ -148,7 +152,11 @@ def test_route_declines_block_forms_streams_and_big_calls(monkeypatch):
     x = _arr((6, 7), "float32", 12)
     col = _arr((6, 1), "float32", 13)
     np.testing.assert_allclose(tl.sin(x[::2, ::3]).numpy(), np.sin(x.numpy()[::2, ::3]), rtol=1e-6)
-    assert calls == [False]  # sin has block_fast forms: its loop nest ran
+    assert calls == [True]  # sin has block_fast forms: a flat loop call per row
+    tall = _arr((pointwise_cold.COLD_ROWS_MAX + 1, 2), "float32", 14)
+    np.testing.assert_allclose(tl.sin(tall[:, ::-1]).numpy(), np.sin(tall.numpy()[:, ::-1]),
+                               rtol=1e-6)
+    assert calls[-1] is False  # more rows than that: its loop nest ran
     monkeypatch.setattr(pointwise_cold, "COLD_MAX", 10)
     np.testing.assert_array_equal((x - col).numpy(), x.numpy() - col.numpy())
     assert calls[-1] is False

@@ -16,13 +16,14 @@ contiguous subtract: first call 0.43-0.71 s -> 7-11 ms; cold calls ~130-240 us (
 over 40 ms.
 
 The flat loop computes each element as the nest does (the same expression and conversions; no
-reassociation), so the bits are the nest's. For ops with block_fast forms (their forms are
-chosen per block of BLOCK elements) only over one-dim layouts: there the nest's tiles (TILE, a
-multiple of BLOCK) hold the dense copy's blocks; over more dims they do not (sin(x[::2]) cold
-2.4-2.9 s, its nest compiled at the first call, against 1.3 s). Not while a user CPU stream is
-current or the profiler records (the launch path queues and records the kernels); queued
-CPU-stream work on the operands was waited for when the caller took their arrays
-(Storage.typed).
+reassociation), so the bits are the nest's. An op with block_fast forms chooses its form per
+block of BLOCK elements, and the nest's blocks start at each innermost row's start (its tiles,
+TILE, are a multiple of BLOCK): the flat loop then runs once per row of the dense copy (at
+most COLD_ROWS_MAX rows), so its blocks are the nest's (float32 sin(x[::2]) / log(X[::2, ::2])
+cold: 2.4-2.9 s with the nest compiled at the first call, 1.2 s this way). Not while a user
+CPU stream is current or the profiler records (the launch path queues and records the
+kernels); queued CPU-stream work on the operands was waited for when the caller took their
+arrays (Storage.typed).
 """
 from __future__ import annotations
 
@@ -32,9 +33,10 @@ from ...runtime.cpu import streams as _streams
 from ...tensor import Tensor
 from .cold_route import ready_every
 
-__all__ = ["run_dense_copies", "COLD_MAX"]
+__all__ = ["run_dense_copies", "COLD_MAX", "COLD_ROWS_MAX"]
 
 COLD_MAX = 1 << 24  # elements: above, the copies' memory is not worth a cold call
+COLD_ROWS_MAX = 4096  # flat loop calls a cold call of a block-form op makes (~1 us each)
 _WORDS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
           8: np.dtype(np.uint64), 16: np.dtype("V16")}
 
@@ -47,7 +49,8 @@ def run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, 
     nest (a small two-dim layout's rows loop, which its caller found not ready). ``flat_entry``:
     pointwise.flat_entry (passed in: this module sits below pointwise.py)."""
     numel = lay.numel
-    if (info.block_forms and len(lay.shape) > 1 or not numel or numel > COLD_MAX
+    inner = lay.shape[0] if info.block_forms else numel  # (elements a flat loop call takes)
+    if (not numel or numel > COLD_MAX or numel // inner > COLD_ROWS_MAX
             or (_streams._slow and not _streams.runs_inline())
             or any(kind == "S" and name in info.bool_args  # (flat takes compute-dtype values)
                    for kind, name in zip(kinds, info.tensor_args))
@@ -68,7 +71,13 @@ def run_dense_copies(mod, info, lay, meta, ops, kinds, dtypes, compute, arrays, 
     target = _view(out, shape, lay.strides[0], lay.offsets[0])
     result = target if target.flags.c_contiguous else np.empty(shape, target.dtype)
     flat = flat_entry(info, kinds, tuple(dtypes), compute, out._dtype)
-    flat(numel, result.ctypes.data, *addresses, *values)
+    if inner == numel:
+        flat(numel, result.ctypes.data, *addresses, *values)
+    else:  # a call per row of the innermost dim: blocks from each row's start, as the nest's
+        steps = [inner * result.itemsize] + [inner * x.itemsize for x in keep]
+        starts = [result.ctypes.data] + addresses
+        for r in range(numel // inner):
+            flat(inner, *[a + r * s for a, s in zip(starts, steps)], *values)
     if result is not target:
         target[...] = result
     return True

@@ -547,7 +547,6 @@ def layout_runner(info, it, scalar_pos, into=False):
     # x2[:, ::2]: compute-bound or with block forms) the loop nest, as the full path runs them;
     # a broadcast element (step 0) is left to the full path (it serves it as a value)
     one_block = len(lay.shape) == 1 and all(s == (1,) for s in lay.strides)
-    cold_served = not info.block_forms or len(lay.shape) == 1  # (pointwise_cold's rule)
     rows = rows_plan(info, lay, kinds, tensors)
     if ((len(lay.shape) == 1 and rows is None and any(s == (0,) for s in lay.strides))
             or (lay.offsets[0] != 0 and not into) or not tensors
@@ -634,7 +633,7 @@ def layout_runner(info, it, scalar_pos, into=False):
             return _run_blocks(ts, vals, dst, loops)
         mod = loops.module()
         # (the READY test first: no closure, no call on a hot call)
-        if cold_served and mod not in _cold.READY and not ready_every(
+        if mod not in _cold.READY and not ready_every(
                 mod, n, lambda: (mod.serial, (meta, np.empty(0, np_out), *[
                     t._storage.typed(d) for t, d in zip(ts, np_ins)], *vals))):
             return None  # the loop nest not compiled: the full path's cold route serves
