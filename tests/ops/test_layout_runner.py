@@ -618,11 +618,12 @@ def test_one_dim_views_of_gathering_ops_give_the_dense_bits(op, dtype, n, step, 
 @given(op=st.sampled_from(["abs", "negative", "floor", "scale", "shift", "isnan"]),
        dtype=st.sampled_from([tl.float32, tl.float64, tl.int32, tl.float16]),
        n=st.integers(1, 3000), step=st.sampled_from([-3, -2, -1, 2, 3]),
-       start=st.integers(0, 5))
-def test_one_operand_strided_loops_give_the_dense_bits(op, dtype, n, step, start):
-    """1-D views of one operand under cheap ops (the strided runner's loop, whose steps 2 and
-    -1 are spelled as constants): the same bits as the op over a contiguous copy, once the
-    runner serves too (HOT_CALLS calls of a key)."""
+       start=st.integers(0, 5), rows=st.sampled_from([None, 2, 3]))
+def test_one_operand_strided_loops_give_the_dense_bits(op, dtype, n, step, start, rows):
+    """Views of one operand under cheap ops, 1-D (the strided runner's loop) or 2-D (rows of
+    the rows loop, every other row: a layout that does not coalesce), whose element steps 2
+    and -1 are spelled as constants: the same bits as the op over a contiguous copy, once the
+    runners serve too (HOT_CALLS calls of a key)."""
     if op == "floor" and dtype.kind == "i":
         return
     fn = {"abs": tl.abs, "negative": tl.negative, "floor": tl.floor, "scale": lambda t: t * 3,
@@ -634,6 +635,8 @@ def test_one_operand_strided_loops_give_the_dense_bits(op, dtype, n, step, start
         vals[rng.integers(0, span, 3)] = [np.nan, -np.inf, -0.0]
     base = tl.asarray(vals.astype(np.float32)).astype(dtype)
     view = (base[start::step] if step > 0 else base[start:][::step])[:n]
+    if rows is not None and n >= 2 * rows:  # (the view's 2 * rows rows of n // (2 * rows))
+        view = view[:n - n % (2 * rows)].reshape((2 * rows, -1))[::2]
     want = fn(view.contiguous())
     for _ in range(HOT_CALLS + 1):  # (the full path, then the runner)
         got = fn(view)
