@@ -14,7 +14,8 @@ strided runner's gathering loop moved to the background compile: slowest later c
 exp(x[::2]) 0.33-0.53 -> 0.004 s, sqrt 0.36-0.41 -> 0.012-0.034, sin 0.51-0.61 -> 0.07-0.09
 (its first call itself takes 2.3-2.6 s); calls meanwhile 12-27 us against ~6 steady, for 1-3
 s (fewer calls done in a 3 s script: exp 165k -> 73k). Cheap ops (abs, x * 2.0, x + y)
-compile their plain strided loop at the 32nd call as before (0.14-0.18 s).
+compile their strided loop at the 32nd call as before (0.14-0.18 s; 0.23-0.38 s once one
+operand's steps 2 and -1 got loops of their own).
 """
 from __future__ import annotations
 
