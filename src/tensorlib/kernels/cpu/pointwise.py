@@ -594,7 +594,7 @@ def run_pointwise(it, info, scalar_values):
                 if ready_every(loop[0], numel, lambda: loop):
                     strided_entry(info, kinds, tuple(dtypes), compute, out._dtype)(
                         numel, out._storage._ptr + lay.offsets[0] * out._dtype.itemsize,
-                        *_lowest_addresses(lay, tensors), *values)
+                        *strided_args(strided_plan(lay, tensors), tensors), *values)
                     return
                 if run_dense_copies(None, info, lay, None, ops, kinds, dtypes, compute,
                                     arrays, values, flat_entry):
@@ -623,14 +623,21 @@ def strided_layout(info, lay, compute, dtypes, out_dtype) -> bool:
             and not all(s == (1,) for s in lay.strides))
 
 
-def _lowest_addresses(lay, tensors) -> list:
-    """(address of the lowest element, step) of each tensor operand of one-dim layout
-    ``lay``, the strided loop's operand arguments."""
+def strided_plan(lay, tensors) -> list:
+    """(bytes from the operand's first element to its lowest one, element size, step) per
+    tensor operand in ``tensors`` of one-dim layout ``lay`` (strided_layout's): what a call of
+    the strided loop reads, with the operands' offsets of the call (strided_args)."""
     n = lay.shape[0]
+    return [(((n - 1) * step if step < 0 else 0) * t._dtype.itemsize, t._dtype.itemsize, step)
+            for t, (step,) in zip(tensors, lay.strides[1:])]
+
+
+def strided_args(plan, tensors) -> list:
+    """The (address of the lowest element, step) arguments of a strided loop call: ``plan``
+    (strided_plan's) over ``tensors`` at their offsets now."""
     args = []
-    for t, (step,), offset in zip(tensors, lay.strides[1:], lay.offsets[1:]):
-        low = offset + (n - 1) * step if step < 0 else offset
-        args += (t._storage._ptr + low * t._dtype.itemsize, step)
+    for t, (low, item, step) in zip(tensors, plan):
+        args += (t._storage._ptr + t._offset * item + low, step)
     return args
 
 
@@ -971,8 +978,7 @@ def _guarded_entry(info, kinds, dtypes, out_dtype, compute, what, suffix, fname,
     go to ``_guarded_rest``'s entry point, built on first need (float32 ``x ** 2`` compiles a
     multiply loop, neither pow form nor their guard)."""
     values = [n for n, k in zip(info.tensor_args, kinds) if k == "S"] + list(info.scalar_args)
-    exact = [(when, expr) for when, expr, names in info.value_forms
-             if compute.name in names and _reads_values_only(when, info, kinds)]
+    exact = _value_picked_forms(info, kinds, compute)
     args = (info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source, naddresses,
             sample_ints)
     if not exact:
@@ -1084,12 +1090,17 @@ def _one_guard(info, kinds, compute) -> bool:
     return not forms or not _reads_values_only(forms[0][0], info, kinds)
 
 
+def _value_picked_forms(info, kinds, compute) -> list:
+    """(when, expr) of the op's value forms (ops.yaml value_forms) for this compute dtype
+    whose conditions read values only: _guarded_entry picks among them per call."""
+    return [(when, expr) for when, expr, names in info.value_forms
+            if compute.name in names and _reads_values_only(when, info, kinds)]
+
+
 def _one_loop(info, kinds, compute) -> bool:
     """Whether one loop serves every value of the combination: no value form that
     _guarded_entry picks by the call's values, and _one_guard."""
-    return _one_guard(info, kinds, compute) and not any(
-        compute.name in names and _reads_values_only(when, info, kinds)
-        for when, expr, names in info.value_forms)
+    return _one_guard(info, kinds, compute) and not _value_picked_forms(info, kinds, compute)
 
 
 def _plain_module(info, kinds, dtypes, out_dtype, compute, what, suffix, fname, source):

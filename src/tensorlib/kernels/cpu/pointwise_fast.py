@@ -43,7 +43,7 @@ from .short_rows_copy import copy_short_rows_serial as _copy_short_rows_serial
 from .transpose_copy import copy_transposed_serial as _copy_transposed_serial
 from .pointwise import GRAIN, SHORT_INNER, built_flat_entry, combination_module, flat_entry, \
     parallel_grain, run_pointwise, rows_entry, rows_module, rows_plan, rows_samples, \
-    strided_entry, strided_layout, strided_loop, tile_meta
+    strided_entry, strided_layout, strided_loop, strided_plan, tile_meta
 
 __all__ = ["dense_runner", "dense_runner3", "dense_runner3_scalar", "dense_runner3_scalars",
            "strided_runner",
@@ -586,14 +586,13 @@ def layout_runner(info, it, scalar_pos, into=False):
         def rows_make():
             return rows_mod.rows, rows_samples(info, kinds, compute)
     # a one-dim layout of an op that gathers, below the grain: the strided loop the full path
-    # runs ((dispatcher, samples) for cold_route; each operand's lowest element, in bytes from
-    # its first, and step), once compiled or on disk
+    # runs ((dispatcher, samples) for cold_route; the operands' strided_plan), once compiled
+    # or on disk
     strided = (strided_layout(info, lay, compute, dtypes, out_dtype) and not big
                and strided_loop(info, kinds, dtypes, compute, out_dtype)) or None
     strided_fn = [None]
     if strided is not None:
-        strided_ops = [(((n - 1) * s if s < 0 else 0) * t._dtype.itemsize, t._dtype.itemsize, s)
-                       for t, (s,) in zip(tensors, lay.strides[1:])]
+        strided_ops = strided_plan(lay, tensors)
 
     def run(ts, v, args, dst=None):
         if _streams._slow and not _streams.runs_inline():
@@ -622,7 +621,7 @@ def layout_runner(info, it, scalar_pos, into=False):
                     return None  # the full path's cold route serves (no nest for this layout)
                 fn = strided_fn[0] = strided_entry(info, kinds, dtypes, compute, out_dtype)
             st, o = _raw_output(ts, dst)
-            fargs = [n, o]
+            fargs = [n, o]  # (strided_args inlined, as rows_args is below)
             for t, (low, item, step) in zip(ts, strided_ops):
                 fargs += (t._storage._ptr + t._offset * item + low, step)
             fn(*fargs, *vals)
