@@ -995,5 +995,14 @@ def test_clip_one_pass_matches_the_two_steps(dtype):
         np.testing.assert_array_equal(to_numpy(tl.clip(t, tlo, 100)),
                                       np.minimum(np.maximum(a, a[:1]), np.array(100, dtype)))
     if dtype == "uint8":
-        with pytest.raises(OverflowError, match=r"maximum\(\).*-3"):
-            tl.clip(tl.asarray(np.arange(5, dtype=np.uint8)), -3, 4)
+        # NumPy 2's rule for Python int bounds outside the dtype: one that cannot clamp is
+        # dropped, one that would clamp to an unrepresentable value raises, naming clip
+        x = np.arange(0, 250, 7, dtype=np.uint8)
+        for lo, hi in ((-3, 4), (-3, 300), (5, 300), (None, 300), (-3, None)):
+            got = tl.clip(tl.asarray(x), lo, hi)
+            assert got.dtype.name == "uint8"
+            np.testing.assert_array_equal(to_numpy(got), np.clip(x, lo, hi))
+        for lo, hi, arg, value in ((300, 400, "min", 300), (-10, -5, "max", -5),
+                                   (5, -5, "max", -5), (256, None, "min", 256)):
+            with pytest.raises(OverflowError, match=rf"clip\(\): argument '{arg}' = {value} "):
+                tl.clip(tl.asarray(x), lo, hi)

@@ -12,6 +12,8 @@ __all__ = ["clip", "to_device"]
 def clip(self: Tensor, min=None, max=None) -> Tensor:
     """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum.
     ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op)."""
+    if type(min) is int or type(max) is int:
+        min, max = _int_bound(self, min, "min"), _int_bound(self, max, "max")
     if min is not None and max is not None and _fused_bounds(self, min, max):
         try:
             return _ops.clip_bounds(self, min, max)
@@ -31,6 +33,21 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
         # 40 us)
         return minimum(out, max, out=out)
     return minimum(out, max).astype(self.dtype, copy=False)
+
+
+def _int_bound(x: Tensor, bound, arg):
+    """NumPy 2's rule for a Python int bound outside an integer x's range (the Array API leaves
+    it open): a bound that cannot clamp anything (``min`` below the range, ``max`` above it) is
+    dropped; one that would clamp to a value the dtype cannot hold is an OverflowError."""
+    if type(bound) is not int or x.dtype.kind not in "iu":
+        return bound
+    info = _dt.iinfo(x.dtype)
+    if info.min <= bound <= info.max:
+        return bound
+    if (bound < info.min) == (arg == "min"):
+        return None
+    raise OverflowError(f"clip(): argument '{arg}' = {bound} is out of bounds for {x.dtype} "
+                        f"({info.min}..{info.max})")
 
 
 def _fused_bounds(x: Tensor, lo, hi) -> bool:
