@@ -27,11 +27,18 @@ def python_scalar_dtype(value) -> DType:
     raise TypeError(f"python_scalar_dtype(): expected a Python bool, int, float or complex, got {value!r}")
 
 
+# (op, argument) -> the least Python scalar an integer computation of the op takes (ops.yaml
+# integer_scalar_min, filled by dispatch/registration.py): pow's exponent 0, as in NumPy and
+# PyTorch, where 2 ** -1 has no integer answer
+INTEGER_SCALAR_MIN: dict = {}
+
+
 def scalar_to_compute(value, compute, op, arg):
     """A Python scalar as a NumPy scalar of the compute dtype, for every backend's kernels.
 
     Out-of-range ints are an error (as in NumPy 2) rather than a silent wrap; a float that is
-    not integral, or complex into a real op, is a TypeError."""
+    not integral, or complex into a real op, is a TypeError; an integer computation's value
+    below the op's INTEGER_SCALAR_MIN a ValueError."""
     if compute.kind in "iu":
         if isinstance(value, float):
             if not value.is_integer():  # also False for nan and inf
@@ -41,6 +48,12 @@ def scalar_to_compute(value, compute, op, arg):
         info = iinfo(compute)
         if not info.min <= value <= info.max:
             raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
+        if INTEGER_SCALAR_MIN:
+            low = INTEGER_SCALAR_MIN.get((op, arg))
+            if low is not None and value < low:
+                raise ValueError(f"{op}(): argument '{arg}' = {value!r} is below {low}, which "
+                                 f"the op does not take in integer arithmetic ({compute}); "
+                                 f"use a floating-point tensor")
     if compute is bool_ and not isinstance(value, bool):
         if isinstance(value, (float, complex)) or value not in (0, 1):
             raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "

@@ -15,6 +15,7 @@ from .dtype_info import finfo, iinfo, isdtype
 from .dtype_promotion import can_cast, promote_types, result_type
 from .dtype_scalars import python_scalar_dtype
 from .dtype_scalars import scalar_to_compute  # noqa: F401 - the backends' scalar conversion
+from .dtype_scalars import INTEGER_SCALAR_MIN  # noqa: F401 - filled from ops.yaml
 from .dtype_table import _BY_NAME  # noqa: F401 - dask_backend looks dtype names up here
 from .dtype_table import (ALL_DTYPES, DType, bfloat16, bool_, complex64, complex128,
                           complex_for, default_complex, default_float, default_index,

@@ -103,3 +103,17 @@ def test_a_block_helper_in_the_plain_expression_is_refused():
     with pytest.raises(YamlError, match=r"frob.*calls 'sin_short'.*not a scalar helper"):
         _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin_short(self)"},
                      "ops.yaml[0]")
+
+
+def test_integer_scalar_min_names_schema_arguments():
+    """ops.yaml integer_scalar_min takes the schema's argument names with int bounds and fills
+    dtypes.INTEGER_SCALAR_MIN, which every backend's scalar conversion reads."""
+    for bad in ({"frob": 0}, {"self": 0.5}):
+        with pytest.raises(YamlError, match=r"integer_scalar_min needs argument names"):
+            _parse_entry({"func": _SCHEMA, "structured": True, "pointwise": "sin(self)",
+                          "integer_scalar_min": bad}, "ops.yaml[0]")
+    from tensorlib import dtypes
+    assert dtypes.INTEGER_SCALAR_MIN[("pow", "exponent")] == 0
+    with pytest.raises(ValueError, match=r"pow\(\): argument 'exponent' = -1 is below 0"):
+        dtypes.scalar_to_compute(-1, dtypes.int8, "pow", "exponent")
+    assert dtypes.scalar_to_compute(-1, dtypes.float32, "pow", "exponent") == -1

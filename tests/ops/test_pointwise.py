@@ -1006,3 +1006,30 @@ def test_clip_one_pass_matches_the_two_steps(dtype):
                                    (5, -5, "max", -5), (256, None, "min", 256)):
             with pytest.raises(OverflowError, match=rf"clip\(\): argument '{arg}' = {value} "):
                 tl.clip(tl.asarray(x), lo, hi)
+
+
+def test_integer_pow_refuses_a_negative_scalar_exponent(device):
+    """An integer (or bool) tensor ** a negative Python int has no integer answer: a ValueError
+    naming pow, the argument and the value on every route (operator, function, in place, out=,
+    the dense fast path once warm), as NumPy and PyTorch refuse it; non-negative exponents,
+    float bases and tensor exponents compute as before."""
+    base = np.array([0, 1, 2, 3, -2], np.int32)
+    t = tl.asarray(base, device=device)
+    out = tl.empty((5,), dtype=tl.int32, device=device)
+    for _ in range(3):  # (the fast path's runner is made on the third call)
+        np.testing.assert_array_equal(to_numpy(t ** 3), base ** 3)
+    calls = [lambda: t ** -1, lambda: tl.pow(t, -2), lambda: t.__ipow__(-1),
+             lambda: tl.pow(t, -1, out=out),
+             lambda: tl.asarray(np.array([True, False]), device=device) ** -1]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"pow\(\): argument 'exponent' = -\d is below 0"):
+            call()
+    np.testing.assert_array_equal(to_numpy(t), base)  # the refused in-place call wrote nothing
+    np.testing.assert_array_equal(to_numpy(t ** 0), np.ones(5, np.int32))
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(to_numpy(tl.asarray(base.astype(np.float32),
+                                                          device=device) ** -1),
+                                      base.astype(np.float32) ** -1)
+    # a tensor exponent is not scanned: PyTorch's integer answers for its negative elements
+    e = tl.asarray(np.array([1, -1, 2, -3, -1], np.int32), device=device)
+    np.testing.assert_array_equal(to_numpy(t ** e), [0, 1, 4, 0, 0])

@@ -24,7 +24,8 @@ from .schema.types import AliasInfo
 __all__ = ["load", "POINTWISE", "OpEntry", "YamlError"]
 
 _FIELDS = {"func", "structured", "pointwise", "dtypes", "promote", "output", "bool_args",
-           "block_fast", "value_forms", "kernel", "variants", "aliases", "operators", "tags"}
+           "block_fast", "value_forms", "integer_scalar_min", "kernel", "variants", "aliases",
+           "operators", "tags"}
 _VARIANTS = {"function", "method", "inplace"}
 
 POINTWISE: dict[str, PointwiseInfo] = {}  # op base name -> info, read by the kernel packages
@@ -104,6 +105,11 @@ def _parse_entry(raw, where) -> OpEntry:
             if unknown:
                 raise YamlError(f"{where}: value_forms dtypes {unknown} are not dtypes")
             forms.append((str(form["when"]), str(form["pointwise"]), names))
+        for arg, low in dict(raw.get("integer_scalar_min", {})).items():
+            if arg not in {a.name for a in args} or type(low) is not int:
+                raise YamlError(f"{where}: integer_scalar_min needs argument names of the "
+                                f"schema and int values, got {arg!r}: {low!r}")
+            _dt.INTEGER_SCALAR_MIN[(schema.name, arg)] = low
         info = PointwiseInfo(
             name=schema.name, expr=str(raw["pointwise"]),
             tensor_args=tuple(a.name for a in args if a.type.base == "Tensor"),
