@@ -437,11 +437,17 @@ def _dense_fast_path(info, kernel, tensor_pos, scalar_pos, stub, iterate):
             return counted_scalar(key, t, pos, result)
         return None
 
+    # ops.yaml integer_scalar_min of each tensor operand (pow's exponent), else no bound
+    int_lows = [_dt.INTEGER_SCALAR_MIN.get((info.name, arg), -np.inf)
+                for arg in info.tensor_args]
+
     def one_element(t, one, pos, args):
         """``one`` (a one-element tensor) as the Python scalar operand at ``pos`` beside ``t``
         through the Python-scalar runners; None: the full path decides."""
         v = _single_value(one, t)
-        if v is None:
+        if v is None or type(v) is int and v < int_lows[pos]:
+            # (a tensor exponent below pow's integer_scalar_min computes, unlike a Python one:
+            # the full path serves it)
             return None
         key = (t._dtype, t._ks, type(v), pos)
         run = runners.get(key)

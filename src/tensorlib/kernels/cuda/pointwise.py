@@ -159,16 +159,17 @@ def _launch_elementwise(name, expr, out: _Operand, inputs, scalar_args, compute,
 
 _plans: dict = {}   # run_pointwise's launches, per (op, dtypes, scalar types, layout, mode)
 _PLANS_MAX = 4096
-_int_words: dict = {}  # (value, type, dtype) -> kernel words of a Python int / bool scalar
+_int_words: dict = {}  # (value, type, dtype, op, arg) -> kernel words of a Python int / bool
 
 
 def _words_of(value, dtype, op, arg):
     """The kernel words of Python scalar ``value`` as ``dtype`` (checked: errors name ``op``
-    and ``arg``). Ints and bools (alpha=1, x * 2) are remembered; floats are not, as 0.0
-    and -0.0 would share a key."""
+    and ``arg``). Ints and bools (alpha=1, x * 2) are remembered, per op and argument (whether
+    a value is allowed can depend on them: pow's exponent); floats are not, as 0.0 and -0.0
+    would share a key."""
     kind = type(value)
     if kind is int or kind is bool:
-        key = (value, kind, dtype)
+        key = (value, kind, dtype, op, arg)
         words = _int_words.get(key)
         if words is None:
             words = _scalar_words(scalar_to_compute(value, dtype, op, arg), dtype)
