@@ -108,7 +108,7 @@ def team_launches(monkeypatch):
         names.append(getattr(fn, "__name__", repr(fn)))
         return real(fn, args, team, serial)
 
-    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)
     monkeypatch.setattr(cores, "call", call)
     return names
 

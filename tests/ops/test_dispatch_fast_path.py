@@ -149,7 +149,7 @@ def test_above_the_grain_matches_the_full_path(case, variant, monkeypatch):
     inside the last tile) skip the TensorIterator and give the full path's bits."""
     from tensorlib.runtime.cpu import cores
     if variant == "flat":  # what a busy machine (one-thread cool-down) runs
-        monkeypatch.setattr(cores, "threads", lambda: 1)
+        monkeypatch.setattr(cores, "threads", lambda own=False: 1)
     n = GRAIN + 1001
     rng = np.random.default_rng(7)
     dtype = tl.float16 if case == "float16" else tl.float32
@@ -192,7 +192,7 @@ def test_team_loop_gives_the_one_thread_bits(case, team_launches, monkeypatch):
     team_launches.clear()
     got = [fn(*args, **kwargs) for _ in range(HOT_CALLS + 2)]  # full path, then fast path
     assert team_launches.count("flat_parallel") == len(got)
-    monkeypatch.setattr(cores, "threads", lambda: 1)  # the one-thread flat loop
+    monkeypatch.setattr(cores, "threads", lambda own=False: 1)  # the one-thread flat loop
     ref = fn(*args, **kwargs)
     for g in got:
         assert np.array_equal(_bits(g), _bits(ref))
@@ -348,7 +348,7 @@ def test_hot_out_matches_the_functional_result(case, size, monkeypatch):
     (a stall cool-down, other Python threads in kernels, NUMBA_NUM_THREADS=1)."""
     from tensorlib.runtime.cpu import cores
     if size == "big_flat":
-        monkeypatch.setattr(cores, "threads", lambda: 1)
+        monkeypatch.setattr(cores, "threads", lambda own=False: 1)
     elif size == "big_parallel":
         monkeypatch.setattr(cores, "_until", 0.0)  # no cool-down: the team runs it
         monkeypatch.setattr(cores, "STALL_S", float("inf"))

@@ -116,7 +116,7 @@ def test_big_steps_run_in_chunks_like_small_ones(monkeypatch, name, kw, parallel
     monkeypatch.setattr(_fused, "CHUNK", 1000)
     monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
     monkeypatch.setattr(cores, "parallel_ready", lambda *a: parallel)
-    monkeypatch.setattr(cores, "threads", lambda: 2)  # no one-thread cool-down on a busy machine
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)  # no one-thread cool-down on a busy machine
     monkeypatch.setattr(cores, "_blas_team_end", float("-inf"))  # no BLAS team spinning
     used = []
     real_launch = cpu_streams.launch
@@ -155,7 +155,7 @@ def test_step_after_a_multithreaded_matmul_runs_serially(monkeypatch):
     monkeypatch.setattr(_fused, "CHUNK", 1000)
     monkeypatch.setattr(_fused, "PARALLEL_WORK", 2000)
     monkeypatch.setattr(cores, "parallel_ready", lambda *a: True)
-    monkeypatch.setattr(cores, "threads", lambda: 2)  # as on an idle 2-core machine
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)  # as on an idle 2-core machine
     monkeypatch.setattr(cores, "team_size", lambda: 2)
     monkeypatch.setattr(cores, "_until", 0.0)  # no cool-down from an earlier test
     monkeypatch.setattr(cores, "_blas_team_end", float("-inf"))

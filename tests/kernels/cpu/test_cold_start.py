@@ -350,7 +350,7 @@ def test_parallel_ready_waits_for_real_work(monkeypatch):
 
     mod = types.SimpleNamespace(serial=serial, parallel=parallel)
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
-    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)  # a team would run it (whatever the load)
     x = np.arange(8.0)
     out = np.empty_like(x)
     step = cores.PARALLEL_WORK // 3
@@ -443,7 +443,7 @@ def test_softmax_cold_route_matches_the_rows_kernel(dt, monkeypatch):
     real = knorm.run_cold
     monkeypatch.setattr(knorm, "run_cold", lambda *a: (served.append(1), real(*a)))
     monkeypatch.setattr(knorm, "ROWS_KERNEL", True)
-    monkeypatch.setattr(knorm.cores, "threads", lambda: 1)  # (serial_rows, not its twin)
+    monkeypatch.setattr(knorm.cores, "threads", lambda own=False: 1)  # (serial_rows, not its twin)
     # (a user stream used earlier in the worker sends launches down the slow path, which
     # skips the cold route; this test's tensors have no queued work)
     monkeypatch.setattr(knorm._streams, "_slow", False)

@@ -25,7 +25,7 @@ def split_sorts(monkeypatch):
     monkeypatch.setattr(sort_split, "MIN_N", 1024)
     monkeypatch.setattr(sort_split, "SAMPLE", 256)
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", False)
-    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)
     used = []
     real = sort_split.sort_into
 
@@ -66,7 +66,7 @@ def test_lopsided_and_mostly_nan_rows_fall_back(split_sorts, x):
 
 
 def test_one_free_thread_sorts_with_numpy(split_sorts, monkeypatch):
-    monkeypatch.setattr(cores, "threads", lambda: 1)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 1)
     x = np.random.default_rng(3).standard_normal(N).astype(np.float32)
     assert_bits(tl.sort(tl.asarray(x)).numpy(), np.sort(x, kind="stable"))
     assert split_sorts == [False]
@@ -75,7 +75,7 @@ def test_one_free_thread_sorts_with_numpy(split_sorts, monkeypatch):
 @pytest.fixture
 def split_rows(monkeypatch):
     monkeypatch.setattr(sort_split, "ROWS_MIN", 64)
-    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)
     used = []
     real = sort_split.sort_rows
 

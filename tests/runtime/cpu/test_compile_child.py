@@ -88,7 +88,7 @@ def test_the_background_compile_goes_through_the_child(kernel_module, monkeypatc
     the thread loads it from the disk cache."""
     mod = kernel_module
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
-    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)  # a team would run it (whatever the load)
     x = np.arange(64.0)
     out = np.empty_like(x)
     assert not cores.parallel_ready(mod, (out, x))  # a first big call: the serial twin
@@ -167,7 +167,7 @@ mod = importlib.util.module_from_spec(spec)
 sys.modules[sys.argv[1]] = mod
 spec.loader.exec_module(mod)
 cores.DEFER_PARALLEL_COMPILE = True
-cores.threads = lambda: 2
+cores.threads = lambda own=False: 2
 x = np.arange(64.0)
 out = np.empty_like(x)
 cores.parallel_ready(mod, (out, x))

@@ -117,6 +117,32 @@ def test_team_leaves_cores_taken_by_other_processes(follow_load):
     assert cores.taken_cores() == 3 and cores.threads() == 1
 
 
+def test_own_threads_sample_the_load_while_team_calls_rent(follow_load, monkeypatch):
+    """While a team call would rent (the team asleep: it runs on one thread whatever the
+    load), threads() skips the load sample; work that starts threads of its own (sort_split's
+    two Python threads) asks threads(own=True), which samples, and gets one thread beside a
+    busy process instead of two that wait for it."""
+    clock = follow_load
+    monkeypatch.setattr(cores, "IDLE_SERIAL", True)
+    monkeypatch.setattr(cores, "_wake_loses", True)
+    monkeypatch.setattr(cores, "_tls", threading.local())  # no team call yet: renting
+    assert cores.threads(own=True) == 2                   # the first sample: nothing known
+    _window(clock, 0.2, others=1.0, own=1.0)               # a busy loop beside this process
+    assert cores.threads() == 2                            # rents: no sample taken
+    assert cores._sample[3] == 0
+    assert cores.threads(own=True) == 1 and cores._sample[3] == 1
+
+
+def test_sort_split_asks_for_threads_of_its_own(monkeypatch):
+    from tensorlib.kernels.cpu import sort_split
+    asked = []
+    monkeypatch.setattr(sort_split.cores, "threads", lambda own=False: asked.append(own) or 1)
+    x = np.random.default_rng(0).random(sort_split.MIN_N, dtype=np.float32)
+    assert not sort_split.sort_into(x, np.empty_like(x))
+    assert not sort_split.sort_rows(np.empty((4, sort_split.ROWS_MIN), np.float32))
+    assert asked == [True, True]
+
+
 def test_team_follows_load_in_call_and_blas_call(follow_load, monkeypatch):
     clock = follow_load
     cores.taken_cores()
@@ -238,7 +264,7 @@ def test_parallel_variant_compiles_in_the_background(monkeypatch):
 
     mod = types.SimpleNamespace(serial=serial, parallel=parallel)
     monkeypatch.setattr(cores, "DEFER_PARALLEL_COMPILE", True)
-    monkeypatch.setattr(cores, "threads", lambda: 2)  # a team would run it (whatever the load)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)  # a team would run it (whatever the load)
     x = np.arange(10.0)
     out = np.empty_like(x)
     assert not cores.parallel_ready(mod)  # nothing compiled yet: run serial
@@ -305,9 +331,9 @@ def test_one_thread_now_means_the_serial_twin(fresh_cores, monkeypatch):
     x = np.arange(10.0)
     parallel(np.empty_like(x), x)  # compiled
     mod = types.SimpleNamespace(serial=parallel.py_func, parallel=parallel)
-    monkeypatch.setattr(cores, "threads", lambda: 2)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 2)
     assert cores.team_ready(mod)
-    monkeypatch.setattr(cores, "threads", lambda: 1)
+    monkeypatch.setattr(cores, "threads", lambda own=False: 1)
     assert not cores.team_ready(mod) and cores.parallel_ready(mod)
 
 
@@ -318,7 +344,7 @@ def test_threads_are_shared_with_other_python_threads_running_kernels(fresh_core
     quiet stop counting and are forgotten."""
     clock = [1000.0]
     monkeypatch.setattr(cores, "_mono", lambda: clock[0])
-    monkeypatch.setattr(cores, "_free_team", lambda n: 4)
+    monkeypatch.setattr(cores, "_free_team", lambda n, sample=False: 4)
     monkeypatch.setattr(cores, "_recent", {})
     assert cores.threads() == 4          # alone
     cores._recent[-1] = clock[0]         # another Python thread asked just now

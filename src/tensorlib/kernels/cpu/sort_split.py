@@ -85,7 +85,7 @@ def sort_into(a, out) -> bool:
     background once long sorts repeat: cores.parallel_ready) and the pivot splits it well;
     False (out unspecified) otherwise: the caller sorts with NumPy."""
     n = a.shape[0]
-    if n < MIN_N or cores.threads() < 2:
+    if n < MIN_N or cores.threads(own=True) < 2:
         return False
     pivot = np.sort(a[::n // SAMPLE])[SAMPLE // 2]
     if pivot != pivot:
@@ -107,7 +107,7 @@ def sort_rows(o) -> bool:
     there is enough work and two threads are free (each row gets the very NumPy sort it gets
     on one thread); False (nothing done) otherwise."""
     rows, n = o.shape
-    if rows < 2 or rows * n < ROWS_MIN or cores.threads() < 2:
+    if rows < 2 or rows * n < ROWS_MIN or cores.threads(own=True) < 2:
         return False
     h = rows // 2
     _both(np.ndarray.sort, (o[h:], -1), (o[:h], -1))  # (-1: the axis)

@@ -75,16 +75,20 @@ def busy() -> bool:
 RECENT_S = 0.01  # a Python thread that asked within this long counts as running kernels
 
 
-def threads() -> int:
+def threads(own: bool = False) -> int:
     """How many threads a parallel kernel launched now should use (kernels that size their
     work split or choose a serial variant ask this, before each kernel): one during a stall
     cool-down, else the cores other processes leave free, shared with the other Python threads
     that asked within RECENT_S (Dask's threaded scheduler, a thread pool: each thread's kernel,
-    parallel or serial, holds a core; a team launched beside them waits for one)."""
+    parallel or serial, holds a core; a team launched beside them waits for one).
+    ``own``: the caller runs that many threads of its own, not a team through :func:`call`,
+    so the idle-team rule does not make its work serial and the load is sampled after a
+    pause too (sort_split's two Python threads beside a busy process: float32 sort of 2e6
+    26-28 ms against one NumPy sort's 17-22)."""
     now = _mono()
     if now < _until:
         return 1
-    n = _free_team(team_size())
+    n = _free_team(team_size(), own)
     recent = _recent
     me = _ident()
     recent[me] = now
@@ -151,19 +155,20 @@ _active: set = set()     # threads inside call() now: Python threads (Dask's) sp
 _recent: dict = {}       # Python thread -> when it last asked threads()
 
 
-def _free_team(n: int) -> int:
+def _free_team(n: int, sample: bool = False) -> int:
     """``n`` threads, fewer when other processes leave fewer cores free (at least one). Once
     the load has a first sample to count from, a call that will run on one thread after a
     pause (:func:`_renting`) samples nothing: the sample (/proc/stat read cold, 40-50 us) told
     it nothing it uses. (Without that first sample, the process's first rate came only from
     the call that woke the team, which saw no load for SAMPLE_S and woke it beside a busy
-    neighbour: 3e5-element take after 1 ms pauses 7 ms a call.)"""
+    neighbour: 3e5-element take after 1 ms pauses 7 ms a call.) ``sample``: sample even then
+    (for work that does not rent: threads(own=True))."""
     if n > 1 and FOLLOW_LOAD:
         last = _sample  # (taken_cores's check inlined: this runs before every big kernel)
         now = _mono()
         if now - last[0] < SAMPLE_S:
             free = _CPUS - last[3]
-        elif last[1] is not None and _renting(now):
+        elif last[1] is not None and not sample and _renting(now):
             return n
         else:
             free = _CPUS - taken_cores()
