@@ -104,6 +104,30 @@ def test_numpy_is_zero_copy_both_ways():
     assert np.shares_memory(v, n)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "int64", "bool",
+                                   "float16", "complex64"])
+def test_numpy_views_of_every_layout(dtype):
+    """numpy() and np.asarray() of views of every layout (transposed, negative steps, offsets,
+    0-d, empty, size-1 dims, contiguous with odd strides on a size-1 dim): the same values,
+    the tensor's data pointer, NumPy's strides for it; writes go through."""
+    base = np.arange(2 * 3 * 4).reshape(2, 3, 4).astype(dtype)
+    t = tl.asarray(base.copy())
+    views = [(t, base), (t.T, base.T), (t[:, ::-1, 1::2], base[:, ::-1, 1::2]),
+             (t[1], base[1]), (t[1, 2, 3], base[1, 2, 3]), (t[:, 1:1], base[:, 1:1]),
+             (t[:1, 2:3], base[:1, 2:3]), (t.reshape((24,))[5:], base.reshape(24)[5:])]
+    for v, want in views:
+        for got in (v.numpy(), np.asarray(v)):
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+            if want.size:
+                assert got.ctypes.data == v.data_ptr()
+                assert got.strides == tuple(s * v.dtype.itemsize for s in v.stride()) or \
+                    want.size == 1 or got.flags.c_contiguous
+    w = t[:, ::-1].numpy()
+    w[0, 0, 0] = base[1, 1, 1]
+    assert t[0, 2, 0].item() == base[1, 1, 1].item()
+
+
 def test_from_numpy_is_zero_copy_both_ways():
     a = np.arange(6, dtype=np.int32).reshape(2, 3)[:, ::-1]
     t = tl.from_numpy(a)

@@ -10,6 +10,9 @@ from .dispatch.keys import AUTOGRAD_BIT, BACKEND_MASK, TLS_IN_USE, backend_key_f
 from .shape import contiguous_strides, is_contiguous as _is_contiguous, normalize_axis
 
 _ndarray = np.ndarray
+# DType -> NumPy's typestr of its host representation (bfloat16, which NumPy lacks, absent)
+_TYPESTR = {d: d.np_dtype.str for d in _dt._BY_NAME.values() if d is not _dt.bfloat16
+            and d.np_dtype is not None}
 
 __all__ = ["Tensor", "contiguous_strides"]  # contiguous_strides: re-exported from .shape
 
@@ -272,6 +275,17 @@ class Tensor:
 
     # ---- host access ----------------------------------------------------------------------
     def _host_interface(self) -> dict:
+        st = self._storage
+        typestr = _TYPESTR.get(self._dtype)
+        if typestr is not None and st._uses is None and st.buffer is not None:
+            # The common case spelled out (numpy(), np.asarray(t): 5.0-5.8 -> ~2.5 us on
+            # 1000 elements): nothing queued on the bytes to wait for, the typestr made once
+            # per dtype, and no strides for a C-contiguous tensor (NumPy's own, the same view)
+            item = self._dtype.itemsize
+            return {"version": 3, "shape": self._shape, "typestr": typestr,
+                    "data": (st._ptr + self._offset * item, st.readonly),
+                    "strides": None if (self._contiguous or self.is_contiguous()) else
+                    tuple([s * item for s in self._strides])}
         if self._dtype is _dt.bfloat16:
             raise TypeError("numpy(): NumPy has no bfloat16; convert first, e.g. x.astype(tl.float32)")
         if self._storage.buffer is None:
