@@ -13,6 +13,8 @@ from .runtime.cpu.allocator import host_allocator
 __all__ = ["Storage"]
 
 _new = object.__new__
+_char_over = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
 _host_allocate = host_allocator.allocate
 
 
@@ -108,9 +110,10 @@ class Storage:
         flags = array.flags
         if flags.c_contiguous and flags.writeable:
             # one block from the data pointer: a byte view of the array itself (no byte bounds,
-            # no ctypes view: ~2 us of wrapping a small array)
-            return cls(array.nbytes, CPU, array.ctypes.data, array.reshape(-1).view(np.uint8),
-                       owner=array), 0
+            # no ctypes view: ~2 us of wrapping a small array); the pointer through a ctypes
+            # object over the (writeable, non-empty) buffer: 0.7 us, array.ctypes.data 2.4
+            return cls(array.nbytes, CPU, _addressof(_char_over(array)),
+                       array.reshape(-1).view(np.uint8), owner=array), 0
         low, high = np.lib.array_utils.byte_bounds(array)
         nbytes = high - low
         raw = (ctypes.c_uint8 * nbytes).from_address(low)
