@@ -78,10 +78,11 @@ def _fmt_bytes(n: int) -> str:
 
 # Blocks from this size start half a page into a page. A copy or loop whose destination lies
 # a small distance past its source modulo 4096 stalls on 4K aliasing (a load matches the low
-# address bits of a store still in flight): glibc's memmove of 400 KB took 1.5x as long 48
-# bytes past, 15x at 16 bytes (concat of two NumPy-born 1e5 float32 halves 6-9x NumPy's time),
-# on a Zen 3 VM. NumPy's large arrays sit 16 bytes into a page (glibc's mmap chunk header):
-# half a page from them is safe both ways, and blocks among themselves are whole pages apart.
+# address bits of a store still in flight): glibc's memmove of 400 KB took 1.25-1.5x as long
+# 48 bytes past, 15x at 16 bytes (concat of two NumPy-born 1e5 float32 halves 6-9x NumPy's
+# time), on a Zen 3 VM. NumPy's large arrays sit 16 bytes into a page (glibc's mmap chunk
+# header): half a page from them is safe both ways, and blocks among themselves are whole
+# pages apart.
 HALF_PAGE_MIN = 1 << 16
 _PAGE = 4096
 
