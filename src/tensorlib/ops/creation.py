@@ -241,6 +241,10 @@ _PY_DEFAULTS = {"f": "float32", "c": "complex64", "i": "int64", "u": "int64", "b
 
 def from_numpy(array) -> Tensor:
     """A CPU tensor sharing ``array``'s memory (and keeping it alive); no copy."""
+    if type(array) is np.ndarray:
+        t = _borrow_dense(array)  # (the common array, without the checks below: 5.1 -> ~4 us)
+        if t is not None:
+            return t
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy(): expected a numpy.ndarray, got {type(array).__name__}")
     dtype = _dt.from_numpy_dtype(array.dtype)
