@@ -93,14 +93,10 @@ def _alloc_raw(size: int):
 
     Module-level so tests can substitute it to simulate out-of-memory.
     """
-    if size < HALF_PAGE_MIN:
-        raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
-        addr = raw.ctypes.data
-        off = (-addr) & (ALIGNMENT - 1)
-    else:
-        raw = np.empty(size + _PAGE + _PAGE // 2, dtype=np.uint8)
-        addr = raw.ctypes.data
-        off = ((-addr) & (_PAGE - 1)) + _PAGE // 2
+    align, phase = (ALIGNMENT, 0) if size < HALF_PAGE_MIN else (_PAGE, _PAGE // 2)
+    raw = np.empty(size + align + phase, dtype=np.uint8)
+    addr = raw.ctypes.data
+    off = ((-addr) & (align - 1)) + phase
     return raw, addr + off, raw[off:off + size]
 
 
