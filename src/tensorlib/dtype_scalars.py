@@ -48,12 +48,11 @@ def scalar_to_compute(value, compute, op, arg):
         info = iinfo(compute)
         if not info.min <= value <= info.max:
             raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
-        if INTEGER_SCALAR_MIN:
-            low = INTEGER_SCALAR_MIN.get((op, arg))
-            if low is not None and value < low:
-                raise ValueError(f"{op}(): argument '{arg}' = {value!r} is below {low}, which "
-                                 f"the op does not take in integer arithmetic ({compute}); "
-                                 f"use a floating-point tensor")
+        low = INTEGER_SCALAR_MIN.get((op, arg))
+        if low is not None and value < low:
+            raise ValueError(f"{op}(): argument '{arg}' = {value!r} is below {low}, which the "
+                             f"op does not take in integer arithmetic ({compute}); use a "
+                             f"floating-point tensor")
     if compute is bool_ and not isinstance(value, bool):
         if isinstance(value, (float, complex)) or value not in (0, 1):
             raise TypeError(f"{op}(): argument '{arg}' = {value!r} can't be used with bool "
