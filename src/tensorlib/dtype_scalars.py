@@ -27,6 +27,16 @@ def python_scalar_dtype(value) -> DType:
     raise TypeError(f"python_scalar_dtype(): expected a Python bool, int, float or complex, got {value!r}")
 
 
+class ScalarOutOfRange(OverflowError):
+    """A Python int outside the integer dtype an op computes in (``value`` of argument
+    ``arg``, ``dtype``): an error, as in NumPy 2, but for comparisons, whose answer is then
+    the same for every element (ops/pointwise.py)."""
+
+    def __init__(self, op, arg, value, dtype):
+        super().__init__(f"{op}(): Python integer {value} is out of bounds for {dtype}")
+        self.arg, self.value, self.dtype = arg, value, dtype
+
+
 # (op, argument) -> the least Python scalar an integer computation of the op takes (ops.yaml
 # integer_scalar_min, filled by dispatch/registration.py): pow's exponent 0, as in NumPy and
 # PyTorch, where 2 ** -1 has no integer answer
@@ -47,7 +57,7 @@ def scalar_to_compute(value, compute, op, arg):
             value = int(value)
         info = iinfo(compute)
         if not info.min <= value <= info.max:
-            raise OverflowError(f"{op}(): Python integer {value} is out of bounds for {compute}")
+            raise ScalarOutOfRange(op, arg, value, compute)
         low = INTEGER_SCALAR_MIN.get((op, arg))
         if low is not None and value < low:
             raise ValueError(f"{op}(): argument '{arg}' = {value!r} is below {low}, which the "

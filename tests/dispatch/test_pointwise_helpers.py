@@ -117,3 +117,17 @@ def test_integer_scalar_min_names_schema_arguments():
     with pytest.raises(ValueError, match=r"pow\(\): argument 'exponent' = -1 is below 0"):
         dtypes.scalar_to_compute(-1, dtypes.int8, "pow", "exponent")
     assert dtypes.scalar_to_compute(-1, dtypes.float32, "pow", "exponent") == -1
+
+
+def test_comparisons_are_told_by_their_expression():
+    """PointwiseInfo.compares (a Python int outside the compute dtype compares as a number):
+    exactly the ops whose expression is one comparison of their two tensor arguments."""
+    assert {name for name, info in POINTWISE.items() if info.compares} == {
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+    two = "frob.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+    for expr, compares in (("self < other", True), ("other >= self", True),
+                           ("self < other < self", False), ("self < 1", False),
+                           ("maximum(self, other) == self", False), ("self + other", False)):
+        entry = _parse_entry({"func": two, "structured": True, "pointwise": expr},
+                             "ops.yaml[0]")
+        assert entry.pointwise.compares is compares, expr

@@ -1034,3 +1034,56 @@ def test_integer_pow_refuses_a_negative_scalar_exponent(device):
     # a tensor exponent is not scanned: PyTorch's integer answers for its negative elements
     e = tl.asarray(np.array([1, -1, 2, -3, -1], np.int32), device=device)
     np.testing.assert_array_equal(to_numpy(t ** e), [0, 1, 4, 0, 0])
+
+
+_COMPARISONS = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+                "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge}
+
+
+def test_comparisons_take_any_python_int(device):
+    """A Python int outside an integer tensor's range compares as the number it is, as in NumPy
+    2 (``uint8_x != -1``, ``uint8_x < 300``): every element gets the same answer, on every
+    route (function, operator, the int first, out= of another dtype, strided and transposed
+    views, 0-d and empty tensors, after the fast path's runner is made), and in a traced
+    function; other ops still refuse it (OverflowError), as NumPy 2's do. (NumPy refuses a
+    bool array beside an int beyond int64, converting the int first; here it compares too.)"""
+    cases = {"uint8": (-1, -2 ** 70, 256, 2 ** 64), "int8": (-129, 128, 2 ** 70),
+             "int64": (2 ** 63, -2 ** 63 - 1, 2 ** 64), "uint64": (-1, 2 ** 64),
+             "bool": (2 ** 63, -2 ** 70)}
+    for dtype, values in cases.items():
+        info = np.iinfo(dtype) if dtype != "bool" else np.iinfo(np.uint8)
+        edges = np.array([info.min, info.min + 1, 0, 1, info.max], np.int64
+                         if dtype != "uint64" else np.uint64)
+        base = np.resize(edges, (3, 5)).astype(dtype)
+        t = tl.asarray(base, device=device)
+        for name, compare in _COMPARISONS.items():
+            fn = getattr(tl, name)
+            for _ in range(3):  # (the dense fast path's runner is made on the third call)
+                fn(t, 1)
+            for v in values:
+                want = np.vectorize(lambda e: compare(int(e), v), otypes=[bool])(base)
+                mirror = np.vectorize(lambda e: compare(v, int(e)), otypes=[bool])(base)
+                if dtype != "bool":
+                    np.testing.assert_array_equal(getattr(np, name)(base, v), want)
+                assert want.all() or not want.any()  # (the case is one answer throughout)
+                for got, ref in ((fn(t, v), want), (fn(v, t), mirror),
+                                 (fn(t[:, ::2], v), want[:, ::2]), (fn(t.T, v), want.T),
+                                 (fn(t[0, 0], v), want[0, 0]), (fn(t[:0], v), want[:0])):
+                    assert got.dtype == tl.bool and got.shape == ref.shape, (name, v)
+                    np.testing.assert_array_equal(to_numpy(got), ref, err_msg=f"{name} {v}")
+                out = tl.empty((3, 5), dtype=tl.float32, device=device)
+                assert fn(t, v, out=out) is out
+                np.testing.assert_array_equal(to_numpy(out), want.astype(np.float32))
+        with pytest.raises(ValueError, match="out"):
+            tl.less(t, values[0], out=tl.empty((4,), dtype=tl.bool, device=device))
+        if dtype != "bool":
+            for v in values:
+                with pytest.raises(OverflowError, match=f"Python integer {v} is out of bounds"):
+                    tl.maximum(t, v)
+                with pytest.raises(OverflowError, match="out of bounds"):
+                    t + v
+    x = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    traced = tl.jit.trace(lambda a: (a < 300) & (a != -1) & (a > 2), (tl.asarray(x, device=device),))
+    for _ in range(2):  # (the second call runs the optimized graph)
+        np.testing.assert_array_equal(to_numpy(traced(tl.asarray(x, device=device))),
+                                      (x < 300) & (x != -1) & (x > 2))

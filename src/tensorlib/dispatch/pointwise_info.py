@@ -43,6 +43,10 @@ class PointwiseInfo:
     # ops.yaml value_forms: ((when, expr, compute dtype names), ...): where ``when`` holds for
     # a call's Python-scalar values the op is ``expr``, bit for bit, in those dtypes
     value_forms: tuple = ()
+    # the expression is one comparison of the two tensor operands (self < other, ...): a Python
+    # int outside an integer compute dtype's range compares as the number it is (NumPy 2),
+    # where every other op refuses it (dtype_scalars.ScalarOutOfRange)
+    compares: bool = False
 
     def result_dtype(self, compute):
         """The dtype the expression yields for a given compute dtype."""

@@ -120,7 +120,7 @@ def _parse_entry(raw, where) -> OpEntry:
             wide_vectors="wide_vectors" in raw.get("tags", ()),
             gathers=bool({"gathers", "wide_vectors"} & set(raw.get("tags", ()))),
             block_forms=tuple((str(f["when"]), str(f["pointwise"])) for f in blocks),
-            value_forms=tuple(forms))
+            value_forms=tuple(forms), compares=_compares(str(raw["pointwise"]), args))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
@@ -144,6 +144,17 @@ def _check_expression(expr: str, where: str, names=_HELPER_NAMES, what="pointwis
                 raise YamlError(f"{where}: '{what}' expression {expr!r} calls "
                                 f"{ast.unparse(node.func)!r}, which is not a scalar helper "
                                 f"(dispatch/pointwise_helpers.py lists them)")
+
+
+def _compares(expr: str, args) -> bool:
+    """Whether a pointwise expression is one comparison of the op's two tensor arguments
+    (``self < other``, ``self == other``...)."""
+    node = ast.parse(expr, mode="eval").body
+    names = [a.name for a in args if a.type.base == "Tensor"]
+    return (isinstance(node, ast.Compare) and len(node.ops) == 1 and len(names) == 2
+            and isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq))
+            and sorted(str(getattr(n, "id", "")) for n in (node.left, node.comparators[0]))
+            == sorted(names))
 
 
 def _functional_schema(out_schema: FunctionSchema) -> FunctionSchema:

@@ -133,6 +133,16 @@ def _eligible(node, db) -> str | None:
         d = node_dtypes(info, node)
         if d is None or d[1] is not out.dtype:
             return None
+        for name in info.tensor_args:
+            v = args[name]
+            if not v.is_tensor:
+                target = _dt.bool_ if name in info.bool_args else d[0]
+                try:
+                    _dt.scalar_to_compute(const_value(v), target, info.name, name)
+                except (OverflowError, TypeError, ValueError):
+                    # eager refuses the value, or a comparison answers it without a kernel
+                    # (dtype_scalars.ScalarOutOfRange): the interpreter runs the node
+                    return None
         if cuda and (d[0].kind == "c" or d[1].kind == "c"):
             return None  # complex groups: CPU only (the CUDA generator's pairs are per op)
         return "pw"

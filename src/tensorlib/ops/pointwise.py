@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dtype_scalars import scalar_to_compute  # noqa: F401 - its home is the dtype layer
+from ..dtype_info import iinfo
+from ..dtype_scalars import ScalarOutOfRange, scalar_to_compute  # noqa: F401 - (the latter's
+# home is the dtype layer)
 from ..iterator import TensorIterator
 from ..dispatch.keys import BACKEND_MASK
 from ..dispatch.pointwise_info import DTYPE_CLASSES, PointwiseInfo  # noqa: F401 - re-exported
@@ -72,7 +74,34 @@ def make_pointwise_kernel(info: PointwiseInfo, schema):
         kernel.with_out = _dense_out_path(info, kernel, tensor_pos, scalar_pos, stub, iterate)
     elif len(tensor_pos) == 3 and not scalar_pos:
         kernel.functional = _dense_fast_path3(info, kernel, tensor_pos, stub, iterate)
+    if info.compares:
+        kernel.functional = _any_int(info, kernel.functional, iterate, False)
+        kernel.with_out = _any_int(info, kernel.with_out, iterate, True)
     return kernel
+
+
+def _any_int(info, fn, iterate, with_out):
+    """``fn`` (a comparison's functional or out= path) where a Python int outside the integer
+    dtype the comparison computes in compares as the number it is, as in NumPy 2
+    (``uint8_x != -1``, ``uint8_x < 300``): every element gets the same answer, the
+    expression's value with the int beside either end of the dtype's range. The output (shape,
+    out= checks) is the iterator's, as for any call."""
+    code = compile(info.expr, f"<{info.name}>", "eval")
+
+    def compare(*args):
+        try:
+            return fn(*args)
+        except ScalarOutOfRange as e:
+            end = int(iinfo(e.dtype).min)
+            answer = eval(code, {}, {a: e.value if a == e.arg else end  # noqa: S307 - ops.yaml's
+                                     for a in info.tensor_args})        # checked expression
+            it = iterate(args[-1] if with_out else None, args)
+            if it.numel:
+                it.output().fill_(bool(answer))
+            return it.output()
+
+    compare.__name__ = compare.__qualname__ = getattr(fn, "__name__", info.name)
+    return compare
 
 
 def _now_hot(counts, key) -> bool:
