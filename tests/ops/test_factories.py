@@ -3,6 +3,7 @@ bad sizes / dtypes / devices, and allocator reuse."""
 from __future__ import annotations
 
 import gc
+import math
 
 import numpy as np
 import pytest
@@ -178,6 +179,21 @@ def test_linspace_other_dtypes_and_errors():
         tl.linspace(0, 1, -1)
     with pytest.raises(TypeError, match="num"):
         tl.linspace(0, 1, 2.5)
+
+
+def test_linspace_end_point_errors_name_stop(device):
+    """An end point the dtype cannot hold is refused naming linspace and 'stop' (it named
+    __setitem__, which the user never called)."""
+    for stop, dtype, err in ((1e30, "int64", OverflowError), (300, "uint8", OverflowError),
+                             (math.nan, "int32", ValueError),
+                             (2 ** 70, "int64", OverflowError)):
+        with pytest.raises(err, match=r"linspace\(\): argument 'stop' = "):
+            tl.linspace(0, stop, 3, dtype=dtype, device=device)
+    with pytest.raises(OverflowError, match=r"linspace\(\): arguments 'start' = 0 and 'stop'"):
+        tl.linspace(0, 2 ** 2000, 3, dtype="float32", device=device)
+    np.testing.assert_array_equal(to_numpy(tl.linspace(0, 255, 4, dtype="uint8",
+                                                       device=device)),
+                                  np.linspace(0, 255, 4).astype(np.uint8))
 
 
 @pytest.mark.parametrize("n,m,k", [(3, None, 0), (3, 4, 1), (4, 3, -1), (3, 3, 5), (3, 3, -3),

@@ -166,7 +166,11 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         dtype = (_FLOAT_OF_REALS if type(start) in _REAL_TYPES and type(stop) in _REAL_TYPES
                  else _dt.result_type(start, stop, 1.0))
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else 0.0
+    try:
+        step = (stop - start) / div if div > 0 else 0.0
+    except OverflowError:  # (ints beyond float64's range)
+        raise OverflowError(f"linspace(): arguments 'start' = {start!r} and 'stop' = {stop!r} "
+                            f"are too far apart for a floating-point step") from None
     t = None
     if num and plain_cpu(device) and type(dtype) is _dt.DType:
         t = _dense_range(num, dtype, start, step)
@@ -175,20 +179,24 @@ def linspace(start, stop, num, dtype=None, device=None, endpoint=True) -> Tensor
         t._fill_range(start, step)
     if endpoint and num > 1:
         # exact end point, as NumPy guarantees
+        global _fill, _coerce
+        if _coerce is None:
+            from .indexing import _coerce_scalar as _coerce
+        lim = _NP_ENDPOINT.get(t._dtype)
+        if lim is not None and (type(stop) is float or (type(stop) is int
+                                                        and -_BIG < stop < _BIG)):
+            v = float(stop)  # (what _coerce gives for a real float dtype)
+        else:
+            try:
+                v = _coerce(stop, t._dtype, "linspace")
+            except (OverflowError, ValueError) as e:  # (named for the argument)
+                raise type(e)(f"linspace(): argument 'stop' = {stop!r} can't be an element of "
+                              f"{t._dtype}") from None
         if TLS_IN_USE[0] or t._storage.device.type != "cpu":
-            t[num - 1] = stop
+            t[num - 1] = v
         else:  # what t[num - 1] = stop does, without its key parsing and dispatch
-            global _fill, _coerce
             if _fill is None:
                 from .copy import fill_ as _fill
-            if _coerce is None:
-                from .indexing import _coerce_scalar as _coerce
-            lim = _NP_ENDPOINT.get(t._dtype)
-            if lim is not None and (type(stop) is float or (type(stop) is int
-                                                            and -_BIG < stop < _BIG)):
-                v = float(stop)  # (what _coerce gives for a real float dtype)
-            else:
-                v = _coerce(stop, t._dtype, "__setitem__")
             if lim is not None and type(v) is float and abs(v) <= lim[1] and not _cpu_slow():
                 # float32 / float64 on the host with no CPU stream or profiler in use: C's
                 # conversion rounds a float in range to the element as the fill kernel does
