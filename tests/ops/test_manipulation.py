@@ -141,8 +141,15 @@ def test_take():
     same(tl.take(t(A), t(big)[1:4], axis=2), np.take(A, big[1:4], axis=2))
     with pytest.raises(ValueError, match="axis"):
         tl.take(t(A), t(idx))
-    with pytest.raises(IndexError):
-        tl.take(t(A), t(np.array([5])), axis=1)
+    # an index out of bounds names take and its argument (the indexing it runs on raised as
+    # __getitem__, which the user did not call): 1-D direct route, int32 / other-axis route
+    for x, ix, axis in ((t(A), np.array([5]), 1), (t(F[0]), np.array([0, -99]), None),
+                        (t(A), np.array([0, 9], np.int32), 2)):
+        with pytest.raises(IndexError, match=r"take\(\): argument 'indices': index -?\d+ is "
+                                             r"out of bounds for dimension"):
+            tl.take(x, t(ix), axis=axis)
+    with pytest.raises(IndexError, match=r"^__getitem__\(\): index 7 is out of bounds"):
+        t(F[0])[t(np.array([7]))]  # (indexing itself names itself)
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
@@ -242,9 +249,9 @@ def test_take_along_axis_small_route_is_the_general_path(dtype):
 
 def test_take_along_axis_small_route_errors_and_declines():
     x = tl.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(IndexError, match=r"take_along_axis\(\): argument 'indices': index 4 "):
         tl.take_along_axis(x, tl.asarray(np.full((3, 1), 4)), axis=1)
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(IndexError, match=r"take_along_axis\(\): argument 'indices': index -5 "):
         tl.take_along_axis(x, tl.asarray(np.full((3, 1), -5)), axis=1)
     with pytest.raises(IndexError):  # shapes that do not broadcast
         tl.take_along_axis(x, tl.asarray(np.zeros((2, 1), np.int64)), axis=1)

@@ -490,7 +490,10 @@ def take(x, indices, axis=None):
     if (type(x) is Tensor and type(indices) is Tensor and len(x._shape) == 1
             and indices._dtype is _dt.int64 and len(indices._shape) == 1
             and (axis is None or (type(axis) is int and (axis == 0 or axis == -1)))):
-        return x[indices]  # what the checks below come to for a 1-D x and int64 indices
+        try:
+            return x[indices]  # what the checks below come to for a 1-D x and int64 indices
+        except IndexError as e:
+            raise _named("take", e) from None
     op = "take"
     _tensor(op, x)
     if axis is None:
@@ -504,7 +507,17 @@ def take(x, indices, axis=None):
         raise ValueError(f"{op}(): argument 'indices' must be 1-D, got shape {ix.shape}")
     if x.ndim == 0:
         raise ValueError(f"{op}(): argument 'x' must have at least one dimension")
-    return x[(slice(None),) * ax + (ix,)]
+    try:
+        return x[(slice(None),) * ax + (ix,)]
+    except IndexError as e:
+        raise _named(op, e) from None
+
+
+def _named(op, e):
+    """The IndexError ``e`` of the x[...] by which ``op`` indexes, naming ``op`` and its
+    argument 'indices' where it names __getitem__, which the user did not call."""
+    head, _, rest = str(e).partition("(): ")
+    return IndexError(f"{op}(): argument 'indices': {rest}") if head == "__getitem__" else e
 
 
 _take_along_small = None  # kernels.cpu.indexing.take_along_small (imported on first use)
@@ -539,7 +552,10 @@ def take_along_axis(x, indices, axis=-1):
         grid = [1] * x.ndim
         grid[d] = x.shape[d]
         key.append(reshape(arange(x.shape[d], dtype=_dt.int64, device=x.device), tuple(grid)))
-    return x[tuple(key)]
+    try:
+        return x[tuple(key)]
+    except IndexError as e:
+        raise _named(op, e) from None
 
 
 # ---------------------------------------------------------------- diff
