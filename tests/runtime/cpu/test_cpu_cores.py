@@ -133,6 +133,26 @@ def test_own_threads_sample_the_load_while_team_calls_rent(follow_load, monkeypa
     assert cores.threads(own=True) == 1 and cores._sample[3] == 1
 
 
+def test_blas_calls_sample_the_load_while_team_calls_rent(follow_load, monkeypatch):
+    """A BLAS call is no team call and never rents, so it samples the load even while a team
+    call would not: beside a busy process a loop of products got two OpenBLAS threads on
+    every call (316 x 316 float32 matmul under one busy loop: p90 3-4.7 ms, max 8-16, NumPy's
+    0.8 / 1.9) and stalled."""
+    clock = follow_load
+    monkeypatch.setattr(cores, "IDLE_SERIAL", True)
+    monkeypatch.setattr(cores, "_wake_loses", True)
+    monkeypatch.setattr(cores, "_tls", threading.local())  # no team call yet: renting
+    teams = []
+    monkeypatch.setattr(cores, "_set_blas_threads", teams.append)
+    monkeypatch.setattr(cores, "_timed", lambda fn, args: fn(*args))
+    work = cores.BLAS_PARALLEL_WORK
+    assert cores.blas_call(lambda: "done", (), work) == "done"  # the first sample: nothing known
+    _window(clock, 0.2, others=1.0, own=1.0)                     # a busy loop beside this process
+    assert cores.threads() == 2 and cores._sample[3] == 0       # (a team call would rent)
+    cores.blas_call(lambda: None, (), work)
+    assert teams == [2, 1] and cores._sample[3] == 1
+
+
 def test_sort_split_asks_for_threads_of_its_own(monkeypatch):
     from tensorlib.kernels.cpu import sort_split
     asked = []

@@ -386,7 +386,7 @@ def blas_call(fn, args, work: int):
         if _blas is None or _blas[1] != 1:  # (set already for every small product after the
             _set_blas_threads(1)            # first: no setter call on this hot path)
         return fn(*args)
-    n = _free_team(team_size())
+    n = _free_team(team_size(), True)  # (BLAS threads do not rent: sample the load)
     _set_blas_threads(n)
     if n == 1:
         return fn(*args)
