@@ -228,6 +228,24 @@ def test_lapack_errors_name_the_op():
         L.pinv(T(A[0]), rtol="big")
 
 
+def test_lapack_calls_go_through_blas_call(monkeypatch):
+    """LAPACK work runs through cores.blas_call with its multiply-add count, as products do
+    (one OpenBLAS thread for small work or beside a busy process: 400 x 400 inv there had
+    taken 16 ms median, p90 60 ms, against 5.6 quiet), with the same results and errors."""
+    from tensorlib.runtime.cpu import cores
+    seen = []
+    real = cores.blas_call
+    monkeypatch.setattr(cores, "blas_call",
+                        lambda fn, args, work: seen.append(work) or real(fn, args, work))
+    a = np.random.default_rng(4).random((2, 5, 5)) + 5 * np.eye(5)
+    np.testing.assert_allclose(N(L.inv(T(a))), np.linalg.inv(a), rtol=1e-12)
+    np.testing.assert_allclose(N(L.svdvals(T(a[0, :, :3]))),
+                               np.linalg.svdvals(a[0, :, :3]), rtol=1e-12)
+    assert seen == [2 * 5 * 5 * 5, 5 * 3 * 3]
+    with pytest.raises(np.linalg.LinAlgError, match=r"linalg\.inv\(\).*[Ss]ingular"):
+        L.inv(T(np.ones((3, 3))))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["dense", "strided", "transposed"])
 def test_vector_norm_2_over_everything(dtype, layout):
