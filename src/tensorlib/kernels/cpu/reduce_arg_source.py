@@ -54,8 +54,14 @@ def KNAME(meta, out, inp):
 @KEPT_OFFSETS
             c0 = t * tile
             cn = min(tile, n0 - c0)
+            # Each row writes the tile's next best values and rows into a second pair of
+            # tiles, swapped after it: stored back only where a row is better, they had become
+            # masked stores (vmaskmovps, microcoded on AMD Zen) or branches: (250, 400) float32
+            # argmax along axis 0 0.11 ms, NumPy's 0.06.
             bestv = np.empty(tile, ACCT)
             bidx = np.zeros(tile, np.int64)
+            nextv = np.empty(tile, ACCT)
+            nexti = np.empty(tile, np.int64)
             for i in range(cn):
                 bestv[i] = INIT
             for r in range(nrows):
@@ -64,15 +70,17 @@ def KNAME(meta, out, inp):
                     row = inp[q:q + cn]
                     for i in range(cn):
                         v = load(row[i])
-                        if better(v, bestv[i]):
-                            bestv[i] = v
-                            bidx[i] = r
+                        b = better(v, bestv[i])
+                        nextv[i] = v if b else bestv[i]
+                        nexti[i] = r if b else bidx[i]
                 else:
                     for i in range(cn):
                         v = load(inp[np.uint64(q + i * is0)])
-                        if better(v, bestv[i]):
-                            bestv[i] = v
-                            bidx[i] = r
+                        b = better(v, bestv[i])
+                        nextv[i] = v if b else bestv[i]
+                        nexti[i] = r if b else bidx[i]
+                bestv, nextv = nextv, bestv
+                bidx, nexti = nexti, bidx
             for i in range(cn):
                 out[np.uint64(po + (c0 + i) * os0)] = STORE_BIDX
 """.replace(
@@ -229,7 +237,9 @@ _ARG_ROW_INTS = """\
 def arg_source(op, in_dt, acc, out_dt):
     """The module of argmax / argmin (op) of in_dt, compared in acc, stored as out_dt."""
     cmp = ">" if op == "argmax" else "<"
-    better = f"v {cmp} b or (v != v and b == b)" if acc.kind == "f" else f"v {cmp} b"
+    # (a nan wins over a number, the first one over later ones; bitwise, not `or` / `and`:
+    # short-circuits are branches, which kept the outer mode's selects masked stores)
+    better = f"(v {cmp} b) | ((v != v) & (b == b))" if acc.kind == "f" else f"v {cmp} b"
     inl = _njit(inline=True)
     src = _HEADER.format(what=f"{op} {in_dt.name} -> {acc.name} -> {out_dt.name}")
     src += f"{inl}\ndef load(x):\n    return {load_code(in_dt, acc)}\n\n"

@@ -164,7 +164,7 @@ def KNAME(meta, out, aux, inp, div):
             cn = min(tile, n0 - c0)
             r0 = nrows * s // nsplit
             r1 = nrows * (s + 1) // nsplit
-            accv = np.empty(tile, ACCT)
+            accv = np.empty(tile, ACCT)@NEXT_ALLOC
             for i in range(cn):
                 accv[i] = INIT
 @MEAN_OUTER
@@ -181,19 +181,19 @@ def KNAME(meta, out, aux, inp, div):
                     q = pi + c0 + rowoff(meta, rb, nr, r + 3)
                     x3 = inp[q:q + cn]
                     for i in range(cn):
-                        accv[i] = comb(accv[i], comb(
+                        NEXTV[i] = comb(accv[i], comb(
                             comb(fmap(load(x0[i])@MV), fmap(load(x1[i])@MV)),
-                            comb(fmap(load(x2[i])@MV), fmap(load(x3[i])@MV))))
+                            comb(fmap(load(x2[i])@MV), fmap(load(x3[i])@MV))))@NEXT_SWAP
                     r += 4
             while r < r1:
                 q = pi + c0 * is0 + rowoff(meta, rb, nr, r)
                 if is0 == 1:
                     row = inp[q:q + cn]
                     for i in range(cn):
-                        accv[i] = comb(accv[i], fmap(load(row[i])@MV))
+                        NEXTV[i] = comb(accv[i], fmap(load(row[i])@MV))
                 else:
                     for i in range(cn):
-                        accv[i] = comb(accv[i], fmap(load(inp[np.uint64(q + i * is0)])@MV))
+                        NEXTV[i] = comb(accv[i], fmap(load(inp[np.uint64(q + i * is0)])@MV))@NEXT_SWAP_ROW
                 r += 1
 @STORE_OUTER
 """.replace(
@@ -352,6 +352,16 @@ class ValueSpec:
             src = vector_width.source_marker(self.in_dt is _dt.float64) + src
         else:
             src += _fill(_BLOCK_SRC, {**rep, **self._block_step()})
+        # A select comb (max / min) writes each pass into a second tile and swaps the two: in
+        # place, ``b if b > a else a`` stored back over the accumulator it read became a masked
+        # store of the changed lanes (vmaskmovps, microcoded on AMD Zen): max along axis 0 of
+        # (2000, 1000) float32 took 1.5-2.2x NumPy's time (one thread 0.48 -> 0.23 ms, NumPy 0.3).
+        select = " if " in self.comb
+        swap = "accv, nextv = nextv, accv"
+        rep.update({"@NEXT_ALLOC": "\n            nextv = np.empty(tile, ACCT)" if select else "",
+                    "NEXTV": "nextv" if select else "accv",
+                    "@NEXT_SWAP_ROW": f"\n{' ' * 16}{swap}" if select else "",
+                    "@NEXT_SWAP": f"\n{' ' * 20}{swap}" if select else ""})
         for fname, par in (("serial", False), ("parallel", True)):
             rep.update({
                 "@KERNELJIT": _njit(parallel=par), "KNAME": fname,
