@@ -306,9 +306,15 @@ class ValueSpec:
                      and self.in_dt.itemsize <= 2)
         narrow = ((small_sum or self.op == "count_nonzero") and self.aux_dt is None
                   and self.acc_dt.kind in "iu" and self.acc_dt.itemsize == 8 and BLOCK <= 1024)
-        step = ("np.int32(acc + np.int32(fmap(load({}))))" if narrow else
+        # elements of 0 / 1 (a count, or a sum of bools) of 1- and 2-byte inputs in int16
+        # lanes, twice as many again (a block's total <= 1024): count_nonzero / sum of 2e6 bools
+        # 0.15-0.16 -> 0.08-0.09 ms, NumPy's 0.08-0.09 (from 4-byte inputs the narrowing of
+        # their compare masks cost more than it saved)
+        lane = "np.int16" if narrow and self.in_dt.itemsize <= 2 and (
+            self.op == "count_nonzero" or self.in_dt is _dt.bool_) else "np.int32"
+        step = (f"{lane}(acc + {lane}(fmap(load({{}}))))" if narrow else
                 "comb(acc, fmap(load({})@M))")
-        return {"BLOCK_INIT": "np.int32(0)" if narrow else "INIT",
+        return {"BLOCK_INIT": f"{lane}(0)" if narrow else "INIT",
                 "BLOCK_STEP_CONTIG": step.format("seg[k]"),
                 "BLOCK_RESULT": "ACCT(acc)" if narrow else "acc"}
 
