@@ -414,8 +414,9 @@ def test_narrow_integer_sums_at_the_extremes(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int16", "uint8", "int64",
                                    "complex64"])
 def test_count_nonzero_in_one_pass(dtype, cold, monkeypatch):
-    """count_nonzero of a non-bool tensor is one reduction on the CPU (a sum of x != 0, int32
-    lanes per block; the cold route: NumPy's count_nonzero): nan counts, -0.0 does not, every
+    """count_nonzero of a non-bool tensor is one reduction on the CPU (a sum of x != 0, int16
+    lanes per block for 1- and 2-byte inputs, int32 for wider ones; the cold route: NumPy's
+    count_nonzero): nan counts, -0.0 does not, every
     axis, keepdims, strided and empty inputs; NumPy's int64 answer."""
     from tensorlib.kernels.cpu import reduction
     monkeypatch.setattr(reduction, "COLD", cold)
