@@ -9,7 +9,7 @@ variants compile at once, as in the bench CLI), tensorlib's time over NumPy's; t
 cases and the geometric mean. Families: unary and binary pointwise ops, Python-scalar operands,
 where / clip, full and per-axis reductions, sort / argsort / unique / searchsorted / isin,
 indexing (take, rows, points, take_along_axis, mask, nonzero, setitem by index, rows and
-mask), small 2-D sorts along each axis, joins and copies (concat, stack, flip, roll, diff, tile,
+mask, in-place maximum), small 2-D sorts along each axis, joins and copies (concat, stack, flip, roll, diff, tile,
 repeat, transpose, strided views, transcendentals of strided views), dot, casts. Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
@@ -86,7 +86,7 @@ def cases(rng, dt, n):
     if n >= 1000:
         m = n // 100
         a2, t2 = a.reshape(100, m), ta.reshape((100, m))
-        for name in ("sum", "max", "argmax", "mean", "std"):
+        for name in ("sum", "max", "min", "argmax", "argmin", "mean", "std"):
             f, g = getattr(np, name), getattr(tl, name)
             out.append((name + "_ax0", lambda f=f: f(a2, axis=0), lambda g=g: g(t2, axis=0)))
             out.append((name + "_ax1", lambda f=f: f(a2, axis=1), lambda g=g: g(t2, axis=1)))
@@ -151,7 +151,10 @@ def cases(rng, dt, n):
     out += [("setitem_idx", lambda: w.__setitem__(few, 1), lambda: tw.__setitem__(tfew, 1)),
             ("setitem_vals", lambda: w.__setitem__(few, vals),
              lambda: tw.__setitem__(tfew, tvals)),
-            ("setitem_mask", lambda: w.__setitem__(mask, 0), lambda: tw.__setitem__(tmask, 0))]
+            ("setitem_mask", lambda: w.__setitem__(mask, 0), lambda: tw.__setitem__(tmask, 0)),
+            ("maximum_inplace", lambda: np.maximum(w, 0, out=w),
+             lambda: tl.maximum(tw, 0, out=tw)),
+            ("count_nonzero_bool", lambda: np.count_nonzero(mask), lambda: tl.count_nonzero(tmask))]
     return out
 
 
