@@ -7,10 +7,11 @@ ones a user meets slow (the everyday suite of ``python -m tensorlib.bench`` cove
 Per case: the best of repeated timed batches (~0.15 s each side, warm kernels: parallel
 variants compile at once, as in the bench CLI), tensorlib's time over NumPy's; then the worst
 cases and the geometric mean. Families: unary and binary pointwise ops, Python-scalar operands,
-where / clip, full and per-axis reductions, sort / argsort / unique / searchsorted / isin,
-indexing (take, rows, points, take_along_axis, mask, nonzero, setitem by index, rows and
-mask, in-place maximum), small 2-D sorts along each axis, joins and copies (concat, stack, flip, roll, diff, tile,
-repeat, transpose, strided views, transcendentals of strided views), dot, casts. Not a test: ratios for the issue notes.
+where / clip, full and per-axis reductions, a bool mask's count, sort / argsort / unique /
+searchsorted / isin, indexing (take, rows, points, take_along_axis, mask, nonzero, setitem by
+index, rows and mask, in-place maximum), small 2-D sorts along each axis, joins and copies
+(concat, stack, flip, roll, diff, tile, repeat, transpose, strided views, transcendentals of
+strided views), dot, casts. Not a test: ratios for the issue notes.
 """
 from __future__ import annotations
 
