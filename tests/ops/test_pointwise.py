@@ -1083,7 +1083,8 @@ def test_comparisons_take_any_python_int(device):
                 with pytest.raises(OverflowError, match="out of bounds"):
                     t + v
     x = np.arange(12, dtype=np.uint8).reshape(3, 4)
-    traced = tl.jit.trace(lambda a: (a < 300) & (a != -1) & (a > 2), (tl.asarray(x, device=device),))
+    traced = tl.jit.trace(lambda a: (a < 300) & (a != -1) & (a > 2),
+                          (tl.asarray(x, device=device),))
     for _ in range(2):  # (the second call runs the optimized graph)
         np.testing.assert_array_equal(to_numpy(traced(tl.asarray(x, device=device))),
                                       (x < 300) & (x != -1) & (x > 2))
