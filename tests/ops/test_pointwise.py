@@ -1088,3 +1088,44 @@ def test_comparisons_take_any_python_int(device):
     for _ in range(2):  # (the second call runs the optimized graph)
         np.testing.assert_array_equal(to_numpy(traced(tl.asarray(x, device=device))),
                                       (x < 300) & (x != -1) & (x > 2))
+
+
+def test_clip_of_integers_by_float_bounds_is_exact(device):
+    """A Python float bound of an integer tensor clamps as the number it is and the result
+    keeps the dtype: x where it is inside, else the bound truncated toward zero, exactly (the
+    two float32 steps before rounded x: clip(int64 2**40 + 1, 0.5) gave 2**40); an infinite
+    bound that cannot clamp is dropped, one that would clamp is an OverflowError naming the
+    bound as given, a nan bound a ValueError."""
+    def ref(v, lo, hi):
+        if lo is not None and v < lo:
+            v = lo
+        if hi is not None and v > hi:
+            v = hi
+        return math.trunc(v)
+    cases = {"int64": [2 ** 40 + 1, 16777217, -3, 5, 0, -1, 2 ** 62, -2 ** 63],
+             "uint64": [0, 1, 2 ** 63 + 5, 2 ** 64 - 1], "int32": [2 ** 31 - 1, -2 ** 31, 7, -7],
+             "int8": [127, -128, 3, -3], "uint8": [0, 5, 255]}
+    bounds = [(0.5, None), (None, 1e12), (-2.5, 2.5), (-0.5, 0.5), (2.0, 2.0), (-math.inf, 3.7),
+              (None, math.inf), (1, 2.9), (-1.5, 100), (0.25, 1e19)]
+    for dtype, values in cases.items():
+        x = np.array(values, dtype)
+        t = tl.asarray(x, device=device)
+        info = np.iinfo(dtype)
+        for lo, hi in bounds:
+            want = [ref(int(v), lo, hi) for v in x]
+            if any(not info.min <= w <= info.max for w in want):
+                continue  # (a clamp to a value the dtype cannot hold: the error below)
+            got = tl.clip(t, lo, hi)
+            assert got.dtype.name == dtype
+            np.testing.assert_array_equal(to_numpy(got), np.array(want, dtype),
+                                          err_msg=f"{dtype} {lo} {hi}")
+        with pytest.raises(OverflowError, match=r"clip\(\): argument 'min' = 1e\+30 is out"):
+            tl.clip(t, 1e30, None)
+        with pytest.raises(OverflowError, match=r"clip\(\): argument 'max' = -inf is out"):
+            tl.clip(t, None, -math.inf)
+        with pytest.raises(ValueError, match=r"clip\(\): argument 'min' = nan cannot bound"):
+            tl.clip(t, math.nan, 1.0)
+    # float tensors keep the float steps' answers
+    f = np.array([0.2, -3.5, 7.25, np.nan], np.float32)
+    np.testing.assert_array_equal(to_numpy(tl.clip(tl.asarray(f, device=device), 0.5, 2.5)),
+                                  np.clip(f, np.float32(0.5), np.float32(2.5)))

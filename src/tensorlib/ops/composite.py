@@ -1,6 +1,8 @@
 """Ops written in terms of other ops (they run on every backend that has the pieces)."""
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as _dt
 from ..dispatch.namespace import ops as _ops
 
@@ -11,9 +13,14 @@ __all__ = ["clip", "to_device"]
 
 def clip(self: Tensor, min=None, max=None) -> Tensor:
     """Array API clip: the result keeps x's dtype; nan bounds propagate like maximum/minimum.
-    ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op)."""
+    ``min`` / ``max``: tensors or Python scalars (weak, as in every pointwise op; a Python
+    float bound of an integer x clamps exactly, as its integer equivalent: _float_bound)."""
+    given = (min, max)  # (what an error names)
+    if type(min) is float or type(max) is float:
+        min, max = _float_bound(self, min, "min"), _float_bound(self, max, "max")
     if type(min) is int or type(max) is int:
-        min, max = _int_bound(self, min, "min"), _int_bound(self, max, "max")
+        min, max = (_int_bound(self, min, "min", given[0]),
+                    _int_bound(self, max, "max", given[1]))
     if min is not None and max is not None and _fused_bounds(self, min, max):
         try:
             return _ops.clip_bounds(self, min, max)
@@ -35,7 +42,26 @@ def clip(self: Tensor, min=None, max=None) -> Tensor:
     return minimum(out, max).astype(self.dtype, copy=False)
 
 
-def _int_bound(x: Tensor, bound, arg):
+def _float_bound(x: Tensor, bound, arg):
+    """A Python float bound of an integer x as the int bound that gives the same result: x
+    kept where it is inside the bound, else the bound truncated toward zero (the result keeps
+    x's dtype), which for an integer x is clamping to trunc(bound) exactly. (Computed as
+    floats, the steps rounded x to float32: clip(int64 2**40 + 1, 0.5) gave 2**40.) An
+    infinite bound that cannot clamp is dropped, one that would is an OverflowError; nan, which
+    no integer holds, a ValueError."""
+    if type(bound) is not float or x.dtype.kind not in "iu":
+        return bound
+    if bound != bound:
+        raise ValueError(f"clip(): argument '{arg}' = nan cannot bound a {x.dtype} tensor")
+    if math.isinf(bound):
+        if (bound < 0) == (arg == "min"):
+            return None
+        raise OverflowError(f"clip(): argument '{arg}' = {bound} is out of bounds for "
+                            f"{x.dtype}")
+    return math.trunc(bound)
+
+
+def _int_bound(x: Tensor, bound, arg, given):
     """NumPy 2's rule for a Python int bound outside an integer x's range (the Array API leaves
     it open): a bound that cannot clamp anything (``min`` below the range, ``max`` above it) is
     dropped; one that would clamp to a value the dtype cannot hold is an OverflowError."""
@@ -46,7 +72,7 @@ def _int_bound(x: Tensor, bound, arg):
         return bound
     if (bound < info.min) == (arg == "min"):
         return None
-    raise OverflowError(f"clip(): argument '{arg}' = {bound} is out of bounds for {x.dtype} "
+    raise OverflowError(f"clip(): argument '{arg}' = {given!r} is out of bounds for {x.dtype} "
                         f"({info.min}..{info.max})")
 
 
