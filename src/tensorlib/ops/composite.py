@@ -52,7 +52,8 @@ def _float_bound(x: Tensor, bound, arg):
     if type(bound) is not float or x.dtype.kind not in "iu":
         return bound
     if bound != bound:
-        raise ValueError(f"clip(): argument '{arg}' = nan cannot bound a {x.dtype} tensor")
+        raise ValueError(f"clip(): argument '{arg}' = nan cannot bound an integer tensor "
+                         f"({x.dtype})")
     if math.isinf(bound):
         if (bound < 0) == (arg == "min"):
             return None
