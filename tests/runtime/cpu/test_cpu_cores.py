@@ -87,6 +87,7 @@ def follow_load(monkeypatch):
     monkeypatch.setattr(cores, "_machine_busy_s", lambda: clock["busy"])
     monkeypatch.setattr(cores, "_proc", lambda: clock["own"])
     monkeypatch.setattr(cores, "_sample", [float("-inf"), None, None, 0])
+    monkeypatch.setattr(cores, "_runnable_others", lambda: clock.get("runnable", 0))
     monkeypatch.setattr(cores, "team_size", lambda: 2)
     monkeypatch.setattr(cores, "_until", 0.0)
     # (no other Python thread's earlier ask: on the fake clock an entry from the real one
@@ -115,6 +116,34 @@ def test_team_leaves_cores_taken_by_other_processes(follow_load):
     assert cores.threads() == 1
     _window(clock, 0.2, others=3.0)            # every core taken: still one thread
     assert cores.taken_cores() == 3 and cores.threads() == 1
+
+
+def test_the_first_sample_counts_the_threads_runnable_now(follow_load):
+    """The process's first load sample has no window to measure a rate over: it counts the
+    other threads runnable now (/proc/loadavg), so a busy neighbour takes its core from the
+    first call on (a loop of products beside one had taken both cores for the first SAMPLE_S
+    and stalled); the next window's rate replaces it."""
+    clock = follow_load
+    clock["runnable"] = 1                      # a busy loop beside this process
+    assert cores.taken_cores() == 1 and cores.threads() == 1
+    _window(clock, 0.2, others=0.0, own=1.0)   # it ended: the measured rate
+    assert cores.taken_cores() == 0 and cores.threads() == 2
+    clock["runnable"] = 5                      # never more than the other cores
+    cores._sample[:] = [float("-inf"), None, None, 0]
+    assert cores.taken_cores() == 1
+
+
+def test_runnable_others_reads_the_running_count(tmp_path, monkeypatch):
+    """/proc/loadavg's fourth field is running/total scheduling entities; the caller is one
+    of the running ones. A file that is missing or reads otherwise counts none."""
+    f = tmp_path / "loadavg"
+    monkeypatch.setattr(cores, "_LOADAVG", str(f))
+    for text, others in (("0.50 0.40 0.30 3/120 4567\n", 2), ("1.0 1.0 1.0 1/99 7\n", 0),
+                         ("0 0 0 0/5 1\n", 0), ("garbled\n", 0)):
+        f.write_text(text)
+        assert cores._runnable_others() == others, text
+    f.unlink()
+    assert cores._runnable_others() == 0
 
 
 def test_own_threads_sample_the_load_while_team_calls_rent(follow_load, monkeypatch):
@@ -555,6 +584,7 @@ def test_a_rented_first_call_still_takes_the_first_load_sample(idle_rule, monkey
     monkeypatch.setattr(cores, "FOLLOW_LOAD", True)
     monkeypatch.setattr(cores, "_CPUS", 2)
     monkeypatch.setattr(cores, "_sample", [float("-inf"), None, None, 0])
+    monkeypatch.setattr(cores, "_runnable_others", lambda: 0)
     monkeypatch.setattr(cores, "_proc", lambda: 0.0)
     monkeypatch.setattr(cores, "_machine_busy_s",
                         lambda: samples.append(clock["now"]) or clock["now"] - 1000.0)
