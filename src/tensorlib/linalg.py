@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .dispatch.namespace import ops as tl  # the internal op namespace (filled at import)
+from .runtime.cpu import cores as _cores  # (imported by the package already: no import time)
 
 from . import dtypes as _dt
 from .shape import broadcast_shapes, normalize_axes
@@ -98,14 +99,13 @@ def _host(op, x, arg="x"):
 
 
 def _lapack(op, fn, *args, **kwargs):
-    from .runtime.cpu.cores import blas_call
     a = args[0]
     # (through blas_call as products are: one OpenBLAS thread for small work or beside a busy
     # process, whose core a second thread waited for: 400 x 400 inv 5.6 -> 16 ms median, p90
     # 60 ms, max 0.1 s; the team otherwise, timed for stalls)
     work = a.size * min(a.shape[-2:]) if a.ndim >= 2 else a.size
     try:
-        return blas_call(lambda: fn(*args, **kwargs), (), work)
+        return _cores.blas_call(lambda: fn(*args, **kwargs), (), work)
     except np.linalg.LinAlgError as e:
         # keep NumPy's exception type (a ValueError) so callers can catch it, name the op
         raise np.linalg.LinAlgError(f"linalg.{op}(): {e}") from None

@@ -81,7 +81,7 @@ def _parse_entry(raw, where) -> OpEntry:
         if raw.get("promote") not in (None, "int_to_float"):
             raise YamlError(f"{where}: unknown promote {raw.get('promote')!r}")
         args = [a for a in schema.arguments if not a.is_out]
-        _check_expression(str(raw["pointwise"]), where)
+        tree = _check_expression(str(raw["pointwise"]), where)
         block = raw.get("block_fast")
         # one form, or forms in order (absent or null: none)
         blocks = [] if block is None else block if isinstance(block, list) else [block]
@@ -120,7 +120,7 @@ def _parse_entry(raw, where) -> OpEntry:
             wide_vectors="wide_vectors" in raw.get("tags", ()),
             gathers=bool({"gathers", "wide_vectors"} & set(raw.get("tags", ()))),
             block_forms=tuple((str(f["when"]), str(f["pointwise"])) for f in blocks),
-            value_forms=tuple(forms), compares=_compares(str(raw["pointwise"]), args))
+            value_forms=tuple(forms), compares=_compares(tree.body, args))
     elif structured and "kernel" not in raw:
         raise YamlError(f"{where}: structured op needs 'pointwise' or 'kernel'")
     return OpEntry(schema, variants, tuple(raw.get("aliases", ())),
@@ -128,10 +128,10 @@ def _parse_entry(raw, where) -> OpEntry:
                    dict(raw.get("kernel", {})), tuple(raw.get("tags", ())))
 
 
-def _check_expression(expr: str, where: str, names=_HELPER_NAMES, what="pointwise") -> None:
+def _check_expression(expr: str, where: str, names=_HELPER_NAMES, what="pointwise"):
     """A pointwise expression parses as Python and calls only the shared helper vocabulary
     (dispatch/pointwise_helpers.py), which both backends implement (block forms: also the
-    CPU's block helpers)."""
+    CPU's block helpers). Returns the parsed expression."""
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
@@ -144,12 +144,12 @@ def _check_expression(expr: str, where: str, names=_HELPER_NAMES, what="pointwis
                 raise YamlError(f"{where}: '{what}' expression {expr!r} calls "
                                 f"{ast.unparse(node.func)!r}, which is not a scalar helper "
                                 f"(dispatch/pointwise_helpers.py lists them)")
+    return tree
 
 
-def _compares(expr: str, args) -> bool:
-    """Whether a pointwise expression is one comparison of the op's two tensor arguments
-    (``self < other``, ``self == other``...)."""
-    node = ast.parse(expr, mode="eval").body
+def _compares(node, args) -> bool:
+    """Whether a pointwise expression (``node``, its parsed body) is one comparison of the op's
+    two tensor arguments (``self < other``, ``self == other``...)."""
     names = [a.name for a in args if a.type.base == "Tensor"]
     return (isinstance(node, ast.Compare) and len(node.ops) == 1 and len(names) == 2
             and isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq))

@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dtype_info import iinfo
-from ..dtype_scalars import ScalarOutOfRange, scalar_to_compute  # noqa: F401 - (the latter's
-# home is the dtype layer)
+from ..dtype_scalars import ScalarOutOfRange
+from ..dtype_scalars import scalar_to_compute  # noqa: F401 - its home is the dtype layer
 from ..iterator import TensorIterator
 from ..dispatch.keys import BACKEND_MASK
 from ..dispatch.pointwise_info import DTYPE_CLASSES, PointwiseInfo  # noqa: F401 - re-exported

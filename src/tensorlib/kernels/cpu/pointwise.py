@@ -241,6 +241,7 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
     tensors, rest, elem = _address_operands(signature, loads, dtypes, out_dtype)
     arrays = _reading_out({0: "out", **{k: arr for k, (var, arr, code) in loads.items()}},
                           loads, reads_out)
+    select = _stores_a_select(info, reads_out)
     lines = [f"@njit(cache=True, nogil=True, error_model='numpy'"
              f"{', parallel=True' if parallel else ''})",
              f"def {fname}({', '.join(['n'] + [t + '_addr' for t in tensors] + rest)}):"]
@@ -262,7 +263,7 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
                   "    for t in prange(ntiles):",
                   "        start = min(n, t * tile)",
                   "        stop = min(n, start + tile)"]
-        if _stores_a_select(info, reads_out):
+        if select:
             lines += _through_scratch(info, loads, store, arrays, "start", "stop", 8)
         else:
             # each tile's slices index from 0 (no negative-index check: the loop vectorizes)
@@ -271,7 +272,7 @@ def _flat_source(info, signature, loads, store, dtypes, out_dtype, fname="flat",
             lines += _element_loop(info, loads, store, {k: "v0" if arr == "out" else f"v{k}"
                                                         for k, arr in arrays.items()},
                                    "stop - start", 8)
-    elif _stores_a_select(info, reads_out):
+    elif select:
         lines += _through_scratch(info, loads, store, arrays, "0", "n", 4)
     else:
         lines += _element_loop(info, loads, store, arrays, "n", 4, fast_only)

@@ -362,7 +362,7 @@ class ValueSpec:
         # place, ``b if b > a else a`` stored back over the accumulator it read became a masked
         # store of the changed lanes (vmaskmovps, microcoded on AMD Zen): max along axis 0 of
         # (2000, 1000) float32 took 1.5-2.2x NumPy's time (one thread 0.48 -> 0.23 ms, NumPy 0.3).
-        select = " if " in self.comb
+        select = self.op in ("max", "min")
         swap = "accv, nextv = nextv, accv"
         rep.update({"@NEXT_ALLOC": "\n            nextv = np.empty(tile, ACCT)" if select else "",
                     "NEXTV": "nextv" if select else "accv",
